@@ -1,0 +1,111 @@
+// Package config loads Parley's YAML configuration strictly: unknown keys,
+// wrong types and bad values are errors naming the file, line and key.
+package config
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the whole parley configuration file. Every field's comment gives
+// its default.
+type Config struct {
+	Store     Store              `yaml:"store"`
+	LLM       LLM                `yaml:"llm"`
+	Bot       Bot                `yaml:"bot"`
+	Adapters  map[string]Section `yaml:"adapters"`
+	Runs      Runs               `yaml:"runs"`
+	Scheduler Scheduler          `yaml:"scheduler"`
+	HTTP      HTTP               `yaml:"http"`
+	Log       Log                `yaml:"log"`
+	Plugins   map[string]Section `yaml:"plugins"`
+
+	// File is the path the config was read from ("" for built-in defaults).
+	File string `yaml:"-"`
+}
+
+// Store selects the database.
+type Store struct {
+	// Driver is sqlite or postgres (default sqlite).
+	Driver string `yaml:"driver"`
+	// DSN is a file path for sqlite or a postgres:// URL (default parley.db).
+	DSN Secret `yaml:"dsn"`
+}
+
+// LLM configures the OpenAI-compatible model server.
+type LLM struct {
+	// BaseURL of the server (default https://api.openai.com/v1).
+	BaseURL string `yaml:"base_url"`
+	// APIKey (default ${OPENAI_API_KEY}).
+	APIKey Secret `yaml:"api_key"`
+	// Model for turns (default gpt-4o-mini).
+	Model string `yaml:"model"`
+	// LightModel for summaries and fact extraction (default: Model).
+	LightModel string `yaml:"light_model"`
+	// Timeout per request (default 60s).
+	Timeout time.Duration `yaml:"timeout"`
+	// MaxToolRounds bounds tool-call rounds per turn (default 4).
+	MaxToolRounds int `yaml:"max_tool_rounds"`
+	// MaxRetries bounds retries on 429 and 5xx (default 3).
+	MaxRetries int `yaml:"max_retries"`
+}
+
+// Bot configures who the bot talks to and how it fails.
+type Bot struct {
+	// Timezone is the default IANA zone for users whose zone is unknown (default UTC).
+	Timezone string `yaml:"timezone"`
+	// AllowUsers lists "platform:user_id" entries; empty allows everyone.
+	AllowUsers []string `yaml:"allow_users"`
+	// FailureMessage is sent when the model cannot answer (default
+	// "Sorry, I can't answer right now. Please try again in a little while.").
+	FailureMessage string `yaml:"failure_message"`
+}
+
+// Runs configures the per-conversation run queue.
+type Runs struct {
+	// Debounce delays a turn after a user message (default 1500ms).
+	Debounce time.Duration `yaml:"debounce"`
+	// DuringGeneration is reject, queue or restart (default queue).
+	DuringGeneration string `yaml:"during_generation"`
+	// StaleAfter fails a running run with no heartbeat for this long (default 2m).
+	StaleAfter time.Duration `yaml:"stale_after"`
+}
+
+// Scheduler configures the job engine.
+type Scheduler struct {
+	// MaxAttempts per job before it is marked failed (default 3).
+	MaxAttempts int `yaml:"max_attempts"`
+	// LateGrace: a job later than this after downtime is not sent (default 24h).
+	LateGrace time.Duration `yaml:"late_grace"`
+	// MaxPendingPerConversation caps pending jobs (default 50).
+	MaxPendingPerConversation int `yaml:"max_pending_per_conversation"`
+}
+
+// HTTP configures Parley's HTTP server.
+type HTTP struct {
+	// Listen address (default 127.0.0.1:8080).
+	Listen string `yaml:"listen"`
+	// APIToken guards /api/ (default ${PARLEY_API_TOKEN}); empty disables /api/.
+	APIToken Secret `yaml:"api_token"`
+}
+
+// Log configures logging.
+type Log struct {
+	// Format is text or json (default text).
+	Format string `yaml:"format"`
+	// Level is debug, info, warn or error (default info).
+	Level string `yaml:"level"`
+}
+
+// Section is one adapter's or plugin's YAML section, kept undecoded so that
+// the module can decode it strictly into its own struct.
+type Section struct {
+	// Enabled is the section's "enabled" key (default given by Defaults).
+	Enabled bool
+	// Node is the section's mapping node, without the "enabled" key.
+	Node *yaml.Node
+	// File and Path locate the section in errors ("plugins.persona").
+	File string
+	Path string
+}

@@ -1,0 +1,89 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Message roles understood by OpenAI-compatible servers.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one chat message sent to or received from the model.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// ToolCall is the model's request to call a tool.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ToolFunc executes a tool with the model's raw JSON arguments. An error is
+// returned to the model as the tool's result; it never fails the turn.
+type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments object.
+	Parameters json.RawMessage
+	Call       ToolFunc
+}
+
+// Usage is the token usage the server reported, summed over rounds.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add returns the sum of two usages.
+func (u Usage) Add(o Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + o.PromptTokens,
+		CompletionTokens: u.CompletionTokens + o.CompletionTokens,
+		TotalTokens:      u.TotalTokens + o.TotalTokens,
+	}
+}
+
+// Request is one turn for the model: a prompt and the tools it may call.
+type Request struct {
+	// Model overrides the client's default model when set.
+	Model    string
+	Messages []Message
+	Tools    []Tool
+	// MaxToolRounds bounds how many rounds of tool calls are executed; zero
+	// means the client's default.
+	MaxToolRounds int
+}
+
+// ToolCallResult is one executed tool call.
+type ToolCallResult struct {
+	Call    ToolCall
+	Result  string
+	IsError bool
+}
+
+// Result is the outcome of a turn: the model's final text, every message the
+// loop appended after the request's messages (assistant tool-call messages,
+// tool results and the final answer), the executed tool calls and the usage.
+type Result struct {
+	Content      string
+	Appended     []Message
+	ToolCalls    []ToolCallResult
+	Usage        Usage
+	Rounds       int
+	FinishReason string
+}

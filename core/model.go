@@ -1,0 +1,215 @@
+package core
+
+import "time"
+
+// Platform names a chat platform a conversation lives on.
+type Platform string
+
+// The platforms Parley speaks.
+const (
+	PlatformTelegram Platform = "telegram"
+	PlatformDiscord  Platform = "discord"
+	PlatformSlack    Platform = "slack"
+	PlatformWeb      Platform = "web"
+	PlatformConsole  Platform = "console"
+)
+
+// Conversation is one direct-message channel between the bot and one user on
+// one platform. (Platform, ChannelThreadID) is unique.
+type Conversation struct {
+	ID              int64
+	Platform        Platform
+	ChannelThreadID string
+	ChannelUserID   string
+	DisplayName     string
+	// TimeZone is an IANA zone name; empty means the bot's default zone.
+	TimeZone  string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Role is the speaker of a stored message, as the LLM sees it.
+type Role string
+
+// Message roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+	RoleTool      Role = "tool"
+)
+
+// Source says how a message came to be in the conversation.
+type Source string
+
+// Message sources.
+const (
+	SourceUser          Source = "user"
+	SourceReply         Source = "reply"
+	SourceScheduledSend Source = "scheduled_send"
+	SourceProactive     Source = "proactive"
+	SourceCronTurn      Source = "cron_turn"
+	SourceAPI           Source = "api"
+	SourceSystem        Source = "system"
+)
+
+// Message is one stored message of a conversation. Seq is unique per
+// conversation and assigned by the store in the transaction that inserts it.
+type Message struct {
+	ID             int64
+	ConversationID int64
+	Seq            int64
+	Role           Role
+	Content        string
+	Source         Source
+	// PlatformMessageID is the platform's id of the (first) delivered part;
+	// Metadata["platform_message_ids"] lists every part of a split message.
+	PlatformMessageID string
+	SessionRecordID   *int64
+	RunID             *int64
+	Metadata          map[string]any
+	CreatedAt         time.Time
+}
+
+// SessionRecord is a stretch of a conversation with no gap longer than the
+// configured session gap.
+type SessionRecord struct {
+	ID             int64
+	ConversationID int64
+	StartedAt      time.Time
+	EndedAt        *time.Time
+	Summary        string
+	// FinalMood is the mood plugin's JSON snapshot at the end of the record.
+	FinalMood string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// RunKind says why a run exists.
+type RunKind string
+
+// Run kinds.
+const (
+	RunUserTurn  RunKind = "user_turn"
+	RunCronTurn  RunKind = "cron_turn"
+	RunProactive RunKind = "proactive"
+	RunContinue  RunKind = "continue"
+)
+
+// RunStatus is a run's place in its lifecycle.
+type RunStatus string
+
+// Run statuses.
+const (
+	RunQueued    RunStatus = "queued"
+	RunRunning   RunStatus = "running"
+	RunSucceeded RunStatus = "succeeded"
+	RunFailed    RunStatus = "failed"
+	RunCanceled  RunStatus = "canceled"
+	RunSkipped   RunStatus = "skipped"
+)
+
+// Run is one LLM turn to execute for a conversation.
+type Run struct {
+	ID                    int64
+	ConversationID        int64
+	Kind                  RunKind
+	Status                RunStatus
+	TriggerMessageID      *int64
+	ExpectedLastMessageID *int64
+	RunAfter              time.Time
+	// Owner identifies the worker (process) that claimed the run.
+	Owner             string
+	StartedAt         *time.Time
+	HeartbeatAt       *time.Time
+	FinishedAt        *time.Time
+	CancelRequestedAt *time.Time
+	Error             string
+	PromptTokens      int
+	CompletionTokens  int
+	TotalTokens       int
+	// Record is the internal record of what the run did; never shown to users.
+	Record    RunRecord
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// RunRecord is the internal record of a run: the rendered prompt, which
+// prompt produced it, and the tool calls made.
+type RunRecord struct {
+	PromptID      string           `json:"prompt_id,omitempty"`
+	PromptVersion string           `json:"prompt_version,omitempty"`
+	Prompt        []RecordMessage  `json:"prompt,omitempty"`
+	ToolCalls     []ToolCallRecord `json:"tool_calls,omitempty"`
+	Rounds        int              `json:"rounds,omitempty"`
+	Output        string           `json:"output,omitempty"`
+}
+
+// RecordMessage is one message of a rendered prompt as kept in a RunRecord.
+type RecordMessage struct {
+	Role       string `json:"role"`
+	Content    string `json:"content,omitempty"`
+	Name       string `json:"name,omitempty"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// ToolCallRecord is one tool call the model made during a run.
+type ToolCallRecord struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+	Result    string `json:"result"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// JobKind says what a job does when it is due.
+type JobKind string
+
+// Job kinds.
+const (
+	// JobMessage sends its stored text verbatim.
+	JobMessage JobKind = "message"
+	// JobAgentTurn runs a turn of its conversation (recurring).
+	JobAgentTurn JobKind = "agent_turn"
+	// JobProactive asks the LLM whether to speak first.
+	JobProactive JobKind = "proactive"
+)
+
+// JobStatus is a job's place in its lifecycle.
+type JobStatus string
+
+// Job statuses.
+const (
+	JobPending   JobStatus = "pending"
+	JobSending   JobStatus = "sending"
+	JobSent      JobStatus = "sent"
+	JobCancelled JobStatus = "cancelled"
+	JobFailed    JobStatus = "failed"
+)
+
+// Job is due work bound to a conversation.
+type Job struct {
+	ID             int64
+	ConversationID int64
+	Kind           JobKind
+	Status         JobStatus
+	// Text is sent verbatim by a message job; the instruction of a turn job.
+	Text string
+	Name string
+	// DueAt is in UTC.
+	DueAt time.Time
+	// Recurrence is a cron expression or an interval, evaluated in the
+	// conversation's time zone; empty for a one-off job.
+	Recurrence            string
+	Attempts              int
+	LastError             string
+	Origin                string
+	CreatedByToolCallID   string
+	CancelledByToolCallID string
+	Owner                 string
+	LeaseUntil            *time.Time
+	PlatformMessageID     string
+	SentAt                *time.Time
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+}

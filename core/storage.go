@@ -1,0 +1,82 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned by a Store when a row does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrLostRun is returned when a run is completed by a worker that no longer
+// owns it (it was reaped or cancelled meanwhile); nothing was written.
+var ErrLostRun = errors.New("run is no longer owned by this worker")
+
+// InboundRecord is an inbound user message to store.
+type InboundRecord struct {
+	Platform        Platform
+	ChannelThreadID string
+	ChannelUserID   string
+	DisplayName     string
+	// TimeZone is set on a conversation the store creates.
+	TimeZone          string
+	Text              string
+	PlatformMessageID string
+	Metadata          map[string]any
+	// Now is the time the core received the message; it is the message's
+	// CreatedAt and the planned run's RunAfter.
+	Now time.Time
+	// PlanRun asks the store to plan a user_turn run for the message: a
+	// queued run of the conversation is reused (its trigger and expected
+	// last message move to this message), otherwise a new one is created.
+	PlanRun bool
+}
+
+// InboundResult is what RecordInbound wrote.
+type InboundResult struct {
+	Conversation Conversation
+	Message      Message
+	// Run is the planned run, nil when PlanRun was false.
+	Run *Run
+}
+
+// RunCompletion finishes a claimed run.
+type RunCompletion struct {
+	Status RunStatus
+	Error  string
+	// Messages are appended to the conversation (with fresh seqs, RunID set
+	// to the run) in the same transaction that finishes the run.
+	Messages                                    []*Message
+	Record                                      RunRecord
+	PromptTokens, CompletionTokens, TotalTokens int
+	Now                                         time.Time
+}
+
+// Store is what the dispatcher needs from persistence. core/store implements
+// it on gorm (SQLite, PostgreSQL).
+type Store interface {
+	// RecordInbound finds or creates the conversation, appends the user
+	// message with the next seq and plans a run, in one transaction.
+	RecordInbound(ctx context.Context, in InboundRecord) (InboundResult, error)
+	// ClaimRun marks the oldest due queued run whose conversation has no
+	// running run as running for owner and returns it; nil when none is due.
+	ClaimRun(ctx context.Context, owner string, now time.Time) (*Run, error)
+	// NextRunAfter is the earliest RunAfter of a queued run, nil if none.
+	NextRunAfter(ctx context.Context) (*time.Time, error)
+	// HeartbeatRun refreshes a running run's heartbeat if owner still owns it.
+	HeartbeatRun(ctx context.Context, runID int64, owner string, now time.Time) error
+	// CompleteRun finishes a run that owner still holds as running, appending
+	// c.Messages; it returns ErrLostRun, writing nothing, otherwise.
+	CompleteRun(ctx context.Context, runID int64, owner string, c RunCompletion) error
+	// ReapStaleRuns fails running runs whose heartbeat is older than before.
+	ReapStaleRuns(ctx context.Context, before time.Time) (int, error)
+	// Conversation returns a conversation by id (ErrNotFound).
+	Conversation(ctx context.Context, id int64) (Conversation, error)
+	// ConversationByThread returns a conversation by its platform address.
+	ConversationByThread(ctx context.Context, p Platform, channelThreadID string) (Conversation, error)
+	// RecentMessages returns up to limit of the newest messages, oldest first.
+	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]Message, error)
+	// AppendMessage appends m with the next seq and sets its ID and Seq.
+	AppendMessage(ctx context.Context, m *Message) error
+}
