@@ -137,12 +137,26 @@ type Run struct {
 // RunRecord is the internal record of a run: the rendered prompt, which
 // prompt produced it, and the tool calls made.
 type RunRecord struct {
-	PromptID      string           `json:"prompt_id,omitempty"`
-	PromptVersion string           `json:"prompt_version,omitempty"`
-	Prompt        []RecordMessage  `json:"prompt,omitempty"`
-	ToolCalls     []ToolCallRecord `json:"tool_calls,omitempty"`
-	Rounds        int              `json:"rounds,omitempty"`
-	Output        string           `json:"output,omitempty"`
+	PromptID      string `json:"prompt_id,omitempty"`
+	PromptVersion string `json:"prompt_version,omitempty"`
+	// Prompt is the rendered prompt ahead of the conversation history (the
+	// system prompt built from the layers).
+	Prompt []RecordMessage `json:"prompt,omitempty"`
+	// History says which stored messages followed Prompt. They are referred
+	// to, not copied: a copy per run would grow the database by the whole
+	// window on every turn.
+	History   *HistoryRef      `json:"history,omitempty"`
+	ToolCalls []ToolCallRecord `json:"tool_calls,omitempty"`
+	Rounds    int              `json:"rounds,omitempty"`
+	Output    string           `json:"output,omitempty"`
+}
+
+// HistoryRef names the stored messages a prompt included: those of the
+// conversation with FromSeq <= seq <= ToSeq, Count of them after filtering.
+type HistoryRef struct {
+	FromSeq int64 `json:"from_seq"`
+	ToSeq   int64 `json:"to_seq"`
+	Count   int   `json:"count"`
 }
 
 // RecordMessage is one message of a rendered prompt as kept in a RunRecord.

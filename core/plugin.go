@@ -79,7 +79,8 @@ type Turn struct {
 	Conversation Conversation
 	Run          Run
 	// History is the conversation's recent messages, oldest first; it ends
-	// with the messages the run answers.
+	// with the messages the run answers. It is shared with later turns:
+	// read it, never modify it.
 	History []Message
 	// Now is the time the turn started.
 	Now time.Time

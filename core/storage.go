@@ -61,7 +61,8 @@ type Store interface {
 	RecordInbound(ctx context.Context, in InboundRecord) (InboundResult, error)
 	// ClaimRun marks the oldest due queued run whose conversation has no
 	// running run as running for owner and returns it; nil when none is due.
-	ClaimRun(ctx context.Context, owner string, now time.Time) (*Run, error)
+	// Given platforms, only conversations on them are considered.
+	ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...Platform) (*Run, error)
 	// NextRunAfter is the earliest RunAfter of a queued run, nil if none.
 	NextRunAfter(ctx context.Context) (*time.Time, error)
 	// HeartbeatRun refreshes a running run's heartbeat if owner still owns it.
@@ -69,6 +70,9 @@ type Store interface {
 	// CompleteRun finishes a run that owner still holds as running, appending
 	// c.Messages; it returns ErrLostRun, writing nothing, otherwise.
 	CompleteRun(ctx context.Context, runID int64, owner string, c RunCompletion) error
+	// CompleteRunAndClaim is CompleteRun and then, in the same transaction,
+	// ClaimRun(owner, c.Now); it returns the claimed run, nil if none is due.
+	CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c RunCompletion, platforms ...Platform) (*Run, error)
 	// ReapStaleRuns fails running runs whose heartbeat is older than before.
 	ReapStaleRuns(ctx context.Context, before time.Time) (int, error)
 	// Conversation returns a conversation by id (ErrNotFound).
@@ -77,6 +81,9 @@ type Store interface {
 	ConversationByThread(ctx context.Context, p Platform, channelThreadID string) (Conversation, error)
 	// RecentMessages returns up to limit of the newest messages, oldest first.
 	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]Message, error)
+	// MessagesAfter is RecentMessages limited to messages with a seq above
+	// afterSeq.
+	MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]Message, error)
 	// AppendMessage appends m with the next seq and sets its ID and Seq.
 	AppendMessage(ctx context.Context, m *Message) error
 }

@@ -1,5 +1,3 @@
-// Package config loads Parley's YAML configuration strictly: unknown keys,
-// wrong types and bad values are errors naming the file, line and key.
 package config
 
 import (
@@ -101,11 +99,14 @@ type Log struct {
 // Section is one adapter's or plugin's YAML section, kept undecoded so that
 // the module can decode it strictly into its own struct.
 type Section struct {
-	// Enabled is the section's "enabled" key (default given by Defaults).
+	// Enabled is the section's "enabled" key (default true: writing a
+	// section means you want it).
 	Enabled bool
 	// Node is the section's mapping node, without the "enabled" key.
 	Node *yaml.Node
-	// File and Path locate the section in errors ("plugins.persona").
+	// File, Line and Path locate the section in errors ("plugins.persona");
+	// Line is the line of the section's key.
 	File string
+	Line int
 	Path string
 }

@@ -1,0 +1,16 @@
+// Package web is Parley's browser chat: anyone can talk to the bot from a
+// browser on Parley's own HTTP server, with no platform token.
+//
+// The adapter mounts a self-contained chat page at "/" (one embedded HTML
+// file, no build step, no external assets) and three endpoints under /web/:
+// POST /web/messages hands a typed message to the core, GET /web/events is a
+// Server-Sent Events stream of the bot's replies and typing signals for one
+// browser, and GET /web/history returns the conversation so far so that a
+// page that loads, reloads or reconnects shows everything.
+//
+// Each browser keeps a random client id; it is both the conversation's
+// channel_thread_id and channel_user_id on the "web" platform. Replies are
+// pushed to every open stream of that client. A client too slow to keep up is
+// disconnected rather than allowed to block Send: its page reconnects and
+// reloads the history, which the core keeps.
+package web

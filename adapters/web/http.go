@@ -1,0 +1,230 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/parleybot/parley/core"
+)
+
+const (
+	// maxBodyBytes caps a POSTed message.
+	maxBodyBytes = 64 << 10
+	// maxNameRunes caps a display name.
+	maxNameRunes = 64
+	// defaultHistory and maxHistory bound GET /web/history's limit.
+	defaultHistory = 50
+	maxHistory     = 500
+	// defaultName is the display name of a browser that sent none.
+	defaultName = "Web user"
+)
+
+// clientIDPattern is what a browser's client id must look like; it becomes a
+// channel_thread_id, so it is kept short and URL-safe.
+var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+
+// historyReader is the part of the core the history endpoint needs. The
+// core's dispatcher implements it; it is found on the InboundHandler given
+// to Start by type assertion.
+type historyReader interface {
+	History(ctx context.Context, p core.Platform, channelThreadID string, limit int) ([]core.Message, error)
+}
+
+// Mount registers the chat page and the /web/ endpoints on mux.
+func (a *Adapter) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", a.handlePage)
+	mux.HandleFunc("POST /web/messages", a.handleMessage)
+	mux.HandleFunc("GET /web/events", a.handleEvents)
+	mux.HandleFunc("GET /web/history", a.handleHistory)
+}
+
+// postedMessage is the body of POST /web/messages.
+type postedMessage struct {
+	ClientID string `json:"client_id"`
+	Name     string `json:"name"`
+	Text     string `json:"text"`
+}
+
+func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
+	h := a.inboundHandler()
+	if h == nil {
+		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
+		return
+	}
+	var in postedMessage
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&in); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("message is larger than %d KiB", maxBodyBytes>>10))
+			return
+		}
+		writeError(w, http.StatusBadRequest, "invalid JSON body")
+		return
+	}
+	if !clientIDPattern.MatchString(in.ClientID) {
+		writeError(w, http.StatusBadRequest, "client_id must be 8 to 64 letters, digits, '-' or '_'")
+		return
+	}
+	text := strings.TrimSpace(in.Text)
+	if text == "" {
+		writeError(w, http.StatusBadRequest, "text is empty")
+		return
+	}
+	msg := core.InboundMessage{
+		Platform:          core.PlatformWeb,
+		ChannelThreadID:   in.ClientID,
+		ChannelUserID:     in.ClientID,
+		DisplayName:       displayName(in.Name),
+		Text:              text,
+		PlatformMessageID: a.nextID(),
+		SentAt:            a.clock.Now(),
+		Direct:            true,
+	}
+	if err := h.HandleInbound(r.Context(), msg); err != nil {
+		a.log.Error("handing web message to the core", "client", in.ClientID, "err", err)
+		writeError(w, http.StatusInternalServerError, "could not accept the message")
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"id": msg.PlatformMessageID})
+}
+
+// displayName cleans a browser-supplied name: trimmed, single-line, capped.
+func displayName(name string) string {
+	name = strings.Join(strings.Fields(name), " ")
+	if utf8.RuneCountInString(name) > maxNameRunes {
+		name = string([]rune(name)[:maxNameRunes])
+	}
+	if name == "" {
+		return defaultName
+	}
+	return name
+}
+
+func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
+	clientID := r.URL.Query().Get("client_id")
+	if !clientIDPattern.MatchString(clientID) {
+		writeError(w, http.StatusBadRequest, "client_id must be 8 to 64 letters, digits, '-' or '_'")
+		return
+	}
+	sub, ok := a.hub.subscribe(clientID)
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
+		return
+	}
+	defer a.hub.leave(sub)
+
+	rc := http.NewResponseController(w)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+
+	// write sends one frame and flushes it. Each write gets its own
+	// deadline (replacing the server's WriteTimeout, which would cut a
+	// long-lived stream) so a stalled browser cannot hold the handler.
+	write := func(frame string) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(a.writeTimeout)) // unsupported: keep the server's
+		if _, err := io.WriteString(w, frame); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	// The first frame tells the browser (and tests) the stream is live:
+	// the subscription already exists, so no later message is missed.
+	if !write(": connected\n\n") {
+		return
+	}
+	ping := time.NewTicker(a.pingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-sub.gone:
+			return
+		case ev := <-sub.ch:
+			if !write("event: " + ev.name + "\ndata: " + string(ev.data) + "\n\n") {
+				return
+			}
+		case <-ping.C:
+			if !write(": ping\n\n") {
+				return
+			}
+		}
+	}
+}
+
+func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	clientID := q.Get("client_id")
+	if !clientIDPattern.MatchString(clientID) {
+		writeError(w, http.StatusBadRequest, "client_id must be 8 to 64 letters, digits, '-' or '_'")
+		return
+	}
+	limit := defaultHistory
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxHistory {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be a number from 1 to %d", maxHistory))
+			return
+		}
+		limit = n
+	}
+	if a.isStopped() {
+		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
+		return
+	}
+	out := []wireMessage{}
+	if hr, ok := a.inboundHandler().(historyReader); ok {
+		msgs, err := hr.History(r.Context(), core.PlatformWeb, clientID, limit)
+		if err != nil && !errors.Is(err, core.ErrNotFound) {
+			a.log.Error("reading web history", "client", clientID, "err", err)
+			writeError(w, http.StatusInternalServerError, "could not load the history")
+			return
+		}
+		out = historyForPage(msgs)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
+}
+
+// historyForPage keeps what a user should see (their messages and the
+// bot's, never system or tool messages), oldest first.
+func historyForPage(msgs []core.Message) []wireMessage {
+	sorted := make([]core.Message, len(msgs))
+	copy(sorted, msgs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
+	out := make([]wireMessage, 0, len(sorted))
+	for _, m := range sorted {
+		if m.Role != core.RoleUser && m.Role != core.RoleAssistant {
+			continue
+		}
+		id := m.PlatformMessageID
+		if id == "" {
+			id = "m-" + strconv.FormatInt(m.ID, 10)
+		}
+		out = append(out, wireMessage{ID: id, Role: string(m.Role), Text: m.Content, At: m.CreatedAt.UTC().Format(time.RFC3339)})
+	}
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v) // the client went away; nothing to do
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/httpapi"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/store"
+)
+
+// drainTimeout bounds how long a stopping bot waits for in-flight turns.
+const drainTimeout = 30 * time.Second
+
+// loadConfig reads the config named by -c. The default file may be absent
+// (built-in defaults); a file named explicitly must exist.
+func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
+	path := e.flags.config
+	var cfg *config.Config
+	var err error
+	if _, statErr := os.Stat(path); errors.Is(statErr, fs.ErrNotExist) && !c.Flags().Changed("config") {
+		cfg = config.DefaultWithEnv(e.lookup)
+	} else {
+		cfg, err = config.Load(path, e.lookup)
+		if err != nil {
+			return nil, usageError{err}
+		}
+	}
+	if e.flags.logFormat != "" {
+		cfg.Log.Format = e.flags.logFormat
+	}
+	if e.flags.logLevel != "" {
+		cfg.Log.Level = e.flags.logLevel
+	}
+	logger, err := newLogger(e.io.Err, cfg.Log)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	e.logger = logger
+	if cfg.File == "" {
+		logger.Info("no config file; using built-in defaults", "looked_for", path)
+	} else {
+		logger.Info("config loaded", "file", cfg.File)
+	}
+	return cfg, nil
+}
+
+// openStore opens and migrates the configured database.
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN.Reveal(), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s store: %w", cfg.Store.Driver, err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("migrating %s store: %w", cfg.Store.Driver, err)
+	}
+	return st, nil
+}
+
+// app is one running bot: store, model, plugins, adapters, dispatcher and,
+// for `parley run`, the HTTP server.
+type app struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	store    *store.Store
+	plugins  []core.Plugin
+	adapters []core.Adapter
+	disp     *core.Dispatcher
+	http     *httpapi.Server
+	started  []core.Adapter
+	services []core.Service
+}
+
+// appOptions choose what kind of app to build.
+type appOptions struct {
+	// wantAdapter filters the enabled adapters.
+	wantAdapter func(name string, enabled bool) bool
+	// serveHTTP starts the HTTP server on http.listen.
+	serveHTTP bool
+	// configure adjusts an adapter before it starts (console streams).
+	configure func(core.Adapter)
+	clock     core.Clock
+}
+
+// buildApp wires everything from the config without starting anything.
+func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts appOptions) (_ *app, err error) {
+	if opts.clock == nil {
+		opts.clock = core.SystemClock{}
+	}
+	a := &app{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.close() // release what was built before the failure
+		}
+	}()
+	model, err := llm.New(llm.Config{
+		BaseURL:       cfg.LLM.BaseURL,
+		APIKey:        cfg.LLM.APIKey.Reveal(),
+		Model:         cfg.LLM.Model,
+		Timeout:       cfg.LLM.Timeout,
+		MaxToolRounds: cfg.LLM.MaxToolRounds,
+		MaxRetries:    cfg.LLM.MaxRetries,
+		Logger:        log.With("component", "llm"),
+	})
+	if err != nil {
+		return nil, usageError{fmt.Errorf("llm: %w", err)}
+	}
+	env := core.Env{Logger: log, Clock: opts.clock, Location: cfg.Location(), BotName: "Parley"}
+	if a.plugins, err = buildPlugins(ctx, cfg, env); err != nil {
+		return nil, err
+	}
+	for _, p := range a.plugins {
+		if n, ok := p.(interface{ BotName() string }); ok {
+			env.BotName = n.BotName()
+		}
+	}
+	if a.adapters, err = buildAdapters(ctx, cfg, env, opts.wantAdapter); err != nil {
+		return nil, err
+	}
+	if len(a.adapters) == 0 {
+		return nil, usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
+	}
+	for _, ad := range a.adapters {
+		if opts.configure != nil {
+			opts.configure(ad)
+		}
+	}
+	if a.store, err = openStore(ctx, cfg, log.With("component", "store")); err != nil {
+		return nil, err
+	}
+	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
+		Store:          a.store,
+		LLM:            model,
+		Plugins:        a.plugins,
+		Adapters:       a.adapters,
+		Logger:         log.With("component", "dispatcher"),
+		Clock:          opts.clock,
+		Location:       cfg.Location(),
+		AllowUsers:     cfg.Bot.AllowUsers,
+		FailureMessage: cfg.Bot.FailureMessage,
+		MaxToolRounds:  cfg.LLM.MaxToolRounds,
+		StaleAfter:     cfg.Runs.StaleAfter,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opts.serveHTTP {
+		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
+		a.http.AddHealthCheck("store", a.store.Ping)
+		for _, ad := range a.adapters {
+			if m, ok := ad.(core.HTTPMounter); ok {
+				m.Mount(a.http.Mux())
+			}
+			if h, ok := ad.(core.HealthReporter); ok {
+				a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return h.Health() })
+			}
+		}
+	}
+	return a, nil
+}
+
+// start brings the bot up: services, dispatcher, adapters, HTTP.
+func (a *app) start(ctx context.Context) error {
+	for _, p := range a.plugins {
+		if s, ok := p.(core.Service); ok {
+			if err := s.Start(ctx); err != nil {
+				return fmt.Errorf("starting plugin %s: %w", p.Name(), err)
+			}
+			a.services = append(a.services, s)
+		}
+	}
+	if err := a.disp.Start(ctx); err != nil {
+		return fmt.Errorf("starting dispatcher: %w", err)
+	}
+	for _, ad := range a.adapters {
+		if err := ad.Start(ctx, a.disp); err != nil {
+			return fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
+		}
+		a.started = append(a.started, ad)
+		a.log.Info("adapter started", "adapter", ad.Name())
+	}
+	if a.http != nil {
+		if err := a.http.Start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop drains in-flight turns (bounded), then stops adapters, the HTTP
+// server and services, and closes the store. Messages that arrive while
+// turns drain are stored and answered on the next start.
+func (a *app) stop() error {
+	var errs []error
+	if a.disp != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		if err := a.disp.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, ad := range a.started {
+		if err := ad.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping adapter %s: %w", ad.Name(), err))
+		}
+	}
+	if a.http != nil {
+		if err := a.http.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range a.services {
+		if err := s.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping service: %w", err))
+		}
+	}
+	a.close()
+	return errors.Join(errs...)
+}
+
+// close releases what build acquired; safe on a partly built app.
+func (a *app) close() {
+	cleanupAll(a.adapters)
+	cleanupAll(a.plugins)
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			a.log.Error("closing store", "err", err)
+		}
+		a.store = nil
+	}
+}
+
+// newLogger builds the slog logger for log.format and log.level.
+func newLogger(w interface{ Write([]byte) (int, error) }, c config.Log) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(c.Level))); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", c.Level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.Format {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("log format %q: want text or json", c.Format)
+	}
+}

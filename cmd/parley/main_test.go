@@ -1,0 +1,385 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/store"
+)
+
+const waitFor = 15 * time.Second
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testBundle struct {
+	dir    string
+	dbPath string
+	model  *llmtest.Server
+	env    map[string]string
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	dir := t.TempDir()
+	return &testBundle{
+		dir:    dir,
+		dbPath: filepath.Join(dir, "parley.db"),
+		model:  llmtest.NewServer(t),
+		env: map[string]string{
+			"OPENAI_API_KEY":   "sk-live-DONOTLEAK-1234567890",
+			"PARLEY_API_TOKEN": "api-token-DONOTLEAK-abcdef",
+		},
+	}
+}
+
+func (b *testBundle) lookup(k string) (string, bool) {
+	v, ok := b.env[k]
+	return v, ok
+}
+
+// writeConfig writes a config that points at the fake model and a fresh
+// SQLite file, with extra YAML appended.
+func (b *testBundle) writeConfig(t *testing.T, extra string) string {
+	t.Helper()
+	path := filepath.Join(b.dir, "config.yaml")
+	cfg := fmt.Sprintf(`store:
+  driver: sqlite
+  dsn: %s
+llm:
+  base_url: %s
+  api_key: ${OPENAI_API_KEY}
+  model: test-model
+  timeout: 2s
+  max_retries: 1
+http:
+  listen: 127.0.0.1:0
+  api_token: ${PARLEY_API_TOKEN}
+log:
+  level: debug
+%s`, b.dbPath, b.model.URL(), extra)
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	return path
+}
+
+// running is a `parley run` in-process.
+type running struct {
+	addr   string
+	stderr *syncBuffer
+	cancel context.CancelFunc
+	code   chan int
+}
+
+func (b *testBundle) start(t *testing.T, cfgPath string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{stderr: &syncBuffer{}, cancel: cancel, code: make(chan int, 1)}
+	go func() {
+		r.code <- Main(ctx, []string{"run", "-c", cfgPath}, IO{In: strings.NewReader(""), Out: io.Discard, Err: r.stderr}, b.lookup)
+	}()
+	re := regexp.MustCompile(`http server listening.* addr=(\S+)`)
+	require.Eventually(t, func() bool {
+		m := re.FindStringSubmatch(r.stderr.String())
+		if m == nil {
+			return false
+		}
+		r.addr = m[1]
+		return true
+	}, waitFor, 10*time.Millisecond, "parley run did not start; stderr:\n%s", r.stderr)
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop sends the equivalent of SIGTERM and expects a clean exit.
+func (r *running) stop(t *testing.T) {
+	t.Helper()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case code := <-r.code:
+		require.Equal(t, 0, code, "stderr:\n%s", r.stderr)
+	case <-time.After(waitFor):
+		t.Fatalf("parley run did not stop; stderr:\n%s", r.stderr)
+	}
+}
+
+// sseReader reads events from the web chat's event stream.
+type sseReader struct {
+	resp   *http.Response
+	events chan [2]string
+}
+
+func openEvents(t *testing.T, addr, client string) *sseReader {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/web/events?client_id=" + client)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	s := &sseReader{resp: resp, events: make(chan [2]string, 16)}
+	sc := bufio.NewScanner(resp.Body)
+	ready := make(chan struct{})
+	go func() {
+		defer close(s.events)
+		var name, data string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, ": connected"):
+				close(ready)
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && name != "":
+				s.events <- [2]string{name, data}
+				name, data = "", ""
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(waitFor):
+		t.Fatal("event stream did not open")
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return s
+}
+
+// nextMessage returns the text of the next "message" event.
+func (s *sseReader) nextMessage(t *testing.T) string {
+	t.Helper()
+	deadline := time.After(waitFor)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			require.True(t, ok, "event stream ended")
+			if ev[0] != "message" {
+				continue
+			}
+			var m struct{ Text string }
+			require.NoError(t, json.Unmarshal([]byte(ev[1]), &m))
+			return m.Text
+		case <-deadline:
+			t.Fatal("no message event arrived")
+		}
+	}
+}
+
+func postMessage(t *testing.T, addr, client, text string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"client_id": client, "name": "Ada", "text": text})
+	resp, err := http.Post("http://"+addr+"/web/messages", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+}
+
+func (b *testBundle) storedMessages(t *testing.T, client string) []core.Message {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	require.NoError(t, err)
+	msgs, err := st.Messages(ctx, conv.ID)
+	require.NoError(t, err)
+	return msgs
+}
+
+func TestWebChatEndToEnd(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, ""))
+	b.model.Enqueue(llmtest.Text("Hello Ada, nice to meet you."))
+
+	const client = "client-0001"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hi, I'm Ada")
+	require.Equal(t, "Hello Ada, nice to meet you.", events.nextMessage(t))
+
+	req := b.model.Requests()[0]
+	msgs := req.Messages()
+	require.Equal(t, "system", msgs[0].Role)
+	require.Contains(t, msgs[0].Content, "You are Subaru", "the default persona is the system prompt")
+	require.Equal(t, "user", msgs[len(msgs)-1].Role)
+	require.Equal(t, "hi, I'm Ada", msgs[len(msgs)-1].Content)
+	require.Equal(t, "Bearer sk-live-DONOTLEAK-1234567890", req.Authorization)
+
+	r.stop(t) // the reply is stored before the run completes; stopping drains it
+	stored := b.storedMessages(t, client)
+	require.Len(t, stored, 2)
+	require.Equal(t, int64(1), stored[0].Seq)
+	require.Equal(t, "hi, I'm Ada", stored[0].Content)
+	require.Equal(t, int64(2), stored[1].Seq)
+	require.Equal(t, "Hello Ada, nice to meet you.", stored[1].Content)
+	require.Equal(t, core.SourceReply, stored[1].Source)
+}
+
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, ""))
+	resp, err := http.Get("http://" + r.addr + "/healthz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var body struct {
+		Status     string
+		Components map[string]string
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, "ok", body.Status)
+	require.Equal(t, "ok", body.Components["store"])
+}
+
+func TestSecretsNeverLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// The model rejects the key and echoes it, as OpenAI's 401 does.
+	b.model.Enqueue(llmtest.Status(401).WithErrorMessage("Incorrect API key provided: sk-live-DONOTLEAK-1234567890"))
+	r := b.start(t, b.writeConfig(t, ""))
+	const client = "client-0002"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hello")
+	require.Equal(t, core.DefaultFailureMessage, events.nextMessage(t))
+	r.stop(t)
+
+	logs := r.stderr.String()
+	require.Contains(t, logs, "turn failed", "the failure was logged")
+	for _, secret := range b.env {
+		require.NotContains(t, logs, secret)
+	}
+	// Nor in the database: run errors and records.
+	raw, err := os.ReadFile(b.dbPath)
+	require.NoError(t, err)
+	for _, secret := range b.env {
+		require.False(t, bytes.Contains(raw, []byte(secret)), "secret in the database file")
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	require.NoError(t, err)
+	runs, err := st.Runs(ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	require.Equal(t, core.RunFailed, runs[0].Status)
+	require.Contains(t, runs[0].Error, "401")
+	require.NotContains(t, runs[0].Error, "DONOTLEAK")
+}
+
+func TestBadConfigExitsTwo(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		yaml string
+		want string
+	}{
+		"unknown key":      {"llm:\n  modle: x\n", "config.yaml:2: llm.modle: unknown key"},
+		"bad duration":     {"runs:\n  debounce: soon\n", "config.yaml:2: runs.debounce"},
+		"unknown zone":     {"bot:\n  timezone: Mars/Olympus\n", "config.yaml:2: bot.timezone"},
+		"unknown plugin":   {"plugins:\n  persona: {}\n  telepathy: {enabled: true}\n", "config.yaml:3: plugins.telepathy: unknown plugin"},
+		"plugin key typo":  {"plugins:\n  persona:\n    nmae: Bob\n", "config.yaml:3: plugins.persona.nmae: unknown key"},
+		"unknown adapter":  {"adapters:\n  irc: {}\n", "config.yaml:2: adapters.irc: unknown adapter"},
+		"adapter key typo": {"adapters:\n  web:\n    titel: x\n", "config.yaml:3: adapters.web.titel: unknown key"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.yaml), 0o600))
+			var stderr syncBuffer
+			code := Main(context.Background(), []string{"run", "-c", path}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, func(string) (string, bool) { return "", false })
+			require.Equal(t, 2, code)
+			require.Contains(t, stderr.String(), tc.want)
+		})
+	}
+}
+
+func TestBadFlagAndMissingConfigExitTwo(t *testing.T) {
+	t.Parallel()
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, args := range [][]string{
+		{"run", "--no-such-flag"},
+		{"run", "-c", filepath.Join(t.TempDir(), "missing.yaml")},
+		{"frobnicate"},
+		{"run", "extra-arg"},
+	} {
+		var stderr syncBuffer
+		code := Main(context.Background(), args, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, noEnv)
+		require.Equal(t, 2, code, "args %v: %s", args, stderr.String())
+	}
+}
+
+func TestVersionAndMigrate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var out syncBuffer
+	require.Equal(t, 0, Main(context.Background(), []string{"version"}, IO{Out: &out, Err: io.Discard}, b.lookup))
+	require.True(t, strings.HasPrefix(out.String(), "parley "))
+
+	out = syncBuffer{}
+	cfg := b.writeConfig(t, "")
+	require.Equal(t, 0, Main(context.Background(), []string{"migrate", "-c", cfg}, IO{Out: &out, Err: io.Discard}, b.lookup))
+	require.Regexp(t, `schema at version \d+ \(sqlite\)`, out.String())
+	_, err := os.Stat(b.dbPath)
+	require.NoError(t, err)
+}
+
+func TestChatInTheTerminal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Enqueue(llmtest.Text("Hi from the terminal!"))
+	cfg := b.writeConfig(t, "adapters:\n  console:\n    user: ada\n")
+	var out, stderr syncBuffer
+	code := Main(context.Background(), []string{"chat", "-c", cfg}, IO{In: strings.NewReader("hello there\n"), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	require.Contains(t, out.String(), "Subaru: Hi from the terminal!")
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformConsole, "console:ada")
+	require.NoError(t, err)
+	msgs, err := st.Messages(ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Equal(t, "hello there", msgs[0].Content)
+	require.Equal(t, "Hi from the terminal!", msgs[1].Content)
+}

@@ -1,0 +1,144 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"time"
+
+	// Validation and Location must not depend on the host having tzdata.
+	_ "time/tzdata"
+
+	"gopkg.in/yaml.v3"
+)
+
+// DefaultFailureMessage is bot.failure_message's default.
+const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
+
+// Environment variables that secrets default to.
+const (
+	// EnvOpenAIAPIKey is llm.api_key's default source.
+	EnvOpenAIAPIKey = "OPENAI_API_KEY"
+	// EnvAPIToken is http.api_token's default source.
+	EnvAPIToken = "PARLEY_API_TOKEN"
+)
+
+// Default returns the built-in defaults, without reading the environment:
+// llm.api_key and http.api_token are empty. Use DefaultWithEnv for what a
+// missing config file means.
+func Default() *Config {
+	return &Config{
+		Store: Store{Driver: "sqlite", DSN: "parley.db"},
+		LLM: LLM{
+			BaseURL:       "https://api.openai.com/v1",
+			Model:         "gpt-4o-mini",
+			Timeout:       60 * time.Second,
+			MaxToolRounds: 4,
+			MaxRetries:    3,
+		},
+		Bot: Bot{
+			Timezone:       "UTC",
+			AllowUsers:     []string{},
+			FailureMessage: DefaultFailureMessage,
+		},
+		Adapters: map[string]Section{},
+		Runs: Runs{
+			Debounce:         1500 * time.Millisecond,
+			DuringGeneration: "queue",
+			StaleAfter:       2 * time.Minute,
+		},
+		Scheduler: Scheduler{
+			MaxAttempts:               3,
+			LateGrace:                 24 * time.Hour,
+			MaxPendingPerConversation: 50,
+		},
+		HTTP:    HTTP{Listen: "127.0.0.1:8080"},
+		Log:     Log{Format: "text", Level: "info"},
+		Plugins: map[string]Section{},
+	}
+}
+
+// DefaultWithEnv returns Default with the secrets that default to the
+// environment filled in from lookup (os.LookupEnv in production):
+// llm.api_key from OPENAI_API_KEY and http.api_token from PARLEY_API_TOKEN.
+// This is the configuration of a bot run without a config file, and the base
+// Load decodes a file onto.
+func DefaultWithEnv(lookup func(string) (string, bool)) *Config {
+	c := Default()
+	if lookup == nil {
+		return c
+	}
+	if v, ok := lookup(EnvOpenAIAPIKey); ok {
+		c.LLM.APIKey = Secret(v)
+	}
+	if v, ok := lookup(EnvAPIToken); ok {
+		c.HTTP.APIToken = Secret(v)
+	}
+	return c
+}
+
+// Load reads the YAML file at path and returns it decoded onto
+// DefaultWithEnv(lookup) and validated. lookup resolves ${VAR} references
+// (os.LookupEnv in production; nil means an empty environment). A missing
+// file is an error wrapping fs.ErrNotExist, so a caller can fall back to
+// DefaultWithEnv; problems in the file are *Error values (see Parse).
+func Load(path string, lookup func(string) (string, bool)) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	return Parse(path, data, lookup)
+}
+
+// Parse decodes YAML data as the config file named file (used in error
+// messages and Section.File) onto DefaultWithEnv(lookup) and validates it.
+// It returns every problem found, in file order, as *Error values joined
+// with errors.Join.
+func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	if lookup == nil {
+		lookup = noEnv
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(file, err)
+	}
+	cfg := DefaultWithEnv(lookup)
+	cfg.File = file
+	d := newDecoder(file)
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	if root.Kind != 0 && root.Kind != yaml.DocumentNode {
+		expandTree(root, "", lookup, d)
+		d.value(root, reflect.ValueOf(cfg).Elem(), "", 0)
+	}
+	for _, p := range cfg.problems() {
+		if d.failed[p.key] {
+			continue
+		}
+		d.errs = append(d.errs, &Error{File: file, Line: d.lines[p.key], Key: p.key, Msg: p.message(d.fromEnv[p.key])})
+	}
+	if err := d.err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// Location returns bot.timezone loaded, or UTC if it does not load (Load
+// has already rejected such a zone).
+func (c *Config) Location() *time.Location {
+	loc, err := time.LoadLocation(c.Bot.Timezone)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// LightModel returns llm.light_model, or llm.model when it is empty.
+func (c *Config) LightModel() string {
+	if c.LLM.LightModel != "" {
+		return c.LLM.LightModel
+	}
+	return c.LLM.Model
+}

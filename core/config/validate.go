@@ -1,0 +1,144 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// problem is one invalid value: its key path, what is wrong, and the value
+// as shown in the message ("" for none).
+type problem struct {
+	key, msg, got string
+	// bare joins got with a space ("unknown time zone "X"") instead of ", got ".
+	bare bool
+}
+
+// message joins msg and got. A value that came from the environment is not
+// shown, since it may be a secret set in the wrong place.
+func (p problem) message(fromEnv bool) string {
+	switch {
+	case p.got == "":
+		return p.msg
+	case fromEnv:
+		return p.msg + ", got " + hiddenEnvValue
+	case p.bare:
+		return p.msg + " " + p.got
+	default:
+		return p.msg + ", got " + p.got
+	}
+}
+
+// Validate checks every value, for a Config built or changed in code (Load
+// and Parse already validate, with line numbers). Errors are *Error values
+// without a line, joined with errors.Join.
+func (c *Config) Validate() error {
+	var errs []*Error
+	for _, p := range c.problems() {
+		errs = append(errs, &Error{File: c.File, Key: p.key, Msg: p.message(false)})
+	}
+	return joinErrors(errs)
+}
+
+// problems lists invalid values in field order.
+func (c *Config) problems() []problem {
+	var ps []problem
+	add := func(key, msg string, got any) {
+		p := problem{key: key, msg: msg}
+		switch got := got.(type) {
+		case nil:
+		case string:
+			p.got = strconv.Quote(got)
+		default:
+			p.got = fmt.Sprint(got)
+		}
+		ps = append(ps, p)
+	}
+	oneOf := func(key, got string, allowed ...string) {
+		if !slices.Contains(allowed, got) {
+			add(key, "must be "+orList(allowed), got)
+		}
+	}
+
+	oneOf("store.driver", c.Store.Driver, "sqlite", "postgres")
+	if c.Store.DSN == "" {
+		add("store.dsn", "must not be empty", nil)
+	}
+
+	if u, err := url.Parse(c.LLM.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		add("llm.base_url", "must be an absolute http or https URL", c.LLM.BaseURL)
+	}
+	if c.LLM.Model == "" {
+		add("llm.model", "must not be empty", nil)
+	}
+	positive(add, "llm.timeout", c.LLM.Timeout)
+	between(add, "llm.max_tool_rounds", c.LLM.MaxToolRounds, 1, 32)
+	between(add, "llm.max_retries", c.LLM.MaxRetries, 0, 10)
+
+	if _, err := time.LoadLocation(c.Bot.Timezone); err != nil {
+		ps = append(ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
+	}
+	for i, u := range c.Bot.AllowUsers {
+		platform, id, ok := strings.Cut(u, ":")
+		if !ok || platform == "" || id == "" || strings.ContainsAny(u, " \t\r\n") {
+			add(indexPath("bot.allow_users", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
+		}
+	}
+	if strings.TrimSpace(c.Bot.FailureMessage) == "" {
+		add("bot.failure_message", "must not be empty", nil)
+	}
+
+	notNegative(add, "runs.debounce", c.Runs.Debounce)
+	oneOf("runs.during_generation", c.Runs.DuringGeneration, "reject", "queue", "restart")
+	positive(add, "runs.stale_after", c.Runs.StaleAfter)
+
+	atLeastOne(add, "scheduler.max_attempts", c.Scheduler.MaxAttempts)
+	notNegative(add, "scheduler.late_grace", c.Scheduler.LateGrace)
+	atLeastOne(add, "scheduler.max_pending_per_conversation", c.Scheduler.MaxPendingPerConversation)
+
+	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
+		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
+	}
+
+	oneOf("log.format", c.Log.Format, "text", "json")
+	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	return ps
+}
+
+type addFunc func(key, msg string, got any)
+
+func positive(add addFunc, key string, d time.Duration) {
+	if d <= 0 {
+		add(key, "must be greater than 0", d)
+	}
+}
+
+func notNegative(add addFunc, key string, d time.Duration) {
+	if d < 0 {
+		add(key, "must not be negative", d)
+	}
+}
+
+func between(add addFunc, key string, n, lo, hi int) {
+	if n < lo || n > hi {
+		add(key, fmt.Sprintf("must be between %d and %d", lo, hi), n)
+	}
+}
+
+func atLeastOne(add addFunc, key string, n int) {
+	if n < 1 {
+		add(key, "must be at least 1", n)
+	}
+}
+
+// orList renders ["a","b","c"] as "a, b or c".
+func orList(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}

@@ -1,0 +1,322 @@
+package core_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/store"
+)
+
+const waitFor = 10 * time.Second
+
+type testBundle struct {
+	ctx     context.Context
+	store   *store.Store
+	model   *llmtest.Server
+	adapter *coretest.Adapter
+	disp    *core.Dispatcher
+}
+
+type setupOpts struct {
+	plugins    []core.Plugin
+	allow      []string
+	maxRetries int
+	timeout    time.Duration
+	baseURL    string
+}
+
+// personaLayer is a tiny prompt plugin, so tests see a system prompt.
+type personaLayer struct{ text string }
+
+func (p personaLayer) Name() string { return "testpersona" }
+func (p personaLayer) PromptLayers(context.Context, *core.Turn) ([]core.PromptLayer, error) {
+	return []core.PromptLayer{{Level: core.LayerPersona, Name: "persona", Text: p.text}}, nil
+}
+
+func openStore(t testing.TB) *store.Store {
+	t.Helper()
+	return openStoreIn(t, t.TempDir())
+}
+
+func openStoreIn(t testing.TB, dir string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(dir, "parley.db")})
+	require.NoError(t, err)
+	require.NoError(t, st.Migrate(ctx))
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func setup(t *testing.T, o setupOpts) *testBundle {
+	t.Helper()
+	ctx := context.Background()
+	b := &testBundle{ctx: ctx, store: openStore(t), model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb)}
+	base := o.baseURL
+	if base == "" {
+		base = b.model.URL()
+	}
+	if o.timeout == 0 {
+		o.timeout = 5 * time.Second
+	}
+	client, err := llm.New(llm.Config{BaseURL: base, APIKey: "sk-test", Model: "test-model", Timeout: o.timeout, MaxRetries: o.maxRetries})
+	require.NoError(t, err)
+	plugins := append([]core.Plugin{personaLayer{text: "You are Testy."}}, o.plugins...)
+	b.disp, err = core.NewDispatcher(core.DispatcherConfig{
+		Store: b.store, LLM: client, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
+		AllowUsers: o.allow, PollInterval: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, b.adapter.Start(ctx, b.disp))
+	require.NoError(t, b.disp.Start(ctx))
+	t.Cleanup(func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		require.NoError(t, b.disp.Stop(stopCtx))
+	})
+	return b
+}
+
+// waitRun waits until the conversation's newest run has finished.
+func (b *testBundle) waitRun(t *testing.T, thread string) core.Run {
+	t.Helper()
+	var last core.Run
+	require.Eventually(t, func() bool {
+		conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+		if err != nil {
+			return false
+		}
+		runs, err := b.store.Runs(b.ctx, conv.ID)
+		if err != nil || len(runs) == 0 {
+			return false
+		}
+		last = runs[len(runs)-1]
+		return last.Status != core.RunQueued && last.Status != core.RunRunning
+	}, waitFor, 5*time.Millisecond)
+	return last
+}
+
+func (b *testBundle) messages(t *testing.T, thread string) []core.Message {
+	t.Helper()
+	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+	require.NoError(t, err)
+	msgs, err := b.store.Messages(b.ctx, conv.ID)
+	require.NoError(t, err)
+	return msgs
+}
+
+func TestTurnReachesModelAndReplyIsStored(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	b.model.Enqueue(llmtest.Text("Hi there!").WithUsage(12, 3))
+
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u1", "hello bot"))
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "u1", sent[0].ChannelThreadID)
+	require.Equal(t, "Hi there!", sent[0].Text)
+
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 1)
+	msgs := reqs[0].Messages()
+	require.Len(t, msgs, 2)
+	require.Equal(t, "system", msgs[0].Role)
+	require.Equal(t, "You are Testy.", msgs[0].Content)
+	require.Equal(t, "user", msgs[1].Role)
+	require.Equal(t, "hello bot", msgs[1].Content)
+
+	run := b.waitRun(t, "u1")
+	require.Equal(t, core.RunSucceeded, run.Status)
+	require.Equal(t, core.RunUserTurn, run.Kind)
+	require.Equal(t, 12, run.PromptTokens)
+	require.Equal(t, 3, run.CompletionTokens)
+	require.Equal(t, 15, run.TotalTokens)
+	require.Equal(t, "Hi there!", run.Record.Output)
+	require.Len(t, run.Record.Prompt, 1)
+	require.Equal(t, &core.HistoryRef{FromSeq: 1, ToSeq: 1, Count: 1}, run.Record.History)
+
+	stored := b.messages(t, "u1")
+	require.Len(t, stored, 2)
+	require.Equal(t, int64(1), stored[0].Seq)
+	require.Equal(t, core.RoleUser, stored[0].Role)
+	require.Equal(t, "hello bot", stored[0].Content)
+	require.Equal(t, int64(2), stored[1].Seq)
+	require.Equal(t, core.RoleAssistant, stored[1].Role)
+	require.Equal(t, core.SourceReply, stored[1].Source)
+	require.Equal(t, "Hi there!", stored[1].Content)
+	require.NotEmpty(t, stored[1].PlatformMessageID)
+	require.NotNil(t, stored[1].RunID)
+	require.Equal(t, run.ID, *stored[1].RunID)
+	require.Positive(t, b.adapter.TypingCount())
+}
+
+// adder is a plugin with one tool.
+type adder struct{}
+
+func (adder) Name() string { return "adder" }
+func (adder) Tools(context.Context, *core.Turn) ([]llm.Tool, error) {
+	return []llm.Tool{{
+		Name:        "add",
+		Description: "Add two integers.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}`),
+		Call: func(_ context.Context, raw json.RawMessage) (string, error) {
+			var args struct{ A, B int }
+			if err := json.Unmarshal(raw, &args); err != nil {
+				return "", fmt.Errorf("bad arguments: %w", err)
+			}
+			return fmt.Sprint(args.A + args.B), nil
+		},
+	}}, nil
+}
+
+func TestToolCallRoundTrip(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{plugins: []core.Plugin{adder{}}})
+	b.model.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("call_1", "add", `{"a":2,"b":40}`)),
+		llmtest.ToolCalls(llmtest.Call("call_2", "add", `{"a":`)),
+		llmtest.Text("2 + 40 = 42"),
+	)
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u2", "what is 2+40?"))
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "2 + 40 = 42", sent[0].Text)
+
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 3)
+	require.Equal(t, []string{"add"}, reqs[0].ToolNames())
+	res, ok := reqs[1].ToolMessage("call_1")
+	require.True(t, ok)
+	require.Equal(t, "42", res.Content)
+	bad, ok := reqs[2].ToolMessage("call_2")
+	require.True(t, ok, "bad arguments go back to the model as the tool result")
+	require.Contains(t, bad.Content, "error")
+
+	run := b.waitRun(t, "u2")
+	require.Equal(t, core.RunSucceeded, run.Status)
+	require.Len(t, run.Record.ToolCalls, 2)
+	require.Equal(t, "add", run.Record.ToolCalls[0].Name)
+	require.Equal(t, "42", run.Record.ToolCalls[0].Result)
+	require.True(t, run.Record.ToolCalls[1].IsError)
+}
+
+func TestModelRateLimitedThenAnswers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{maxRetries: 2})
+	b.model.Enqueue(llmtest.Status(429).WithRetryAfter("1"), llmtest.Text("sorry for the wait"))
+	start := time.Now()
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u3", "are you there?"))
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "sorry for the wait", sent[0].Text)
+	require.GreaterOrEqual(t, time.Since(start), time.Second, "Retry-After: 1 was honoured")
+	require.Len(t, b.model.Requests(), 2)
+	require.Equal(t, core.RunSucceeded, b.waitRun(t, "u3").Status)
+}
+
+func TestModelFailureSendsFriendlyMessage(t *testing.T) {
+	t.Parallel()
+	cases := map[string]func(b *testBundle){
+		"server errors": func(b *testBundle) {
+			b.model.Enqueue(llmtest.Status(500), llmtest.Status(500))
+		},
+		"garbage": func(b *testBundle) { b.model.Enqueue(llmtest.Malformed()) },
+		"slow":    func(b *testBundle) { b.model.Enqueue(llmtest.Text("too late").WithDelay(time.Minute)) },
+	}
+	for name, script := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, setupOpts{maxRetries: 1, timeout: 300 * time.Millisecond})
+			script(b)
+			require.NoError(t, b.adapter.Deliver(b.ctx, "u4", "hello?"))
+			sent := b.adapter.WaitSent(t, 1, waitFor)
+			require.Equal(t, core.DefaultFailureMessage, sent[0].Text)
+			run := b.waitRun(t, "u4")
+			require.Equal(t, core.RunFailed, run.Status)
+			require.NotEmpty(t, run.Error)
+			require.NotContains(t, run.Error, "sk-test")
+			msgs := b.messages(t, "u4")
+			require.Len(t, msgs, 2)
+			require.Equal(t, "hello?", msgs[0].Content, "the user's message stays stored")
+			require.Equal(t, core.DefaultFailureMessage, msgs[1].Content)
+			require.Equal(t, core.SourceSystem, msgs[1].Source)
+		})
+	}
+}
+
+func TestModelDown(t *testing.T) {
+	t.Parallel()
+	// A port nothing listens on: connection refused.
+	b := setup(t, setupOpts{baseURL: "http://127.0.0.1:1/v1", maxRetries: 1, timeout: time.Second})
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u5", "anyone?"))
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, core.DefaultFailureMessage, sent[0].Text)
+	run := b.waitRun(t, "u5")
+	require.Equal(t, core.RunFailed, run.Status)
+	require.Contains(t, run.Error, "llm")
+}
+
+func TestFailureNoticeIsNotShownToTheModelAsItsOwnWords(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{maxRetries: 0})
+	b.model.Enqueue(llmtest.Status(500))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u6", "first"))
+	b.adapter.WaitSent(t, 1, waitFor)
+	b.waitRun(t, "u6")
+	b.model.Enqueue(llmtest.Text("back again"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u6", "second"))
+	b.adapter.WaitSent(t, 2, waitFor)
+	reqs := b.model.Requests()
+	last := reqs[len(reqs)-1].Messages()
+	var contents []string
+	for _, m := range last {
+		contents = append(contents, m.Role+":"+m.Content)
+	}
+	require.Equal(t, []string{"system:You are Testy.", "user:first", "user:second"}, contents)
+}
+
+func TestIgnoredInbound(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{allow: []string{"web:friend"}})
+	h := core.InboundHandler(b.disp)
+	group := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "g1", ChannelUserID: "friend", Text: "hi all", Direct: false}
+	require.NoError(t, h.HandleInbound(b.ctx, group))
+	stranger := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "s1", ChannelUserID: "stranger", Text: "hi", Direct: true}
+	require.NoError(t, h.HandleInbound(b.ctx, stranger))
+	blank := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "friend", ChannelUserID: "friend", Text: " \n\t ", Direct: true}
+	require.NoError(t, h.HandleInbound(b.ctx, blank))
+	for _, thread := range []string{"g1", "s1", "friend"} {
+		_, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+		require.True(t, errors.Is(err, core.ErrNotFound), "thread %s: nothing stored, got %v", thread, err)
+	}
+	require.Empty(t, b.model.Requests())
+
+	b.model.Enqueue(llmtest.Text("hello friend"))
+	ok := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "friend", ChannelUserID: "friend", Text: "hi", Direct: true}
+	require.NoError(t, h.HandleInbound(b.ctx, ok))
+	require.Equal(t, "hello friend", b.adapter.WaitSent(t, 1, waitFor)[0].Text)
+}
+
+func TestLongInboundIsCutWithANote(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	b.model.Enqueue(llmtest.Text("that is long"))
+	long := strings.Repeat("é", 10_000) // 20,000 bytes
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u7", long))
+	b.adapter.WaitSent(t, 1, waitFor)
+	msgs := b.messages(t, "u7")
+	require.Len(t, msgs[0].Content, core.MaxInboundBytes)
+	require.Equal(t, strings.Repeat("é", core.MaxInboundBytes/2), msgs[0].Content)
+	user := b.model.Requests()[0].LastUserMessage()
+	require.True(t, strings.HasPrefix(user, msgs[0].Content))
+	require.Contains(t, user, "cut to its first 16384 bytes; the user sent 20000 bytes")
+}

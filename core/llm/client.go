@@ -1,0 +1,172 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultTimeout       = 60 * time.Second
+	DefaultMaxToolRounds = 4
+	DefaultMaxRetries    = 3
+	DefaultMaxRetryDelay = 60 * time.Second
+	DefaultRetryBase     = 500 * time.Millisecond
+)
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL is the server's API root, e.g. https://api.openai.com/v1 or
+	// http://localhost:11434/v1 (required, http or https).
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" (optional: local
+	// servers such as Ollama need none). It never appears in errors or logs.
+	APIKey string
+	// Model is the default model; a Request may override it.
+	Model string
+	// Timeout bounds each HTTP attempt, body included (default 60s).
+	Timeout time.Duration
+	// MaxToolRounds bounds tool rounds per Run when the request does not set
+	// its own (default 4).
+	MaxToolRounds int
+	// MaxRetries is how many times a failed attempt is retried after the
+	// first (default 3). Use NoRetries to disable retrying.
+	MaxRetries int
+	// MaxRetryDelay caps a single wait between attempts, Retry-After
+	// included (default 60s).
+	MaxRetryDelay time.Duration
+	// RetryBase is the first backoff delay, doubled per retry, before
+	// jitter (default 500ms).
+	RetryBase time.Duration
+	// HTTPClient sends the requests (default: a pooled client with dial,
+	// TLS and idle timeouts and 100 idle connections per host). Its
+	// Transport is wrapped with the retrying transport; the value passed
+	// in is not modified.
+	HTTPClient *http.Client
+	// Logger receives retry warnings and tool panics (default slog.Default()).
+	Logger *slog.Logger
+	// Sleep waits between attempts; it must return early with ctx's error
+	// when ctx is done (default: a timer). Tests inject it to observe delays.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now tells the time, to read Retry-After dates (default time.Now).
+	Now func() time.Time
+}
+
+// NoRetries as Config.MaxRetries disables retrying.
+const NoRetries = -1
+
+// Client talks to one OpenAI-compatible server. It is safe for concurrent
+// use.
+type Client struct {
+	api    *openai.Client
+	http   *http.Client
+	cfg    Config
+	redact redactor
+	log    *slog.Logger
+}
+
+// New validates cfg, applies defaults and builds a Client.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("llm: base url %q must be an http or https url", u.Redacted())
+	}
+	if cfg.Timeout < 0 || cfg.MaxToolRounds < 0 || cfg.MaxRetryDelay < 0 || cfg.RetryBase < 0 {
+		return nil, errors.New("llm: timeout, max tool rounds and retry delays must not be negative")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxToolRounds == 0 {
+		cfg.MaxToolRounds = DefaultMaxToolRounds
+	}
+	switch {
+	case cfg.MaxRetries == 0:
+		cfg.MaxRetries = DefaultMaxRetries
+	case cfg.MaxRetries < 0:
+		cfg.MaxRetries = 0
+	}
+	if cfg.MaxRetryDelay == 0 {
+		cfg.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	if cfg.RetryBase == 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+
+	var hc http.Client
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient
+	} else {
+		hc = http.Client{Transport: defaultTransport()}
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c := &Client{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger}
+	hc.Transport = &retryTransport{
+		base:       base,
+		timeout:    cfg.Timeout,
+		maxRetries: cfg.MaxRetries,
+		baseDelay:  cfg.RetryBase,
+		maxDelay:   cfg.MaxRetryDelay,
+		sleep:      cfg.Sleep,
+		now:        cfg.Now,
+		log:        cfg.Logger,
+		redact:     c.redact,
+	}
+	c.http = &hc
+
+	oc := openai.DefaultConfig(cfg.APIKey)
+	oc.BaseURL = cfg.BaseURL
+	oc.HTTPClient = c.http
+	c.api = openai.NewClientWithConfig(oc)
+	return c, nil
+}
+
+// defaultTransport is a pooled transport: the standard library keeps only 2
+// idle connections per host, which forces new TCP/TLS handshakes under load.
+func defaultTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   10 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: 1 * time.Second,
+	}
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

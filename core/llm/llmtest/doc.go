@@ -1,0 +1,15 @@
+// Package llmtest is a fake OpenAI-compatible server for tests.
+//
+// It speaks the real wire protocol over real HTTP (httptest): POST
+// {base}/chat/completions, as JSON or, when the request asks for
+// "stream": true, as server-sent events ending in "data: [DONE]"; and GET
+// {base}/models. So the real go-openai client, and anything built on it such
+// as llm.Client, can be pointed at it unchanged.
+//
+// A test scripts the model's answers in order with Enqueue (text, tool calls,
+// error statuses, malformed bodies, slow answers), or installs a dynamic
+// responder with Respond, and then inspects what reached the "model" with
+// Requests or WaitRequests. With nothing scripted the server answers 500 with
+// "llmtest: no scripted response", so a test that forgets to script fails
+// loudly instead of hanging.
+package llmtest

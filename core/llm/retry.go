@@ -1,0 +1,200 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// retryTransport retries 429, 5xx and connection errors below go-openai,
+// which cannot see response headers and so could not honour Retry-After.
+// Each attempt gets its own timeout; a per-attempt timeout is not retried,
+// since a server that is that slow would keep the user waiting several times
+// over.
+type retryTransport struct {
+	base       http.RoundTripper
+	timeout    time.Duration
+	maxRetries int
+	baseDelay  time.Duration
+	maxDelay   time.Duration
+	sleep      func(context.Context, time.Duration) error
+	now        func() time.Time
+	log        *slog.Logger
+	redact     redactor
+}
+
+// attemptsKey carries a counter through go-openai so the Client can tell how
+// many attempts a failed request took.
+type attemptsKey struct{}
+
+func withAttempts(ctx context.Context) (context.Context, *atomic.Int32) {
+	n := new(atomic.Int32)
+	return context.WithValue(ctx, attemptsKey{}, n), n
+}
+
+// maxDrain bounds how much of a discarded response body is read so the
+// connection can be reused.
+const maxDrain = 64 << 10
+
+// RoundTrip sends req, retrying as configured.
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	counter, _ := ctx.Value(attemptsKey{}).(*atomic.Int32)
+	for attempt := 0; ; attempt++ {
+		if counter != nil {
+			counter.Store(int32(attempt + 1))
+		}
+		r, err := t.attemptRequest(req, attempt)
+		if err != nil {
+			return nil, err
+		}
+		actx, cancel := context.WithTimeout(ctx, t.timeout)
+		resp, err := t.base.RoundTrip(r.WithContext(actx))
+
+		if err != nil {
+			cancel()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(actx.Err(), context.DeadlineExceeded) {
+				return nil, t.timeoutError()
+			}
+			if attempt >= t.maxRetries || !replayable(req) {
+				return nil, &Error{
+					Message:   fmt.Sprintf("llm: request failed%s: %s", attemptsText(attempt+1), t.redact.clean(err.Error())),
+					Retryable: true,
+					Err:       t.redact.wrap(err),
+				}
+			}
+			delay := t.backoff(attempt)
+			t.log.WarnContext(ctx, "llm: retrying after connection error",
+				"attempt", attempt+1, "delay", delay, "error", t.redact.clean(err.Error()))
+			if err := t.sleep(ctx, delay); err != nil {
+				return nil, err
+			}
+			continue
+		}
+
+		if retryableStatus(resp.StatusCode) && attempt < t.maxRetries && replayable(req) {
+			delay, fromHeader := t.retryAfter(resp.Header.Get("Retry-After"))
+			if !fromHeader {
+				delay = t.backoff(attempt)
+			}
+			_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+			_ = resp.Body.Close()
+			cancel()
+			t.log.WarnContext(ctx, "llm: retrying after error status",
+				"status", resp.StatusCode, "attempt", attempt+1, "delay", delay, "retry_after", fromHeader)
+			if err := t.sleep(ctx, delay); err != nil {
+				return nil, err
+			}
+			continue
+		}
+
+		// The attempt's context must outlive RoundTrip: cancelling it now
+		// would cut off the body go-openai is about to read.
+		resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, actx: actx, cancel: cancel, t: t}
+		return resp, nil
+	}
+}
+
+// attemptRequest returns the request for an attempt: the original first,
+// then clones with a fresh body.
+func (t *retryTransport) attemptRequest(req *http.Request, attempt int) (*http.Request, error) {
+	if attempt == 0 {
+		return req, nil
+	}
+	r := req.Clone(req.Context())
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, &Error{Message: "llm: replaying request body: " + err.Error(), Err: err}
+		}
+		r.Body = body
+	}
+	return r, nil
+}
+
+// replayable reports whether req can be sent again.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+func retryableStatus(code int) bool {
+	return code == http.StatusTooManyRequests || code >= 500
+}
+
+func (t *retryTransport) timeoutError() error {
+	return &Error{
+		Message:   fmt.Sprintf("llm: request timed out (timeout %s)", t.timeout),
+		Retryable: true,
+		Timeout:   true,
+		Err:       context.DeadlineExceeded,
+	}
+}
+
+// backoff is exponential with jitter: half the doubled delay plus a random
+// part up to the other half, so clients retrying together spread out.
+func (t *retryTransport) backoff(attempt int) time.Duration {
+	d := t.baseDelay << min(attempt, 30)
+	if d <= 0 || d > t.maxDelay {
+		d = t.maxDelay
+	}
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// retryAfter parses a Retry-After value (delta-seconds or HTTP-date), capped
+// at maxDelay; ok is false when the header is absent or unreadable.
+func (t *retryTransport) retryAfter(v string) (d time.Duration, ok bool) {
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs < 0 || math.IsNaN(secs) {
+			return 0, false
+		}
+		if secs > t.maxDelay.Seconds() {
+			return t.maxDelay, true
+		}
+		return time.Duration(secs * float64(time.Second)), true
+	}
+	when, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	d = when.Sub(t.now())
+	return min(max(d, 0), t.maxDelay), true
+}
+
+// attemptBody releases the attempt's context when the body is closed and
+// reports a read cut off by the attempt timeout as a timeout.
+type attemptBody struct {
+	io.ReadCloser
+	ctx    context.Context // the caller's
+	actx   context.Context // the attempt's
+	cancel context.CancelFunc
+	t      *retryTransport
+}
+
+func (b *attemptBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() == nil && errors.Is(b.actx.Err(), context.DeadlineExceeded) {
+		return n, b.t.timeoutError()
+	}
+	return n, err
+}
+
+func (b *attemptBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}

@@ -1,0 +1,75 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+)
+
+// indexTools maps tools by name, rejecting definitions no model could use.
+func indexTools(tools []Tool) (map[string]Tool, error) {
+	byName := make(map[string]Tool, len(tools))
+	for _, t := range tools {
+		switch {
+		case t.Name == "":
+			return nil, &Error{Message: "llm: tool without a name"}
+		case t.Call == nil:
+			return nil, &Error{Message: fmt.Sprintf("llm: tool %q has no Call func", t.Name)}
+		}
+		if _, dup := byName[t.Name]; dup {
+			return nil, &Error{Message: fmt.Sprintf("llm: duplicate tool %q", t.Name)}
+		}
+		byName[t.Name] = t
+	}
+	return byName, nil
+}
+
+// execute runs one tool call. Every failure becomes a {"error": "..."}
+// result for the model, which can then apologise or retry; a misbehaving
+// tool or model must not fail the user's turn.
+func (c *Client) execute(ctx context.Context, tools map[string]Tool, call ToolCall) ToolCallResult {
+	fail := func(format string, args ...any) ToolCallResult {
+		return ToolCallResult{Call: call, Result: errorResult(fmt.Sprintf(format, args...)), IsError: true}
+	}
+	tool, ok := tools[call.Name]
+	if !ok {
+		return fail("unknown tool %q", call.Name)
+	}
+	args := bytes.TrimSpace([]byte(call.Arguments))
+	if len(args) == 0 {
+		// Models often send "" for a tool without parameters.
+		args = []byte("{}")
+	}
+	if !json.Valid(args) {
+		return fail("invalid arguments for tool %q: not valid JSON", call.Name)
+	}
+	if args[0] != '{' {
+		return fail("invalid arguments for tool %q: not a JSON object", call.Name)
+	}
+	out, err := c.callTool(ctx, tool, json.RawMessage(args))
+	if err != nil {
+		return fail("%s", err.Error())
+	}
+	return ToolCallResult{Call: call, Result: out}
+}
+
+// callTool calls the tool, turning a panic into an error.
+func (c *Client) callTool(ctx context.Context, tool Tool, args json.RawMessage) (out string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.ErrorContext(ctx, "llm: tool panicked", "tool", tool.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("tool %q panicked: %v", tool.Name, p)
+		}
+	}()
+	return tool.Call(ctx, args)
+}
+
+// errorResult renders a failure as the JSON object the model receives.
+func errorResult(msg string) string {
+	b, _ := json.Marshal(struct {
+		Error string `json:"error"`
+	}{msg})
+	return string(b)
+}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	"gorm.io/gorm"
+
+	"github.com/parleybot/parley/core"
+)
+
+// upsertConversation finds or creates the conversation and bumps its
+// last_seq in one statement: the returned last_seq is the new message's seq.
+// On PostgreSQL the row lock it takes serialises writers of one conversation
+// until commit, so seqs are gap-free and unique.
+const upsertConversation = `INSERT INTO conversations
+		(platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+	ON CONFLICT (platform, channel_thread_id) DO UPDATE SET
+		last_seq = conversations.last_seq + 1,
+		channel_user_id = CASE WHEN excluded.channel_user_id <> '' THEN excluded.channel_user_id ELSE conversations.channel_user_id END,
+		display_name = CASE WHEN excluded.display_name <> '' THEN excluded.display_name ELSE conversations.display_name END,
+		updated_at = excluded.updated_at
+	RETURNING last_seq, ` + conversationCols
+
+// planRun makes the message the trigger of the conversation's queued run,
+// creating one if there is none. The partial unique index runs_one_queued is
+// the arbiter, so concurrent planners never create two queued runs.
+const planRun = `INSERT INTO runs
+		(conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, created_at, updated_at)
+	VALUES (?, 'user_turn', 'queued', ?, ?, ?, ?, ?)
+	ON CONFLICT (conversation_id) WHERE status = 'queued' DO UPDATE SET
+		trigger_message_id = excluded.trigger_message_id,
+		expected_last_message_id = excluded.expected_last_message_id,
+		run_after = excluded.run_after,
+		updated_at = excluded.updated_at
+	RETURNING ` + runCols
+
+// RecordInbound finds or creates the conversation (updating a changed
+// display name or user id; the time zone is set only on create), appends the
+// user message with the next seq and, if asked, plans a run — all in one
+// transaction of three statements.
+func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.InboundResult, error) {
+	var res core.InboundResult
+	if in.Platform == "" || in.ChannelThreadID == "" {
+		return res, errors.New("recording inbound message: platform and channel thread id are required")
+	}
+	meta, err := encodeMetadata(in.Metadata)
+	if err != nil {
+		return res, fmt.Errorf("recording inbound message: %w", err)
+	}
+	now := s.q.t(in.Now)
+	err = s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var seq int64
+		dest := append([]any{&seq}, conversationDest(&res.Conversation)...)
+		if err := tx.Raw(upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
+			in.DisplayName, in.TimeZone, now, now).Row().Scan(dest...); err != nil {
+			return fmt.Errorf("upserting conversation: %w", err)
+		}
+		res.Message = core.Message{
+			ConversationID:    res.Conversation.ID,
+			Seq:               seq,
+			Role:              core.RoleUser,
+			Content:           in.Text,
+			Source:            core.SourceUser,
+			PlatformMessageID: in.PlatformMessageID,
+			Metadata:          in.Metadata,
+			CreatedAt:         utc(in.Now),
+		}
+		if err := insertMessage(tx, &res.Message, meta, now); err != nil {
+			return err
+		}
+		if !in.PlanRun {
+			return nil
+		}
+		run := new(core.Run)
+		if err := tx.Raw(planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, now, now, now).
+			Row().Scan(runDest(run)...); err != nil {
+			return fmt.Errorf("planning run: %w", err)
+		}
+		res.Run = run
+		return nil
+	})
+	if err != nil {
+		return core.InboundResult{}, fmt.Errorf("recording inbound message: %w", err)
+	}
+	return res, nil
+}
+
+// Conversation returns a conversation by id.
+func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
+	var c core.Conversation
+	err := s.r.WithContext(ctx).Raw(`SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
+		Row().Scan(conversationDest(&c)...)
+	if err != nil {
+		return core.Conversation{}, notFound(fmt.Sprintf("conversation %d", id), err)
+	}
+	return c, nil
+}
+
+// ConversationByThread returns the conversation at a platform address.
+func (s *Store) ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error) {
+	var c core.Conversation
+	err := s.r.WithContext(ctx).Raw(`SELECT `+conversationCols+` FROM conversations
+		WHERE platform = ? AND channel_thread_id = ?`, string(p), channelThreadID).
+		Row().Scan(conversationDest(&c)...)
+	if err != nil {
+		return core.Conversation{}, notFound(fmt.Sprintf("conversation %s/%s", p, channelThreadID), err)
+	}
+	return c, nil
+}
+
+// Conversations lists conversations by id, limit at a time (limit <= 0
+// means all).
+func (s *Store) Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	q := `SELECT ` + conversationCols + ` FROM conversations ORDER BY id LIMIT ? OFFSET ?`
+	args := []any{limit, max(offset, 0)}
+	out, err := queryAll(s.r.WithContext(ctx), q, args, conversationDest)
+	if err != nil {
+		return nil, fmt.Errorf("listing conversations: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteConversation deletes a conversation with its messages, runs,
+// session records and jobs.
+func (s *Store) DeleteConversation(ctx context.Context, id int64) error {
+	res := s.w.WithContext(ctx).Exec(`DELETE FROM conversations WHERE id = ?`, id)
+	if res.Error != nil {
+		return fmt.Errorf("deleting conversation %d: %w", id, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("deleting conversation %d: %w", id, core.ErrNotFound)
+	}
+	return nil
+}
+
+// notFound wraps err with what was looked up, turning "no rows" into
+// core.ErrNotFound.
+func notFound(what string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%s: %w", what, core.ErrNotFound)
+	}
+	return fmt.Errorf("reading %s: %w", what, err)
+}
+
+// queryAll runs q and scans every row into a T through dest. The
+// destinations are built once per query: a row is scanned into one scratch
+// value and copied out.
+func queryAll[T any](db *gorm.DB, q string, args []any, dest func(*T) []any) ([]T, error) {
+	return queryAllCap(db, q, args, dest, 0)
+}
+
+func queryAllCap[T any](db *gorm.DB, q string, args []any, dest func(*T) []any, capHint int) ([]T, error) {
+	rows, err := db.Raw(q, args...).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	out := make([]T, 0, capHint)
+	var (
+		v    T
+		zero T
+		d    = dest(&v)
+	)
+	for rows.Next() {
+		v = zero
+		if err := rows.Scan(d...); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return out, rows.Close()
+}

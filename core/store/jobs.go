@@ -1,0 +1,45 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/parleybot/parley/core"
+)
+
+// CreateJob inserts j and sets its ID (and CreatedAt/UpdatedAt from the
+// store's clock when zero).
+func (s *Store) CreateJob(ctx context.Context, j *core.Job) error {
+	job := *j
+	if job.CreatedAt.IsZero() {
+		job.CreatedAt = s.now()
+	}
+	if job.UpdatedAt.IsZero() {
+		job.UpdatedAt = job.CreatedAt
+	}
+	job.DueAt, job.CreatedAt, job.UpdatedAt = utc(job.DueAt), utc(job.CreatedAt), utc(job.UpdatedAt)
+	job.LeaseUntil, job.SentAt = utcPtr(job.LeaseUntil), utcPtr(job.SentAt)
+	err := s.w.WithContext(ctx).Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at,
+			recurrence, attempts, last_error, origin, created_by_tool_call_id, cancelled_by_tool_call_id, owner,
+			lease_until, platform_message_id, sent_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		job.ConversationID, string(job.Kind), string(job.Status), job.Text, job.Name, s.q.t(job.DueAt),
+		job.Recurrence, job.Attempts, job.LastError, job.Origin, job.CreatedByToolCallID,
+		job.CancelledByToolCallID, job.Owner, s.q.nt(job.LeaseUntil), job.PlatformMessageID, s.q.nt(job.SentAt),
+		s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
+	if err != nil {
+		return fmt.Errorf("creating job: %w", err)
+	}
+	*j = job
+	return nil
+}
+
+// Job returns a job by id.
+func (s *Store) Job(ctx context.Context, id int64) (core.Job, error) {
+	var j core.Job
+	err := s.r.WithContext(ctx).Raw(`SELECT `+jobCols+` FROM jobs WHERE id = ?`, id).Row().Scan(jobDest(&j)...)
+	if err != nil {
+		return core.Job{}, notFound(fmt.Sprintf("job %d", id), err)
+	}
+	return j, nil
+}

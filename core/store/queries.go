@@ -1,0 +1,104 @@
+package store
+
+import (
+	"strings"
+	"time"
+)
+
+// queries holds what differs between dialects: how a time is bound and the
+// statements whose SQL is not portable. Everything else is shared SQL with
+// '?' placeholders, which gorm rewrites to $n for PostgreSQL.
+type queries struct {
+	sqlite bool
+	// claimRun and claimable pick from every conversation; the Scoped
+	// variants only from conversations on the platforms bound to '?'.
+	claimRun, claimRunScoped   string
+	claimable, claimableScoped string
+	reapStale                  string
+}
+
+func newQueries(driver string) *queries {
+	q := &queries{sqlite: driver != DriverPostgres}
+	// The oldest due queued run whose conversation has nothing running.
+	// runs_queued_due walks due runs in order; runs_one_running answers the
+	// NOT EXISTS probe.
+	pick := func(scope string) string {
+		p := `SELECT r.id FROM runs r
+		WHERE r.status = 'queued' AND r.run_after <= ?` + scope + `
+		  AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.conversation_id = r.conversation_id AND x.status = 'running')
+		ORDER BY r.run_after, r.id LIMIT 1`
+		if !q.sqlite {
+			// Concurrent claimers skip rows another claimer holds instead
+			// of queueing behind it.
+			p += ` FOR UPDATE SKIP LOCKED`
+		}
+		return p
+	}
+	// A process serving only some platforms (parley chat serves the
+	// console) must not claim runs it cannot deliver.
+	const scope = `
+		  AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
+	claim := func(scope string) string {
+		return `UPDATE runs SET status = 'running', owner = ?, started_at = ?, heartbeat_at = ?, updated_at = ?
+		WHERE status = 'queued' AND id = (` + pick(scope) + `)
+		RETURNING ` + runCols
+	}
+	q.claimable, q.claimableScoped = strings.TrimSuffix(pick(""), ` FOR UPDATE SKIP LOCKED`), strings.TrimSuffix(pick(scope), ` FOR UPDATE SKIP LOCKED`)
+	q.claimRun, q.claimRunScoped = claim(""), claim(scope)
+
+	heartbeat := `heartbeat_at`
+	if !q.sqlite {
+		heartbeat = `to_char(heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+	}
+	// runs_one_running lists the running runs; few enough to filter.
+	q.reapStale = `UPDATE runs SET status = 'failed', error = 'stale: no heartbeat since ' || ` + heartbeat + `,
+		finished_at = ?, updated_at = ?
+		WHERE status = 'running' AND heartbeat_at < ?`
+	return q
+}
+
+// t binds a time: UTC, truncated to microseconds (what PostgreSQL keeps), as
+// fixed-width text on SQLite.
+func (q *queries) t(t time.Time) any {
+	t = t.UTC().Truncate(time.Microsecond)
+	if q.sqlite {
+		return t.Format(timeLayout)
+	}
+	return t
+}
+
+// nt binds a nullable time.
+func (q *queries) nt(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return q.t(*t)
+}
+
+// nid binds a nullable id.
+func nid(id *int64) any {
+	if id == nil {
+		return nil
+	}
+	return *id
+}
+
+// utc is t as the store returns it: UTC, microsecond precision.
+func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// claim returns the claim statement and its arguments for owner at t,
+// limited to platforms when any are given.
+func (q *queries) claim(owner string, t any, platforms []string) (string, []any) {
+	if len(platforms) == 0 {
+		return q.claimRun, []any{owner, t, t, t, t}
+	}
+	return q.claimRunScoped, []any{owner, t, t, t, t, platforms}
+}
+
+// probe returns the read-only "is anything claimable" query and arguments.
+func (q *queries) probe(t any, platforms []string) (string, []any) {
+	if len(platforms) == 0 {
+		return q.claimable, []any{t}
+	}
+	return q.claimableScoped, []any{t, platforms}
+}

@@ -1,0 +1,262 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/parleybot/parley/core"
+)
+
+// ClaimRun marks the oldest due queued run whose conversation has no running
+// run as running for owner, in one statement, and returns it; (nil, nil)
+// when none is due. If a concurrent claimer took a run of the same
+// conversation first (the runs_one_running index refuses the second), that
+// too is "nothing claimed".
+func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...core.Platform) (*core.Run, error) {
+	t := s.q.t(now)
+	ps := platformNames(platforms)
+	if s.q.sqlite && s.r != s.w {
+		// SQLite has one writer; most claims of idle workers find nothing,
+		// so look on a reader first and take the write lock only to claim.
+		var id int64
+		q, args := s.q.probe(t, ps)
+		err := s.r.WithContext(ctx).Raw(q, args...).Row().Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking for a due run: %w", err)
+		}
+	}
+	run := new(core.Run)
+	q, args := s.q.claim(owner, t, ps)
+	err := s.w.WithContext(ctx).Raw(q, args...).Row().Scan(runDest(run)...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows), isUniqueViolation(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("claiming run: %w", err)
+	}
+	return run, nil
+}
+
+// NextRunAfter is the earliest RunAfter of a queued run, nil if none; the
+// dispatcher sleeps until then. It reads runs_queued_due's first entry.
+func (s *Store) NextRunAfter(ctx context.Context) (*time.Time, error) {
+	var next *time.Time
+	err := s.r.WithContext(ctx).Raw(`SELECT MIN(run_after) FROM runs WHERE status = 'queued'`).
+		Row().Scan(nullTimeCol{&next})
+	if err != nil {
+		return nil, fmt.Errorf("reading next run time: %w", err)
+	}
+	return next, nil
+}
+
+// HeartbeatRun refreshes a running run's heartbeat; core.ErrLostRun if owner
+// no longer holds it.
+func (s *Store) HeartbeatRun(ctx context.Context, runID int64, owner string, now time.Time) error {
+	t := s.q.t(now)
+	res := s.w.WithContext(ctx).Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ?
+		WHERE id = ? AND status = 'running' AND owner = ?`, t, t, runID, owner)
+	if res.Error != nil {
+		return fmt.Errorf("heartbeating run %d: %w", runID, res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return fmt.Errorf("heartbeating run %d: %w", runID, core.ErrLostRun)
+	}
+	return nil
+}
+
+// finishRun ends a run only while owner still holds it as running.
+const finishRun = `UPDATE runs SET status = ?, error = ?, finished_at = ?, record = ?,
+		prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, updated_at = ?
+	WHERE id = ? AND status = 'running' AND owner = ?
+	RETURNING conversation_id`
+
+// CompleteRun finishes a run owner still holds as running and appends
+// c.Messages with fresh seqs and RunID set, in one transaction. It fills
+// each message's ID, ConversationID, Seq, RunID and CreatedAt (c.Now when
+// zero) once committed. If the run is no longer running for owner it returns
+// core.ErrLostRun and writes nothing.
+func (s *Store) CompleteRun(ctx context.Context, runID int64, owner string, c core.RunCompletion) error {
+	_, err := s.completeRun(ctx, runID, owner, c, false, nil)
+	return err
+}
+
+// CompleteRunAndClaim is CompleteRun followed, in the same transaction, by
+// ClaimRun for owner at c.Now: a busy worker goes from one run to the next
+// with one write transaction instead of two. The next run is nil when none
+// is due; a failure to complete claims nothing.
+func (s *Store) CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c core.RunCompletion, platforms ...core.Platform) (*core.Run, error) {
+	return s.completeRun(ctx, runID, owner, c, true, platformNames(platforms))
+}
+
+func platformNames(ps []core.Platform) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}
+
+func (s *Store) completeRun(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
+	next, err := s.finish(ctx, runID, owner, c, claimNext, platforms)
+	if err != nil {
+		return nil, fmt.Errorf("completing run %d: %w", runID, err)
+	}
+	return next, nil
+}
+
+func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
+	switch c.Status {
+	case core.RunSucceeded, core.RunFailed, core.RunCanceled, core.RunSkipped:
+	default:
+		return nil, fmt.Errorf("status %q is not final", c.Status)
+	}
+	if c.Now.IsZero() {
+		c.Now = s.now()
+	}
+	record, err := encodeRecord(c.Record)
+	if err != nil {
+		return nil, err
+	}
+	// Work on copies so a failed transaction leaves the caller's messages
+	// untouched.
+	msgs := make([]core.Message, len(c.Messages))
+	metas := make([]string, len(c.Messages))
+	for i, m := range c.Messages {
+		msgs[i] = *m
+		if msgs[i].CreatedAt.IsZero() {
+			msgs[i].CreatedAt = c.Now
+		}
+		msgs[i].CreatedAt = utc(msgs[i].CreatedAt)
+		id := runID
+		msgs[i].RunID = &id
+		if metas[i], err = encodeMetadata(m.Metadata); err != nil {
+			return nil, err
+		}
+	}
+	now := s.q.t(c.Now)
+	var next *core.Run
+	err = s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var convID int64
+		err := tx.Raw(finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
+			c.TotalTokens, now, runID, owner).Row().Scan(&convID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return core.ErrLostRun
+		}
+		if err != nil {
+			return fmt.Errorf("finishing run: %w", err)
+		}
+		if len(msgs) > 0 {
+			seq, err := reserveSeqs(tx, convID, len(msgs), now)
+			if err != nil {
+				return err
+			}
+			for i := range msgs {
+				msgs[i].ConversationID = convID
+				msgs[i].Seq = seq + int64(i)
+				if err := insertMessage(tx, &msgs[i], metas[i], s.q.t(msgs[i].CreatedAt)); err != nil {
+					return err
+				}
+			}
+		}
+		if claimNext {
+			next, err = s.claimIn(tx, owner, now, platforms)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range c.Messages {
+		*m = msgs[i]
+	}
+	return next, nil
+}
+
+// claimIn claims the next due run inside tx. On PostgreSQL a claim that
+// loses a race trips runs_one_running, which would abort the whole
+// transaction, so the claim gets a savepoint of its own.
+func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
+	if !s.q.sqlite {
+		if err := tx.SavePoint("claim_next").Error; err != nil {
+			return nil, fmt.Errorf("claiming the next run: %w", err)
+		}
+	}
+	run := new(core.Run)
+	q, args := s.q.claim(owner, t, platforms)
+	err := tx.Raw(q, args...).Row().Scan(runDest(run)...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case isUniqueViolation(err):
+		if s.q.sqlite {
+			return nil, nil
+		}
+		if err := tx.RollbackTo("claim_next").Error; err != nil {
+			return nil, fmt.Errorf("claiming the next run: %w", err)
+		}
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("claiming the next run: %w", err)
+	}
+	return run, nil
+}
+
+// ReapStaleRuns fails running runs whose heartbeat is older than before and
+// returns how many it failed. Their conversations can run again.
+func (s *Store) ReapStaleRuns(ctx context.Context, before time.Time) (int, error) {
+	now := s.q.t(s.now())
+	res := s.w.WithContext(ctx).Exec(s.q.reapStale, now, now, s.q.t(before))
+	if res.Error != nil {
+		return 0, fmt.Errorf("reaping stale runs: %w", res.Error)
+	}
+	return int(res.RowsAffected), nil
+}
+
+// Run returns a run by id.
+func (s *Store) Run(ctx context.Context, id int64) (core.Run, error) {
+	var r core.Run
+	err := s.r.WithContext(ctx).Raw(`SELECT `+runCols+` FROM runs WHERE id = ?`, id).Row().Scan(runDest(&r)...)
+	if err != nil {
+		return core.Run{}, notFound(fmt.Sprintf("run %d", id), err)
+	}
+	return r, nil
+}
+
+// Runs returns a conversation's runs by id.
+func (s *Store) Runs(ctx context.Context, conversationID int64) ([]core.Run, error) {
+	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+runCols+` FROM runs WHERE conversation_id = ? ORDER BY id`,
+		[]any{conversationID}, runDest)
+	if err != nil {
+		return nil, fmt.Errorf("reading runs of conversation %d: %w", conversationID, err)
+	}
+	return out, nil
+}
+
+// HasPendingRuns reports whether any run is queued or running, on the given
+// platforms' conversations when any are given (parley chat waits for its
+// last answer before it exits).
+func (s *Store) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
+	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status IN ('queued', 'running')`
+	var args []any
+	if ps := platformNames(platforms); len(ps) > 0 {
+		q += ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
+		args = append(args, ps)
+	}
+	q += `)`
+	var pending bool
+	if err := s.r.WithContext(ctx).Raw(q, args...).Row().Scan(&pending); err != nil {
+		return false, fmt.Errorf("checking for pending runs: %w", err)
+	}
+	return pending, nil
+}

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+
+	"github.com/parleybot/parley/core"
+)
+
+// Driver names accepted by Options.Driver.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// sqliteParams are appended to every SQLite DSN. WAL lets readers run beside
+// the writer; NORMAL sync is durable across application crashes and only
+// risks the last transactions on power loss; immediate transactions take the
+// write lock at BEGIN so a read-then-write transaction never fails with
+// "database is locked" when it tries to upgrade; go-sqlite3's statement cache
+// keeps the few hot statements compiled per connection, which does what
+// gorm's PrepareStmt would without a second layer of sql.Stmt bookkeeping.
+const sqliteParams = "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000" +
+	"&_foreign_keys=on&_txlock=immediate&_stmt_cache_size=64"
+
+// Options configures Open.
+type Options struct {
+	// Driver is "sqlite" or "postgres" (default sqlite).
+	Driver string
+	// DSN is, for SQLite, a file path or a file: URI, optionally with
+	// ?params; for PostgreSQL, a postgres:// URL or a key=value string.
+	DSN string
+	// Logger receives gorm's SQL trace at debug level (default: discarded).
+	Logger *slog.Logger
+	// Clock stamps rows whose caller gave no time, such as a message passed
+	// to AppendMessage without CreatedAt (default core.SystemClock).
+	Clock core.Clock
+}
+
+// Store is core.Store on gorm.
+type Store struct {
+	driver string
+	q      *queries
+	// w runs writes and transactions; r runs plain reads. They are the same
+	// pool on PostgreSQL and on an in-memory SQLite database.
+	w, r  *gorm.DB
+	pools []*sql.DB
+	clock core.Clock
+}
+
+var _ core.Store = (*Store)(nil)
+
+// Open connects to the database and checks that it answers. It does not
+// migrate: call Migrate.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Clock == nil {
+		opts.Clock = core.SystemClock{}
+	}
+	var (
+		s   *Store
+		err error
+	)
+	switch opts.Driver {
+	case DriverSQLite, "":
+		s, err = openSQLite(ctx, opts)
+	case DriverPostgres, "postgresql":
+		s, err = openPostgres(ctx, opts)
+	default:
+		return nil, fmt.Errorf("opening store: unknown driver %q (want sqlite or postgres)", opts.Driver)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.clock = opts.Clock
+	return s, nil
+}
+
+func gormConfig(log *slog.Logger) *gorm.Config {
+	return &gorm.Config{
+		// Every write that needs a transaction opens one explicitly.
+		SkipDefaultTransaction: true,
+		// Open pings itself, with the caller's context.
+		DisableAutomaticPing: true,
+		Logger:               newGormLogger(log),
+		NowFunc:              func() time.Time { return time.Now().UTC() },
+	}
+}
+
+func openSQLite(ctx context.Context, opts Options) (*Store, error) {
+	if opts.DSN == "" {
+		return nil, errors.New("opening sqlite store: empty dsn")
+	}
+	memory := opts.DSN == ":memory:" || strings.Contains(opts.DSN, "mode=memory")
+	w, wdb, err := openSQLitePool(ctx, sqliteDSN(opts.DSN, false), opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	// SQLite has one writer at a time. Queueing writers in database/sql's
+	// pool hands the connection over at once, while letting them contend
+	// inside SQLite means busy_timeout's sleep-and-retry (naps of up to
+	// 100ms) and a throughput collapse. busy_timeout still covers writers of
+	// other processes (the CLI beside a running bot).
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	s := &Store{driver: DriverSQLite, q: newQueries(DriverSQLite), w: w, r: w, pools: []*sql.DB{wdb}}
+	if memory {
+		// Every connection to :memory: is a database of its own: one pool
+		// of one connection keeps them all on the same one.
+		return s, nil
+	}
+	// Readers never block each other nor the writer in WAL mode, so reads
+	// get their own pool, a few connections per core (they wait on I/O).
+	r, rdb, err := openSQLitePool(ctx, sqliteDSN(opts.DSN, true), opts.Logger)
+	if err != nil {
+		_ = wdb.Close()
+		return nil, err
+	}
+	n := max(4, 2*runtime.NumCPU())
+	rdb.SetMaxOpenConns(n)
+	rdb.SetMaxIdleConns(n)
+	rdb.SetConnMaxIdleTime(5 * time.Minute)
+	s.r = r
+	s.pools = append(s.pools, rdb)
+	return s, nil
+}
+
+func openSQLitePool(ctx context.Context, dsn string, log *slog.Logger) (*gorm.DB, *sql.DB, error) {
+	db, err := gorm.Open(sqlite.Open(dsn), gormConfig(log))
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening sqlite store: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening sqlite store: %w", err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, nil, fmt.Errorf("opening sqlite store: %w", err)
+	}
+	return db, sqlDB, nil
+}
+
+// sqliteDSN appends Parley's connection parameters to dsn; parameters the
+// user already gave win, because go-sqlite3 reads the first value of each.
+// readOnly connections refuse writes, so a read that slips into the reader
+// pool by mistake fails loudly instead of racing the writer.
+func sqliteDSN(dsn string, readOnly bool) string {
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	dsn += sep + sqliteParams
+	if readOnly {
+		dsn += "&_query_only=1"
+	}
+	return dsn
+}
+
+func openPostgres(ctx context.Context, opts Options) (*Store, error) {
+	secret := dsnPassword(opts.DSN)
+	fail := func(err error) (*Store, error) {
+		return nil, redact(fmt.Errorf("opening postgres store: %w", err), secret)
+	}
+	if opts.DSN == "" {
+		return fail(errors.New("empty dsn"))
+	}
+	db, err := gorm.Open(postgres.New(postgres.Config{DSN: opts.DSN}), gormConfig(opts.Logger))
+	if err != nil {
+		return fail(err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return fail(err)
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return fail(err)
+	}
+	// PostgreSQL runs writers concurrently; the pool bounds how many server
+	// backends one process holds. pgx caches prepared statements per
+	// connection itself, so gorm's PrepareStmt would only add a layer.
+	sqlDB.SetMaxOpenConns(16)
+	sqlDB.SetMaxIdleConns(16)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	return &Store{driver: DriverPostgres, q: newQueries(DriverPostgres), w: db, r: db, pools: []*sql.DB{sqlDB}}, nil
+}
+
+// Close closes the connection pools.
+func (s *Store) Close() error {
+	var errs []error
+	for _, p := range s.pools {
+		if err := p.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("closing store: %w", err)
+	}
+	return nil
+}
+
+// DB is the gorm handle that writes, for tests and tools that inspect rows.
+func (s *Store) DB() *gorm.DB { return s.w }
+
+// Driver is "sqlite" or "postgres".
+func (s *Store) Driver() string { return s.driver }
+
+// now is the store's clock in UTC.
+func (s *Store) now() time.Time { return s.clock.Now().UTC() }
+
+// Ping checks that the database answers, for /healthz.
+func (s *Store) Ping(ctx context.Context) error {
+	for _, p := range s.pools {
+		if err := p.PingContext(ctx); err != nil {
+			return fmt.Errorf("pinging %s store: %w", s.driver, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,100 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+)
+
+// inboundOn records a planned user message on a platform's thread.
+func (b *testBundle) inboundOn(t *testing.T, p core.Platform, thread string, now time.Time) core.InboundResult {
+	t.Helper()
+	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
+		Platform: p, ChannelThreadID: thread, ChannelUserID: thread, Text: "hi", Now: now, PlanRun: true,
+	})
+	require.NoError(t, err)
+	return res
+}
+
+func testClaimScoped(t *testing.T, open Opener) {
+	b := setup(t, open)
+	web := b.inboundOn(t, core.PlatformWeb, "w", b.t0)
+	con := b.inboundOn(t, core.PlatformConsole, "c", b.at(time.Second))
+
+	run, err := b.st.ClaimRun(b.ctx, "chat", b.at(time.Minute), core.PlatformConsole)
+	require.NoError(t, err)
+	require.NotNil(t, run)
+	require.Equal(t, con.Run.ID, run.ID, "the older web run is not the console's to claim")
+
+	run, err = b.st.ClaimRun(b.ctx, "chat", b.at(time.Minute), core.PlatformConsole)
+	require.NoError(t, err)
+	require.Nil(t, run)
+
+	run, err = b.st.ClaimRun(b.ctx, "bot", b.at(time.Minute), core.PlatformWeb, core.PlatformTelegram)
+	require.NoError(t, err)
+	require.NotNil(t, run)
+	require.Equal(t, web.Run.ID, run.ID)
+}
+
+func testCompleteAndClaim(t *testing.T, open Opener) {
+	b := setup(t, open)
+	first := b.claimed(t, "chat-1", "w1", b.t0)
+	other := b.inboundOn(t, core.PlatformWeb, "web-1", b.at(time.Second))
+	queued := b.inboundOn(t, core.PlatformTelegram, "chat-2", b.at(2*time.Second))
+
+	reply := &core.Message{Role: core.RoleAssistant, Content: "done", Source: core.SourceReply}
+	next, err := b.st.CompleteRunAndClaim(b.ctx, first.ID, "w1", core.RunCompletion{
+		Status: core.RunSucceeded, Messages: []*core.Message{reply}, Now: b.at(3 * time.Second),
+	}, core.PlatformTelegram)
+	require.NoError(t, err)
+	require.NotNil(t, next)
+	require.Equal(t, queued.Run.ID, next.ID, "only telegram runs were asked for")
+	require.Equal(t, core.RunRunning, next.Status)
+	require.Equal(t, "w1", next.Owner)
+	require.Equal(t, int64(2), reply.Seq)
+
+	done, err := b.st.Run(b.ctx, first.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunSucceeded, done.Status)
+
+	// Losing the run claims nothing and writes nothing.
+	next, err = b.st.CompleteRunAndClaim(b.ctx, first.ID, "w1", core.RunCompletion{Status: core.RunFailed, Now: b.at(4 * time.Second)})
+	require.ErrorIs(t, err, core.ErrLostRun)
+	require.Nil(t, next)
+	webRun, err := b.st.Run(b.ctx, other.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunQueued, webRun.Status)
+
+	// With nothing due, the next run is nil.
+	next, err = b.st.CompleteRunAndClaim(b.ctx, queued.Run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(5 * time.Second)}, core.PlatformTelegram)
+	require.NoError(t, err)
+	require.Nil(t, next)
+}
+
+func testHasPendingRuns(t *testing.T, open Opener) {
+	b := setup(t, open)
+	pending, err := b.st.HasPendingRuns(b.ctx)
+	require.NoError(t, err)
+	require.False(t, pending)
+
+	b.inboundOn(t, core.PlatformWeb, "w", b.t0)
+	pending, err = b.st.HasPendingRuns(b.ctx)
+	require.NoError(t, err)
+	require.True(t, pending)
+	pending, err = b.st.HasPendingRuns(b.ctx, core.PlatformConsole)
+	require.NoError(t, err)
+	require.False(t, pending, "a web run is not the console's")
+
+	run, err := b.st.ClaimRun(b.ctx, "w1", b.at(time.Second))
+	require.NoError(t, err)
+	pending, err = b.st.HasPendingRuns(b.ctx, core.PlatformWeb)
+	require.NoError(t, err)
+	require.True(t, pending, "a running run is pending")
+	require.NoError(t, b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(2 * time.Second)}))
+	pending, err = b.st.HasPendingRuns(b.ctx, core.PlatformWeb)
+	require.NoError(t, err)
+	require.False(t, pending)
+}

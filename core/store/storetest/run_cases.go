@@ -1,0 +1,342 @@
+package storetest
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+)
+
+func testClaimNothingDue(t *testing.T, open Opener) {
+	b := setup(t, open)
+	run, err := b.st.ClaimRun(b.ctx, "w1", b.t0)
+	require.NoError(t, err)
+	require.Nil(t, run)
+}
+
+func testClaimFuture(t *testing.T, open Opener) {
+	b := setup(t, open)
+	b.inbound(t, "chat-1", "later", b.at(time.Minute), true)
+
+	run, err := b.st.ClaimRun(b.ctx, "w1", b.at(time.Minute-time.Microsecond))
+	require.NoError(t, err)
+	require.Nil(t, run, "a run is not claimed before its run_after")
+
+	run, err = b.st.ClaimRun(b.ctx, "w1", b.at(time.Minute))
+	require.NoError(t, err)
+	require.NotNil(t, run, "a run is due at its run_after")
+}
+
+func testClaimConversationBusy(t *testing.T, open Opener) {
+	b := setup(t, open)
+	first := b.claimed(t, "chat-1", "w1", b.t0)
+	require.Equal(t, core.RunRunning, first.Status)
+	require.Equal(t, "w1", first.Owner)
+	require.Equal(t, b.t0, *first.StartedAt)
+	require.Equal(t, b.t0, *first.HeartbeatAt)
+
+	next := b.inbound(t, "chat-1", "while busy", b.at(time.Second), true)
+	require.NotEqual(t, first.ID, next.Run.ID)
+
+	run, err := b.st.ClaimRun(b.ctx, "w2", b.at(time.Minute))
+	require.NoError(t, err)
+	require.Nil(t, run, "a conversation runs one turn at a time")
+
+	require.NoError(t, b.st.CompleteRun(b.ctx, first.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(2 * time.Second)}))
+	run, err = b.st.ClaimRun(b.ctx, "w2", b.at(time.Minute))
+	require.NoError(t, err)
+	require.NotNil(t, run)
+	require.Equal(t, next.Run.ID, run.ID)
+}
+
+func testClaimOldestFirst(t *testing.T, open Opener) {
+	b := setup(t, open)
+	late := b.inbound(t, "late", "x", b.at(2*time.Second), true)
+	early := b.inbound(t, "early", "x", b.at(time.Second), true)
+	// Same run_after: the lower id goes first.
+	tieA := b.inbound(t, "tie-a", "x", b.at(3*time.Second), true)
+	tieB := b.inbound(t, "tie-b", "x", b.at(3*time.Second), true)
+
+	var order []int64
+	for {
+		run, err := b.st.ClaimRun(b.ctx, "w1", b.at(time.Hour))
+		require.NoError(t, err)
+		if run == nil {
+			break
+		}
+		order = append(order, run.ID)
+	}
+	require.Equal(t, []int64{early.Run.ID, late.Run.ID, tieA.Run.ID, tieB.Run.ID}, order)
+}
+
+// testConcurrentClaimers races claimers against a producer: no run is
+// claimed twice and no conversation ever has two claimed runs at once.
+func testConcurrentClaimers(t *testing.T, open Opener) {
+	b := setup(t, open)
+	const convs, perConv, claimers = 4, 8, 3
+	claimAt := b.at(time.Hour)
+
+	var (
+		mu      sync.Mutex
+		active  = map[int64]int64{}  // conversation → run being worked on
+		claimed = map[int64]string{} // run → owner
+		fail    []string
+	)
+	work := func(owner string, run *core.Run) {
+		mu.Lock()
+		if other, ok := active[run.ConversationID]; ok {
+			fail = append(fail, fmt.Sprintf("conversation %d: run %d claimed while run %d active", run.ConversationID, run.ID, other))
+		}
+		if prev, ok := claimed[run.ID]; ok {
+			fail = append(fail, fmt.Sprintf("run %d claimed by %s and %s", run.ID, prev, owner))
+		}
+		active[run.ConversationID] = run.ID
+		claimed[run.ID] = owner
+		mu.Unlock()
+
+		err := b.st.CompleteRun(b.ctx, run.ID, owner, core.RunCompletion{
+			Status:   core.RunSucceeded,
+			Messages: []*core.Message{{Role: core.RoleAssistant, Source: core.SourceReply, Content: "ok"}},
+			Now:      claimAt,
+		})
+
+		mu.Lock()
+		delete(active, run.ConversationID)
+		if err != nil {
+			fail = append(fail, fmt.Sprintf("completing run %d: %v", run.ID, err))
+		}
+		mu.Unlock()
+	}
+
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			owner := fmt.Sprintf("w%d", c)
+			for {
+				run, err := b.st.ClaimRun(b.ctx, owner, claimAt)
+				if err != nil {
+					mu.Lock()
+					fail = append(fail, fmt.Sprintf("claim: %v", err))
+					mu.Unlock()
+					return
+				}
+				if run != nil {
+					work(owner, run)
+					continue
+				}
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	for i := range perConv {
+		for c := range convs {
+			b.inbound(t, fmt.Sprintf("chat-%d", c), fmt.Sprintf("m%d", i), b.at(time.Duration(i)*time.Second), true)
+		}
+	}
+	close(done)
+	wg.Wait()
+	require.Empty(t, fail)
+
+	// Whatever the racing claimers left queued, one claimer drains.
+	for {
+		run, err := b.st.ClaimRun(b.ctx, "drain", claimAt)
+		require.NoError(t, err)
+		if run == nil {
+			break
+		}
+		work("drain", run)
+	}
+	require.Empty(t, fail)
+	require.Equal(t, int64(0), b.count(t, "runs", "status <> 'succeeded'"))
+	require.Equal(t, int64(len(claimed)), b.count(t, "runs", "1 = 1"))
+}
+
+func testNextRunAfter(t *testing.T, open Opener) {
+	b := setup(t, open)
+	next, err := b.st.NextRunAfter(b.ctx)
+	require.NoError(t, err)
+	require.Nil(t, next)
+
+	b.inbound(t, "a", "x", b.at(5*time.Second), true)
+	b.inbound(t, "b", "x", b.at(2*time.Second), true)
+	next, err = b.st.NextRunAfter(b.ctx)
+	require.NoError(t, err)
+	require.NotNil(t, next)
+	require.Equal(t, b.at(2*time.Second), *next)
+	require.Equal(t, time.UTC, next.Location())
+
+	_, err = b.st.ClaimRun(b.ctx, "w1", b.at(3*time.Second))
+	require.NoError(t, err)
+	next, err = b.st.NextRunAfter(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, b.at(5*time.Second), *next, "running runs are not waited for")
+}
+
+func testHeartbeat(t *testing.T, open Opener) {
+	b := setup(t, open)
+	run := b.claimed(t, "chat-1", "w1", b.t0)
+
+	require.NoError(t, b.st.HeartbeatRun(b.ctx, run.ID, "w1", b.at(10*time.Second)))
+	got, err := b.st.Run(b.ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, b.at(10*time.Second), *got.HeartbeatAt)
+
+	err = b.st.HeartbeatRun(b.ctx, run.ID, "w2", b.at(20*time.Second))
+	require.ErrorIs(t, err, core.ErrLostRun)
+	got, err = b.st.Run(b.ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, b.at(10*time.Second), *got.HeartbeatAt, "a foreign heartbeat writes nothing")
+
+	require.ErrorIs(t, b.st.HeartbeatRun(b.ctx, 99999, "w1", b.t0), core.ErrLostRun)
+}
+
+func testCompleteNonOwner(t *testing.T, open Opener) {
+	b := setup(t, open)
+	run := b.claimed(t, "chat-1", "w1", b.t0)
+
+	reply := &core.Message{Role: core.RoleAssistant, Source: core.SourceReply, Content: "not mine"}
+	err := b.st.CompleteRun(b.ctx, run.ID, "intruder", core.RunCompletion{
+		Status:   core.RunSucceeded,
+		Messages: []*core.Message{reply},
+		Record:   core.RunRecord{Output: "x"},
+		Now:      b.at(time.Second),
+	})
+	require.ErrorIs(t, err, core.ErrLostRun)
+	require.Zero(t, reply.ID, "the caller's message is untouched")
+	require.Zero(t, reply.Seq)
+
+	got, err := b.st.Run(b.ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, *run, got, "the run is unchanged")
+	require.Equal(t, int64(1), b.count(t, "messages", "conversation_id = ?", run.ConversationID), "no message was written")
+	var lastSeq int64
+	require.NoError(t, b.st.DB().Raw(`SELECT last_seq FROM conversations WHERE id = ?`, run.ConversationID).Row().Scan(&lastSeq))
+	require.Equal(t, int64(1), lastSeq, "no seq was consumed")
+
+	// A finished run cannot be finished again, even by its owner.
+	require.NoError(t, b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(time.Second)}))
+	err = b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{Status: core.RunFailed, Now: b.at(2 * time.Second)})
+	require.ErrorIs(t, err, core.ErrLostRun)
+	got, err = b.st.Run(b.ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunSucceeded, got.Status)
+}
+
+func testCompleteAppendsReply(t *testing.T, open Opener) {
+	b := setup(t, open)
+	run := b.claimed(t, "chat-1", "w1", b.t0)
+	b.inbound(t, "chat-1", "meanwhile", b.at(time.Second), false)
+
+	reply := &core.Message{
+		Role: core.RoleAssistant, Source: core.SourceReply, Content: "hello there",
+		PlatformMessageID: "tg-9", Metadata: map[string]any{"platform_message_ids": []any{"tg-9", "tg-10"}},
+	}
+	note := &core.Message{Role: core.RoleTool, Source: core.SourceSystem, Content: "tool said", CreatedAt: b.at(4 * time.Second)}
+	record := core.RunRecord{
+		PromptID: "companion", PromptVersion: "3", Rounds: 2, Output: "hello there",
+		Prompt:    []core.RecordMessage{{Role: "system", Content: "be kind"}, {Role: "user", Content: "hi"}},
+		ToolCalls: []core.ToolCallRecord{{ID: "call-1", Name: "remember", Arguments: `{"fact":"x"}`, Result: "ok", IsError: true}},
+	}
+	err := b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{
+		Status: core.RunFailed, Error: "llm: boom", Messages: []*core.Message{reply, note},
+		Record: record, PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120,
+		Now: b.at(5 * time.Second),
+	})
+	require.NoError(t, err)
+
+	require.NotZero(t, reply.ID)
+	require.Equal(t, int64(3), reply.Seq, "the reply follows the last message")
+	require.Equal(t, int64(4), note.Seq)
+	require.Equal(t, run.ConversationID, reply.ConversationID)
+	require.Equal(t, run.ID, *reply.RunID)
+	require.Equal(t, run.ID, *note.RunID)
+	require.Equal(t, b.at(5*time.Second), reply.CreatedAt, "CreatedAt defaults to the completion time")
+	require.Equal(t, b.at(4*time.Second), note.CreatedAt, "a given CreatedAt is kept")
+
+	msgs, err := b.st.Messages(b.ctx, run.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 4)
+	require.Equal(t, *reply, msgs[2])
+	require.Equal(t, *note, msgs[3])
+
+	got, err := b.st.Run(b.ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunFailed, got.Status)
+	require.Equal(t, "llm: boom", got.Error)
+	require.Equal(t, b.at(5*time.Second), *got.FinishedAt)
+	require.Equal(t, record, got.Record)
+	require.Equal(t, 100, got.PromptTokens)
+	require.Equal(t, 20, got.CompletionTokens)
+	require.Equal(t, 120, got.TotalTokens)
+	require.Equal(t, "w1", got.Owner)
+
+	next := b.inbound(t, "chat-1", "after", b.at(6*time.Second), false)
+	require.Equal(t, int64(5), next.Message.Seq)
+}
+
+func testCompleteNonFinal(t *testing.T, open Opener) {
+	b := setup(t, open)
+	run := b.claimed(t, "chat-1", "w1", b.t0)
+	err := b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{Status: core.RunQueued, Now: b.t0})
+	require.ErrorContains(t, err, "not final")
+	got, err := b.st.Run(b.ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunRunning, got.Status)
+}
+
+func testReapStale(t *testing.T, open Opener) {
+	b := setup(t, open)
+	stale := b.claimed(t, "stale", "w1", b.t0)
+	fresh := b.claimed(t, "fresh", "w2", b.t0)
+	require.NoError(t, b.st.HeartbeatRun(b.ctx, fresh.ID, "w2", b.at(time.Minute)))
+	queued := b.inbound(t, "waiting", "x", b.t0, true)
+
+	n, err := b.st.ReapStaleRuns(b.ctx, b.at(30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+
+	got, err := b.st.Run(b.ctx, stale.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunFailed, got.Status)
+	require.True(t, strings.HasPrefix(got.Error, "stale: no heartbeat since "), got.Error)
+	require.Contains(t, got.Error, "2030-03-04T05:06:07")
+	require.NotNil(t, got.FinishedAt)
+
+	got, err = b.st.Run(b.ctx, fresh.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunRunning, got.Status)
+	got, err = b.st.Run(b.ctx, queued.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunQueued, got.Status, "queued runs are not reaped")
+
+	require.ErrorIs(t, b.st.HeartbeatRun(b.ctx, stale.ID, "w1", b.at(time.Minute)), core.ErrLostRun)
+	require.ErrorIs(t, b.st.CompleteRun(b.ctx, stale.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(time.Minute)}), core.ErrLostRun)
+
+	n, err = b.st.ReapStaleRuns(b.ctx, b.at(30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, 0, n)
+
+	// The reaped conversation can run again.
+	next := b.inbound(t, "stale", "retry", b.at(time.Minute), true)
+	run, err := b.st.ClaimRun(b.ctx, "w3", b.at(2*time.Minute))
+	require.NoError(t, err)
+	require.NotNil(t, run)
+	claimedIDs := []int64{run.ID}
+	run, err = b.st.ClaimRun(b.ctx, "w3", b.at(2*time.Minute))
+	require.NoError(t, err)
+	require.NotNil(t, run)
+	claimedIDs = append(claimedIDs, run.ID)
+	require.ElementsMatch(t, []int64{next.Run.ID, queued.Run.ID}, claimedIDs)
+}
