@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/core/store/storetest"
 )
 
 const waitFor = 10 * time.Second
@@ -31,6 +31,7 @@ type testBundle struct {
 
 type setupOpts struct {
 	plugins    []core.Plugin
+	store      *store.Store
 	allow      []string
 	maxRetries int
 	timeout    time.Duration
@@ -47,23 +48,23 @@ func (p personaLayer) PromptLayers(context.Context, *core.Turn) ([]core.PromptLa
 
 func openStore(t testing.TB) *store.Store {
 	t.Helper()
-	return openStoreIn(t, t.TempDir())
+	return migrated(t, storetest.OpenSQLite(t))
 }
 
-func openStoreIn(t testing.TB, dir string) *store.Store {
+func migrated(t testing.TB, st *store.Store) *store.Store {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(dir, "parley.db")})
-	require.NoError(t, err)
-	require.NoError(t, st.Migrate(ctx))
-	t.Cleanup(func() { _ = st.Close() })
+	require.NoError(t, st.Migrate(context.Background()))
 	return st
 }
 
 func setup(t *testing.T, o setupOpts) *testBundle {
 	t.Helper()
 	ctx := context.Background()
-	b := &testBundle{ctx: ctx, store: openStore(t), model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb)}
+	st := o.store
+	if st == nil {
+		st = openStore(t)
+	}
+	b := &testBundle{ctx: ctx, store: st, model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb)}
 	base := o.baseURL
 	if base == "" {
 		base = b.model.URL()
@@ -119,7 +120,17 @@ func (b *testBundle) messages(t *testing.T, thread string) []core.Message {
 
 func TestTurnReachesModelAndReplyIsStored(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpts{})
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		testTurnRoundTrip(t, setup(t, setupOpts{}))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		testTurnRoundTrip(t, setup(t, setupOpts{store: migrated(t, storetest.OpenPostgres(t))}))
+	})
+}
+
+func testTurnRoundTrip(t *testing.T, b *testBundle) {
 	b.model.Enqueue(llmtest.Text("Hi there!").WithUsage(12, 3))
 
 	require.NoError(t, b.adapter.Deliver(b.ctx, "u1", "hello bot"))

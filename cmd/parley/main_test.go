@@ -21,6 +21,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/core/store/storetest"
 )
 
 const waitFor = 15 * time.Second
@@ -73,10 +74,15 @@ func (b *testBundle) lookup(k string) (string, bool) {
 // SQLite file, with extra YAML appended.
 func (b *testBundle) writeConfig(t *testing.T, extra string) string {
 	t.Helper()
+	return b.writeConfigFor(t, "sqlite", b.dbPath, extra)
+}
+
+func (b *testBundle) writeConfigFor(t *testing.T, driver, dsn, extra string) string {
+	t.Helper()
 	path := filepath.Join(b.dir, "config.yaml")
 	cfg := fmt.Sprintf(`store:
-  driver: sqlite
-  dsn: %s
+  driver: %s
+  dsn: "%s"
 llm:
   base_url: %s
   api_key: ${OPENAI_API_KEY}
@@ -88,7 +94,7 @@ http:
   api_token: ${PARLEY_API_TOKEN}
 log:
   level: debug
-%s`, b.dbPath, b.model.URL(), extra)
+%s`, driver, dsn, b.model.URL(), extra)
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path
 }
@@ -382,4 +388,29 @@ func TestChatInTheTerminal(t *testing.T) {
 	require.Len(t, msgs, 2)
 	require.Equal(t, "hello there", msgs[0].Content)
 	require.Equal(t, "Hi from the terminal!", msgs[1].Content)
+}
+
+func TestRunOnPostgres(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dsn := storetest.PostgresDSN(t)
+	r := b.start(t, b.writeConfigFor(t, "postgres", dsn, ""))
+	b.model.Enqueue(llmtest.Text("Hello from PostgreSQL."))
+	const client = "client-pg-01"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hi")
+	require.Equal(t, "Hello from PostgreSQL.", events.nextMessage(t))
+	r.stop(t)
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "postgres", DSN: dsn})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	require.NoError(t, err)
+	msgs, err := st.Messages(ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Equal(t, []int64{1, 2}, []int64{msgs[0].Seq, msgs[1].Seq})
+	require.Equal(t, "Hello from PostgreSQL.", msgs[1].Content)
 }

@@ -1,19 +1,13 @@
 package store_test
 
 import (
-	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for schema setup
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
@@ -24,7 +18,7 @@ import (
 
 // postgresEnv names the PostgreSQL the tests may use, e.g.
 // postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
-const postgresEnv = "PARLEY_TEST_POSTGRES_DSN"
+const postgresEnv = storetest.PostgresEnv
 
 func TestSQLite(t *testing.T) {
 	t.Parallel()
@@ -40,10 +34,10 @@ func TestPostgres(t *testing.T) {
 }
 
 // openSQLite opens a store on a new file in t.TempDir().
-func openSQLite(t *testing.T) *store.Store {
-	t.Helper()
-	return openDSN(t, store.DriverSQLite, filepath.Join(t.TempDir(), "parley.db"))
-}
+func openSQLite(t *testing.T) *store.Store { return storetest.OpenSQLite(t) }
+
+// openPostgres opens a store on a schema of its own.
+func openPostgres(t *testing.T) *store.Store { return storetest.OpenPostgres(t) }
 
 func openDSN(t *testing.T, driver, dsn string) *store.Store {
 	t.Helper()
@@ -51,44 +45,6 @@ func openDSN(t *testing.T, driver, dsn string) *store.Store {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	return st
-}
-
-// openPostgres opens a store on a schema of its own, dropped at cleanup, so
-// parallel tests never see each other's rows.
-func openPostgres(t *testing.T) *store.Store {
-	t.Helper()
-	base := os.Getenv(postgresEnv)
-	var b [8]byte
-	_, err := rand.Read(b[:])
-	require.NoError(t, err)
-	schema := "parley_test_" + hex.EncodeToString(b[:])
-
-	admin, err := sql.Open("pgx", base)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = admin.Close() })
-	_, err = admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		// t.Context is done by now.
-		_, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		require.NoError(t, err)
-	})
-	// Registered after the drop, so it runs before it: close the store
-	// first, then drop what it used.
-	return openDSN(t, store.DriverPostgres, withSearchPath(base, schema))
-}
-
-// withSearchPath adds search_path (a runtime parameter pgx passes to the
-// server) to a URL or key=value DSN.
-func withSearchPath(dsn, schema string) string {
-	if strings.Contains(dsn, "://") {
-		sep := "?"
-		if strings.Contains(dsn, "?") {
-			sep = "&"
-		}
-		return dsn + sep + "search_path=" + url.QueryEscape(schema)
-	}
-	return dsn + " search_path=" + schema
 }
 
 func TestPostgresErrorHidesPassword(t *testing.T) {
