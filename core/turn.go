@@ -94,7 +94,7 @@ func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a 
 	record.ToolCalls = toolRecords(res.ToolCalls)
 	record.Rounds = res.Rounds
 	if err != nil {
-		o, c := d.fail(ctx, log, t, a, fmt.Errorf("llm: %w", err), record)
+		o, c := d.fail(ctx, log, t, a, err, record)
 		addUsage(&c, res.Usage)
 		return o, c
 	}

@@ -53,7 +53,7 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 		return res, fmt.Errorf("recording inbound message: %w", err)
 	}
 	now := s.q.t(in.Now)
-	err = s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.write(ctx, func(tx *gorm.DB) error {
 		var seq int64
 		dest := append([]any{&seq}, conversationDest(&res.Conversation)...)
 		if err := tx.Raw(upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,

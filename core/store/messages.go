@@ -55,7 +55,7 @@ func (s *Store) AppendMessage(ctx context.Context, m *core.Message) error {
 	}
 	msg.CreatedAt = utc(msg.CreatedAt)
 	created := s.q.t(msg.CreatedAt)
-	err = s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.write(ctx, func(tx *gorm.DB) error {
 		seq, err := reserveSeqs(tx, msg.ConversationID, 1, created)
 		if err != nil {
 			return err

@@ -33,13 +33,13 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platf
 			return nil, fmt.Errorf("looking for a due run: %w", err)
 		}
 	}
-	run := new(core.Run)
-	q, args := s.q.claim(owner, t, ps)
-	err := s.w.WithContext(ctx).Raw(q, args...).Row().Scan(runDest(run)...)
-	switch {
-	case errors.Is(err, sql.ErrNoRows), isUniqueViolation(err):
-		return nil, nil
-	case err != nil:
+	var run *core.Run
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var err error
+		run, err = s.claimIn(tx, owner, t, ps)
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("claiming run: %w", err)
 	}
 	return run, nil
@@ -146,7 +146,7 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 	}
 	now := s.q.t(c.Now)
 	var next *core.Run
-	err = s.w.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.write(ctx, func(tx *gorm.DB) error {
 		var convID int64
 		err := tx.Raw(finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
 			c.TotalTokens, now, runID, owner).Row().Scan(&convID)
@@ -189,7 +189,7 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
 	if !s.q.sqlite {
 		if err := tx.SavePoint("claim_next").Error; err != nil {
-			return nil, fmt.Errorf("claiming the next run: %w", err)
+			return nil, fmt.Errorf("opening savepoint: %w", err)
 		}
 	}
 	run := new(core.Run)
@@ -203,11 +203,11 @@ func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*
 			return nil, nil
 		}
 		if err := tx.RollbackTo("claim_next").Error; err != nil {
-			return nil, fmt.Errorf("claiming the next run: %w", err)
+			return nil, fmt.Errorf("rolling back savepoint: %w", err)
 		}
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("claiming the next run: %w", err)
+		return nil, err
 	}
 	return run, nil
 }

@@ -56,6 +56,8 @@ type Store struct {
 	w, r  *gorm.DB
 	pools []*sql.DB
 	clock core.Clock
+	// batch groups SQLite write transactions; nil on PostgreSQL.
+	batch *writeBatcher
 }
 
 var _ core.Store = (*Store)(nil)
@@ -117,6 +119,7 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	s := &Store{driver: DriverSQLite, q: newQueries(DriverSQLite), w: w, r: w, pools: []*sql.DB{wdb}}
+	s.batch = newWriteBatcher(w)
 	if memory {
 		// Every connection to :memory: is a database of its own: one pool
 		// of one connection keeps them all on the same one.
@@ -126,6 +129,9 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	// get their own pool, a few connections per core (they wait on I/O).
 	r, rdb, err := openSQLitePool(ctx, sqliteDSN(opts.DSN, true), opts.Logger)
 	if err != nil {
+		if s.batch != nil {
+			s.batch.close()
+		}
 		_ = wdb.Close()
 		return nil, err
 	}
@@ -201,6 +207,11 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
+	if s.batch != nil {
+		if s.batch != nil {
+			s.batch.close()
+		}
+	}
 	var errs []error
 	for _, p := range s.pools {
 		if err := p.Close(); err != nil {
