@@ -259,6 +259,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 	if err != nil {
 		return fmt.Errorf("recording inbound message: %w", err)
 	}
+	d.history.appended(res.Conversation, res.Message)
 	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
 	d.signal()
 	return nil

@@ -331,3 +331,32 @@ func TestLongInboundIsCutWithANote(t *testing.T) {
 	require.True(t, strings.HasPrefix(user, msgs[0].Content))
 	require.Contains(t, user, "cut to its first 16384 bytes; the user sent 20000 bytes")
 }
+
+func TestTurnSeesMessagesStoredByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	b.model.Enqueue(llmtest.Text("first answer"), llmtest.Text("second answer"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u8", "first"))
+	b.adapter.WaitSent(t, 1, waitFor)
+	b.waitRun(t, "u8")
+
+	// Another process (a scheduled send, the API) appends to the
+	// conversation behind this dispatcher's back.
+	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, "u8")
+	require.NoError(t, err)
+	require.NoError(t, b.store.AppendMessage(b.ctx, &core.Message{
+		ConversationID: conv.ID, Role: core.RoleAssistant, Content: "reminder: water the plants", Source: core.SourceScheduledSend,
+	}))
+
+	require.NoError(t, b.adapter.Deliver(b.ctx, "u8", "second"))
+	b.adapter.WaitSent(t, 2, waitFor)
+	reqs := b.model.Requests()
+	var got []string
+	for _, m := range reqs[1].Messages() {
+		got = append(got, m.Role+":"+m.Content)
+	}
+	require.Equal(t, []string{
+		"system:You are Testy.", "user:first", "assistant:first answer",
+		"assistant:reminder: water the plants", "user:second",
+	}, got)
+}

@@ -8,11 +8,12 @@ import (
 )
 
 // historyCache keeps the recent window of the most active conversations so
-// that a turn reads only the messages stored since its conversation's last
-// turn instead of the whole window (reading fifty rows was a third of a
-// turn's cost). It is safe across processes because stored messages are
-// append-only and seq only grows: whatever another process appended has a
-// higher seq and is read on the next turn.
+// that a turn does not read its history back from the database: reading is
+// costly on SQLite, where every write empties the readers' page caches. The
+// cache is written through by this process (the messages it stores) and
+// checked against the conversation's LastSeq, so messages another process
+// stored are read, and only those. That is sound because stored messages
+// are append-only and seq only grows.
 type historyCache struct {
 	mu      sync.Mutex
 	limit   int
@@ -32,39 +33,83 @@ func newHistoryCache(limit, maxConversations int) *historyCache {
 	return &historyCache{limit: limit, max: maxConversations, entries: map[int64]*list.Element{}, lru: list.New()}
 }
 
-// window returns the conversation's newest limit messages, oldest first.
+// window returns the conversation's newest limit messages, oldest first. The
+// slice is shared: callers must not modify it.
 func (h *historyCache) window(ctx context.Context, st Store, conv Conversation) ([]Message, error) {
-	h.mu.Lock()
-	var cached []Message
-	if el, ok := h.entries[conv.ID]; ok {
-		e := el.Value.(*historyEntry)
-		if e.created.Equal(conv.CreatedAt) {
-			cached = e.window
-			h.lru.MoveToFront(el)
-		}
-	}
-	h.mu.Unlock()
-
+	cached := h.get(conv)
 	var after int64
 	if n := len(cached); n > 0 {
 		after = cached[n-1].Seq
+	}
+	if after == conv.LastSeq {
+		return cached, nil
 	}
 	fresh, err := st.MessagesAfter(ctx, conv.ID, after, h.limit)
 	if err != nil {
 		return nil, err
 	}
-	// A new slice every time: turns hold on to the windows they were given.
-	keep := max(0, len(cached)+len(fresh)-h.limit)
-	win := make([]Message, 0, len(cached)+len(fresh)-keep)
-	if keep < len(cached) {
-		win = append(win, cached[keep:]...)
-		keep = 0
-	} else {
-		keep -= len(cached)
-	}
-	win = append(win, fresh[keep:]...)
+	win := h.join(cached, fresh)
 	h.put(conv, win)
 	return win, nil
+}
+
+// appended records messages this process just stored (with their seqs), so
+// the next turn of the conversation need not read them back. Messages that
+// do not directly follow the cached window are left for window to read.
+func (h *historyCache) appended(conv Conversation, msgs ...Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	el, ok := h.entries[conv.ID]
+	if !ok {
+		if msgs[0].Seq != 1 {
+			return
+		}
+		// A brand-new conversation: its whole history is msgs.
+		h.insertLocked(conv, h.join(nil, msgs))
+		return
+	}
+	e := el.Value.(*historyEntry)
+	last := int64(0)
+	if n := len(e.window); n > 0 {
+		last = e.window[n-1].Seq
+	}
+	if !e.created.Equal(conv.CreatedAt) || msgs[0].Seq != last+1 {
+		return
+	}
+	e.window = h.join(e.window, msgs)
+	h.lru.MoveToFront(el)
+}
+
+// join appends fresh to cached and keeps the newest limit, in a new slice:
+// turns hold on to the windows they were given.
+func (h *historyCache) join(cached, fresh []Message) []Message {
+	drop := max(0, len(cached)+len(fresh)-h.limit)
+	win := make([]Message, 0, len(cached)+len(fresh)-drop)
+	if drop < len(cached) {
+		win = append(win, cached[drop:]...)
+		drop = 0
+	} else {
+		drop -= len(cached)
+	}
+	return append(win, fresh[drop:]...)
+}
+
+func (h *historyCache) get(conv Conversation) []Message {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	el, ok := h.entries[conv.ID]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*historyEntry)
+	if !e.created.Equal(conv.CreatedAt) {
+		return nil
+	}
+	h.lru.MoveToFront(el)
+	return e.window
 }
 
 func (h *historyCache) put(conv Conversation, win []Message) {
@@ -73,12 +118,16 @@ func (h *historyCache) put(conv Conversation, win []Message) {
 	if el, ok := h.entries[conv.ID]; ok {
 		e := el.Value.(*historyEntry)
 		if n := len(e.window); e.created.Equal(conv.CreatedAt) && n > 0 && len(win) > 0 && e.window[n-1].Seq > win[len(win)-1].Seq {
-			return // a concurrent reader stored a newer window
+			return // a concurrent writer stored a newer window
 		}
 		e.created, e.window = conv.CreatedAt, win
 		h.lru.MoveToFront(el)
 		return
 	}
+	h.insertLocked(conv, win)
+}
+
+func (h *historyCache) insertLocked(conv Conversation, win []Message) {
 	h.entries[conv.ID] = h.lru.PushFront(&historyEntry{convID: conv.ID, created: conv.CreatedAt, window: win})
 	for h.lru.Len() > h.max {
 		last := h.lru.Back()

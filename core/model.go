@@ -23,7 +23,9 @@ type Conversation struct {
 	ChannelUserID   string
 	DisplayName     string
 	// TimeZone is an IANA zone name; empty means the bot's default zone.
-	TimeZone  string
+	TimeZone string
+	// LastSeq is the seq of the conversation's newest message (0: none).
+	LastSeq   int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }

@@ -22,7 +22,7 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("turn panicked", "panic", p)
-			next, _ = d.complete(ctx, log, run, RunCompletion{Status: RunFailed, Error: fmt.Sprintf("panic: %v", p)})
+			next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: fmt.Sprintf("panic: %v", p)})
 		}
 	}()
 
@@ -32,14 +32,14 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 	turn, adapter, err := d.prepare(ctx, run)
 	if err != nil {
 		log.Error("preparing turn", "err", err)
-		next, _ = d.complete(ctx, log, run, RunCompletion{Status: RunFailed, Error: err.Error()})
+		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: err.Error()})
 		return next
 	}
 	stopTyping := d.typing(ctx, adapter, turn.Conversation.ChannelThreadID)
 	outcome, completion := d.generate(ctx, log, turn, adapter)
 	stopTyping()
 	stopBeat()
-	next, ok := d.complete(ctx, log, run, completion)
+	next, ok := d.complete(ctx, log, run, &turn.Conversation, completion)
 	if ok {
 		d.observe(ctx, turn, outcome)
 	}
@@ -277,8 +277,9 @@ func (d *Dispatcher) tools(ctx context.Context, t *Turn) ([]llm.Tool, error) {
 
 // complete stores the completion and, unless the dispatcher is stopping,
 // claims the next due run in the same transaction. It reports whether the
-// run was still ours.
-func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c RunCompletion) (*Run, bool) {
+// run was still ours. conv, when known, gets the stored messages in its
+// history cache.
+func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, conv *Conversation, c RunCompletion) (*Run, bool) {
 	c.Now = d.cfg.Clock.Now().UTC()
 	// Record the outcome even if the turn's context has run out.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -297,6 +298,13 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 	if err != nil {
 		log.Error("recording run outcome", "err", err)
 		return nil, false
+	}
+	if conv != nil && len(c.Messages) > 0 {
+		stored := make([]Message, len(c.Messages))
+		for i, m := range c.Messages {
+			stored[i] = *m
+		}
+		d.history.appended(*conv, stored...)
 	}
 	log.Debug("run finished", "status", c.Status)
 	return next, true

@@ -24,7 +24,7 @@ const upsertConversation = `INSERT INTO conversations
 		channel_user_id = CASE WHEN excluded.channel_user_id <> '' THEN excluded.channel_user_id ELSE conversations.channel_user_id END,
 		display_name = CASE WHEN excluded.display_name <> '' THEN excluded.display_name ELSE conversations.display_name END,
 		updated_at = excluded.updated_at
-	RETURNING last_seq, ` + conversationCols
+	RETURNING ` + conversationCols
 
 // planRun makes the message the trigger of the conversation's queued run,
 // creating one if there is none. The partial unique index runs_one_queued is
@@ -54,15 +54,13 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 	}
 	now := s.q.t(in.Now)
 	err = s.write(ctx, func(tx *gorm.DB) error {
-		var seq int64
-		dest := append([]any{&seq}, conversationDest(&res.Conversation)...)
 		if err := tx.Raw(upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
-			in.DisplayName, in.TimeZone, now, now).Row().Scan(dest...); err != nil {
+			in.DisplayName, in.TimeZone, now, now).Row().Scan(conversationDest(&res.Conversation)...); err != nil {
 			return fmt.Errorf("upserting conversation: %w", err)
 		}
 		res.Message = core.Message{
 			ConversationID:    res.Conversation.ID,
-			Seq:               seq,
+			Seq:               res.Conversation.LastSeq,
 			Role:              core.RoleUser,
 			Content:           in.Text,
 			Source:            core.SourceUser,

@@ -230,11 +230,11 @@ func encodeRecord(r core.RunRecord) (string, error) {
 	return string(b), nil
 }
 
-const conversationCols = `id, platform, channel_thread_id, channel_user_id, display_name, time_zone, created_at, updated_at`
+const conversationCols = `id, platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, created_at, updated_at`
 
 func conversationDest(c *core.Conversation) []any {
 	return []any{&c.ID, strCol[core.Platform]{&c.Platform}, &c.ChannelThreadID, &c.ChannelUserID, &c.DisplayName, &c.TimeZone,
-		timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}}
+		&c.LastSeq, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}}
 }
 
 const messageCols = `id, conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at`
