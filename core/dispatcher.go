@@ -23,9 +23,6 @@ const MaxInboundBytes = 16 << 10
 // DefaultFailureMessage is sent when the model cannot answer.
 const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
 
-// ErrStopped is returned by HandleInbound once the dispatcher has stopped.
-var ErrStopped = errors.New("dispatcher stopped")
-
 // LLM is the model as the dispatcher uses it; *llm.Client implements it.
 type LLM interface {
 	Run(ctx context.Context, req llm.Request) (llm.Result, error)
