@@ -83,19 +83,21 @@ func testConcurrentClaimers(t *testing.T, open Opener) {
 
 	var (
 		mu      sync.Mutex
-		active  = map[int64]int64{}  // conversation → run being worked on
 		claimed = map[int64]string{} // run → owner
 		fail    []string
 	)
 	work := func(owner string, run *core.Run) {
+		// While this claimer holds the run, the database must show no other
+		// running run of its conversation. (An in-memory "active" map would
+		// race: the previous holder's commit lands before it can note it.)
+		others := b.count(t, "runs", "conversation_id = ? AND status = 'running' AND id <> ?", run.ConversationID, run.ID)
 		mu.Lock()
-		if other, ok := active[run.ConversationID]; ok {
-			fail = append(fail, fmt.Sprintf("conversation %d: run %d claimed while run %d active", run.ConversationID, run.ID, other))
+		if others != 0 {
+			fail = append(fail, fmt.Sprintf("conversation %d: run %d claimed while %d other runs were running", run.ConversationID, run.ID, others))
 		}
 		if prev, ok := claimed[run.ID]; ok {
 			fail = append(fail, fmt.Sprintf("run %d claimed by %s and %s", run.ID, prev, owner))
 		}
-		active[run.ConversationID] = run.ID
 		claimed[run.ID] = owner
 		mu.Unlock()
 
@@ -106,7 +108,6 @@ func testConcurrentClaimers(t *testing.T, open Opener) {
 		})
 
 		mu.Lock()
-		delete(active, run.ConversationID)
 		if err != nil {
 			fail = append(fail, fmt.Sprintf("completing run %d: %v", run.ID, err))
 		}
