@@ -2,10 +2,20 @@ package core
 
 import "time"
 
-// Clock tells the time. Logic reads time only through a Clock so tests can
-// control it.
+// Clock tells the time and makes timers. Logic reads time and waits only
+// through a Clock so tests can control both (coretest.Clock).
 type Clock interface {
 	Now() time.Time
+	// NewTimer returns a timer that fires once, d from now.
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a one-shot timer made by a Clock.
+type Timer interface {
+	// C delivers the time when the timer fires.
+	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it did.
+	Stop() bool
 }
 
 // SystemClock is the wall clock.
@@ -13,3 +23,11 @@ type SystemClock struct{}
 
 // Now returns the current time.
 func (SystemClock) Now() time.Time { return time.Now() }
+
+// NewTimer returns a time.Timer.
+func (SystemClock) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
+
+type systemTimer struct{ t *time.Timer }
+
+func (s systemTimer) C() <-chan time.Time { return s.t.C }
+func (s systemTimer) Stop() bool          { return s.t.Stop() }

@@ -23,6 +23,10 @@ const MaxInboundBytes = 16 << 10
 // DefaultFailureMessage is sent when the model cannot answer.
 const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
 
+// DefaultBusyMessage is sent, under the reject policy, to a user who writes
+// while their last message is being answered.
+const DefaultBusyMessage = "I'm still answering your last message. One moment, please."
+
 // LLM is the model as the dispatcher uses it; *llm.Client implements it.
 type LLM interface {
 	Run(ctx context.Context, req llm.Request) (llm.Result, error)
@@ -46,6 +50,14 @@ type DispatcherConfig struct {
 	AllowUsers []string
 	// FailureMessage is sent when the model fails (default DefaultFailureMessage).
 	FailureMessage string
+	// BusyMessage is sent under BusyReject (default DefaultBusyMessage).
+	BusyMessage string
+	// Debounce delays a user turn after each message, so that a burst is
+	// answered in one turn (default 0).
+	Debounce time.Duration
+	// DuringGeneration is what a message does while its conversation's turn
+	// runs (default BusyQueue).
+	DuringGeneration BusyPolicy
 	// MaxToolRounds bounds tool rounds per turn (default: the LLM's own).
 	MaxToolRounds int
 	// HistoryLimit is how many recent messages a turn sees (default 50).
@@ -57,6 +69,12 @@ type DispatcherConfig struct {
 	Workers int
 	// StaleAfter is when a running run without heartbeat is reaped (default 2m).
 	StaleAfter time.Duration
+	// HeartbeatInterval is how often running runs send a heartbeat
+	// (default StaleAfter/4, at most 5s).
+	HeartbeatInterval time.Duration
+	// ReapInterval is how often stale runs are looked for (default
+	// StaleAfter/4, at most 30s).
+	ReapInterval time.Duration
 	// TurnTimeout bounds one turn end to end (default 5m).
 	TurnTimeout time.Duration
 	// PollInterval is the fallback wake-up for runs planned by other
@@ -83,10 +101,13 @@ type Dispatcher struct {
 
 	mu       sync.Mutex
 	stopping bool
-	cancel   context.CancelFunc
-	runCtx   context.Context
-	loopDone chan struct{}
-	turns    sync.WaitGroup
+	// inflight cancels the turns this process executes, by run id.
+	inflight  map[int64]context.CancelCauseFunc
+	cancel    context.CancelFunc
+	runCtx    context.Context
+	loopDone  chan struct{}
+	maintDone chan struct{}
+	turns     sync.WaitGroup
 }
 
 // NewDispatcher checks cfg and fills in defaults.
@@ -124,6 +145,22 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = 2 * time.Minute
 	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = min(cfg.StaleAfter/4, 5*time.Second)
+	}
+	if cfg.ReapInterval <= 0 {
+		cfg.ReapInterval = min(cfg.StaleAfter/4, 30*time.Second)
+	}
+	if cfg.BusyMessage == "" {
+		cfg.BusyMessage = DefaultBusyMessage
+	}
+	switch cfg.DuringGeneration {
+	case "":
+		cfg.DuringGeneration = BusyQueue
+	case BusyQueue, BusyReject, BusyRestart:
+	default:
+		return nil, fmt.Errorf("dispatcher: during_generation %q: want reject, queue or restart", cfg.DuringGeneration)
+	}
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = 5 * time.Minute
 	}
@@ -139,6 +176,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 		adapters: map[Platform]Adapter{},
 		allow:    map[string]bool{},
 		wake:     make(chan struct{}, 1),
+		inflight: map[int64]context.CancelCauseFunc{},
 		history:  newHistoryCache(cfg.HistoryLimit, cfg.HistoryCacheSize),
 	}
 	for _, a := range cfg.Adapters {
@@ -176,8 +214,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	// Turns outlive the caller's ctx on purpose: Stop decides when they end.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.runCtx, d.cancel = runCtx, cancel
-	d.loopDone = make(chan struct{})
+	d.loopDone, d.maintDone = make(chan struct{}), make(chan struct{})
 	go d.claimLoop(runCtx)
+	go d.maintain(runCtx)
 	return nil
 }
 
@@ -202,10 +241,12 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 		cancel()
+		<-d.maintDone
 		return nil
 	case <-ctx.Done():
 		cancel()
 		<-done
+		<-d.maintDone
 		return fmt.Errorf("stopping dispatcher: in-flight turns cancelled: %w", ctx.Err())
 	}
 }
@@ -241,6 +282,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 	if msg.Platform == "" || msg.ChannelThreadID == "" {
 		return errors.New("inbound message without platform or channel thread id")
 	}
+	now := d.cfg.Clock.Now().UTC()
 	res, err := d.cfg.Store.RecordInbound(ctx, InboundRecord{
 		Platform:          msg.Platform,
 		ChannelThreadID:   msg.ChannelThreadID,
@@ -250,16 +292,66 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		Text:              text,
 		PlatformMessageID: msg.PlatformMessageID,
 		Metadata:          meta,
-		Now:               d.cfg.Clock.Now().UTC(),
+		Now:               now,
 		PlanRun:           true,
+		RunAfter:          now.Add(d.cfg.Debounce),
+		WhileRunning:      d.cfg.DuringGeneration,
 	})
 	if err != nil {
 		return fmt.Errorf("recording inbound message: %w", err)
 	}
 	d.history.appended(res.Conversation, res.Message)
 	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
+	switch {
+	case res.Rejected:
+		d.sendBusyNotice(ctx, res.Conversation)
+		return nil
+	case res.Running != nil && res.Running.CancelRequestedAt != nil:
+		// restart: the turn being generated is dropped; the planned run
+		// answers everything once it is gone. A run of another process
+		// stops at its next heartbeat.
+		if d.stopRun(res.Running.ID) {
+			log.Debug("restarting the turn for a newer message", "run", res.Running.ID)
+		}
+	}
 	d.signal()
 	return nil
+}
+
+// sendBusyNotice tells a user whose message was not queued (BusyReject)
+// that their last message is still being answered. The notice is stored
+// for the record but never shown to the model as its own words.
+func (d *Dispatcher) sendBusyNotice(ctx context.Context, conv Conversation) {
+	a, ok := d.adapters[conv.Platform]
+	if !ok {
+		return
+	}
+	msg := &Message{
+		ConversationID: conv.ID,
+		Role:           RoleAssistant,
+		Content:        d.cfg.BusyMessage,
+		Source:         SourceSystem,
+		Metadata:       map[string]any{"busy_notice": true},
+	}
+	res, err := a.Send(ctx, OutboundMessage{
+		ConversationID:  conv.ID,
+		ChannelThreadID: conv.ChannelThreadID,
+		ChannelUserID:   conv.ChannelUserID,
+		Text:            msg.Content,
+		IdempotencyKey:  fmt.Sprintf("busy-%d-%d", conv.ID, conv.LastSeq),
+	})
+	if err != nil {
+		d.log.Warn("sending busy notice", "conversation", conv.ID, "err", err)
+		msg.Metadata["undelivered"] = err.Error()
+	}
+	if len(res.PlatformMessageIDs) > 0 {
+		msg.PlatformMessageID = res.PlatformMessageIDs[0]
+	}
+	if err := d.cfg.Store.AppendMessage(ctx, msg); err != nil {
+		d.log.Error("storing busy notice", "conversation", conv.ID, "err", err)
+		return
+	}
+	d.history.appended(conv, *msg)
 }
 
 // History returns the newest limit messages of the conversation at
@@ -285,76 +377,6 @@ func (d *Dispatcher) signal() {
 	case d.wake <- struct{}{}:
 	default:
 	}
-}
-
-// claimLoop is the one claimer of this process: it claims a due run whenever
-// a turn slot is free and runs it in its own goroutine. One claimer means no
-// claim is wasted on a run a sibling already took, which matters on SQLite
-// where every claim queues for the single writer.
-func (d *Dispatcher) claimLoop(ctx context.Context) {
-	defer close(d.loopDone)
-	slots := make(chan struct{}, d.cfg.Workers)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		if d.isStopping() {
-			return
-		}
-		run, err := d.cfg.Store.ClaimRun(ctx, d.cfg.Owner, d.cfg.Clock.Now().UTC(), d.platforms...)
-		if err != nil && ctx.Err() == nil {
-			d.log.Error("claiming a run", "err", err)
-		}
-		if run != nil {
-			d.turns.Add(1)
-			go func() {
-				defer d.turns.Done()
-				// A busy slot goes from run to run: completing one claims
-				// the next in the same transaction.
-				for next := run; next != nil; {
-					next = d.execute(ctx, next)
-				}
-				<-slots
-				// Its conversation may have a run queued behind it.
-				d.signal()
-			}()
-			continue
-		}
-		<-slots
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(d.idleWait(ctx))
-		select {
-		case <-ctx.Done():
-			return
-		case <-d.wake:
-		case <-timer.C:
-		}
-	}
-}
-
-// idleWait is how long an idle worker sleeps: until the next queued run is
-// due, at most PollInterval (runs planned by other processes).
-func (d *Dispatcher) idleWait(ctx context.Context) time.Duration {
-	wait := d.cfg.PollInterval
-	next, err := d.cfg.Store.NextRunAfter(ctx)
-	if err != nil || next == nil {
-		return wait
-	}
-	// A due run that could not be claimed waits for its conversation's
-	// running run; that worker looks again when it finishes.
-	if until := next.Sub(d.cfg.Clock.Now()); until > 0 && until < wait {
-		wait = until
-	}
-	return wait
 }
 
 func newOwnerID() string {

@@ -24,21 +24,47 @@ type InboundRecord struct {
 	Text              string
 	PlatformMessageID string
 	Metadata          map[string]any
-	// Now is the time the core received the message; it is the message's
-	// CreatedAt and the planned run's RunAfter.
+	// Now is the time the core received the message: its CreatedAt.
 	Now time.Time
 	// PlanRun asks the store to plan a user_turn run for the message: a
-	// queued run of the conversation is reused (its trigger and expected
-	// last message move to this message), otherwise a new one is created.
+	// queued run of the conversation is reused (its trigger, expected last
+	// message and RunAfter move to this message; a queued cron_turn keeps
+	// its kind), otherwise a new one is created.
 	PlanRun bool
+	// RunAfter is when the planned run may start (debounce); zero is Now.
+	RunAfter time.Time
+	// WhileRunning says what to do when the conversation has a running run
+	// (runs.during_generation); empty is BusyQueue.
+	WhileRunning BusyPolicy
 }
+
+// BusyPolicy is what a user message does to a conversation whose turn is
+// being generated (runs.during_generation).
+type BusyPolicy string
+
+// Busy policies.
+const (
+	// BusyReject stores the message and plans no run; the user is told the
+	// bot is still answering.
+	BusyReject BusyPolicy = "reject"
+	// BusyQueue plans one queued run that follows the running one.
+	BusyQueue BusyPolicy = "queue"
+	// BusyRestart asks the running run to cancel (cancel_requested_at) and
+	// plans a queued run that answers everything.
+	BusyRestart BusyPolicy = "restart"
+)
 
 // InboundResult is what RecordInbound wrote.
 type InboundResult struct {
 	Conversation Conversation
 	Message      Message
-	// Run is the planned run, nil when PlanRun was false.
+	// Run is the planned run; nil when PlanRun was false or the message was
+	// rejected.
 	Run *Run
+	// Running is the conversation's running run when the message arrived.
+	Running *Run
+	// Rejected is true when BusyReject kept the message from planning a run.
+	Rejected bool
 }
 
 // RunCompletion finishes a claimed run.
@@ -61,12 +87,17 @@ type Store interface {
 	RecordInbound(ctx context.Context, in InboundRecord) (InboundResult, error)
 	// ClaimRun marks the oldest due queued run whose conversation has no
 	// running run as running for owner and returns it; nil when none is due.
-	// Given platforms, only conversations on them are considered.
+	// Given platforms, only conversations on them are considered. A due
+	// proactive or continue run whose conversation has moved on since it
+	// was planned (its newest message is not the run's expected last
+	// message) is marked skipped instead, and the next one is tried.
 	ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...Platform) (*Run, error)
 	// NextRunAfter is the earliest RunAfter of a queued run, nil if none.
 	NextRunAfter(ctx context.Context) (*time.Time, error)
-	// HeartbeatRun refreshes a running run's heartbeat if owner still owns it.
-	HeartbeatRun(ctx context.Context, runID int64, owner string, now time.Time) error
+	// HeartbeatRuns refreshes the heartbeat of those of runIDs that owner
+	// still holds as running. It returns the ids whose work must stop: the
+	// ones with a cancel requested and the ones owner no longer holds.
+	HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) (stop []int64, err error)
 	// CompleteRun finishes a run that owner still holds as running, appending
 	// c.Messages; it returns ErrLostRun, writing nothing, otherwise.
 	CompleteRun(ctx context.Context, runID int64, owner string, c RunCompletion) error

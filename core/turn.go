@@ -19,15 +19,16 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 	log := d.log.With("run", run.ID, "conversation", run.ConversationID, "kind", run.Kind)
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.TurnTimeout)
 	defer cancel()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	untrack := d.track(run.ID, stop)
+	defer untrack()
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("turn panicked", "panic", p)
 			next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: fmt.Sprintf("panic: %v", p)})
 		}
 	}()
-
-	stopBeat := d.heartbeat(ctx, log, run)
-	defer stopBeat()
 
 	turn, adapter, err := d.prepare(ctx, run)
 	if err != nil {
@@ -38,7 +39,6 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 	stopTyping := d.typing(ctx, adapter, turn.Conversation.ChannelThreadID)
 	outcome, completion := d.generate(ctx, log, turn, adapter)
 	stopTyping()
-	stopBeat()
 	next, ok := d.complete(ctx, log, run, &turn.Conversation, completion)
 	if ok {
 		d.observe(ctx, turn, outcome)
@@ -99,6 +99,11 @@ func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a 
 		return o, c
 	}
 	record.Output = res.Content
+	if stopped(ctx) {
+		o, c := d.fail(ctx, log, t, a, context.Cause(ctx), record)
+		addUsage(&c, res.Usage)
+		return o, c
+	}
 	reply := &Reply{Text: res.Content, Metadata: map[string]any{}}
 	for _, p := range d.cfg.Plugins {
 		op, ok := p.(OutputProcessor)
@@ -116,6 +121,12 @@ func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a 
 	o := Outcome{Status: RunSucceeded, Usage: res.Usage}
 	if reply.Silent || strings.TrimSpace(reply.Text) == "" {
 		log.Debug("turn ended silent")
+		return o, c
+	}
+	if stopped(ctx) {
+		// The user wrote meanwhile (restart): this answer is stale.
+		o, c := d.fail(ctx, log, t, a, context.Cause(ctx), record)
+		addUsage(&c, res.Usage)
 		return o, c
 	}
 	msg := &Message{
@@ -141,6 +152,12 @@ func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a 
 // fail tells the user, in the configured words, that no answer is coming and
 // returns a failed completion that keeps the error.
 func (d *Dispatcher) fail(ctx context.Context, log *slog.Logger, t *Turn, a Adapter, cause error, rec RunRecord) (Outcome, RunCompletion) {
+	if stopped(ctx) {
+		// A newer message restarted the turn, or the run is no longer
+		// ours: say nothing, the run says why.
+		log.Info("turn stopped", "cause", context.Cause(ctx))
+		return Outcome{Status: RunCanceled, Err: context.Cause(ctx)}, RunCompletion{Status: RunCanceled, Error: "canceled: " + context.Cause(ctx).Error(), Record: rec}
+	}
 	if d.runCtx.Err() != nil {
 		// Shutdown cut the turn short: no notice, the run says why.
 		log.Warn("turn interrupted by shutdown", "err", cause)
@@ -228,7 +245,7 @@ func (d *Dispatcher) renderPrompt(ctx context.Context, t *Turn) ([]llm.Message, 
 		case RoleUser:
 			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
 		case RoleAssistant:
-			if m.Metadata["failure_notice"] == true {
+			if m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true {
 				continue // the model did not say it; keep it out of its mouth
 			}
 			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: m.Content})
@@ -318,29 +335,6 @@ func (d *Dispatcher) observe(ctx context.Context, t *Turn, o Outcome) {
 	}
 }
 
-// heartbeat keeps the run's heartbeat fresh until the returned func is
-// called, so that a reaper can tell a live turn from a dead worker's.
-func (d *Dispatcher) heartbeat(ctx context.Context, log *slog.Logger, run *Run) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(d.cfg.StaleAfter / 4)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if err := d.cfg.Store.HeartbeatRun(ctx, run.ID, d.cfg.Owner, d.cfg.Clock.Now().UTC()); err != nil && ctx.Err() == nil {
-					log.Warn("run heartbeat", "err", err)
-				}
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
 // typing shows the typing indicator, refreshed, until the returned func is
 // called. Adapters without the capability show nothing.
 func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func() {
@@ -410,4 +404,9 @@ func toolRecords(calls []llm.ToolCallResult) []ToolCallRecord {
 		out[i] = ToolCallRecord{ID: c.Call.ID, Name: c.Call.Name, Arguments: c.Call.Arguments, Result: c.Result, IsError: c.IsError}
 	}
 	return out
+}
+
+// stopped reports whether the turn was told to stop (restart, taken over).
+func stopped(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errStopRequested)
 }

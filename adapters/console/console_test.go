@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/coretest"
 )
 
 // TestMain fails the run if a test leaves a reader or handler goroutine
@@ -24,10 +25,6 @@ func TestMain(m *testing.M) {
 }
 
 const waitFor = 5 * time.Second
-
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 // fakeCore records what the adapter hands it.
 type fakeCore struct {
@@ -119,7 +116,7 @@ func setup(t *testing.T) *testBundle {
 	b.in = pw
 	b.adapter.In = pr
 	b.adapter.Out = b.out
-	require.NoError(t, b.adapter.Provision(context.Background(), core.Env{Clock: fixedClock{b.now}, BotName: "Subaru"}))
+	require.NoError(t, b.adapter.Provision(context.Background(), core.Env{Clock: coretest.NewClock(b.now), BotName: "Subaru"}))
 	require.NoError(t, b.adapter.Validate())
 	require.NoError(t, b.adapter.Start(context.Background(), b.core))
 	t.Cleanup(func() {

@@ -19,14 +19,10 @@ import (
 
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/coretest"
 )
 
 const waitFor = 5 * time.Second
-
-// fixedClock is a clock that always says the same time.
-type fixedClock struct{ t time.Time }
-
-func (c fixedClock) Now() time.Time { return c.t }
 
 // fakeCore stands in for the dispatcher: it records inbound messages, can
 // reply through the adapter, and serves a canned history.
@@ -109,7 +105,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		core:    newFakeCore(),
 		now:     time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC),
 	}
-	env := core.Env{Clock: fixedClock{b.now}, BotName: "Subaru"}
+	env := core.Env{Clock: coretest.NewClock(b.now), BotName: "Subaru"}
 	require.NoError(t, b.adapter.Provision(context.Background(), env))
 	require.NoError(t, b.adapter.Validate())
 	var h core.InboundHandler = b.core

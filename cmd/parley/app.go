@@ -140,17 +140,21 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		return nil, err
 	}
 	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
-		Store:          a.store,
-		LLM:            model,
-		Plugins:        a.plugins,
-		Adapters:       a.adapters,
-		Logger:         log.With("component", "dispatcher"),
-		Clock:          opts.clock,
-		Location:       cfg.Location(),
-		AllowUsers:     cfg.Bot.AllowUsers,
-		FailureMessage: cfg.Bot.FailureMessage,
-		MaxToolRounds:  cfg.LLM.MaxToolRounds,
-		StaleAfter:     cfg.Runs.StaleAfter,
+		Store:            a.store,
+		LLM:              model,
+		Plugins:          a.plugins,
+		Adapters:         a.adapters,
+		Logger:           log.With("component", "dispatcher"),
+		Clock:            opts.clock,
+		Location:         cfg.Location(),
+		AllowUsers:       cfg.Bot.AllowUsers,
+		FailureMessage:   cfg.Bot.FailureMessage,
+		BusyMessage:      cfg.Bot.BusyMessage,
+		MaxToolRounds:    cfg.LLM.MaxToolRounds,
+		Debounce:         cfg.Runs.Debounce,
+		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
+		StaleAfter:       cfg.Runs.StaleAfter,
+		Workers:          cfg.Runs.Workers,
 	})
 	if err != nil {
 		return nil, err

@@ -58,6 +58,10 @@ type Bot struct {
 	// FailureMessage is sent when the model cannot answer (default
 	// "Sorry, I can't answer right now. Please try again in a little while.").
 	FailureMessage string `yaml:"failure_message"`
+	// BusyMessage is sent, under runs.during_generation: reject, to a user
+	// who writes while their last message is being answered (default
+	// "I'm still answering your last message. One moment, please.").
+	BusyMessage string `yaml:"busy_message"`
 }
 
 // Runs configures the per-conversation run queue.
@@ -68,6 +72,9 @@ type Runs struct {
 	DuringGeneration string `yaml:"during_generation"`
 	// StaleAfter fails a running run with no heartbeat for this long (default 2m).
 	StaleAfter time.Duration `yaml:"stale_after"`
+	// Workers is how many turns of different conversations run at once
+	// (default 8).
+	Workers int `yaml:"workers"`
 }
 
 // Scheduler configures the job engine.

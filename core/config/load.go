@@ -15,6 +15,9 @@ import (
 // DefaultFailureMessage is bot.failure_message's default.
 const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
 
+// DefaultBusyMessage is bot.busy_message's default.
+const DefaultBusyMessage = "I'm still answering your last message. One moment, please."
+
 // Environment variables that secrets default to.
 const (
 	// EnvOpenAIAPIKey is llm.api_key's default source.
@@ -40,12 +43,14 @@ func Default() *Config {
 			Timezone:       "UTC",
 			AllowUsers:     []string{},
 			FailureMessage: DefaultFailureMessage,
+			BusyMessage:    DefaultBusyMessage,
 		},
 		Adapters: map[string]Section{},
 		Runs: Runs{
 			Debounce:         1500 * time.Millisecond,
 			DuringGeneration: "queue",
 			StaleAfter:       2 * time.Minute,
+			Workers:          8,
 		},
 		Scheduler: Scheduler{
 			MaxAttempts:               3,

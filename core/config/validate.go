@@ -91,10 +91,14 @@ func (c *Config) problems() []problem {
 	if strings.TrimSpace(c.Bot.FailureMessage) == "" {
 		add("bot.failure_message", "must not be empty", nil)
 	}
+	if strings.TrimSpace(c.Bot.BusyMessage) == "" {
+		add("bot.busy_message", "must not be empty", nil)
+	}
 
 	notNegative(add, "runs.debounce", c.Runs.Debounce)
 	oneOf("runs.during_generation", c.Runs.DuringGeneration, "reject", "queue", "restart")
 	positive(add, "runs.stale_after", c.Runs.StaleAfter)
+	between(add, "runs.workers", c.Runs.Workers, 1, 1024)
 
 	atLeastOne(add, "scheduler.max_attempts", c.Scheduler.MaxAttempts)
 	notNegative(add, "scheduler.late_grace", c.Scheduler.LateGrace)

@@ -27,12 +27,15 @@ const upsertConversation = `INSERT INTO conversations
 	RETURNING ` + conversationCols
 
 // planRun makes the message the trigger of the conversation's queued run,
-// creating one if there is none. The partial unique index runs_one_queued is
+// creating one if there is none. A queued proactive or continue run becomes
+// the user's turn; a queued cron_turn stays one (it is deferred, never lost,
+// and its turn sees the user's messages too). The partial unique index runs_one_queued is
 // the arbiter, so concurrent planners never create two queued runs.
 const planRun = `INSERT INTO runs
 		(conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, created_at, updated_at)
 	VALUES (?, 'user_turn', 'queued', ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation_id) WHERE status = 'queued' DO UPDATE SET
+		kind = CASE WHEN runs.kind = 'cron_turn' THEN runs.kind ELSE excluded.kind END,
 		trigger_message_id = excluded.trigger_message_id,
 		expected_last_message_id = excluded.expected_last_message_id,
 		run_after = excluded.run_after,
@@ -74,8 +77,36 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 		if !in.PlanRun {
 			return nil
 		}
+		running := new(core.Run)
+		err := tx.Raw(`SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
+			Row().Scan(runDest(running)...)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			running = nil
+		case err != nil:
+			return fmt.Errorf("looking for a running run: %w", err)
+		}
+		res.Running = running
+		if running != nil {
+			switch in.WhileRunning {
+			case core.BusyReject:
+				res.Rejected = true
+				return nil
+			case core.BusyRestart:
+				if err := tx.Exec(`UPDATE runs SET cancel_requested_at = ?, updated_at = ?
+					WHERE id = ? AND cancel_requested_at IS NULL`, now, now, running.ID).Error; err != nil {
+					return fmt.Errorf("requesting cancel of run %d: %w", running.ID, err)
+				}
+				t := utc(in.Now)
+				running.CancelRequestedAt = &t
+			}
+		}
+		runAfter := now
+		if !in.RunAfter.IsZero() {
+			runAfter = s.q.t(in.RunAfter)
+		}
 		run := new(core.Run)
-		if err := tx.Raw(planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, now, now, now).
+		if err := tx.Raw(planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
 			Row().Scan(runDest(run)...); err != nil {
 			return fmt.Errorf("planning run: %w", err)
 		}

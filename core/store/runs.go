@@ -72,6 +72,43 @@ func (s *Store) HeartbeatRun(ctx context.Context, runID int64, owner string, now
 	return nil
 }
 
+// HeartbeatRuns refreshes, in one statement, the heartbeat of those of
+// runIDs that owner still holds as running, and returns the ids whose work
+// must stop: a cancel was requested (runs.during_generation: restart), or
+// owner no longer holds the run (it was reaped).
+func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) ([]int64, error) {
+	if len(runIDs) == 0 {
+		return nil, nil
+	}
+	t := s.q.t(now)
+	var kept []struct {
+		ID       int64
+		Canceled bool
+	}
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Raw(`UPDATE runs SET heartbeat_at = ?, updated_at = ?
+			WHERE id IN ? AND status = 'running' AND owner = ?
+			RETURNING id, cancel_requested_at IS NOT NULL AS canceled`, t, t, runIDs, owner).Scan(&kept).Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("heartbeating runs: %w", err)
+	}
+	held := make(map[int64]bool, len(kept))
+	var stop []int64
+	for _, k := range kept {
+		held[k.ID] = true
+		if k.Canceled {
+			stop = append(stop, k.ID)
+		}
+	}
+	for _, id := range runIDs {
+		if !held[id] {
+			stop = append(stop, id)
+		}
+	}
+	return stop, nil
+}
+
 // finishRun ends a run only while owner still holds it as running.
 const finishRun = `UPDATE runs SET status = ?, error = ?, finished_at = ?, record = ?,
 		prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, updated_at = ?
@@ -187,6 +224,25 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 // loses a race trips runs_one_running, which would abort the whole
 // transaction, so the claim gets a savepoint of its own.
 func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
+	// Each stale run skipped costs a round; the bound only guards against a
+	// pathological backlog holding the write lock for long.
+	for range 100 {
+		run, err := s.claimOnce(tx, owner, t, platforms)
+		if err != nil || run == nil {
+			return run, err
+		}
+		stale, err := s.skipIfStale(tx, run, t)
+		if err != nil {
+			return nil, err
+		}
+		if !stale {
+			return run, nil
+		}
+	}
+	return nil, nil
+}
+
+func (s *Store) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
 	if !s.q.sqlite {
 		if err := tx.SavePoint("claim_next").Error; err != nil {
 			return nil, fmt.Errorf("opening savepoint: %w", err)
@@ -210,6 +266,33 @@ func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*
 		return nil, err
 	}
 	return run, nil
+}
+
+// skipIfStale marks a just-claimed proactive or continue run skipped when
+// its conversation has moved on since it was planned: such a run speaks
+// only if the newest message is still the one it expected. User turns
+// answer the newest message by construction, and cron turns are deferred,
+// never skipped.
+func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
+	if run.Kind != core.RunProactive && run.Kind != core.RunContinue {
+		return false, nil
+	}
+	var newest sql.NullInt64
+	err := tx.Raw(`SELECT id FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`, run.ConversationID).
+		Row().Scan(&newest)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("reading the newest message: %w", err)
+	}
+	expected := run.ExpectedLastMessageID
+	if expected != nil && newest.Valid && newest.Int64 == *expected {
+		return false, nil
+	}
+	if err := tx.Exec(`UPDATE runs SET status = 'skipped', finished_at = ?, updated_at = ?,
+		error = 'skipped: the conversation moved on since the run was planned'
+		WHERE id = ?`, t, t, run.ID).Error; err != nil {
+		return false, fmt.Errorf("skipping stale run %d: %w", run.ID, err)
+	}
+	return true, nil
 }
 
 // ReapStaleRuns fails running runs whose heartbeat is older than before and
