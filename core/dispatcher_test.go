@@ -36,6 +36,16 @@ type setupOpts struct {
 	maxRetries int
 	timeout    time.Duration
 	baseURL    string
+	// clock, when set, drives debounce, polling, heartbeats and reaping.
+	clock      core.Clock
+	debounce   time.Duration
+	policy     core.BusyPolicy
+	staleAfter time.Duration
+	workers    int
+	// model, when set, replaces the llmtest-backed client.
+	model core.LLM
+	// noStart leaves the dispatcher unstarted.
+	noStart bool
 }
 
 // personaLayer is a tiny prompt plugin, so tests see a system prompt.
@@ -72,15 +82,24 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	if o.timeout == 0 {
 		o.timeout = 5 * time.Second
 	}
-	client, err := llm.New(llm.Config{BaseURL: base, APIKey: "sk-test", Model: "test-model", Timeout: o.timeout, MaxRetries: o.maxRetries})
-	require.NoError(t, err)
+	var model core.LLM = o.model
+	if model == nil {
+		client, err := llm.New(llm.Config{BaseURL: base, APIKey: "sk-test", Model: "test-model", Timeout: o.timeout, MaxRetries: o.maxRetries})
+		require.NoError(t, err)
+		model = client
+	}
 	plugins := append([]core.Plugin{personaLayer{text: "You are Testy."}}, o.plugins...)
+	var err error
 	b.disp, err = core.NewDispatcher(core.DispatcherConfig{
-		Store: b.store, LLM: client, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
-		AllowUsers: o.allow, PollInterval: 50 * time.Millisecond,
+		Store: b.store, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
+		AllowUsers: o.allow, PollInterval: 50 * time.Millisecond, Clock: o.clock,
+		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, Workers: o.workers,
 	})
 	require.NoError(t, err)
 	require.NoError(t, b.adapter.Start(ctx, b.disp))
+	if o.noStart {
+		return b
+	}
 	require.NoError(t, b.disp.Start(ctx))
 	t.Cleanup(func() {
 		stopCtx, cancel := context.WithTimeout(context.Background(), waitFor)

@@ -38,6 +38,7 @@ type Response struct {
 	toolCalls    []ToolCall
 	malformed    bool
 	delay        time.Duration
+	hold         <-chan struct{}
 	usage        *openai.Usage
 	finishReason string
 }
@@ -86,6 +87,14 @@ func (r Response) WithErrorMessage(msg string) Response {
 // context is done, whichever comes first.
 func (r Response) WithDelay(d time.Duration) Response {
 	r.delay = d
+	return r
+}
+
+// WithHold makes the server answer only once gate is closed (after any
+// delay), or give up when the client does: a slow model whose answer the
+// test releases when it is ready, with no wall-clock guessing.
+func (r Response) WithHold(gate <-chan struct{}) Response {
+	r.hold = gate
 	return r
 }
 

@@ -175,6 +175,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if resp.hold != nil {
+		select {
+		case <-resp.hold:
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		}
+	}
 	s.write(w, chat, resp, id)
 }
 

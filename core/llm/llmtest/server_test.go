@@ -268,3 +268,32 @@ func TestStreamStatusError(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	require.Equal(t, http.StatusServiceUnavailable, apiErr.HTTPStatusCode)
 }
+
+func TestHoldAnswersWhenReleased(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	gate := make(chan struct{})
+	b.srv.Enqueue(llmtest.Text("released").WithHold(gate))
+	done := make(chan string, 1)
+	go func() {
+		resp, err := b.client.CreateChatCompletion(context.Background(), chat("hi"))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- resp.Choices[0].Message.Content
+	}()
+	b.srv.WaitRequests(t, 1, 5*time.Second)
+	select {
+	case got := <-done:
+		t.Fatalf("answered before the gate opened: %q", got)
+	default:
+	}
+	close(gate)
+	select {
+	case got := <-done:
+		require.Equal(t, "released", got)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer after the gate opened")
+	}
+}
