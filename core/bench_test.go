@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -96,4 +97,71 @@ func BenchmarkTurn(b *testing.B) {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "turns/s")
+}
+
+// BenchmarkConversations is issue 3's load: 1,000 conversations write 10
+// messages each, every one waiting for its reply before the next, with an
+// instant model, debounce 0 and the queue policy. It reports turns/s and
+// the 50th and 99th percentile time from a message to its reply.
+func BenchmarkConversations(b *testing.B) {
+	const convs, perConv = 1000, 10
+	ctx := context.Background()
+	st := openStore(b)
+	ad := &signalAdapter{waiters: map[string]chan struct{}{}}
+	for i := range b.N {
+		for c := range convs {
+			ad.waiters[fmt.Sprintf("i%d-c%d", i, c)] = make(chan struct{}, 1)
+		}
+	}
+	d, err := core.NewDispatcher(core.DispatcherConfig{
+		Store: st, LLM: instantLLM{}, Plugins: []core.Plugin{personaLayer{text: "You are a benchmark."}},
+		Adapters: []core.Adapter{ad}, Workers: 8, DuringGeneration: core.BusyQueue,
+	})
+	require.NoError(b, err)
+	require.NoError(b, ad.Start(ctx, d))
+	require.NoError(b, d.Start(ctx))
+	defer func() { require.NoError(b, d.Stop(ctx)) }()
+
+	latencies := make([]time.Duration, 0, b.N*convs*perConv)
+	var mu sync.Mutex
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		var wg sync.WaitGroup
+		for c := range convs {
+			thread := fmt.Sprintf("i%d-c%d", i, c)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				mine := make([]time.Duration, 0, perConv)
+				for m := range perConv {
+					sent := time.Now()
+					if err := ad.h.HandleInbound(ctx, core.InboundMessage{
+						Platform: core.PlatformWeb, ChannelThreadID: thread, ChannelUserID: thread,
+						Text: fmt.Sprintf("message %d", m), Direct: true,
+					}); err != nil {
+						b.Error(err)
+						return
+					}
+					<-ad.waiters[thread]
+					mine = append(mine, time.Since(sent))
+				}
+				mu.Lock()
+				latencies = append(latencies, mine...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	slices.Sort(latencies)
+	pct := func(p float64) float64 {
+		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(len(latencies))/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(0, "ns/op")
 }

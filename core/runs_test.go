@@ -330,3 +330,34 @@ func TestRunLeftRunningByACrashIsRecoveredOnStart(t *testing.T) {
 	sent := b.adapter.WaitSent(t, 1, waitFor)
 	require.Equal(t, "back online", sent[0].Text)
 }
+
+func TestRestartRequestedByAnotherProcessStopsAtTheNextHeartbeat(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	b := setup(t, setupOpts{clock: clock, policy: core.BusyRestart, staleAfter: 20 * time.Second})
+	release := slowFirst(b, "stale answer", "answer to both")
+	defer close(release)
+	require.NoError(t, b.adapter.Deliver(b.ctx, "xp", "one"))
+	b.model.WaitRequests(t, 1, waitFor)
+
+	// Another process receives the user's next message and asks for the
+	// restart through the database only.
+	res, err := b.store.RecordInbound(b.ctx, core.InboundRecord{
+		Platform: core.PlatformWeb, ChannelThreadID: "xp", ChannelUserID: "xp", Text: "two",
+		Now: clock.Now(), PlanRun: true, WhileRunning: core.BusyRestart,
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res.Running)
+	require.NotNil(t, res.Running.CancelRequestedAt)
+
+	// This process learns of it at its next heartbeat (every 5s here).
+	clock.WaitForTimer(t, clock.Now().Add(5*time.Second), waitFor)
+	clock.Advance(5 * time.Second)
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "answer to both", sent[0].Text)
+	require.Equal(t, []string{"one", "two"}, userContents(b.model.Requests()[1]))
+	first, err := b.store.Run(b.ctx, res.Running.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunCanceled, first.Status)
+	require.Equal(t, []string{"answer to both"}, sentTexts(b.adapter))
+}
