@@ -137,6 +137,13 @@ func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a 
 		Metadata:       reply.Metadata,
 	}
 	if err := d.deliver(ctx, a, t, msg); err != nil {
+		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
+			// Stopped mid-send and nothing reached the user: as if the
+			// answer had never been made.
+			o, c := d.fail(ctx, log, t, a, context.Cause(ctx), c.Record)
+			addUsage(&c, res.Usage)
+			return o, c
+		}
 		log.Error("sending reply", "err", err)
 		c.Status, c.Error = RunFailed, fmt.Sprintf("sending reply: %v", err)
 		o.Status, o.Err = RunFailed, err
