@@ -1,0 +1,78 @@
+// Package adaptertest is the conformance suite every adapter passes, the way
+// river's riverdrivertest or testing/fstest.TestFS work: an adapter's test
+// builds a Rig, a fresh adapter wired to that platform's fake, and calls Run.
+// Cases a platform cannot express (a console has no group chats) are skipped
+// with the reason, never silently.
+package adaptertest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/parleybot/parley/core"
+)
+
+// User is a person on the fake platform.
+type User struct {
+	// ID is the platform's user id, as the adapter reports it in
+	// InboundMessage.ChannelUserID.
+	ID string
+	// Name is the display name the adapter should report.
+	Name string
+}
+
+// Sent is one message the bot delivered to the fake platform.
+type Sent struct {
+	// ChannelThreadID is the chat it was sent to.
+	ChannelThreadID string
+	Text            string
+	// PlatformMessageID is the id the fake platform gave it.
+	PlatformMessageID string
+	// At is when the fake platform accepted it (wall clock).
+	At time.Time
+}
+
+// Rig is one adapter under test with its fake platform. Required fields
+// must be set; an optional func left nil skips the cases that need it.
+type Rig struct {
+	// Adapter is a fresh adapter, provisioned and validated but not
+	// started, pointed at the fake platform. The suite starts and stops it.
+	Adapter core.Adapter
+
+	// DM makes user send text to the bot in a direct message and returns
+	// the channel thread id the adapter must report for it. Required.
+	DM func(t *testing.T, user User, text string) (channelThreadID string)
+	// ThreadOf is the channel thread id of user's DM with the bot, for
+	// sending to a user who has written before. Required.
+	ThreadOf func(t *testing.T, user User) string
+	// Sent lists what the bot delivered to channelThreadID, in order.
+	// Required.
+	Sent func(t *testing.T, channelThreadID string) []Sent
+
+	// Group makes user send text in a group chat the bot is in.
+	Group func(t *testing.T, user User, text string)
+	// Channel posts text in a channel the bot is in.
+	Channel func(t *testing.T, text string)
+	// Own makes the platform deliver a message the bot itself sent.
+	Own func(t *testing.T, text string)
+	// Edit makes user edit an earlier DM to text.
+	Edit func(t *testing.T, user User, text string)
+
+	// RateLimitNextSend makes the fake answer the next send to any chat
+	// with a rate-limit error asking to retry after the given delay; the
+	// send after it succeeds. The fake's retry-after unit is the
+	// platform's (Telegram: whole seconds).
+	RateLimitNextSend func(t *testing.T, retryAfter time.Duration)
+	// RateLimitAfter is like RateLimitNextSend but lets n sends succeed
+	// first (for a split reply whose later part is limited).
+	RateLimitAfter func(t *testing.T, n int, retryAfter time.Duration)
+	// Block makes user block the bot: sends to them fail permanently.
+	Block func(t *testing.T, user User)
+	// UnknownThread is a chat id the platform does not know (a user who
+	// never wrote to the bot), for the permanent-error case.
+	UnknownThread string
+
+	// TypingShown counts the typing indications the fake saw in
+	// channelThreadID; nil when the platform has none.
+	TypingShown func(t *testing.T, channelThreadID string) int
+}
