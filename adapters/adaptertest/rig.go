@@ -1,8 +1,3 @@
-// Package adaptertest is the conformance suite every adapter passes, the way
-// river's riverdrivertest or testing/fstest.TestFS work: an adapter's test
-// builds a Rig, a fresh adapter wired to that platform's fake, and calls Run.
-// Cases a platform cannot express (a console has no group chats) are skipped
-// with the reason, never silently.
 package adaptertest
 
 import (
@@ -25,8 +20,11 @@ type User struct {
 type Sent struct {
 	// ChannelThreadID is the chat it was sent to.
 	ChannelThreadID string
-	Text            string
-	// PlatformMessageID is the id the fake platform gave it.
+	// Text is the part as the bot meant it: a rig whose platform encodes
+	// markup (escapes, entities) decodes it back first.
+	Text string
+	// PlatformMessageID is the id the fake platform gave it; empty only
+	// when Rig.NoMessageIDs is set.
 	PlatformMessageID string
 	// At is when the fake platform accepted it (wall clock).
 	At time.Time
@@ -46,7 +44,8 @@ type Rig struct {
 	// sending to a user who has written before. Required.
 	ThreadOf func(t *testing.T, user User) string
 	// Sent lists what the bot delivered to channelThreadID, in order.
-	// Required.
+	// It may lag behind Send (a browser's event stream); the suite waits
+	// for a sentinel message rather than trusting one look. Required.
 	Sent func(t *testing.T, channelThreadID string) []Sent
 
 	// Group makes user send text in a group chat the bot is in.
@@ -75,4 +74,24 @@ type Rig struct {
 	// TypingShown counts the typing indications the fake saw in
 	// channelThreadID; nil when the platform has none.
 	TypingShown func(t *testing.T, channelThreadID string) int
+
+	// Users are the people the suite plays, in order; nil means Alice and
+	// Bob. A platform whose ids have a fixed shape (the console's
+	// "console:<user>") supplies its own. At least two unless SingleUser.
+	Users []User
+	// SingleUser says the platform has exactly one user (the console): the
+	// suite uses only Users[0] and skips the cases that need two people.
+	SingleUser bool
+	// NoMessageIDs says the fake cannot observe the platform message ids of
+	// what the bot sent (the console prints text only), so Sent leaves
+	// PlatformMessageID empty; the suite then checks that SendResult holds
+	// one distinct, non-empty id per part instead of matching them.
+	NoMessageIDs bool
+	// Quiesce, when set, is called by the Stop case after the adapter has
+	// stopped and before the goroutine leak check. It ends goroutines that
+	// belong to the fake platform or the host rather than the adapter: idle
+	// HTTP connections of an httptest server, an input pipe the host owns
+	// and closes at exit. It must not do the adapter's work for it (a
+	// stream the adapter should have ended is the adapter's leak).
+	Quiesce func(t *testing.T)
 }

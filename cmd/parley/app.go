@@ -187,12 +187,24 @@ func (a *app) start(ctx context.Context) error {
 	if err := a.disp.Start(ctx); err != nil {
 		return fmt.Errorf("starting dispatcher: %w", err)
 	}
+	// One platform failing to start (a revoked token) must not take the
+	// others down: it is logged, shown on /healthz, and the rest run.
+	var failed []error
 	for _, ad := range a.adapters {
 		if err := ad.Start(ctx, a.disp); err != nil {
-			return fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
+			err = fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
+			a.log.Error("adapter did not start; the other adapters keep running", "adapter", ad.Name(), "err", err)
+			failed = append(failed, err)
+			if a.http != nil {
+				a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return err })
+			}
+			continue
 		}
 		a.started = append(a.started, ad)
 		a.log.Info("adapter started", "adapter", ad.Name())
+	}
+	if len(a.started) == 0 {
+		return fmt.Errorf("no adapter started: %w", errors.Join(failed...))
 	}
 	if a.http != nil {
 		if err := a.http.Start(); err != nil {

@@ -1,0 +1,29 @@
+// Package adaptertest is the conformance suite every adapter passes, the way
+// river's riverdrivertest or testing/fstest.TestFS work: an adapter's test
+// builds a Rig, a fresh adapter wired to that platform's fake, and calls Run.
+// Cases a platform cannot express (a console has no group chats) are skipped
+// with the reason, never silently.
+//
+//	func TestConformance(t *testing.T) { // not parallel: Stop checks goroutines
+//		adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
+//			fake := telegramtest.NewServer(t)
+//			a := newAdapterFor(t, fake) // provisioned and validated
+//			return &adaptertest.Rig{Adapter: a, DM: ..., ThreadOf: ..., Sent: ...}
+//		})
+//	}
+//
+// The cases, each a subtest on a fresh Rig: CapabilitiesSane; InboundDM and
+// InboundDMTwoUsers (a DM reaches the core once, normalised); IgnoredGroup,
+// IgnoredChannel, IgnoredOwn, IgnoredEdit (dropped, proven by a DM sent
+// after it arriving alone); Reply and ReplyTwoUsers (a send reaches that
+// chat only, with the platform's id); LongReply (split within
+// MaxMessageLength runes, in order, nothing lost, a code block whole);
+// RateLimitNextSend and RateLimitAfter (the wait honoured, each part
+// delivered once); PermanentErrorBlocked and PermanentErrorUnknownThread
+// (a prompt core.PermanentError); TypingConsistent and Typing; Stop (prompt,
+// no goroutine left behind, a late Send returns).
+//
+// Sends are checked by what reached the fake platform, through Rig.Sent. As
+// delivery may be asynchronous, the suite ends each check by sending a
+// sentinel message and waiting for it: what arrived before it is complete.
+package adaptertest

@@ -1,0 +1,240 @@
+package adaptertest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/core"
+)
+
+// TestMain also catches goroutines the suite itself would leave behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// TestRun runs the suite against a small reference adapter whose fake
+// platform supports every optional case, so each case is seen to pass on a
+// correct adapter. It is not parallel: the Stop case checks goroutines.
+func TestRun(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
+		p := newPlatform()
+		a := &refAdapter{p: p, limit: 500}
+		return &adaptertest.Rig{
+			Adapter: a,
+			DM: func(t *testing.T, u adaptertest.User, text string) string {
+				p.push(update{kind: "dm", user: u, text: text})
+				return u.ID
+			},
+			ThreadOf: func(_ *testing.T, u adaptertest.User) string { return u.ID },
+			Sent:     func(_ *testing.T, thread string) []adaptertest.Sent { return p.sentTo(thread) },
+			Group: func(_ *testing.T, u adaptertest.User, text string) {
+				p.push(update{kind: "group", user: u, text: text})
+			},
+			Channel: func(_ *testing.T, text string) { p.push(update{kind: "channel", text: text}) },
+			Own:     func(_ *testing.T, text string) { p.push(update{kind: "own", text: text}) },
+			Edit: func(_ *testing.T, u adaptertest.User, text string) {
+				p.push(update{kind: "edit", user: u, text: text})
+			},
+			RateLimitNextSend: func(_ *testing.T, d time.Duration) { p.limitAfter(0, d) },
+			RateLimitAfter:    func(_ *testing.T, n int, d time.Duration) { p.limitAfter(n, d) },
+			Block:             func(_ *testing.T, u adaptertest.User) { p.block(u.ID) },
+			UnknownThread:     "999999999",
+			TypingShown:       func(_ *testing.T, thread string) int { return p.typingIn(thread) },
+		}
+	})
+}
+
+// update is one event the fake platform hands the adapter.
+type update struct {
+	kind string // "dm", "group", "channel", "own", "edit"
+	user adaptertest.User
+	text string
+	id   string
+	at   time.Time
+}
+
+// errRateLimited and errForbidden are the fake platform's send failures.
+type errRateLimited struct{ retryAfter time.Duration }
+
+func (e errRateLimited) Error() string { return "rate limited" }
+
+var errForbidden = errors.New("forbidden: bot was blocked or chat not found")
+
+// platform is an in-memory chat service.
+type platform struct {
+	updates chan update
+
+	mu      sync.Mutex
+	known   map[string]bool
+	blocked map[string]bool
+	sent    []adaptertest.Sent
+	typing  map[string]int
+	seq     int
+	okLeft  int           // sends to allow before limiting
+	retry   time.Duration // 0: no limit armed
+}
+
+func newPlatform() *platform {
+	return &platform{
+		updates: make(chan update, 16),
+		known:   map[string]bool{},
+		blocked: map[string]bool{},
+		typing:  map[string]int{},
+	}
+}
+
+func (p *platform) push(u update) {
+	p.mu.Lock()
+	p.seq++
+	u.id, u.at = strconv.Itoa(p.seq), time.Now()
+	if u.kind == "dm" {
+		p.known[u.user.ID] = true
+	}
+	p.mu.Unlock()
+	p.updates <- u
+}
+
+func (p *platform) limitAfter(n int, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.okLeft, p.retry = n, d
+}
+
+func (p *platform) block(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocked[id] = true
+}
+
+func (p *platform) send(thread, text string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.known[thread] || p.blocked[thread] {
+		return "", errForbidden
+	}
+	if p.retry > 0 {
+		if p.okLeft == 0 {
+			d := p.retry
+			p.retry = 0
+			return "", errRateLimited{d}
+		}
+		p.okLeft--
+	}
+	p.seq++
+	id := strconv.Itoa(p.seq)
+	p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: thread, Text: text, PlatformMessageID: id, At: time.Now()})
+	return id, nil
+}
+
+func (p *platform) sentTo(thread string) []adaptertest.Sent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []adaptertest.Sent
+	for _, s := range p.sent {
+		if s.ChannelThreadID == thread {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *platform) typingIn(thread string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.typing[thread]
+}
+
+// refAdapter is the smallest adapter that honours the whole contract.
+type refAdapter struct {
+	p     *platform
+	limit int
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+var (
+	_ core.Adapter         = (*refAdapter)(nil)
+	_ core.TypingIndicator = (*refAdapter)(nil)
+)
+
+func (a *refAdapter) Name() string            { return "ref" }
+func (a *refAdapter) Platform() core.Platform { return "ref" }
+func (a *refAdapter) Capabilities() core.Capabilities {
+	return core.Capabilities{MaxMessageLength: a.limit, Markup: "plain", Typing: true}
+}
+
+func (a *refAdapter) Start(_ context.Context, h core.InboundHandler) error {
+	a.stop, a.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(a.done)
+		for {
+			select {
+			case <-a.stop:
+				return
+			case u := <-a.p.updates:
+				if u.kind != "dm" {
+					continue
+				}
+				_ = h.HandleInbound(context.Background(), core.InboundMessage{
+					Platform: "ref", ChannelThreadID: u.user.ID, ChannelUserID: u.user.ID,
+					DisplayName: u.user.Name, Text: u.text, PlatformMessageID: u.id,
+					SentAt: u.at, Direct: true,
+				})
+			}
+		}
+	}()
+	return nil
+}
+
+func (a *refAdapter) Stop(ctx context.Context) error {
+	close(a.stop)
+	select {
+	case <-a.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (a *refAdapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	var res core.SendResult
+	for _, part := range core.SplitText(msg.Text, a.limit) {
+		for {
+			id, err := a.p.send(msg.ChannelThreadID, part)
+			var rl errRateLimited
+			switch {
+			case err == nil:
+				res.PlatformMessageIDs = append(res.PlatformMessageIDs, id)
+			case errors.As(err, &rl):
+				select {
+				case <-time.After(rl.retryAfter):
+					continue
+				case <-ctx.Done():
+					return res, fmt.Errorf("waiting out a rate limit: %w", ctx.Err())
+				}
+			case errors.Is(err, errForbidden):
+				return res, &core.PermanentError{Reason: "forbidden", Err: err}
+			default:
+				return res, err
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+func (a *refAdapter) Typing(_ context.Context, thread string) error {
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	a.p.typing[thread]++
+	return nil
+}

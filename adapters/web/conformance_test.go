@@ -1,0 +1,225 @@
+package web_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/web"
+	"github.com/parleybot/parley/core"
+)
+
+// TestConformance runs the adapter conformance suite with browsers as the
+// fake platform. Not parallel: the suite's Stop case checks goroutines.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
+		a := web.New()
+		require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
+		require.NoError(t, a.Validate())
+		mux := http.NewServeMux()
+		a.Mount(mux)
+		b := newBrowsers(t, httptest.NewServer(mux))
+		return &adaptertest.Rig{
+			Adapter: a,
+			DM: func(t *testing.T, u adaptertest.User, text string) string {
+				b.open(t, u.ID) // the page is open while its user writes
+				b.post(t, u, text)
+				return u.ID
+			},
+			ThreadOf: func(t *testing.T, u adaptertest.User) string {
+				b.open(t, u.ID)
+				return u.ID
+			},
+			Sent:        func(_ *testing.T, thread string) []adaptertest.Sent { return b.sent(thread) },
+			TypingShown: func(_ *testing.T, thread string) int { return b.typing(thread) },
+			Quiesce:     b.quiesce,
+			// Group, Channel, Own, Edit: a browser only ever writes in its own
+			// one-to-one chat. RateLimit*, Block, UnknownThread: the web chat
+			// has no rate limits, no blocking, and a send to a client with no
+			// page open succeeds (the page loads it from the history).
+		}
+	})
+}
+
+// browsers plays the users' chat pages: it posts their messages and keeps
+// one open event stream per client, recording what the pages show.
+type browsers struct {
+	srv       *httptest.Server
+	transport *http.Transport
+	client    *http.Client
+	ctx       context.Context
+	cancel    context.CancelFunc
+	readers   sync.WaitGroup
+
+	mu    sync.Mutex
+	pages map[string]*page
+}
+
+// page is what one client's open page has shown.
+type page struct {
+	sent   []adaptertest.Sent
+	typing int
+}
+
+func newBrowsers(t *testing.T, srv *httptest.Server) *browsers {
+	transport := &http.Transport{}
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &browsers{
+		srv:       srv,
+		transport: transport,
+		client:    &http.Client{Transport: transport},
+		ctx:       ctx,
+		cancel:    cancel,
+		pages:     map[string]*page{},
+	}
+	// Runs after the suite's Stop (cleanups run last-registered first).
+	t.Cleanup(func() {
+		cancel()
+		b.readers.Wait()
+		srv.Close()
+		transport.CloseIdleConnections()
+	})
+	return b
+}
+
+// open opens clientID's page event stream unless it is open, and returns
+// once the server says it is live, so nothing sent afterwards is missed.
+func (b *browsers) open(t *testing.T, clientID string) {
+	t.Helper()
+	b.mu.Lock()
+	_, ok := b.pages[clientID]
+	b.mu.Unlock()
+	if ok {
+		return
+	}
+	req, err := http.NewRequestWithContext(b.ctx, http.MethodGet,
+		b.srv.URL+"/web/events?client_id="+url.QueryEscape(clientID), nil)
+	require.NoError(t, err)
+	resp, err := b.client.Do(req)
+	require.NoError(t, err)
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("opening the event stream of %q: status %d", clientID, resp.StatusCode)
+	}
+	r := bufio.NewReader(resp.Body)
+	first, err := r.ReadString('\n')
+	if err != nil || first != ": connected\n" {
+		resp.Body.Close()
+		t.Fatalf("event stream of %q: first line %q, %v; want \": connected\"", clientID, first, err)
+	}
+	p := &page{}
+	b.mu.Lock()
+	b.pages[clientID] = p
+	b.mu.Unlock()
+	b.readers.Add(1)
+	go func() {
+		defer b.readers.Done()
+		defer resp.Body.Close()
+		b.read(clientID, p, r)
+	}()
+}
+
+// read records the events of one stream until it ends.
+func (b *browsers) read(clientID string, p *page, r *bufio.Reader) {
+	var name string
+	var data []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return // the stream ended: Stop, or the rig's cleanup
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			b.record(clientID, p, name, strings.Join(data, "\n"))
+			name, data = "", nil
+		case strings.HasPrefix(line, ":"): // comment: connected, ping
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = append(data, strings.TrimPrefix(line, "data: "))
+		}
+	}
+}
+
+// record applies one event to the page, as the chat page would show it.
+func (b *browsers) record(clientID string, p *page, name, data string) {
+	at := time.Now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch name {
+	case "message":
+		var m struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			// Shown as a message so the case that expects text fails on it.
+			m.Text = "undecodable message event: " + err.Error()
+		}
+		p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: clientID, Text: m.Text, PlatformMessageID: m.ID, At: at})
+	case "typing":
+		p.typing++
+	}
+}
+
+// post sends text as user from their page.
+func (b *browsers) post(t *testing.T, u adaptertest.User, text string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"client_id": u.ID, "name": u.Name, "text": text})
+	require.NoError(t, err)
+	resp, err := b.client.Post(b.srv.URL+"/web/messages", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "POST /web/messages: %s", reply)
+}
+
+func (b *browsers) sent(thread string) []adaptertest.Sent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.pages[thread]; ok {
+		return append([]adaptertest.Sent(nil), p.sent...)
+	}
+	return nil
+}
+
+func (b *browsers) typing(thread string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if p, ok := b.pages[thread]; ok {
+		return p.typing
+	}
+	return 0
+}
+
+// quiesce requires that the adapter's Stop ended every event stream, then
+// drops the idle keep-alive connections, which belong to the test's HTTP
+// client and server rather than to the adapter.
+func (b *browsers) quiesce(t *testing.T) {
+	t.Helper()
+	ended := make(chan struct{})
+	go func() {
+		b.readers.Wait()
+		close(ended)
+	}()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an event stream is still open after Stop")
+	}
+	b.transport.CloseIdleConnections()
+	b.srv.CloseClientConnections()
+}
