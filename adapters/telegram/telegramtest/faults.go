@@ -1,0 +1,103 @@
+package telegramtest
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Fault is an error answer of the Bot API: error_code, description and, for
+// 429, parameters.retry_after.
+type Fault struct {
+	Code        int
+	Description string
+	RetryAfter  int
+}
+
+// TooManyRequests is Telegram's flood-control answer; go-telegram/bot turns
+// it into *bot.TooManyRequestsError with RetryAfter set.
+func TooManyRequests(retryAfterSeconds int) Fault {
+	return Fault{
+		Code:        http.StatusTooManyRequests,
+		Description: fmt.Sprintf("Too Many Requests: retry after %d", retryAfterSeconds),
+		RetryAfter:  retryAfterSeconds,
+	}
+}
+
+// MessageTooLong is the answer to a text over 4096 characters.
+func MessageTooLong() Fault { return badRequest("message is too long") }
+
+// BotBlocked is the answer to a message to a user who blocked the bot.
+func BotBlocked() Fault {
+	return Fault{Code: http.StatusForbidden, Description: "Forbidden: bot was blocked by the user"}
+}
+
+// ServerError is a 500 from Telegram's side.
+func ServerError() Fault {
+	return Fault{Code: http.StatusInternalServerError, Description: "Internal Server Error"}
+}
+
+func badRequest(what string) Fault {
+	return Fault{Code: http.StatusBadRequest, Description: "Bad Request: " + what}
+}
+
+func notFound() Fault {
+	return Fault{Code: http.StatusNotFound, Description: "Not Found"}
+}
+
+// scheduledFault fails a call once skip more calls have succeeded.
+type scheduledFault struct {
+	skip  int
+	fault Fault
+}
+
+// FailNext makes the next call of method (e.g. "sendMessage") fail with f.
+// Faults of one method form a queue in the order they were scheduled, so
+// several FailNext calls fail several calls in turn.
+func (s *Server) FailNext(method string, f Fault) {
+	s.FailAfter(method, 0, f)
+}
+
+// FailAfter lets n calls of method succeed, then fails one with f. It joins
+// the method's fault queue: its n counts from the moment the faults
+// scheduled before it have fired.
+func (s *Server) FailAfter(method string, n int, f Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key := strings.ToLower(method)
+	s.faults[key] = append(s.faults[key], &scheduledFault{skip: n, fault: f})
+}
+
+// takeFault consumes one call from the method's fault queue and returns the
+// fault to answer with, if any.
+func (s *Server) takeFault(method string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.faults[method]
+	if len(q) == 0 {
+		return nil
+	}
+	if q[0].skip > 0 {
+		q[0].skip--
+		return nil
+	}
+	f := q[0].fault
+	s.faults[method] = q[1:]
+	return &f
+}
+
+// Block makes the user block the bot: from now on sendMessage and
+// sendChatAction to the chat with that user answer 403 "Forbidden: bot was
+// blocked by the user".
+func (s *Server) Block(userID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocked[userID] = true
+}
+
+// Unblock undoes Block.
+func (s *Server) Unblock(userID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.blocked, userID)
+}

@@ -1,0 +1,223 @@
+package telegramtest
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// maxTextLen is Telegram's limit on a message text, in UTF-16 code units
+// after entity parsing.
+const maxTextLen = 4096
+
+// chatActions are the actions sendChatAction accepts.
+var chatActions = map[string]bool{
+	"typing": true, "upload_photo": true, "record_video": true, "upload_video": true,
+	"record_voice": true, "upload_voice": true, "upload_document": true, "choose_sticker": true,
+	"find_location": true, "record_video_note": true, "upload_video_note": true,
+}
+
+// chatTarget resolves chat_id to a known, unblocked chat. Callers hold s.mu.
+func (s *Server) chatTarget(p params) (*chatState, *Fault) {
+	raw := strings.TrimSpace(p["chat_id"])
+	if raw == "" {
+		f := badRequest("chat_id is empty")
+		return nil, &f
+	}
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err == nil && s.blocked[id] {
+		f := BotBlocked()
+		return nil, &f
+	}
+	cs := s.chats[id]
+	if err != nil || cs == nil {
+		f := badRequest("chat not found")
+		return nil, &f
+	}
+	return cs, nil
+}
+
+// sendMessage validates like Telegram (empty text, entities, unknown chat,
+// blocked user, length), then records the message and returns it.
+func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
+	text := p["text"]
+	parseMode := p["parse_mode"]
+	plain := text
+	switch strings.ToLower(parseMode) {
+	case "":
+	case "markdownv2":
+		var problem string
+		if plain, problem = parseMarkdownV2(text); problem != "" {
+			f := badRequest("can't parse entities: " + problem)
+			return nil, &f
+		}
+	case "markdown", "html":
+		// Accepted unchecked: the fake does not parse them.
+	default:
+		f := badRequest("unsupported parse_mode")
+		return nil, &f
+	}
+	if strings.TrimSpace(plain) == "" {
+		f := badRequest("message text is empty")
+		return nil, &f
+	}
+	replyTo, f := replyToID(p)
+	if f != nil {
+		return nil, f
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, f := s.chatTarget(p)
+	if f != nil {
+		return nil, f
+	}
+	if len(utf16.Encode([]rune(plain))) > maxTextLen {
+		f := MessageTooLong()
+		return nil, &f
+	}
+	bot := s.bot
+	msg := s.newMessage(cs, &bot, plain)
+	s.sent = append(s.sent, SentMessage{
+		ChatID:           cs.chat.ID,
+		MessageID:        msg.ID,
+		Text:             text,
+		Plain:            plain,
+		ParseMode:        parseMode,
+		ReplyToMessageID: replyTo,
+		At:               s.now(),
+	})
+	s.notify()
+	return msg, nil
+}
+
+// replyToID reads reply_parameters.message_id or reply_to_message_id.
+func replyToID(p params) (int, *Fault) {
+	if raw := p["reply_parameters"]; raw != "" {
+		var rp models.ReplyParameters
+		if err := json.Unmarshal([]byte(raw), &rp); err != nil {
+			f := badRequest("can't parse reply parameters JSON object")
+			return 0, &f
+		}
+		return rp.MessageID, nil
+	}
+	id, _, f := p.int("reply_to_message_id")
+	return int(id), f
+}
+
+// sendChatAction records an action such as "typing".
+func (s *Server) sendChatAction(_ context.Context, p params) (any, *Fault) {
+	action := p["action"]
+	if !chatActions[action] {
+		f := badRequest("wrong parameter action in request")
+		return nil, &f
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, f := s.chatTarget(p)
+	if f != nil {
+		return nil, f
+	}
+	s.actions[cs.chat.ID] = append(s.actions[cs.chat.ID], action)
+	s.notify()
+	return true, nil
+}
+
+// Sent returns the messages the bot sent to chatID, in order.
+func (s *Server) Sent(chatID int64) []SentMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sentTo(chatID)
+}
+
+func (s *Server) sentTo(chatID int64) []SentMessage {
+	var out []SentMessage
+	for _, m := range s.sent {
+		if m.ChatID == chatID {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// AllSent returns every message the bot sent, in order.
+func (s *Server) AllSent() []SentMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SentMessage(nil), s.sent...)
+}
+
+// WaitSent waits until the bot has sent at least n messages to chatID and
+// returns them all; after timeout it fails the test (call it from the test
+// goroutine) with what did arrive.
+func (s *Server) WaitSent(t testing.TB, chatID int64, n int, timeout time.Duration) []SentMessage {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		got := s.sentTo(chatID)
+		changed := s.changed
+		s.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("telegramtest: waited %v for %d messages to chat %d, got %d: %+v", timeout, n, chatID, len(got), got)
+			return got
+		case <-s.done:
+			t.Fatalf("telegramtest: server closed while waiting for %d messages to chat %d, got %d", n, chatID, len(got))
+			return got
+		}
+	}
+}
+
+// ChatActions returns the actions the bot sent to chatID, in order.
+func (s *Server) ChatActions(chatID int64) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.actions[chatID]...)
+}
+
+// Calls returns how many requests of method (e.g. "getUpdates",
+// "sendMessage"; case does not matter) arrived, failed ones included.
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[strings.ToLower(method)]
+}
+
+// WaitCalls waits until at least n requests of method arrived; after
+// timeout it fails the test (call it from the test goroutine).
+func (s *Server) WaitCalls(t testing.TB, method string, n int, timeout time.Duration) {
+	t.Helper()
+	key := strings.ToLower(method)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		got := s.calls[key]
+		changed := s.changed
+		s.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("telegramtest: waited %v for %d %s calls, got %d", timeout, n, method, got)
+			return
+		case <-s.done:
+			t.Fatalf("telegramtest: server closed while waiting for %d %s calls, got %d", n, method, got)
+			return
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package telegramtest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+)
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithToken sets the bot token the server accepts (default
+// "123456:TEST-token-abc"). Requests with any other token get 401.
+func WithToken(token string) Option {
+	return func(s *Server) { s.token = token }
+}
+
+// WithBotUser sets the bot's own user, returned by getMe and used as the
+// sender of its messages (default id 999000, username "parley_test_bot",
+// first name "Parley").
+func WithBotUser(id int64, username string) Option {
+	return func(s *Server) {
+		s.bot.ID = id
+		s.bot.Username = username
+	}
+}
+
+// WithNow sets the clock that dates messages and SentMessage.At (default
+// time.Now). Long-poll timeouts always use real time.
+func WithNow(now func() time.Time) Option {
+	return func(s *Server) { s.now = now }
+}
+
+// User is a Telegram user that a test plays.
+type User struct {
+	ID        int64
+	FirstName string
+	LastName  string
+	Username  string
+}
+
+// SentMessage is one message the bot sent with sendMessage.
+type SentMessage struct {
+	ChatID    int64
+	MessageID int
+	// Text is the text parameter exactly as the bot sent it.
+	Text string
+	// Plain is the text a user reads: for MarkdownV2, markup and escapes
+	// removed; otherwise the same as Text.
+	Plain     string
+	ParseMode string
+	// ReplyToMessageID is reply_parameters.message_id (or the legacy
+	// reply_to_message_id), 0 if the message is not a reply.
+	ReplyToMessageID int
+	At               time.Time
+}
+
+// chatState is what the fake knows about one chat.
+type chatState struct {
+	chat      models.Chat
+	lastMsgID int
+}
+
+// queuedUpdate is an update waiting for getUpdates or the webhook.
+type queuedUpdate struct {
+	id  int64
+	raw []byte
+	// once marks an injected update without a readable update_id: it is
+	// delivered once and then dropped, since a client cannot confirm it.
+	once bool
+}
+
+// Server is a fake Telegram Bot API server. All methods are safe for
+// concurrent use.
+type Server struct {
+	token string
+	bot   models.User
+	now   func() time.Time
+
+	srv       *httptest.Server
+	whClient  *http.Client
+	ctx       context.Context // cancelled on close; bounds webhook deliveries
+	cancel    context.CancelFunc
+	done      chan struct{} // closed on close; releases held long polls
+	closeOnce sync.Once
+	wg        sync.WaitGroup // the webhook delivery goroutine
+
+	mu sync.Mutex
+	// changed is closed and replaced whenever the state changes, so waiters
+	// (long polls, WaitSent) wake without polling.
+	changed      chan struct{}
+	nextUpdateID int64
+	pending      []queuedUpdate
+	pollGen      int64
+	chats        map[int64]*chatState
+	blocked      map[int64]bool
+	sent         []SentMessage
+	actions      map[int64][]string
+	calls        map[string]int
+	faults       map[string][]*scheduledFault
+
+	webhookURL    string
+	webhookSecret string
+	whQueue       []queuedUpdate
+	whInflight    int64 // id of the update being delivered, 0 if none
+	whWake        chan struct{}
+	whLastErr     string
+	whLastErrAt   time.Time
+}
+
+// NewServer starts a fake Bot API server. It is closed in t.Cleanup, which
+// also releases long polls still held and stops webhook deliveries.
+func NewServer(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		token: "123456:TEST-token-abc",
+		bot: models.User{
+			ID:            999000,
+			IsBot:         true,
+			FirstName:     "Parley",
+			Username:      "parley_test_bot",
+			CanJoinGroups: true,
+		},
+		now:          time.Now,
+		ctx:          ctx,
+		cancel:       cancel,
+		done:         make(chan struct{}),
+		changed:      make(chan struct{}),
+		nextUpdateID: 1,
+		chats:        map[int64]*chatState{},
+		blocked:      map[int64]bool{},
+		actions:      map[int64][]string{},
+		calls:        map[string]int{},
+		faults:       map[string][]*scheduledFault{},
+		whWake:       make(chan struct{}, 1),
+		whClient:     &http.Client{Transport: &http.Transport{}},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	s.wg.Add(1)
+	go s.deliverLoop()
+	t.Cleanup(s.close)
+	return s
+}
+
+// close stops deliveries, releases held requests, then shuts the server.
+func (s *Server) close() {
+	s.closeOnce.Do(func() {
+		close(s.done)
+		s.cancel()
+		s.wg.Wait()
+		s.srv.Close()
+		s.whClient.CloseIdleConnections()
+	})
+}
+
+// URL returns the base URL to pass to bot.WithServerURL, without a trailing
+// slash.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Token returns the token the server accepts.
+func (s *Server) Token() string { return s.token }
+
+// BotID returns the bot's user id.
+func (s *Server) BotID() int64 { return s.bot.ID }
+
+// notify wakes every waiter. Callers hold s.mu.
+func (s *Server) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// rawResult is a result that is already JSON.
+type rawResult []byte
+
+// errClientGone means the client went away; nothing is written.
+var errClientGone = &Fault{Code: -1}
+
+// serveHTTP routes /bot<token>/<method>.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
+	token, method, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 || method == "" {
+		writeFault(w, notFound())
+		return
+	}
+	method = strings.TrimPrefix(method, "test/")
+	key := strings.ToLower(method)
+
+	s.mu.Lock()
+	s.calls[key]++
+	s.notify()
+	s.mu.Unlock()
+
+	if token != s.token {
+		writeFault(w, Fault{Code: http.StatusUnauthorized, Description: "Unauthorized"})
+		return
+	}
+	h, known := s.handler(key)
+	if !known {
+		writeFault(w, notFound())
+		return
+	}
+	p, err := readParams(r)
+	if err != nil {
+		writeFault(w, badRequest("can't parse request: "+err.Error()))
+		return
+	}
+	if f := s.takeFault(key); f != nil {
+		writeFault(w, *f)
+		return
+	}
+	res, f := h(r.Context(), p)
+	if f == errClientGone {
+		return
+	}
+	if f != nil {
+		writeFault(w, *f)
+		return
+	}
+	body, ok := res.(rawResult)
+	if !ok {
+		var err error
+		if body, err = json.Marshal(res); err != nil {
+			writeFault(w, ServerError())
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"ok":true,"result":`))
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte(`}`))
+}
+
+type handlerFunc func(ctx context.Context, p params) (any, *Fault)
+
+// handler returns the handler of a lower-cased method name.
+func (s *Server) handler(method string) (handlerFunc, bool) {
+	switch method {
+	case "getme":
+		return func(context.Context, params) (any, *Fault) { return s.bot, nil }, true
+	case "getupdates":
+		return s.getUpdates, true
+	case "setwebhook":
+		return s.setWebhook, true
+	case "deletewebhook":
+		return s.deleteWebhook, true
+	case "getwebhookinfo":
+		return s.getWebhookInfo, true
+	case "sendmessage":
+		return s.sendMessage, true
+	case "sendchataction":
+		return s.sendChatAction, true
+	case "setmycommands", "deletemycommands":
+		return func(context.Context, params) (any, *Fault) { return true, nil }, true
+	}
+	return nil, false
+}
+
+// errorBody is the JSON of a failed call.
+type errorBody struct {
+	OK          bool            `json:"ok"`
+	ErrorCode   int             `json:"error_code"`
+	Description string          `json:"description"`
+	Parameters  *responseParams `json:"parameters,omitempty"`
+}
+
+type responseParams struct {
+	RetryAfter int `json:"retry_after,omitempty"`
+}
+
+func writeFault(w http.ResponseWriter, f Fault) {
+	b := errorBody{ErrorCode: f.Code, Description: f.Description}
+	if f.RetryAfter > 0 {
+		b.Parameters = &responseParams{RetryAfter: f.RetryAfter}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	code := f.Code
+	if code < 100 || code > 599 {
+		code = http.StatusInternalServerError
+	}
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(b)
+}
