@@ -3,6 +3,7 @@ module github.com/parleybot/parley
 go 1.26
 
 require (
+	github.com/go-telegram/bot v1.19.0
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/sashabaranov/go-openai v1.43.0
@@ -16,7 +17,6 @@ require (
 )
 
 require (
-	github.com/go-telegram/bot v1.19.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

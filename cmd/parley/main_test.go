@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/core/store/storetest"
@@ -215,15 +217,16 @@ func postMessage(t *testing.T, addr, client, text string) {
 
 func (b *testBundle) storedMessages(t *testing.T, client string) []core.Message {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	return b.storedMessagesOn(t, core.PlatformWeb, client)
+}
+
+// openStoreFile opens the test's SQLite file, closed at cleanup.
+func (b *testBundle) openStoreFile(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Driver: "sqlite", DSN: b.dbPath})
 	require.NoError(t, err)
-	defer st.Close()
-	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
-	require.NoError(t, err)
-	msgs, err := st.Messages(ctx, conv.ID)
-	require.NoError(t, err)
-	return msgs
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 func TestWebChatEndToEnd(t *testing.T) {
@@ -413,4 +416,22 @@ func TestRunOnPostgres(t *testing.T) {
 	require.Len(t, msgs, 2)
 	require.Equal(t, []int64{1, 2}, []int64{msgs[0].Seq, msgs[1].Seq})
 	require.Equal(t, "Hello from PostgreSQL.", msgs[1].Content)
+}
+
+// Every section of config.example.yaml decodes into its registered module:
+// the example documents real keys, not wishes.
+func TestExampleConfigMatchesTheModules(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("../../config.example.yaml", func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	ctx := context.Background()
+	env := core.Env{Logger: slog.New(slog.DiscardHandler), Clock: core.SystemClock{}, Location: time.UTC}
+	for name, sec := range cfg.Adapters {
+		info, ok := core.Adapters().Lookup(name)
+		require.True(t, ok, "adapters.%s is not a registered adapter", name)
+		require.NoError(t, sec.Decode(info.New()), "adapters.%s", name)
+	}
+	plugins, err := buildPlugins(ctx, cfg, env)
+	require.NoError(t, err)
+	require.NotEmpty(t, plugins)
 }

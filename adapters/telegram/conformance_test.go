@@ -1,0 +1,77 @@
+package telegram
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+)
+
+// TestConformance runs the adapter suite against the fake Bot API. It is
+// not parallel: the suite's Stop case checks for leaked goroutines.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
+		b := newBundle(t)
+		srv := b.srv
+		userOf := func(t *testing.T, u adaptertest.User) telegramtest.User {
+			t.Helper()
+			id, err := strconv.ParseInt(u.ID, 10, 64)
+			require.NoError(t, err, "telegram user ids are numbers")
+			return telegramtest.User{ID: id, FirstName: u.Name}
+		}
+		seconds := func(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+		return &adaptertest.Rig{
+			Adapter: b.adapter,
+			DM: func(t *testing.T, u adaptertest.User, text string) string {
+				upd := srv.SendPrivate(userOf(t, u), text)
+				return strconv.FormatInt(upd.Message.Chat.ID, 10)
+			},
+			ThreadOf: func(t *testing.T, u adaptertest.User) string {
+				return strconv.FormatInt(userOf(t, u).ID, 10) // a private chat's id is the user's
+			},
+			Sent: func(t *testing.T, thread string) []adaptertest.Sent {
+				id, err := strconv.ParseInt(thread, 10, 64)
+				require.NoError(t, err)
+				var out []adaptertest.Sent
+				for _, m := range srv.Sent(id) {
+					out = append(out, adaptertest.Sent{
+						ChannelThreadID:   strconv.FormatInt(m.ChatID, 10),
+						Text:              m.Plain,
+						PlatformMessageID: strconv.Itoa(m.MessageID),
+						At:                m.At,
+					})
+				}
+				return out
+			},
+			Group:   func(t *testing.T, u adaptertest.User, text string) { srv.SendGroup(-100777, userOf(t, u), text) },
+			Channel: func(_ *testing.T, text string) { srv.SendChannelPost(-100888, text) },
+			Own: func(t *testing.T, text string) {
+				srv.SendOwn(userOf(t, adaptertest.Alice).ID, text)
+			},
+			Edit: func(t *testing.T, u adaptertest.User, text string) { srv.EditPrivate(userOf(t, u), 1, text) },
+			RateLimitNextSend: func(_ *testing.T, d time.Duration) {
+				srv.FailNext("sendMessage", telegramtest.TooManyRequests(seconds(d)))
+			},
+			RateLimitAfter: func(_ *testing.T, n int, d time.Duration) {
+				srv.FailAfter("sendMessage", n, telegramtest.TooManyRequests(seconds(d)))
+			},
+			Block:         func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
+			UnknownThread: "555000111",
+			TypingShown: func(t *testing.T, thread string) int {
+				id, err := strconv.ParseInt(thread, 10, 64)
+				require.NoError(t, err)
+				n := 0
+				for _, a := range srv.ChatActions(id) {
+					if a == "typing" {
+						n++
+					}
+				}
+				return n
+			},
+		}
+	})
+}

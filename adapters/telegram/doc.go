@@ -1,0 +1,31 @@
+// Package telegram connects Parley to Telegram bots: users chat with the bot
+// in private chats, and the bot's replies go back through the Bot API.
+//
+// The adapter builds on github.com/go-telegram/bot for the Bot API methods
+// (getMe, sendMessage, sendChatAction, setWebhook, deleteWebhook) but runs
+// its own getUpdates loop: the library decodes a whole batch of updates at
+// once, so one update it cannot decode would fail every poll and stall the
+// bot forever. The adapter's loop decodes each update on its own, skips
+// (and logs) the ones it cannot read, and confirms an update to Telegram
+// only after the core has taken it, so a restart redelivers what was not
+// handled.
+//
+// Only "message" updates in private chats become core.InboundMessage;
+// groups, channels, edits, messages from bots and messages without text are
+// ignored and logged at debug level.
+//
+// In webhook mode the adapter serves POST /webhooks/telegram on Parley's
+// HTTP server (core.HTTPMounter) and checks the
+// X-Telegram-Bot-Api-Secret-Token header itself: a missing or wrong secret
+// gets 401 and the update is not processed.
+//
+// Send splits text to Telegram's 4096-character limit, counted as Telegram
+// counts it (UTF-16 code units, after MarkdownV2 escaping), retries a part
+// after the delay a 429 asks for and retries 5xx answers with backoff,
+// without ever resending a part already delivered. Failures retrying cannot
+// fix (the user blocked the bot, the chat does not exist) are
+// *core.PermanentError.
+//
+// The bot token is in every Bot API URL; the adapter removes it from every
+// error it returns or logs.
+package telegram

@@ -1,0 +1,137 @@
+package telegram
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/parleybot/parley/core"
+)
+
+// handleRaw decodes one update and hands it to the core. It returns the
+// update's id, and ok false when the update has none.
+func (a *Adapter) handleRaw(ctx context.Context, raw json.RawMessage) (id int64, ok bool) {
+	var head struct {
+		UpdateID *int64 `json:"update_id"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.UpdateID == nil {
+		a.log.Warn("skipping a telegram update without update_id", "bytes", len(raw))
+		return 0, false
+	}
+	var upd models.Update
+	if err := json.Unmarshal(raw, &upd); err != nil {
+		a.log.Warn("skipping a telegram update that cannot be decoded", "update_id", *head.UpdateID, "err", err)
+		return *head.UpdateID, true
+	}
+	// The core's error is logged by handleUpdate; polling moves on.
+	_ = a.handleUpdate(ctx, &upd)
+	return *head.UpdateID, true
+}
+
+// handleUpdate hands upd to the core if it is a text message in a private
+// chat. It returns the core's error, and nothing else. A panic, whatever its cause, is logged
+// and the update skipped, so a strange update never stops the bot.
+func (a *Adapter) handleUpdate(ctx context.Context, upd *models.Update) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("panic while handling a telegram update", "update_id", upd.ID, "panic", r, "stack", string(debug.Stack()))
+			err = nil // skipped: handling it again would panic again
+		}
+	}()
+	msg, ok := a.normalise(upd)
+	if !ok {
+		return nil
+	}
+	a.mu.Lock()
+	h := a.handler
+	a.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	if err := h.HandleInbound(ctx, msg); err != nil {
+		if ctx.Err() == nil {
+			a.log.Error("handing a telegram message to the core", "update_id", upd.ID, "chat_id", msg.ChannelThreadID, "err", err)
+		}
+		return fmt.Errorf("handing telegram update %d to the core: %w", upd.ID, err)
+	}
+	return nil
+}
+
+// normalise turns a private text message into a core.InboundMessage; for
+// anything else it logs why at debug level and reports false.
+func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
+	log := a.log.With("update_id", upd.ID)
+	m := upd.Message
+	if m == nil {
+		log.Debug("ignoring a telegram update that is not a new message", "kind", updateKind(upd))
+		return core.InboundMessage{}, false
+	}
+	switch {
+	case m.Chat.ID == 0:
+		log.Warn("skipping a malformed telegram message: no chat")
+		return core.InboundMessage{}, false
+	case m.Chat.Type != models.ChatTypePrivate:
+		log.Debug("ignoring a telegram message outside a private chat", "chat_type", m.Chat.Type, "chat_id", m.Chat.ID)
+		return core.InboundMessage{}, false
+	case m.From == nil || m.From.ID == 0:
+		log.Warn("skipping a malformed telegram message: no sender", "chat_id", m.Chat.ID)
+		return core.InboundMessage{}, false
+	case m.From.IsBot || m.From.ID == a.botID:
+		log.Debug("ignoring a telegram message from a bot", "chat_id", m.Chat.ID, "from", m.From.ID)
+		return core.InboundMessage{}, false
+	}
+	text := m.Text
+	if text == "" {
+		text = m.Caption
+	}
+	if strings.TrimSpace(text) == "" {
+		log.Debug("ignoring a telegram message without text", "chat_id", m.Chat.ID)
+		return core.InboundMessage{}, false
+	}
+	// Telegram never sends more than 4096 characters; the core truncates
+	// anything over its own limit and records that it did.
+	return core.InboundMessage{
+		Platform:          core.PlatformTelegram,
+		ChannelThreadID:   strconv.FormatInt(m.Chat.ID, 10),
+		ChannelUserID:     strconv.FormatInt(m.From.ID, 10),
+		DisplayName:       displayName(m.From),
+		Text:              text,
+		PlatformMessageID: strconv.Itoa(m.ID),
+		SentAt:            time.Unix(int64(m.Date), 0).UTC(),
+		Direct:            true,
+	}, true
+}
+
+// displayName is "First Last", or the username when both are empty.
+func displayName(u *models.User) string {
+	if name := strings.TrimSpace(u.FirstName + " " + u.LastName); name != "" {
+		return name
+	}
+	return u.Username
+}
+
+// updateKind names the field an update carries, for logs.
+func updateKind(upd *models.Update) string {
+	switch {
+	case upd.EditedMessage != nil:
+		return "edited_message"
+	case upd.ChannelPost != nil:
+		return "channel_post"
+	case upd.EditedChannelPost != nil:
+		return "edited_channel_post"
+	case upd.CallbackQuery != nil:
+		return "callback_query"
+	case upd.MyChatMember != nil:
+		return "my_chat_member"
+	case upd.BusinessMessage != nil:
+		return "business_message"
+	default:
+		return "other"
+	}
+}

@@ -1,0 +1,171 @@
+package telegram
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/core"
+)
+
+func TestPrivateMessageIsNormalised(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	upd := b.srv.SendPrivate(ada, "Hi there — wie geht's? 🙂")
+	upd2 := b.srv.SendPrivate(grace, "no name, only a username")
+
+	got := b.core.wait(t, 2)
+	require.Len(t, got, 2)
+	require.Equal(t, core.InboundMessage{
+		Platform:          core.PlatformTelegram,
+		ChannelThreadID:   "100001",
+		ChannelUserID:     "100001",
+		DisplayName:       "Ada Lovelace",
+		Text:              "Hi there — wie geht's? 🙂",
+		PlatformMessageID: strconv.Itoa(upd.Message.ID),
+		SentAt:            time.Unix(int64(upd.Message.Date), 0).UTC(),
+		Direct:            true,
+	}, got[0])
+	require.Equal(t, "100002", got[1].ChannelThreadID)
+	require.Equal(t, "grace_h", got[1].DisplayName, "falls back to the username")
+	require.Equal(t, strconv.Itoa(upd2.Message.ID), got[1].PlatformMessageID)
+}
+
+// requireOnlySentinel sends a DM after whatever the test played and
+// requires that it is the only message the core got.
+func (b *testBundle) requireOnlySentinel(t *testing.T) {
+	t.Helper()
+	b.srv.SendPrivate(ada, "sentinel")
+	got := b.core.wait(t, 1)
+	require.Len(t, got, 1, "something else reached the core: %+v", got)
+	require.Equal(t, "sentinel", got[0].Text)
+	// The next poll confirms everything handled so far.
+	eventually(t, func() bool { return b.srv.Pending() == 0 }, "updates left unconfirmed")
+}
+
+func TestIgnoredUpdates(t *testing.T) {
+	t.Parallel()
+	botSender := func(b *testBundle) json.RawMessage {
+		return json.RawMessage(`{"update_id": 500, "message": {"message_id": 7, "date": 1700000000,
+			"chat": {"id": 100001, "type": "private"},
+			"from": {"id": 4242, "is_bot": true, "first_name": "OtherBot"}, "text": "beep"}}`)
+	}
+	for _, tc := range []struct {
+		name string
+		play func(b *testBundle)
+	}{
+		{"group", func(b *testBundle) { b.srv.SendGroup(-100500, ada, "hello group") }},
+		{"supergroup", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": {"message_id": 1, "date": 1700000000,
+				"chat": {"id": -1001234, "type": "supergroup", "title": "Big"},
+				"from": {"id": 100001, "is_bot": false, "first_name": "Ada"}, "text": "hi all"}}`))
+		}},
+		{"channel post", func(b *testBundle) { b.srv.SendChannelPost(-100600, "announcement") }},
+		{"own message", func(b *testBundle) { b.srv.SendOwn(ada.ID, "something the bot said") }},
+		{"edit", func(b *testBundle) { b.srv.EditPrivate(ada, 1, "edited text") }},
+		{"another bot", func(b *testBundle) { b.srv.InjectRaw(botSender(b)) }},
+		{"no text", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": {"message_id": 3, "date": 1700000000,
+				"chat": {"id": 100001, "type": "private"},
+				"from": {"id": 100001, "is_bot": false, "first_name": "Ada"},
+				"sticker": {"file_id": "x", "file_unique_id": "y", "type": "regular", "width": 1, "height": 1, "is_animated": false, "is_video": false}}}`))
+		}},
+		{"no sender", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": {"message_id": 3, "date": 1700000000,
+				"chat": {"id": 100001, "type": "private"}, "text": "who am I"}}`))
+		}},
+		{"no chat", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": {"message_id": 3, "date": 1700000000,
+				"from": {"id": 100001, "is_bot": false, "first_name": "Ada"}, "text": "where am I"}}`))
+		}},
+		{"unknown update type", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "brand_new_kind": {"x": 1}}`))
+		}},
+		{"wrong types", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": "not an object"}`))
+			b.srv.InjectRaw(json.RawMessage(`{"update_id": 501, "message": {"message_id": "seven", "chat": {"id": 100001, "type": "private"}}}`))
+		}},
+		{"not an object", func(b *testBundle) {
+			b.srv.InjectRaw(json.RawMessage(`[1, 2, 3]`))
+			b.srv.InjectRaw(json.RawMessage(`"just a string"`))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			tc.play(b)
+			b.requireOnlySentinel(t)
+		})
+	}
+}
+
+func TestCaptionIsText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.srv.InjectRaw(json.RawMessage(`{"update_id": 1, "message": {"message_id": 9, "date": 1700000000,
+		"chat": {"id": 100001, "type": "private"},
+		"from": {"id": 100001, "is_bot": false, "first_name": "Ada"},
+		"photo": [{"file_id": "p", "file_unique_id": "q", "width": 10, "height": 10}],
+		"caption": "look at this"}}`))
+	got := b.core.wait(t, 1)
+	require.Equal(t, "look at this", got[0].Text)
+	require.Equal(t, "9", got[0].PlatformMessageID)
+	require.Equal(t, time.Unix(1700000000, 0).UTC(), got[0].SentAt)
+}
+
+func TestManyUpdatesArriveInOrder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range 150 { // more than one getUpdates batch of 100
+		b.srv.SendPrivate(ada, fmt.Sprint("message ", i))
+	}
+	got := b.core.wait(t, 150)
+	require.Len(t, got, 150)
+	for i, m := range got {
+		require.Equal(t, fmt.Sprint("message ", i), m.Text)
+	}
+}
+
+func TestCoreFailureOrPanicDoesNotStopPolling(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.core.mu.Lock()
+	b.core.panicOn = "boom"
+	b.core.mu.Unlock()
+	b.srv.SendPrivate(ada, "boom")
+	b.srv.SendPrivate(ada, "after the panic")
+	got := b.core.wait(t, 1)
+	require.Equal(t, "after the panic", got[0].Text)
+	require.Contains(t, b.logs.String(), "panic while handling a telegram update")
+
+	b.core.mu.Lock()
+	b.core.fail = errors.New("database is locked")
+	b.core.mu.Unlock()
+	b.srv.SendPrivate(ada, "lost to the database")
+	eventually(t, func() bool { return strings.Contains(b.logs.String(), "database is locked") }, "the core's error was not logged")
+	b.core.mu.Lock()
+	b.core.fail = nil
+	b.core.mu.Unlock()
+	b.srv.SendPrivate(ada, "works again")
+	got = b.core.wait(t, 2)
+	require.Equal(t, "works again", got[1].Text)
+}
+
+func TestNormaliseIgnoresOwnID(t *testing.T) {
+	t.Parallel()
+	a := New()
+	a.botID = 777
+	msg := telegramtest.User{ID: 777, FirstName: "Me"}
+	b := newBundle(t)
+	upd := b.srv.SendPrivate(msg, "echo")
+	upd.Message.From.IsBot = false // some clients omit is_bot; the id still tells
+	_, ok := a.normalise(&upd)
+	require.False(t, ok)
+}

@@ -1,0 +1,167 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/parleybot/parley/core"
+)
+
+// Send delivers msg.Text to the chat msg.ChannelThreadID, split into parts
+// Telegram accepts, in order. A part that gets 429 is sent again after the
+// delay Telegram asks for; a 5xx answer is retried with backoff; parts
+// already delivered are never sent twice. The result holds the ids of the
+// delivered parts even when a later part fails.
+func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return core.SendResult{}, fmt.Errorf("sending telegram message: %w", err)
+	}
+	b, err := a.live()
+	if err != nil {
+		return core.SendResult{}, fmt.Errorf("sending telegram message: %w", err)
+	}
+	chatID, err := parseChatID(msg.ChannelThreadID)
+	if err != nil {
+		return core.SendResult{}, err
+	}
+	markdown := a.Format == FormatMarkdownV2
+	parts := splitMessage(msg.Text, maxMessageLength, markdown)
+	if len(parts) == 0 {
+		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
+	}
+	params := bot.SendMessageParams{ChatID: chatID}
+	if markdown {
+		params.ParseMode = models.ParseModeMarkdown
+	}
+	ids := make([]string, 0, len(parts))
+	for i, p := range parts {
+		params.Text = p
+		if markdown {
+			params.Text = escapeMarkdownV2(p)
+		}
+		id, err := a.sendPart(ctx, b, &params)
+		if err != nil {
+			if len(parts) > 1 {
+				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+			}
+			return core.SendResult{PlatformMessageIDs: ids}, err
+		}
+		ids = append(ids, strconv.Itoa(id))
+	}
+	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// sendPart sends one message, retrying what a retry can fix.
+func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, params *bot.SendMessageParams) (int, error) {
+	rateLimited, serverErrors := 0, 0
+	for {
+		rctx, status := withStatus(ctx)
+		m, err := b.SendMessage(rctx, params)
+		if err == nil {
+			if m == nil {
+				return 0, errors.New("sending telegram message: no message in the answer")
+			}
+			return m.ID, nil
+		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("sending telegram message: %w", ctx.Err())
+		}
+		var wait time.Duration
+		var tooMany *bot.TooManyRequestsError
+		switch {
+		case errors.As(err, &tooMany):
+			if rateLimited >= a.maxRateLimitRetries {
+				return 0, fmt.Errorf("sending telegram message: still rate limited after %d retries: %w", rateLimited, a.scrub(err))
+			}
+			rateLimited++
+			wait = time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
+			a.log.Info("telegram rate limit, waiting", "chat_id", params.ChatID, "retry_after", wait)
+		case retryable(err, status.code):
+			if serverErrors >= a.maxServerRetries {
+				return 0, fmt.Errorf("sending telegram message: failed after %d retries: %w", serverErrors, a.scrub(err))
+			}
+			wait = a.serverBackoff << serverErrors
+			serverErrors++
+			a.log.Warn("telegram send failed, retrying", "chat_id", params.ChatID, "err", a.scrub(err), "retry_in", wait)
+		default:
+			return 0, a.sendError("sending telegram message", err)
+		}
+		if !a.sleep(ctx, wait) {
+			return 0, fmt.Errorf("sending telegram message: %w", ctx.Err())
+		}
+	}
+}
+
+// retryable reports whether a failed request may be repeated: the server
+// answered 5xx (it did not take the message), or the connection could not
+// even be made.
+func retryable(err error, status int) bool {
+	if status >= 500 {
+		return true
+	}
+	var op *net.OpError
+	return status == 0 && errors.As(err, &op) && op.Op == "dial"
+}
+
+// sendError explains a Bot API error; the ones retrying cannot fix are
+// *core.PermanentError.
+func (a *Adapter) sendError(what string, err error) error {
+	var migrate *bot.MigrateError
+	switch {
+	case errors.Is(err, bot.ErrorForbidden):
+		return &core.PermanentError{
+			Reason: "telegram refused delivery: the user blocked the bot or deactivated their account",
+			Err:    a.scrub(err),
+		}
+	case errors.As(err, &migrate):
+		return &core.PermanentError{Reason: "the chat is a group that became a supergroup; the bot only talks in private chats", Err: a.scrub(err)}
+	case errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "chat not found"):
+		return &core.PermanentError{
+			Reason: "chat not found: Telegram only delivers to users who have started a chat with the bot",
+			Err:    a.scrub(err),
+		}
+	case errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "message is too long"):
+		return &core.PermanentError{Reason: "message is too long for Telegram", Err: a.scrub(err)}
+	case errors.Is(err, bot.ErrorBadRequest):
+		return &core.PermanentError{Reason: "telegram rejected the request", Err: a.scrub(err)}
+	case errors.Is(err, bot.ErrorUnauthorized):
+		return fmt.Errorf("%s: unauthorized (is the token revoked?)", what)
+	default:
+		return fmt.Errorf("%s: %w", what, a.scrub(err))
+	}
+}
+
+// parseChatID reads a channel thread id as a Telegram chat id.
+func parseChatID(threadID string) (int64, error) {
+	id, err := strconv.ParseInt(threadID, 10, 64)
+	if err != nil || id == 0 {
+		return 0, &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a telegram chat id", threadID)}
+	}
+	return id, nil
+}
+
+// Typing shows "typing…" in the chat for about 5 seconds (one
+// sendChatAction); the core repeats it while a turn runs.
+func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
+	b, err := a.live()
+	if err != nil {
+		return fmt.Errorf("sending telegram typing action: %w", err)
+	}
+	chatID, err := parseChatID(channelThreadID)
+	if err != nil {
+		return err
+	}
+	_, err = b.SendChatAction(ctx, &bot.SendChatActionParams{ChatID: chatID, Action: models.ChatActionTyping})
+	if err != nil {
+		return a.sendError("sending telegram typing action", err)
+	}
+	return nil
+}

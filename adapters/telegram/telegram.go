@@ -1,0 +1,384 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+)
+
+func init() {
+	core.RegisterAdapter(core.AdapterInfo{Name: "telegram", New: func() core.Adapter { return New() }})
+}
+
+// Interface guards.
+var (
+	_ core.Adapter         = (*Adapter)(nil)
+	_ core.TypingIndicator = (*Adapter)(nil)
+	_ core.HTTPMounter     = (*Adapter)(nil)
+	_ core.HealthReporter  = (*Adapter)(nil)
+	_ core.Provisioner     = (*Adapter)(nil)
+	_ core.Validator       = (*Adapter)(nil)
+)
+
+// Modes and formats.
+const (
+	ModePolling = "polling"
+	ModeWebhook = "webhook"
+
+	FormatPlain      = "plain"
+	FormatMarkdownV2 = "markdownv2"
+)
+
+// webhookSecretPattern is what Telegram accepts as a secret_token.
+var webhookSecretPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
+
+// Adapter is the Telegram bot. Create it with New; its exported fields are
+// its config (adapters.telegram in YAML).
+type Adapter struct {
+	// Token is the bot token from @BotFather (required).
+	Token config.Secret `yaml:"token"`
+	// APIURL is the Bot API's base URL (default "": https://api.telegram.org).
+	APIURL string `yaml:"api_url"`
+	// Mode is polling (getUpdates, the default) or webhook (Telegram POSTs
+	// updates to /webhooks/telegram on Parley's HTTP server).
+	Mode string `yaml:"mode"`
+	// WebhookSecret is the secret Telegram sends in
+	// X-Telegram-Bot-Api-Secret-Token: 1-256 characters of A-Z a-z 0-9 _ -
+	// (required in webhook mode).
+	WebhookSecret config.Secret `yaml:"webhook_secret"`
+	// WebhookURL is the public https URL Telegram should POST updates to.
+	// When set, Start registers it (setWebhook); when empty in webhook mode
+	// the owner registers it themselves (default "").
+	WebhookURL string `yaml:"webhook_url"`
+	// Format is how replies are sent: plain (the default) or markdownv2
+	// (MarkdownV2 with every special character escaped, so text shows
+	// exactly as written).
+	Format string `yaml:"format"`
+	// PollTimeout is the getUpdates long-poll timeout (default 30s).
+	PollTimeout time.Duration `yaml:"poll_timeout"`
+
+	log   *slog.Logger
+	clock core.Clock
+
+	// Retry policy; tests shorten it.
+	maxRateLimitRetries int
+	maxServerRetries    int
+	serverBackoff       time.Duration
+	pollBackoffMin      time.Duration
+	pollBackoffMax      time.Duration
+	unhealthyAfter      int
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	bot       *bot.Bot
+	client    *http.Client
+	transport *http.Transport
+	botID     int64
+	handler   core.InboundHandler
+	runCtx    context.Context
+	cancel    context.CancelFunc
+	// wg counts the polling goroutine and webhook requests being handled.
+	wg sync.WaitGroup
+
+	healthMu     sync.Mutex
+	pollFailures int
+	pollLastErr  string
+}
+
+// New returns a Telegram adapter with its defaults set. It has no side
+// effects: nothing connects before Start.
+func New() *Adapter {
+	return &Adapter{
+		Mode:                ModePolling,
+		Format:              FormatPlain,
+		PollTimeout:         30 * time.Second,
+		log:                 slog.New(slog.DiscardHandler),
+		clock:               core.SystemClock{},
+		maxRateLimitRetries: 5,
+		maxServerRetries:    3,
+		serverBackoff:       500 * time.Millisecond,
+		pollBackoffMin:      100 * time.Millisecond,
+		pollBackoffMax:      5 * time.Second,
+		unhealthyAfter:      3,
+	}
+}
+
+// Name returns "telegram".
+func (a *Adapter) Name() string { return "telegram" }
+
+// Platform returns core.PlatformTelegram.
+func (a *Adapter) Platform() core.Platform { return core.PlatformTelegram }
+
+// Capabilities reports 4096-character messages in the configured format,
+// with a typing indicator.
+func (a *Adapter) Capabilities() core.Capabilities {
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: a.Format, Typing: true}
+}
+
+// Provision takes the logger and clock from the host.
+func (a *Adapter) Provision(_ context.Context, env core.Env) error {
+	if env.Logger != nil {
+		a.log = env.Logger.With("adapter", "telegram")
+	}
+	if env.Clock != nil {
+		a.clock = env.Clock
+	}
+	return nil
+}
+
+// Validate checks the decoded config. Its messages never show a secret.
+func (a *Adapter) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("telegram adapter: "+format, args...))
+	}
+	tok := a.Token.Reveal()
+	switch {
+	case strings.TrimSpace(tok) == "":
+		bad("token is required (set adapters.telegram.token, e.g. ${TELEGRAM_BOT_TOKEN})")
+	case strings.ContainsFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || r == '/' || r == '?' || r == '#' }):
+		bad("token must not contain spaces, '/', '?' or '#'")
+	}
+	if a.APIURL != "" {
+		u, err := url.Parse(a.APIURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("api_url must be an http or https URL, got %q", a.APIURL)
+		}
+	}
+	switch a.Mode {
+	case ModePolling, ModeWebhook:
+	default:
+		bad("mode must be polling or webhook, got %q", a.Mode)
+	}
+	secret := a.WebhookSecret.Reveal()
+	switch {
+	case a.Mode == ModeWebhook && secret == "":
+		bad("webhook_secret is required in webhook mode")
+	case secret != "" && !webhookSecretPattern.MatchString(secret):
+		bad("webhook_secret must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+	}
+	if a.WebhookURL != "" {
+		u, err := url.Parse(a.WebhookURL)
+		switch {
+		case err != nil || u.Scheme != "https" || u.Host == "":
+			bad("webhook_url must be an https URL (Telegram only posts to https), got %q", a.WebhookURL)
+		case a.Mode != ModeWebhook:
+			bad("webhook_url is set but mode is %q; set mode: webhook or remove webhook_url", a.Mode)
+		}
+	}
+	switch a.Format {
+	case FormatPlain, FormatMarkdownV2:
+	default:
+		bad("format must be plain or markdownv2, got %q", a.Format)
+	}
+	if a.PollTimeout < time.Second || a.PollTimeout > 10*time.Minute {
+		bad("poll_timeout must be between 1s and 10m, got %s", a.PollTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// apiURL is the Bot API base URL without a trailing slash.
+func (a *Adapter) apiURL() string {
+	if a.APIURL == "" {
+		return "https://api.telegram.org"
+	}
+	return strings.TrimRight(a.APIURL, "/")
+}
+
+// Start checks the token with getMe, then, in polling mode, removes any
+// webhook and starts the getUpdates loop; in webhook mode it registers
+// webhook_url when one is set. It returns once the adapter is ready.
+func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("starting telegram adapter: %w", err)
+	}
+	if h == nil {
+		return errors.New("starting telegram adapter: nil inbound handler")
+	}
+	a.mu.Lock()
+	switch {
+	case a.stopped:
+		a.mu.Unlock()
+		return errors.New("starting telegram adapter: already stopped")
+	case a.started:
+		a.mu.Unlock()
+		return errors.New("starting telegram adapter: already started")
+	}
+	a.started = true
+	a.mu.Unlock()
+
+	b, client, transport, botID, err := a.connect(ctx)
+	if err != nil {
+		a.mu.Lock()
+		a.started = false
+		a.mu.Unlock()
+		return err
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		transport.CloseIdleConnections()
+		return errors.New("starting telegram adapter: stopped while starting")
+	}
+	// Handling outlives Start's ctx (often a start-up timeout) but not Stop.
+	a.runCtx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	a.bot, a.client, a.transport, a.botID, a.handler = b, client, transport, botID, h
+	if a.Mode == ModePolling {
+		a.wg.Add(1)
+		go a.poll(a.runCtx)
+	}
+	return nil
+}
+
+// connect builds the client and the bot, checks the token and prepares the
+// update delivery for the configured mode.
+func (a *Adapter) connect(ctx context.Context) (*bot.Bot, *http.Client, *http.Transport, int64, error) {
+	transport := newTransport(a.PollTimeout)
+	client := newClient(transport, a.PollTimeout)
+	fail := func(format string, err error) (*bot.Bot, *http.Client, *http.Transport, int64, error) {
+		transport.CloseIdleConnections()
+		return nil, nil, nil, 0, fmt.Errorf("telegram adapter: "+format, a.scrub(err))
+	}
+	opts := []bot.Option{
+		bot.WithServerURL(a.apiURL()),
+		bot.WithHTTPClient(a.PollTimeout, client),
+		// getMe is called below with Start's ctx so its error can be explained.
+		bot.WithSkipGetMe(),
+		// Updates come from the adapter's own loop or webhook handler, never
+		// from the library's; this only guards against its default, which
+		// prints updates with the standard logger.
+		bot.WithDefaultHandler(func(context.Context, *bot.Bot, *models.Update) {}),
+		bot.WithErrorsHandler(func(err error) {
+			a.log.Error("telegram client error", "err", a.scrub(err))
+		}),
+	}
+	b, err := bot.New(a.Token.Reveal(), opts...)
+	if err != nil {
+		return fail("creating the bot client: %w", err)
+	}
+	me, err := b.GetMe(ctx)
+	switch {
+	case errors.Is(err, bot.ErrorUnauthorized):
+		return fail("checking the bot token with getMe: %w", errors.New("unauthorized (is the token revoked?)"))
+	case errors.Is(err, bot.ErrorNotFound):
+		return fail("checking the bot token with getMe: %w", errors.New("not found (is the token or api_url wrong?)"))
+	case err != nil:
+		return fail("checking the bot token with getMe: %w", err)
+	case me == nil || me.ID == 0:
+		return fail("checking the bot token with getMe: %w", errors.New("no bot in the answer"))
+	}
+	switch {
+	case a.Mode == ModePolling:
+		// A leftover webhook makes every getUpdates fail with 409.
+		if _, err := b.DeleteWebhook(ctx, &bot.DeleteWebhookParams{}); err != nil {
+			return fail("removing the webhook so that polling works: %w", err)
+		}
+	case a.WebhookURL != "":
+		_, err := b.SetWebhook(ctx, &bot.SetWebhookParams{
+			URL:            a.WebhookURL,
+			SecretToken:    a.WebhookSecret.Reveal(),
+			AllowedUpdates: allowedUpdates,
+		})
+		if err != nil {
+			return fail("setting the webhook: %w", err)
+		}
+	}
+	a.log.Info("telegram bot connected", "bot", me.Username, "bot_id", me.ID, "mode", a.Mode)
+	return b, client, transport, me.ID, nil
+}
+
+// allowedUpdates are the update kinds the bot asks Telegram for; everything
+// else would be ignored anyway.
+var allowedUpdates = []string{models.AllowedUpdateMessage}
+
+// Stop stops polling, refuses further webhook updates (503) and waits,
+// bounded by ctx, for the updates being handled. The webhook, if any, stays
+// registered so Telegram keeps updates until the bot is back.
+func (a *Adapter) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return nil
+	}
+	a.stopped = true
+	cancel, transport := a.cancel, a.transport
+	a.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	done := make(chan struct{})
+	go func() {
+		a.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("stopping telegram adapter: %w", ctx.Err())
+	}
+	if transport != nil {
+		transport.CloseIdleConnections()
+	}
+	return nil
+}
+
+// Health reports an error while the adapter is not running or getUpdates
+// has failed several times in a row.
+func (a *Adapter) Health() error {
+	a.mu.Lock()
+	running := a.started && !a.stopped && a.bot != nil
+	a.mu.Unlock()
+	if !running {
+		return errors.New("telegram adapter: not running")
+	}
+	a.healthMu.Lock()
+	defer a.healthMu.Unlock()
+	if a.Mode == ModePolling && a.pollFailures >= a.unhealthyAfter {
+		return fmt.Errorf("telegram adapter: polling failing: %d getUpdates requests failed in a row, last: %s", a.pollFailures, a.pollLastErr)
+	}
+	return nil
+}
+
+// live returns the bot while the adapter runs.
+func (a *Adapter) live() (*bot.Bot, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopped:
+		return nil, errors.New("telegram adapter is stopped")
+	case a.bot == nil:
+		return nil, errors.New("telegram adapter is not started")
+	}
+	return a.bot, nil
+}
+
+// scrub returns err with the bot token replaced. The token is in every Bot
+// API URL, and net/http errors quote the URL. The result does not unwrap to
+// the original, which still holds the token; classify errors before
+// scrubbing them.
+func (a *Adapter) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	tok := a.Token.Reveal()
+	if tok == "" || !strings.Contains(err.Error(), tok) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), tok, "[redacted]"))
+}
