@@ -93,6 +93,8 @@ func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
 		ReplyToMessageID: replyTo,
 		At:               s.now(),
 	})
+	// Indexed per chat so that many waiters stay cheap under load.
+	s.sentIdx[cs.chat.ID] = append(s.sentIdx[cs.chat.ID], len(s.sent)-1)
 	s.notify()
 	return msg, nil
 }
@@ -137,14 +139,19 @@ func (s *Server) Sent(chatID int64) []SentMessage {
 }
 
 func (s *Server) sentTo(chatID int64) []SentMessage {
-	var out []SentMessage
-	for _, m := range s.sent {
-		if m.ChatID == chatID {
-			out = append(out, m)
-		}
+	idx := s.sentIdx[chatID]
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]SentMessage, len(idx))
+	for i, j := range idx {
+		out[i] = s.sent[j]
 	}
 	return out
 }
+
+// sentCount is len(sentTo(chatID)) without copying.
+func (s *Server) sentCount(chatID int64) int { return len(s.sentIdx[chatID]) }
 
 // AllSent returns every message the bot sent, in order.
 func (s *Server) AllSent() []SentMessage {
@@ -162,18 +169,23 @@ func (s *Server) WaitSent(t testing.TB, chatID int64, n int, timeout time.Durati
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
-		got := s.sentTo(chatID)
+		var got []SentMessage
+		if s.sentCount(chatID) >= n {
+			got = s.sentTo(chatID)
+		}
 		changed := s.changed
 		s.mu.Unlock()
-		if len(got) >= n {
+		if got != nil {
 			return got
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
+			got = s.Sent(chatID)
 			t.Fatalf("telegramtest: waited %v for %d messages to chat %d, got %d: %+v", timeout, n, chatID, len(got), got)
 			return got
 		case <-s.done:
+			got = s.Sent(chatID)
 			t.Fatalf("telegramtest: server closed while waiting for %d messages to chat %d, got %d", n, chatID, len(got))
 			return got
 		}

@@ -102,6 +102,7 @@ type Server struct {
 	chats        map[int64]*chatState
 	blocked      map[int64]bool
 	sent         []SentMessage
+	sentIdx      map[int64][]int
 	actions      map[int64][]string
 	calls        map[string]int
 	faults       map[string][]*scheduledFault
@@ -130,6 +131,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 			CanJoinGroups: true,
 		},
 		now:          time.Now,
+		sentIdx:      map[int64][]int{},
 		ctx:          ctx,
 		cancel:       cancel,
 		done:         make(chan struct{}),
