@@ -16,22 +16,25 @@ import (
 
 // handleRaw decodes one update and hands it to the core. It returns the
 // update's id, and ok false when the update has none.
-func (a *Adapter) handleRaw(ctx context.Context, raw json.RawMessage) (id int64, ok bool) {
+func (a *Adapter) handleRaw(ctx context.Context, raw json.RawMessage) (id int64, ok bool, retry error) {
 	var head struct {
 		UpdateID *int64 `json:"update_id"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil || head.UpdateID == nil {
 		a.log.Warn("skipping a telegram update without update_id", "bytes", len(raw))
-		return 0, false
+		return 0, false, nil
 	}
 	var upd models.Update
 	if err := json.Unmarshal(raw, &upd); err != nil {
 		a.log.Warn("skipping a telegram update that cannot be decoded", "update_id", *head.UpdateID, "err", err)
-		return *head.UpdateID, true
+		return *head.UpdateID, true, nil
 	}
-	// The core's error is logged by handleUpdate; polling moves on.
-	_ = a.handleUpdate(ctx, &upd)
-	return *head.UpdateID, true
+	if err := a.handleUpdate(ctx, &upd); err != nil {
+		// The core could not take it (its database is down): leave it
+		// unconfirmed so Telegram delivers it again, never drop it.
+		return *head.UpdateID, false, err
+	}
+	return *head.UpdateID, true, nil
 }
 
 // handleUpdate hands upd to the core if it is a text message in a private

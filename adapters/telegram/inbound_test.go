@@ -148,14 +148,20 @@ func TestCoreFailureOrPanicDoesNotStopPolling(t *testing.T) {
 	b.core.mu.Lock()
 	b.core.fail = errors.New("database is locked")
 	b.core.mu.Unlock()
-	b.srv.SendPrivate(ada, "lost to the database")
+	b.srv.SendPrivate(ada, "kept while the database is down")
+	b.srv.SendPrivate(ada, "behind it")
 	eventually(t, func() bool { return strings.Contains(b.logs.String(), "database is locked") }, "the core's error was not logged")
 	b.core.mu.Lock()
 	b.core.fail = nil
 	b.core.mu.Unlock()
 	b.srv.SendPrivate(ada, "works again")
-	got = b.core.wait(t, 2)
-	require.Equal(t, "works again", got[1].Text)
+	got = b.core.wait(t, 4)
+	var texts []string
+	for _, m := range got[1:] {
+		texts = append(texts, m.Text)
+	}
+	require.Equal(t, []string{"kept while the database is down", "behind it", "works again"}, texts,
+		"an update the core could not take is fetched again, in order, not dropped")
 }
 
 func TestNormaliseIgnoresOwnID(t *testing.T) {

@@ -54,14 +54,25 @@ func (a *Adapter) poll(ctx context.Context) {
 		a.pollSucceeded()
 		backoff = 0
 		before := offset
+		var retry error
 		for _, raw := range raws {
-			id, ok := a.handleRaw(ctx, raw)
+			id, ok, err := a.handleRaw(ctx, raw)
 			if ctx.Err() != nil {
 				return // not confirmed: Telegram sends it again next time
+			}
+			if err != nil {
+				// Confirming a later update would confirm this one too.
+				retry = err
+				break
 			}
 			if ok && id >= offset {
 				offset = id + 1
 			}
+		}
+		if retry != nil {
+			backoff = a.nextPollBackoff(backoff, retry)
+			a.log.Warn("the core did not take a telegram update; it will be fetched again", "retry_in", backoff, "err", retry)
+			continue
 		}
 		if len(raws) > 0 && offset == before {
 			// Nothing could be confirmed; asking again would get the same
