@@ -349,24 +349,32 @@ func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func(
 	if !ok {
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
+	stop := make(chan struct{})
+	// A typing call in flight when the turn ends is let finish rather than
+	// cancelled: cancelling an HTTP request closes its connection, and the
+	// next reply would pay for a new one. Stop waits for the goroutine.
+	callCtx := context.WithoutCancel(ctx)
+	d.turns.Add(1)
 	go func() {
-		defer close(done)
+		defer d.turns.Done()
 		tick := time.NewTicker(d.cfg.TypingInterval)
 		defer tick.Stop()
 		for {
-			if err := ti.Typing(ctx, thread); err != nil && ctx.Err() == nil {
+			c, cancel := context.WithTimeout(callCtx, d.cfg.TypingInterval)
+			if err := ti.Typing(c, thread); err != nil {
 				d.log.Debug("typing indicator", "err", err)
 			}
+			cancel()
 			select {
+			case <-stop:
+				return
 			case <-ctx.Done():
 				return
 			case <-tick.C:
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return func() { close(stop) }
 }
 
 func sourceFor(k RunKind) Source {
