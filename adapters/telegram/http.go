@@ -2,31 +2,17 @@ package telegram
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"time"
+
+	"github.com/parleybot/parley/core/httpclient"
 )
 
-// newTransport returns a pooled transport. go-telegram/bot's default client
-// keeps 2 idle connections, so under load most replies would open a new TCP
-// (and TLS) connection; 100 idle connections per host measured ~40% more
-// replies per second. Responses may take up to pollTimeout to start (the
-// getUpdates long poll), so the header timeout is longer than that.
+// newTransport returns the shared pooled transport (see core/httpclient).
+// Responses may take up to pollTimeout to start (the getUpdates long poll),
+// so the header timeout is longer than that.
 func newTransport(pollTimeout time.Duration) *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          200,
-		MaxIdleConnsPerHost:   100,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: pollTimeout + 15*time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+	return httpclient.Transport(pollTimeout + 15*time.Second)
 }
 
 // newClient wraps transport in a client whose timeout bounds every request,

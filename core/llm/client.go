@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/parleybot/parley/core/httpclient"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -141,23 +142,9 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// defaultTransport is a pooled transport: the standard library keeps only 2
-// idle connections per host, which forces new TCP/TLS handshakes under load.
-func defaultTransport() *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   100,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: 1 * time.Second,
-	}
-}
+// defaultTransport is the shared pooled transport (see core/httpclient);
+// the per-attempt timeout bounds each request.
+func defaultTransport() *http.Transport { return httpclient.Transport(0) }
 
 // sleep waits d or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {
