@@ -61,7 +61,8 @@ type InboundResult struct {
 	// Run is the planned run; nil when PlanRun was false or the message was
 	// rejected.
 	Run *Run
-	// Running is the conversation's running run when the message arrived.
+	// Running is the conversation's running run when the message arrived;
+	// looked up only under BusyReject and BusyRestart, where it matters.
 	Running *Run
 	// Rejected is true when BusyReject kept the message from planning a run.
 	Rejected bool

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"gorm.io/gorm"
 )
@@ -17,12 +16,13 @@ const maxBatch = 64
 // writeBatcher is group commit for SQLite. SQLite has one writer, so every
 // write transaction of the process queues for the single write connection;
 // instead of handing that connection from goroutine to goroutine, one
-// goroutine runs the writes waiting at a time in one transaction, each in a
-// savepoint of its own so that one caller's failure rolls back only its own
-// writes. Under load a turn's two write transactions then share their
-// BEGIN, COMMIT and WAL pages with other conversations' (measured: the turn
-// benchmark went from ~1,480 to ~2,340 turns/s); alone, a write runs as a
-// plain transaction.
+// goroutine runs the writes waiting at a time in one transaction; if one
+// caller's write fails, the batch is rolled back and each write runs alone,
+// so a failure only ever fails its own caller. Under load a turn's two write
+// transactions then share their BEGIN, COMMIT and WAL pages with other
+// conversations' (measured: the turn benchmark went from ~1,480 to ~2,340
+// turns/s); alone, a write runs as a plain transaction. Every op must be
+// safe to run again after a rollback: it sets its results afresh.
 type writeBatcher struct {
 	db   *gorm.DB
 	ops  chan *writeOp
@@ -91,46 +91,43 @@ func (b *writeBatcher) loop() {
 	}
 }
 
-// run executes a batch in one transaction and answers every op.
+// run executes a batch in one transaction and answers every op. It is
+// optimistic: ops run back to back with no savepoints (two statements each
+// saved); if one fails, the whole transaction is rolled back and every op
+// runs again in a transaction of its own, so only the failing op fails. An
+// op is a closure over its inputs that sets its results, so running it again
+// after a rollback is safe.
 func (b *writeBatcher) run(batch []*writeOp) {
-	errs := make([]error, len(batch))
 	if len(batch) == 1 {
 		op := batch[0]
 		op.err <- b.db.WithContext(op.ctx).Transaction(op.fn)
 		return
 	}
+	failed := false
 	txErr := b.db.Transaction(func(tx *gorm.DB) error {
-		for i, op := range batch {
-			errs[i] = b.runOne(tx, op)
+		for _, op := range batch {
+			if op.ctx.Err() != nil {
+				continue // answered below; it writes nothing
+			}
+			if err := op.fn(tx.WithContext(op.ctx)); err != nil {
+				failed = true
+				return err
+			}
 		}
 		return nil
 	})
-	for i, op := range batch {
-		err := errs[i]
-		if txErr != nil && err == nil {
-			// Nothing of the batch landed.
-			err = txErr
+	if !failed && txErr == nil {
+		for _, op := range batch {
+			op.err <- op.ctx.Err()
 		}
-		op.err <- err
+		return
 	}
-}
-
-// runOne runs one op in a savepoint of the batch transaction.
-func (b *writeBatcher) runOne(tx *gorm.DB, op *writeOp) error {
-	if err := op.ctx.Err(); err != nil {
-		return err
-	}
-	if err := tx.Exec("SAVEPOINT op").Error; err != nil {
-		return fmt.Errorf("opening savepoint: %w", err)
-	}
-	err := op.fn(tx.WithContext(op.ctx))
-	if err != nil {
-		if rbErr := tx.Exec("ROLLBACK TO SAVEPOINT op").Error; rbErr != nil {
-			err = errors.Join(err, fmt.Errorf("rolling back savepoint: %w", rbErr))
+	// Something failed (an op, or the commit): isolate it.
+	for _, op := range batch {
+		if err := op.ctx.Err(); err != nil {
+			op.err <- err
+			continue
 		}
+		op.err <- b.db.WithContext(op.ctx).Transaction(op.fn)
 	}
-	if relErr := tx.Exec("RELEASE SAVEPOINT op").Error; relErr != nil {
-		err = errors.Join(err, fmt.Errorf("releasing savepoint: %w", relErr))
-	}
-	return err
 }

@@ -57,6 +57,7 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 	}
 	now := s.q.t(in.Now)
 	err = s.write(ctx, func(tx *gorm.DB) error {
+		res = core.InboundResult{} // a batch may run this again after a rollback
 		if err := tx.Raw(upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
 			in.DisplayName, in.TimeZone, now, now).Row().Scan(conversationDest(&res.Conversation)...); err != nil {
 			return fmt.Errorf("upserting conversation: %w", err)
@@ -77,14 +78,18 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 		if !in.PlanRun {
 			return nil
 		}
-		running := new(core.Run)
-		err := tx.Raw(`SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
-			Row().Scan(runDest(running)...)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			running = nil
-		case err != nil:
-			return fmt.Errorf("looking for a running run: %w", err)
+		var running *core.Run
+		if in.WhileRunning == core.BusyReject || in.WhileRunning == core.BusyRestart {
+			// Under queue the running run does not matter: skip the read.
+			running = new(core.Run)
+			err := tx.Raw(`SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
+				Row().Scan(runDest(running)...)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				running = nil
+			case err != nil:
+				return fmt.Errorf("looking for a running run: %w", err)
+			}
 		}
 		res.Running = running
 		if running != nil {

@@ -86,6 +86,7 @@ func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, 
 		Canceled bool
 	}
 	err := s.write(ctx, func(tx *gorm.DB) error {
+		kept = kept[:0] // a batch may run this again after a rollback
 		return tx.Raw(`UPDATE runs SET heartbeat_at = ?, updated_at = ?
 			WHERE id IN ? AND status = 'running' AND owner = ?
 			RETURNING id, cancel_requested_at IS NOT NULL AS canceled`, t, t, runIDs, owner).Scan(&kept).Error
@@ -184,6 +185,7 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 	now := s.q.t(c.Now)
 	var next *core.Run
 	err = s.write(ctx, func(tx *gorm.DB) error {
+		next = nil // a batch may run this again after a rollback
 		var convID int64
 		err := tx.Raw(finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
 			c.TotalTokens, now, runID, owner).Row().Scan(&convID)

@@ -45,8 +45,10 @@ func testBusyPolicies(t *testing.T, open Opener) {
 		thread := "chat-" + string(p)
 		running := b.claimed(t, thread, "w1", b.t0)
 		res := b.inboundWhile(t, thread, b.at(time.Second), p)
-		require.NotNil(t, res.Running, "%s: the running run is reported", p)
-		require.Equal(t, running.ID, res.Running.ID)
+		if p != core.BusyQueue {
+			require.NotNil(t, res.Running, "%s: the running run is reported", p)
+			require.Equal(t, running.ID, res.Running.ID)
+		}
 		after, err := b.st.Run(b.ctx, running.ID)
 		require.NoError(t, err)
 		switch p {
