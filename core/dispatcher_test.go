@@ -379,3 +379,24 @@ func TestTurnSeesMessagesStoredByAnotherProcess(t *testing.T) {
 		"assistant:reminder: water the plants", "user:second",
 	}, got)
 }
+
+func TestPermanentSendErrorIsRecordedNotRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	b.adapter.FailSends(&core.PermanentError{Reason: "bot was blocked by the user"})
+	b.model.Enqueue(llmtest.Text("you will never see this"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "blocked", "hi"))
+	run := b.waitRun(t, "blocked")
+	require.Equal(t, core.RunFailed, run.Status)
+	require.Contains(t, run.Error, "bot was blocked by the user")
+
+	msgs := b.messages(t, "blocked")
+	require.Len(t, msgs, 2)
+	require.Equal(t, "you will never see this", msgs[1].Content, "the reply is kept")
+	require.Contains(t, msgs[1].Metadata["undelivered"], "blocked")
+	require.Empty(t, b.adapter.Sent())
+	require.Len(t, b.model.Requests(), 1, "one turn, no retry loop")
+	pending, err := b.store.HasPendingRuns(b.ctx)
+	require.NoError(t, err)
+	require.False(t, pending)
+}
