@@ -157,23 +157,24 @@ func TestStopIsPromptDuringLongPoll(t *testing.T) {
 
 func TestHealthReportsFailingPolls(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(a *Adapter) { a.pollBackoffMin, a.pollBackoffMax = 50*time.Millisecond, 200*time.Millisecond })
-	b.srv.WaitCalls(t, "getUpdates", 1, waitFor)
-	require.NoError(t, b.adapter.Health())
+	b := newBundle(t, func(a *Adapter) { a.pollBackoffMin, a.pollBackoffMax = 50*time.Millisecond, 200*time.Millisecond })
+	// The first five polls fail. Queued before Start, so no poll can slip
+	// in ahead of the faults (a poll counted by Calls may not have reached
+	// the fault check yet).
 	for range 5 {
 		b.srv.FailNext("getUpdates", telegramtest.ServerError())
 	}
-	// The poll being held returns with this message; the next ones fail.
-	b.srv.SendPrivate(ada, "first")
-	b.core.wait(t, 1)
+	b.start(t)
+	// After three failures in a row Health reports them; the sixth poll
+	// succeeds but is held (nothing to deliver), so it stays unhealthy.
+	b.srv.WaitCalls(t, "getUpdates", 6, waitFor)
 	eventually(t, func() bool { return b.adapter.Health() != nil }, "Health never reported the failing polls")
 	err := b.adapter.Health()
 	require.ErrorContains(t, err, "telegram adapter: polling failing:")
 	require.ErrorContains(t, err, "getUpdates: 500 Internal Server Error")
 	require.NotContains(t, err.Error(), b.srv.Token())
-	// Once the faults are used up, polling works again: the next poll
-	// returns with this message.
+	// The held poll returns with this message: polling works again.
 	b.srv.SendPrivate(ada, "second")
-	b.core.wait(t, 2)
+	b.core.wait(t, 1)
 	require.NoError(t, b.adapter.Health())
 }
