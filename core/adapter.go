@@ -54,6 +54,10 @@ type Capabilities struct {
 	Markup string
 	// Typing is true when the adapter implements TypingIndicator.
 	Typing bool
+	// TypingRefresh is how often the core repeats Typing while a turn runs
+	// (0: the core's default, 4s); a platform shows one indication for a
+	// few seconds (Telegram 5s, Discord 10s).
+	TypingRefresh time.Duration
 }
 
 // Adapter connects one platform to the core. Send splits text over the

@@ -349,6 +349,10 @@ func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func(
 	if !ok {
 		return func() {}
 	}
+	every := d.cfg.TypingInterval
+	if r := a.Capabilities().TypingRefresh; r > 0 {
+		every = r
+	}
 	stop := make(chan struct{})
 	// A typing call in flight when the turn ends is let finish rather than
 	// cancelled: cancelling an HTTP request closes its connection, and the
@@ -357,10 +361,10 @@ func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func(
 	d.turns.Add(1)
 	go func() {
 		defer d.turns.Done()
-		tick := time.NewTicker(d.cfg.TypingInterval)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
-			c, cancel := context.WithTimeout(callCtx, d.cfg.TypingInterval)
+			c, cancel := context.WithTimeout(callCtx, every)
 			if err := ti.Typing(c, thread); err != nil {
 				d.log.Debug("typing indicator", "err", err)
 			}
