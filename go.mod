@@ -3,7 +3,9 @@ module github.com/parleybot/parley
 go 1.26
 
 require (
+	github.com/bwmarrin/discordgo v0.29.0
 	github.com/go-telegram/bot v1.19.0
+	github.com/gorilla/websocket v1.4.2
 	github.com/jackc/pgx/v5 v5.10.0
 	github.com/mattn/go-sqlite3 v1.14.53
 	github.com/sashabaranov/go-openai v1.43.0
@@ -17,8 +19,6 @@ require (
 )
 
 require (
-	github.com/bwmarrin/discordgo v0.29.0 // indirect
-	github.com/gorilla/websocket v1.4.2 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect

@@ -10,6 +10,7 @@ import (
 	_ "time/tzdata" // time zones work on machines without a zoneinfo database
 
 	_ "github.com/parleybot/parley/adapters/console"
+	_ "github.com/parleybot/parley/adapters/discord"
 	_ "github.com/parleybot/parley/adapters/telegram"
 	_ "github.com/parleybot/parley/adapters/web"
 	_ "github.com/parleybot/parley/plugins/persona"

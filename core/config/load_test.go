@@ -136,7 +136,7 @@ func TestLoadExampleEqualsDefaults(t *testing.T) {
 	want.File, want.Adapters, want.Plugins = c.File, c.Adapters, c.Plugins
 	require.Equal(t, want, c)
 
-	require.Len(t, c.Adapters, 2)
+	require.Len(t, c.Adapters, 3)
 	require.False(t, c.Adapters["telegram"].Enabled, "platform adapters are off until configured")
 	web := c.Adapters["web"]
 	require.True(t, web.Enabled)

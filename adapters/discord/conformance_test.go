@@ -1,0 +1,74 @@
+package discord
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/discord/discordtest"
+)
+
+// TestConformance runs the adapter suite against the fake Discord. It is
+// not parallel: the suite's Stop case checks for leaked goroutines.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
+		b := newBundle(t)
+		srv := b.srv
+		userOf := func(u adaptertest.User) discordtest.User {
+			return discordtest.User{ID: u.ID, Username: "user" + u.ID, GlobalName: u.Name}
+		}
+		// lastDM remembers each user's latest DM, for Edit.
+		var mu sync.Mutex
+		lastDM := map[string]string{}
+		return &adaptertest.Rig{
+			Adapter: b.adapter,
+			DM: func(_ *testing.T, u adaptertest.User, text string) string {
+				ch, id := srv.SendDM(userOf(u), text)
+				mu.Lock()
+				lastDM[u.ID] = id
+				mu.Unlock()
+				return ch
+			},
+			ThreadOf: func(_ *testing.T, u adaptertest.User) string { return srv.DMChannelOf(u.ID) },
+			Sent: func(_ *testing.T, thread string) []adaptertest.Sent {
+				var out []adaptertest.Sent
+				for _, m := range srv.Sent(thread) {
+					out = append(out, adaptertest.Sent{
+						ChannelThreadID:   m.ChannelID,
+						Text:              m.Content,
+						PlatformMessageID: m.MessageID,
+						At:                m.At,
+					})
+				}
+				return out
+			},
+			Group: func(_ *testing.T, u adaptertest.User, text string) {
+				srv.SendGuild("800000000000000001", "800000000000000002", userOf(u), text)
+			},
+			Channel: func(_ *testing.T, text string) {
+				srv.SendGuild("800000000000000001", "800000000000000003", userOf(adaptertest.Bob), text)
+			},
+			Own: func(_ *testing.T, text string) {
+				ch := srv.DMChannelOf(adaptertest.Alice.ID)
+				if ch == "" {
+					ch = "800000000000000009" // Alice has not written yet
+				}
+				srv.SendOwn(ch, text)
+			},
+			Edit: func(t *testing.T, u adaptertest.User, text string) {
+				mu.Lock()
+				id := lastDM[u.ID]
+				mu.Unlock()
+				if id == "" {
+					t.Fatalf("no earlier DM from %s to edit", u.Name)
+				}
+				srv.EditDM(userOf(u), id, text)
+			},
+			RateLimitNextSend: func(_ *testing.T, d time.Duration) { srv.RateLimitNext("messages", d) },
+			Block:             func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
+			UnknownThread:     "555000111222333444",
+			TypingShown:       func(_ *testing.T, thread string) int { return srv.Typing(thread) },
+		}
+	})
+}

@@ -1,0 +1,350 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+)
+
+func init() {
+	core.RegisterAdapter(core.AdapterInfo{Name: "discord", New: func() core.Adapter { return New() }})
+}
+
+// Interface guards.
+var (
+	_ core.Adapter         = (*Adapter)(nil)
+	_ core.TypingIndicator = (*Adapter)(nil)
+	_ core.HealthReporter  = (*Adapter)(nil)
+	_ core.Provisioner     = (*Adapter)(nil)
+	_ core.Validator       = (*Adapter)(nil)
+)
+
+const (
+	// maxMessageLength is Discord's limit for one message, in Unicode code
+	// points.
+	maxMessageLength = 2000
+	// typingRefresh repeats the typing indication before Discord's 10
+	// seconds run out.
+	typingRefresh = 8 * time.Second
+)
+
+// errStopped is why the adapter's work ends when Stop is called.
+var errStopped = errors.New("discord adapter stopped")
+
+// Adapter is the Discord bot. Create it with New; its exported fields are
+// its config (adapters.discord in YAML).
+type Adapter struct {
+	// Token is the bot token from the Discord developer portal, without
+	// the "Bot " prefix (required).
+	Token config.Secret `yaml:"token"`
+	// APIURL is the origin the REST API (/api/v9/...) and the gateway
+	// discovery are requested from (default "": https://discord.com).
+	APIURL string `yaml:"api_url"`
+
+	log   *slog.Logger
+	clock core.Clock
+
+	// Retry policy; tests shorten it.
+	sendTimeout         time.Duration
+	maxRateLimitRetries int
+	maxServerRetries    int
+	serverBackoff       time.Duration
+	// resumeDelay is the wait before the first reconnect attempt (0:
+	// resume at once, as Discord asks); tests widen the outage with it.
+	resumeDelay  time.Duration
+	reconnectMin time.Duration
+	reconnectMax time.Duration
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	session   *discordgo.Session
+	transport *http.Transport
+	conns     *connSet
+	handler   core.InboundHandler
+	runCtx    context.Context
+	cancel    context.CancelCauseFunc
+	// reconnect wakes the supervisor after a disconnect; supervised is
+	// closed when it has returned.
+	reconnect  chan struct{}
+	supervised chan struct{}
+	// wg counts the inbound events being handled.
+	wg sync.WaitGroup
+
+	healthMu  sync.Mutex
+	botID     string
+	connected bool
+	downSince time.Time
+}
+
+// New returns a Discord adapter with its defaults set. It has no side
+// effects: nothing connects before Start.
+func New() *Adapter {
+	return &Adapter{
+		log:                 slog.New(slog.DiscardHandler),
+		clock:               core.SystemClock{},
+		sendTimeout:         60 * time.Second,
+		maxRateLimitRetries: 5,
+		maxServerRetries:    3,
+		serverBackoff:       500 * time.Millisecond,
+		reconnectMin:        time.Second,
+		reconnectMax:        2 * time.Minute,
+	}
+}
+
+// Name returns "discord".
+func (a *Adapter) Name() string { return "discord" }
+
+// Platform returns core.PlatformDiscord.
+func (a *Adapter) Platform() core.Platform { return core.PlatformDiscord }
+
+// Capabilities reports 2000-character Markdown messages with a typing
+// indicator that lasts 10 seconds (refreshed every 8).
+func (a *Adapter) Capabilities() core.Capabilities {
+	return core.Capabilities{
+		MaxMessageLength: maxMessageLength,
+		Markup:           "markdown",
+		Typing:           true,
+		TypingRefresh:    typingRefresh,
+	}
+}
+
+// Provision takes the logger and clock from the host.
+func (a *Adapter) Provision(_ context.Context, env core.Env) error {
+	if env.Logger != nil {
+		a.log = env.Logger.With("adapter", "discord")
+	}
+	if env.Clock != nil {
+		a.clock = env.Clock
+	}
+	return nil
+}
+
+// Validate checks the decoded config. Its messages never show the token.
+func (a *Adapter) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("discord adapter: "+format, args...))
+	}
+	tok := a.Token.Reveal()
+	switch {
+	case strings.TrimSpace(tok) == "":
+		bad("token is required (set adapters.discord.token, e.g. ${DISCORD_BOT_TOKEN})")
+	case strings.ContainsFunc(tok, unicode.IsSpace):
+		bad(`token must not contain spaces (give the bare bot token, without "Bot ")`)
+	}
+	if a.APIURL != "" {
+		if _, err := parseOrigin(a.APIURL); err != nil {
+			bad("api_url %v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// parseOrigin reads api_url: an http or https origin, with nothing after
+// the host (discordgo adds /api/v9/...).
+func parseOrigin(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return nil, fmt.Errorf("must be an http or https URL, got %q", raw)
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return nil, fmt.Errorf("must be an origin like https://discord.com, without path, query or user, got %q", raw)
+	}
+	return &url.URL{Scheme: u.Scheme, Host: u.Host}, nil
+}
+
+// Start checks the token with GET /users/@me, then opens the gateway. It
+// returns once the gateway has answered the IDENTIFY (READY).
+func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("starting discord adapter: %w", err)
+	}
+	if h == nil {
+		return errors.New("starting discord adapter: nil inbound handler")
+	}
+	var origin *url.URL
+	if a.APIURL != "" {
+		var err error
+		if origin, err = parseOrigin(a.APIURL); err != nil {
+			return fmt.Errorf("starting discord adapter: api_url %w", err)
+		}
+	}
+	a.mu.Lock()
+	switch {
+	case a.stopped:
+		a.mu.Unlock()
+		return errors.New("starting discord adapter: already stopped")
+	case a.started:
+		a.mu.Unlock()
+		return errors.New("starting discord adapter: already started")
+	}
+	a.started = true
+	// Handling outlives Start's ctx (often a start-up timeout) but not Stop.
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	conns, transport := newConnSet(), newTransport()
+	a.runCtx, a.cancel, a.handler, a.conns, a.transport = runCtx, cancel, h, conns, transport
+	a.reconnect = make(chan struct{}, 1)
+	a.mu.Unlock()
+
+	s := a.newSession(runCtx, newClient(transport, origin, runCtx), conns)
+	if err := a.connect(ctx, runCtx, s, conns); err != nil {
+		cancel(err)
+		conns.closeAll()
+		transport.CloseIdleConnections()
+		a.mu.Lock()
+		a.started = false
+		a.mu.Unlock()
+		return err
+	}
+
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		// Stop ran while the gateway was opening and found nothing to close.
+		// (Close emits a Disconnect event, whose handler takes a.mu.)
+		cancel(errStopped)
+		_ = s.Close()
+		conns.closeAll()
+		transport.CloseIdleConnections()
+		return errors.New("starting discord adapter: stopped while starting")
+	}
+	a.session = s
+	a.supervised = make(chan struct{})
+	go a.supervise(runCtx, s, conns, a.reconnect, a.supervised)
+	a.mu.Unlock()
+	return nil
+}
+
+// connect checks the token and opens the gateway.
+func (a *Adapter) connect(ctx, runCtx context.Context, s *discordgo.Session, conns *connSet) error {
+	me, err := s.User("@me", discordgo.WithContext(ctx))
+	if err != nil {
+		var re *discordgo.RESTError
+		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized {
+			return errors.New("discord adapter: checking the bot token with GET /users/@me: unauthorized (is the token wrong or reset?)")
+		}
+		return fmt.Errorf("discord adapter: checking the bot token with GET /users/@me: %w", a.scrub(err))
+	}
+	if me == nil || me.ID == "" {
+		return errors.New("discord adapter: checking the bot token with GET /users/@me: no user in the answer")
+	}
+	a.healthMu.Lock()
+	a.botID = me.ID
+	a.healthMu.Unlock()
+
+	// Either Start's ctx or Stop aborts the opening.
+	openCtx, cancelOpen := context.WithCancelCause(runCtx)
+	defer cancelOpen(nil)
+	defer context.AfterFunc(ctx, func() { cancelOpen(ctx.Err()) })()
+	if err := a.open(openCtx, s, conns); err != nil {
+		return fmt.Errorf("discord adapter: connecting to the gateway: %w", err)
+	}
+	a.log.Info("discord bot connected", "bot", me.Username, "bot_id", me.ID)
+	return nil
+}
+
+// Stop closes the gateway (discordgo waits a second for Discord to close
+// it) and waits, bounded by ctx, for the DMs being handed to the core.
+func (a *Adapter) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return nil
+	}
+	a.stopped = true
+	cancel, s, conns, transport, supervised := a.cancel, a.session, a.conns, a.transport, a.supervised
+	a.mu.Unlock()
+	if cancel == nil {
+		return nil // never started
+	}
+	cancel(errStopped)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if supervised != nil {
+			<-supervised // its reconnect, if any, is aborted by cancel
+		}
+		if s != nil {
+			_ = s.Close()
+		}
+		a.wg.Wait()
+		conns.closeAll()
+		transport.CloseIdleConnections()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		conns.closeAll()
+		return fmt.Errorf("stopping discord adapter: %w", ctx.Err())
+	}
+}
+
+// Health reports an error while the adapter is not running or the gateway
+// is disconnected.
+func (a *Adapter) Health() error {
+	a.mu.Lock()
+	running := a.started && !a.stopped && a.session != nil
+	a.mu.Unlock()
+	if !running {
+		return errors.New("discord adapter: not running")
+	}
+	a.healthMu.Lock()
+	defer a.healthMu.Unlock()
+	if !a.connected {
+		return fmt.Errorf("discord adapter: gateway disconnected since %s", a.downSince.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// live returns the session while the adapter runs.
+func (a *Adapter) live() (*discordgo.Session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopped:
+		return nil, errors.New("discord adapter is stopped")
+	case a.session == nil:
+		return nil, errors.New("discord adapter is not started")
+	}
+	return a.session, nil
+}
+
+// scrub returns err with the bot token replaced, should it ever appear in
+// an error's text. The result does not unwrap to the original when it
+// had to be changed; classify errors before scrubbing them.
+func (a *Adapter) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	tok := a.Token.Reveal()
+	if tok == "" || !strings.Contains(err.Error(), tok) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), tok, "[redacted]"))
+}
+
+// sleep waits d on the adapter's clock; false when ctx ended first.
+func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
+	t := a.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}

@@ -1,0 +1,24 @@
+// Package discordtest is a local fake of Discord (REST API v9 and the
+// gateway websocket) for tests.
+//
+// NewServer starts one httptest server that serves both. The real
+// github.com/bwmarrin/discordgo client works against it unchanged when it
+// uses Server.HTTPClient, which rewrites https://discord.com to Server.URL;
+// the gateway URL that GET /api/v9/gateway returns already points at the
+// fake, so Session.Open connects there by itself.
+//
+// A test plays the users: SendDM, SendGuild, SendOwn, EditDM, Dispatch and
+// InjectFrame create gateway events, which every identified session
+// receives as dispatches with increasing sequence numbers. It then asserts
+// on what the bot did: Sent, AllSent, WaitSent, Typing, Calls, Identifies,
+// Resumes, Intents. WaitReady is the barrier to pass after Session.Open
+// and before Session.Close. Faults (RateLimitNext, FailNext, Block, DisconnectGateway) make
+// chosen calls fail, or the gateway drop, the way Discord does.
+//
+// Simplifications, on purpose: text messages only (files in a multipart
+// body are accepted and ignored); one shard; payloads are plain JSON text
+// frames whatever compression the client asks for; no intents filtering;
+// a nonce is remembered for the life of the server, not a few minutes;
+// channels are known once an event came from them, a DM channel was
+// opened, or AddChannel was called.
+package discordtest

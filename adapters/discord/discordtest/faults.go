@@ -1,0 +1,137 @@
+package discordtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Discord's JSON error codes used by the fake.
+const (
+	codeUnknownChannel   = 10003
+	codeEmptyMessage     = 50006
+	codeCannotSendToUser = 50007
+	codeInvalidFormBody  = 50035
+	codeInvalidJSON      = 50109
+)
+
+// fault is one scheduled failure of a route.
+type fault struct {
+	status     int
+	code       int
+	message    string
+	retryAfter time.Duration // > 0 for a rate limit
+}
+
+// RateLimitNext makes the next call of route (see Calls) answer 429 like
+// Discord: body {"message":"You are being rate limited.","retry_after":
+// <seconds as a float>,"global":false} and the headers Retry-After (whole
+// seconds, rounded up), X-RateLimit-Limit, X-RateLimit-Remaining (0),
+// X-RateLimit-Reset, X-RateLimit-Reset-After, X-RateLimit-Bucket and
+// X-RateLimit-Scope ("user"). discordgo sleeps retry_after and retries.
+// Faults of one route form a queue in the order they were scheduled.
+func (s *Server) RateLimitNext(route string, retryAfter time.Duration) {
+	s.addFault(route, fault{status: http.StatusTooManyRequests, retryAfter: retryAfter})
+}
+
+// FailNext makes the next call of route answer status with the JSON body
+// {"message":message,"code":code}, e.g. 400 / 50035 "Invalid Form Body" or
+// 403 / 50007 "Cannot send messages to this user". discordgo returns it as
+// a *discordgo.RESTError.
+func (s *Server) FailNext(route string, status, code int, message string) {
+	s.addFault(route, fault{status: status, code: code, message: message})
+}
+
+func (s *Server) addFault(route string, f fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults[route] = append(s.faults[route], f)
+}
+
+// takeFault pops the next fault of route, if any.
+func (s *Server) takeFault(route string) (fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.faults[route]
+	if len(q) == 0 {
+		return fault{}, false
+	}
+	s.faults[route] = q[1:]
+	return q[0], true
+}
+
+// Block makes the user block the bot (or close their DMs): messages and
+// typing in the DM channel with that user answer 403 with code 50007
+// "Cannot send messages to this user".
+func (s *Server) Block(userID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blocked[userID] = true
+}
+
+// Unblock undoes Block.
+func (s *Server) Unblock(userID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.blocked, userID)
+}
+
+// apiError is Discord's JSON error body.
+type apiError struct {
+	Message string          `json:"message"`
+	Code    int             `json:"code"`
+	Errors  json.RawMessage `json:"errors,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, e apiError) {
+	writeJSON(w, status, e)
+}
+
+func unauthorized() apiError   { return apiError{Message: "401: Unauthorized"} }
+func notFound() apiError       { return apiError{Message: "404: Not Found"} }
+func unknownChannel() apiError { return apiError{Message: "Unknown Channel", Code: codeUnknownChannel} }
+func cannotSend() apiError {
+	return apiError{Message: "Cannot send messages to this user", Code: codeCannotSendToUser}
+}
+
+// invalidField is 50035 "Invalid Form Body" with Discord's nested errors
+// object naming the field.
+func invalidField(field, code, message string) apiError {
+	errs, _ := json.Marshal(map[string]any{
+		field: map[string]any{"_errors": []map[string]string{{"code": code, "message": message}}},
+	})
+	return apiError{Message: "Invalid Form Body", Code: codeInvalidFormBody, Errors: errs}
+}
+
+// writeFault answers with a scheduled fault.
+func writeFault(w http.ResponseWriter, route string, f fault) {
+	if f.retryAfter <= 0 {
+		writeError(w, f.status, apiError{Message: f.message, Code: f.code})
+		return
+	}
+	secs := f.retryAfter.Seconds()
+	h := w.Header()
+	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(secs))))
+	h.Set("X-RateLimit-Limit", "5")
+	h.Set("X-RateLimit-Remaining", "0")
+	// Real time, not WithNow's clock: clients compare it with their own.
+	reset := float64(time.Now().Add(f.retryAfter).UnixMilli()) / 1000
+	h.Set("X-RateLimit-Reset", strconv.FormatFloat(reset, 'f', 3, 64))
+	h.Set("X-RateLimit-Reset-After", strconv.FormatFloat(secs, 'f', 3, 64))
+	h.Set("X-RateLimit-Bucket", fmt.Sprintf("fake-%x", route))
+	h.Set("X-RateLimit-Scope", "user")
+	writeJSON(w, http.StatusTooManyRequests, map[string]any{
+		"message":     "You are being rate limited.",
+		"retry_after": secs,
+		"global":      false,
+	})
+}

@@ -1,0 +1,162 @@
+package discordtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// Discord's limits on a message.
+const (
+	maxContent = 2000 // Unicode code points
+	maxNonce   = 25   // characters of a string nonce
+)
+
+// messageBody is the part of a create-message request the fake reads.
+type messageBody struct {
+	Content          string            `json:"content"`
+	Embeds           []json.RawMessage `json:"embeds"`
+	StickerIDs       []string          `json:"sticker_ids"`
+	Nonce            json.RawMessage   `json:"nonce"`
+	EnforceNonce     bool              `json:"enforce_nonce"`
+	MessageReference *wireReference    `json:"message_reference"`
+}
+
+// decodeJSON decodes a JSON body, returning Discord's error on failure.
+func decodeJSON(r io.Reader, v any) (apiError, bool) {
+	if err := json.NewDecoder(r).Decode(v); err != nil {
+		return apiError{Message: "The request body contains invalid JSON.", Code: codeInvalidJSON}, false
+	}
+	return apiError{}, true
+}
+
+// readMessageBody reads a JSON body, or the payload_json part of a
+// multipart body (what discordgo sends when files are attached; the files
+// themselves are ignored but count as content).
+func readMessageBody(r *http.Request) (messageBody, bool, apiError, bool) {
+	var body messageBody
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mt != "multipart/form-data" {
+		e, ok := decodeJSON(r.Body, &body)
+		return body, false, e, ok
+	}
+	if err := r.ParseMultipartForm(8 << 20); err != nil {
+		return body, false, apiError{Message: "400: Bad Request"}, false
+	}
+	hasFiles := len(r.MultipartForm.File) > 0
+	payload := r.FormValue("payload_json")
+	if payload == "" {
+		return body, hasFiles, apiError{}, true
+	}
+	e, ok := decodeJSON(strings.NewReader(payload), &body)
+	return body, hasFiles, e, ok
+}
+
+// nonceText is the nonce as recorded: a string's value, a number's digits.
+func nonceText(raw json.RawMessage) (string, apiError, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", apiError{}, true
+	}
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		if utf8.RuneCountInString(str) > maxNonce {
+			return "", invalidField("nonce", "BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length."), false
+		}
+		return str, apiError{}, true
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return n.String(), apiError{}, true
+	}
+	return "", invalidField("nonce", "NONCE_TYPE_INVALID_TYPE", "Nonce must be an integer or string."), false
+}
+
+// createMessage is POST /channels/{id}/messages.
+func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, channelID string) {
+	s.mu.Lock()
+	ch, known := s.channels[channelID]
+	s.mu.Unlock()
+	if !known {
+		writeError(w, http.StatusNotFound, unknownChannel())
+		return
+	}
+	body, hasFiles, e, ok := readMessageBody(r)
+	if !ok {
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
+	nonce, e, ok := nonceText(body.Nonce)
+	if !ok {
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
+	if utf8.RuneCountInString(body.Content) > maxContent {
+		writeError(w, http.StatusBadRequest, invalidField("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length."))
+		return
+	}
+	if body.Content == "" && len(body.Embeds) == 0 && len(body.StickerIDs) == 0 && !hasFiles {
+		writeError(w, http.StatusBadRequest, apiError{Message: "Cannot send an empty message", Code: codeEmptyMessage})
+		return
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ch.typ == channelDM && s.blocked[ch.recipient] {
+		writeError(w, http.StatusForbidden, cannotSend())
+		return
+	}
+	if body.EnforceNonce && nonce != "" {
+		if i, dup := s.nonces[channelID][nonce]; dup {
+			// Discord returns the message the nonce already created.
+			writeJSON(w, http.StatusOK, s.sentWire(ch, s.sent[i], messageBody{Nonce: body.Nonce}))
+			return
+		}
+	}
+	m := SentMessage{
+		ChannelID:    channelID,
+		MessageID:    s.newIDLocked(),
+		Content:      body.Content,
+		Nonce:        nonce,
+		EnforceNonce: body.EnforceNonce,
+		At:           s.now(),
+	}
+	if body.MessageReference != nil {
+		m.ReplyTo = body.MessageReference.MessageID
+	}
+	s.sent = append(s.sent, m)
+	s.sentIdx[channelID] = append(s.sentIdx[channelID], len(s.sent)-1)
+	if nonce != "" {
+		if s.nonces[channelID] == nil {
+			s.nonces[channelID] = map[string]int{}
+		}
+		if _, seen := s.nonces[channelID][nonce]; !seen {
+			s.nonces[channelID][nonce] = len(s.sent) - 1
+		}
+	}
+	out := s.sentWire(ch, m, body)
+	if s.echo {
+		s.dispatchLocked("MESSAGE_CREATE", out, ch)
+	}
+	s.notify()
+	writeJSON(w, http.StatusOK, out)
+}
+
+// sentWire is the Message object of a message the bot created. Callers
+// hold s.mu.
+func (s *Server) sentWire(ch *channel, m SentMessage, body messageBody) wireMessage {
+	out := newMessageWire(m.MessageID, ch, s.botWire(), m.Content, m.At)
+	if len(body.Embeds) > 0 {
+		out.Embeds = body.Embeds
+	}
+	out.Nonce = body.Nonce
+	if m.ReplyTo != "" {
+		out.Type = 19 // REPLY
+		out.MessageReference = &wireReference{MessageID: m.ReplyTo, ChannelID: ch.id, GuildID: ch.guildID}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package discordtest
+
+import (
+	"net/http"
+	"strings"
+)
+
+// route is a resolved REST request.
+type route struct {
+	name      string
+	channelID string // for channel routes
+	public    bool   // needs no token, like GET /gateway on Discord
+	handle    func(http.ResponseWriter, *http.Request, string)
+}
+
+// serveHTTP serves the gateway websocket and the REST API.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/gateway" || r.URL.Path == "/gateway/" {
+		s.serveGateway(w, r)
+		return
+	}
+	rt := s.resolve(r)
+
+	s.mu.Lock()
+	s.calls[rt.name]++
+	s.notify()
+	s.mu.Unlock()
+
+	if !rt.public && r.Header.Get("Authorization") != "Bot "+s.token {
+		writeError(w, http.StatusUnauthorized, unauthorized())
+		return
+	}
+	if rt.handle == nil {
+		writeError(w, http.StatusNotFound, notFound())
+		return
+	}
+	if f, ok := s.takeFault(rt.name); ok {
+		writeFault(w, rt.name, f)
+		return
+	}
+	rt.handle(w, r, rt.channelID)
+}
+
+// resolve maps a request to its route; an unknown one has no handler.
+func (s *Server) resolve(r *http.Request) route {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v9/")
+	if !ok {
+		rest, ok = strings.CutPrefix(r.URL.Path, "/api/v10/")
+	}
+	if !ok {
+		return route{name: "unknown", public: true}
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	get, post := r.Method == http.MethodGet, r.Method == http.MethodPost
+	switch {
+	case rest == "gateway" && get:
+		return route{name: "gateway", public: true, handle: s.getGateway}
+	case rest == "gateway/bot" && get:
+		return route{name: "gateway.bot", handle: s.getGatewayBot}
+	case rest == "users/@me" && get:
+		return route{name: "users.me", handle: s.getMe}
+	case rest == "users/@me/channels" && post:
+		return route{name: "users.channels", handle: s.createDM}
+	}
+	if id, sub, ok := strings.Cut(strings.TrimPrefix(rest, "channels/"), "/"); ok && strings.HasPrefix(rest, "channels/") {
+		switch {
+		case sub == "messages" && post:
+			return route{name: "messages", channelID: id, handle: s.createMessage}
+		case sub == "typing" && post:
+			return route{name: "typing", channelID: id, handle: s.triggerTyping}
+		}
+	} else if strings.HasPrefix(rest, "channels/") && get {
+		return route{name: "channels.get", channelID: strings.TrimPrefix(rest, "channels/"), handle: s.getChannel}
+	}
+	return route{name: "unknown"}
+}
+
+func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeJSON(w, http.StatusOK, map[string]string{"url": s.GatewayURL()})
+}
+
+func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"url":    s.GatewayURL(),
+		"shards": 1,
+		"session_start_limit": map[string]int{
+			"total": 1000, "remaining": 999, "reset_after": 14400000, "max_concurrency": 1,
+		},
+	})
+}
+
+func (s *Server) getMe(w http.ResponseWriter, _ *http.Request, _ string) {
+	writeJSON(w, http.StatusOK, s.botWire())
+}
+
+func (s *Server) getChannel(w http.ResponseWriter, _ *http.Request, id string) {
+	s.mu.Lock()
+	ch, ok := s.channels[id]
+	var body wireChannel
+	if ok {
+		body = s.channelWire(ch)
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, unknownChannel())
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// createDM opens (or returns the already open) DM channel with
+// recipient_id.
+func (s *Server) createDM(w http.ResponseWriter, r *http.Request, _ string) {
+	var body struct {
+		RecipientID string `json:"recipient_id"`
+	}
+	if e, ok := decodeJSON(r.Body, &body); !ok {
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
+	if !isSnowflake(body.RecipientID) {
+		writeError(w, http.StatusBadRequest, invalidField("recipient_id", "NUMBER_TYPE_COERCE", "Value \""+body.RecipientID+"\" is not snowflake."))
+		return
+	}
+	s.mu.Lock()
+	out := s.channelWire(s.dmChannelLocked(body.RecipientID))
+	s.notify()
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) triggerTyping(w http.ResponseWriter, _ *http.Request, id string) {
+	s.mu.Lock()
+	ch, ok := s.channels[id]
+	blocked := ok && ch.typ == channelDM && s.blocked[ch.recipient]
+	if ok && !blocked {
+		s.typing[id]++
+		s.notify()
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		writeError(w, http.StatusNotFound, unknownChannel())
+	case blocked:
+		writeError(w, http.StatusForbidden, cannotSend())
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func isSnowflake(id string) bool {
+	if id == "" || len(id) > 20 {
+		return false
+	}
+	for _, c := range id {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

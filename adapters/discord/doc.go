@@ -1,0 +1,34 @@
+// Package discord connects Parley to a Discord bot: users chat with the bot
+// in direct messages, and the bot's replies go back through the REST API.
+//
+// The adapter builds on github.com/bwmarrin/discordgo. It connects to the
+// gateway with the DirectMessages intent only: DMs arrive as MESSAGE_CREATE
+// events without a guild id and carry their content without the privileged
+// MESSAGE_CONTENT intent. Guild messages, edits, the bot's own messages and
+// messages from other bots are ignored; a malformed event is logged and
+// skipped, and a panic while handling one is recovered.
+//
+// discordgo's own reconnect loop cannot be stopped once it runs (it retries
+// for ever, outliving Session.Close), so the adapter turns it off and
+// reconnects itself: after a disconnect it reopens the session, which
+// RESUMEs it, with backoff, until it succeeds or the adapter stops. Health
+// reports the gateway down while it is disconnected.
+//
+// api_url is applied by the HTTP client, never by changing discordgo's
+// process-wide Endpoint variables: the client's transport sends every
+// request to the api_url origin instead of https://discord.com, and the
+// gateway URL then comes from that origin's GET /api/v9/gateway.
+//
+// Send splits text at Discord's 2000-character limit and sends each part
+// with a nonce derived from the message's idempotency key and
+// enforce_nonce, so Discord drops a part it has already accepted (a resend
+// after a crash, or a retry after a lost answer). A 429 is waited out (as
+// long as the send's deadline allows) and 5xx answers and broken
+// connections are retried a few times; failures retrying cannot fix (the
+// user does not accept the bot's DMs, an unknown channel, an invalid body)
+// are *core.PermanentError.
+//
+// The bot token travels in the Authorization header and the gateway
+// IDENTIFY; discordgo's own logging, which can print the IDENTIFY, is
+// silenced, and the adapter logs through log/slog only.
+package discord

@@ -1,0 +1,138 @@
+package discord
+
+import (
+	"context"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/parleybot/parley/core"
+)
+
+// onMessageCreate hands a DM to the core. It runs on the gateway's reading
+// goroutine (SyncEvents), one event at a time. A panic, whatever its cause,
+// is logged and the event skipped, so a strange event never stops the bot.
+func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCreate) {
+	h, ctx, ok := a.enter()
+	if !ok {
+		return
+	}
+	defer a.wg.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			a.log.Error("panic while handling a discord message", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	msg, ok := a.normalise(ev)
+	if !ok {
+		return
+	}
+	// The gateway never delivers an event twice, so a core that cannot take
+	// the message (its database briefly locked or down) gets a few more
+	// tries, in order, before the message is given up loudly.
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := h.HandleInbound(ctx, msg)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if attempt == inboundAttempts {
+			a.log.Error("handing a discord message to the core failed; the message is dropped",
+				"message_id", msg.PlatformMessageID, "channel_id", msg.ChannelThreadID, "attempts", attempt, "err", err)
+			return
+		}
+		a.log.Warn("handing a discord message to the core failed; retrying",
+			"message_id", msg.PlatformMessageID, "attempt", attempt, "retry_in", backoff, "err", err)
+		if !a.sleep(ctx, backoff) {
+			return
+		}
+		backoff *= 2
+	}
+}
+
+// inboundAttempts bounds the tries to hand one DM to the core (about 3 s).
+const inboundAttempts = 5
+
+// enter registers an event being handled, unless the adapter is stopping.
+func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped || a.handler == nil {
+		return nil, nil, false
+	}
+	a.wg.Add(1)
+	return a.handler, a.runCtx, true
+}
+
+// normalise turns a DM with text into a core.InboundMessage; for anything
+// else it logs why and reports false.
+func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, bool) {
+	if ev == nil || ev.Message == nil {
+		a.log.Warn("skipping a malformed discord message event: no message")
+		return core.InboundMessage{}, false
+	}
+	m := ev.Message
+	log := a.log.With("message_id", m.ID, "channel_id", m.ChannelID)
+	a.healthMu.Lock()
+	botID := a.botID
+	a.healthMu.Unlock()
+	switch {
+	case m.GuildID != "":
+		log.Debug("ignoring a discord message in a server", "guild_id", m.GuildID)
+		return core.InboundMessage{}, false
+	case !isSnowflake(m.ID) || !isSnowflake(m.ChannelID):
+		log.Warn("skipping a malformed discord message: no message or channel id")
+		return core.InboundMessage{}, false
+	case m.Author == nil || !isSnowflake(m.Author.ID):
+		log.Warn("skipping a malformed discord message: no author")
+		return core.InboundMessage{}, false
+	case m.Author.ID == botID || m.Author.Bot:
+		log.Debug("ignoring a discord message from a bot", "author_id", m.Author.ID)
+		return core.InboundMessage{}, false
+	case m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply:
+		log.Debug("ignoring a discord system message", "type", int(m.Type))
+		return core.InboundMessage{}, false
+	case strings.TrimSpace(m.Content) == "":
+		log.Debug("ignoring a discord message without text")
+		return core.InboundMessage{}, false
+	}
+	sentAt := m.Timestamp
+	if sentAt.IsZero() {
+		// A snowflake holds its creation time.
+		if t, err := discordgo.SnowflakeTimestamp(m.ID); err == nil {
+			sentAt = t
+		} else {
+			sentAt = a.clock.Now()
+		}
+	}
+	name := m.Author.GlobalName
+	if strings.TrimSpace(name) == "" {
+		name = m.Author.Username
+	}
+	return core.InboundMessage{
+		Platform:          core.PlatformDiscord,
+		ChannelThreadID:   m.ChannelID,
+		ChannelUserID:     m.Author.ID,
+		DisplayName:       name,
+		Text:              m.Content,
+		PlatformMessageID: m.ID,
+		SentAt:            sentAt.UTC(),
+		Direct:            true,
+	}, true
+}
+
+// isSnowflake reports whether id looks like a Discord id: 1-20 digits. Ids
+// go into request paths, so nothing else may pass.
+func isSnowflake(id string) bool {
+	if id == "" || len(id) > 20 {
+		return false
+	}
+	for _, r := range id {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

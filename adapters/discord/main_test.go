@@ -1,0 +1,216 @@
+package discord
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+)
+
+// TestMain fails the run if a test leaves a gateway reader, a heartbeat, a
+// reconnect loop or an HTTP connection of the adapter behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const waitFor = 10 * time.Second
+
+// The users the tests play.
+var (
+	ada   = discordtest.User{ID: "100000000000000001", Username: "ada", GlobalName: "Ada Lovelace"}
+	grace = discordtest.User{ID: "100000000000000002", Username: "grace_h"}
+)
+
+// recorder is the core: it records what the adapter hands it and can be
+// told to panic.
+type recorder struct {
+	mu      sync.Mutex
+	got     []core.InboundMessage
+	panicOn string
+	// failures makes the next calls fail, as a core whose database is down.
+	failures int
+	changed  chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
+
+func (r *recorder) HandleInbound(_ context.Context, msg core.InboundMessage) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.panicOn != "" && msg.Text == r.panicOn {
+		panic("recorder told to panic")
+	}
+	if r.failures > 0 {
+		r.failures--
+		return errors.New("database is locked")
+	}
+	r.got = append(r.got, msg)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	return nil
+}
+
+func (r *recorder) messages() []core.InboundMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]core.InboundMessage(nil), r.got...)
+}
+
+// wait waits for at least n messages and returns them all.
+func (r *recorder) wait(t *testing.T, n int) []core.InboundMessage {
+	t.Helper()
+	deadline := time.NewTimer(waitFor)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		got, changed := len(r.got), r.changed
+		r.mu.Unlock()
+		if got >= n {
+			return r.messages()
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			require.FailNow(t, "the core got too few messages", "got %d, want %d: %+v", got, n, r.messages())
+		}
+	}
+}
+
+// logBuffer collects the adapter's logs.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+type testBundle struct {
+	srv     *discordtest.Server
+	adapter *Adapter
+	core    *recorder
+	logs    *logBuffer
+}
+
+// newBundle returns an adapter pointed at a fresh fake, provisioned and
+// validated but not started; configure changes it before validation.
+func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
+	t.Helper()
+	return newBundleOn(t, discordtest.NewServer(t), configure...)
+}
+
+// newBundleOn is newBundle with a fake the test configured.
+func newBundleOn(t *testing.T, srv *discordtest.Server, configure ...func(*Adapter)) *testBundle {
+	t.Helper()
+	b := &testBundle{srv: srv, core: newRecorder(), logs: &logBuffer{}}
+	a := New()
+	a.Token = config.Secret(b.srv.Token())
+	a.APIURL = b.srv.URL()
+	a.serverBackoff = time.Millisecond
+	a.reconnectMin, a.reconnectMax = 10*time.Millisecond, 100*time.Millisecond
+	for _, c := range configure {
+		c(a)
+	}
+	log := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	require.NoError(t, a.Provision(context.Background(), core.Env{Logger: log}))
+	require.NoError(t, a.Validate())
+	b.adapter = a
+	return b
+}
+
+// setup is newBundle plus Start, with Stop at cleanup.
+func setup(t *testing.T, configure ...func(*Adapter)) *testBundle {
+	t.Helper()
+	b := newBundle(t, configure...)
+	b.start(t)
+	return b
+}
+
+func (b *testBundle) start(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, b.adapter.Start(ctx, b.core))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		require.NoError(t, b.adapter.Stop(ctx))
+		require.NotContains(t, b.logs.String(), b.srv.Token(), "the token leaked into the logs")
+	})
+}
+
+// send sends text to a channel through the adapter.
+func (b *testBundle) send(channelID, key, text string) (core.SendResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	return b.adapter.Send(ctx, core.OutboundMessage{ChannelThreadID: channelID, Text: text, IdempotencyKey: key})
+}
+
+// greet makes user write to the bot, waits for the core to get it and
+// returns the DM channel.
+func (b *testBundle) greet(t *testing.T, user discordtest.User) string {
+	t.Helper()
+	n := len(b.core.messages())
+	ch, _ := b.srv.SendDM(user, "hello")
+	b.core.wait(t, n+1)
+	return ch
+}
+
+// eventually waits for cond, failing after waitFor.
+func eventually(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	deadline := time.Now().Add(waitFor)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			require.FailNow(t, msg)
+		}
+		<-tick.C
+	}
+}
+
+// permanentReason returns the reason of a *core.PermanentError.
+func permanentReason(t *testing.T, err error) string {
+	t.Helper()
+	var pe *core.PermanentError
+	require.True(t, errors.As(err, &pe), "want a permanent error, got %v", err)
+	return pe.Reason
+}
+
+// contents lists the texts of sent messages.
+func contents(sent []discordtest.SentMessage) []string {
+	out := make([]string, len(sent))
+	for i, m := range sent {
+		out[i] = m.Content
+	}
+	return out
+}
+
+// ids lists the message ids of sent messages as SendResult has them.
+func ids(sent []discordtest.SentMessage) []string {
+	out := make([]string, len(sent))
+	for i, m := range sent {
+		out[i] = m.MessageID
+	}
+	return out
+}

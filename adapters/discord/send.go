@@ -1,0 +1,277 @@
+package discord
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/parleybot/parley/core"
+)
+
+// Discord's JSON error codes the adapter tells apart.
+const (
+	codeUnknownChannel   = 10003
+	codeUnknownUser      = 10013
+	codeCannotSendToUser = 50007
+	codeInvalidFormBody  = 50035
+)
+
+// maxNonceLen is the longest nonce Discord accepts.
+const maxNonceLen = 25
+
+// messageBody is POST /channels/{id}/messages. discordgo v0.29's
+// MessageSend has no nonce fields, so the adapter sends its own body
+// through the session's request path (rate-limit buckets included).
+type messageBody struct {
+	Content string `json:"content"`
+	Nonce   string `json:"nonce,omitempty"`
+	// EnforceNonce makes Discord return the message it already created
+	// with this nonce instead of creating another.
+	EnforceNonce    bool                              `json:"enforce_nonce,omitempty"`
+	AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
+}
+
+// noPings parses no mentions: text from the model never pings anyone.
+func noPings() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+// Send delivers msg.Text to the DM channel msg.ChannelThreadID, split into
+// parts of at most 2000 characters, in order. Each part carries a nonce
+// derived from msg.IdempotencyKey, so Discord drops a part it already has.
+// A part that gets 429 is sent again after the delay Discord asks for; 5xx
+// answers and broken connections are retried with backoff; the whole send
+// is bounded by a deadline. The result holds the ids of the delivered
+// parts even when a later part fails.
+func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return core.SendResult{}, fmt.Errorf("sending discord message: %w", err)
+	}
+	s, err := a.live()
+	if err != nil {
+		return core.SendResult{}, fmt.Errorf("sending discord message: %w", err)
+	}
+	if !isSnowflake(msg.ChannelThreadID) {
+		return core.SendResult{}, &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a discord channel id", msg.ChannelThreadID)}
+	}
+	parts := core.SplitText(msg.Text, maxMessageLength)
+	if len(parts) == 0 {
+		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
+	}
+	key := msg.IdempotencyKey
+	if key == "" {
+		// Still dedupe this call's own retries.
+		key = randomKey()
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	defer cancel()
+	ids := make([]string, 0, len(parts))
+	for i, p := range parts {
+		body := &messageBody{Content: p, Nonce: nonce(key, i), EnforceNonce: true, AllowedMentions: noPings()}
+		id, err := a.sendPart(ctx, s, msg.ChannelThreadID, body)
+		if err != nil {
+			if len(parts) > 1 {
+				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+			}
+			return core.SendResult{PlatformMessageIDs: ids}, err
+		}
+		ids = append(ids, id)
+	}
+	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// sendPart sends one message, retrying what a retry can fix. Retrying is
+// safe even when the first attempt may have been delivered: the nonce
+// makes Discord return that message instead of creating another.
+func (a *Adapter) sendPart(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody) (string, error) {
+	endpoint := discordgo.EndpointChannelMessages(channelID)
+	rateLimited, failures := 0, 0
+	for {
+		if err := a.waitBucket(ctx, s, endpoint, "sending discord message"); err != nil {
+			return "", err
+		}
+		raw, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint,
+			discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
+		if err == nil {
+			var m discordgo.Message
+			if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
+				return "", errors.New("sending discord message: no message in the answer")
+			}
+			return m.ID, nil
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("sending discord message: %w", ctx.Err())
+		}
+		var wait time.Duration
+		var limited *discordgo.RateLimitError
+		switch {
+		case errors.As(err, &limited):
+			if rateLimited >= a.maxRateLimitRetries {
+				return "", fmt.Errorf("sending discord message: still rate limited after %d retries", rateLimited)
+			}
+			rateLimited++
+			wait = max(limited.RetryAfter, time.Millisecond)
+			if a.pastDeadline(ctx, wait) {
+				return "", fmt.Errorf("sending discord message: rate limited for %s, past the deadline", wait)
+			}
+			a.log.Info("discord rate limit, waiting", "channel_id", channelID, "retry_after", wait)
+		case retryable(err):
+			if failures >= a.maxServerRetries {
+				return "", fmt.Errorf("sending discord message: failed after %d retries: %w", failures, a.scrub(err))
+			}
+			wait = a.serverBackoff << failures
+			failures++
+			a.log.Warn("discord send failed, retrying", "channel_id", channelID, "err", a.scrub(err), "retry_in", wait)
+		default:
+			return "", a.requestError("sending discord message", err)
+		}
+		if !a.sleep(ctx, wait) {
+			return "", fmt.Errorf("sending discord message: %w", ctx.Err())
+		}
+	}
+}
+
+// waitBucket waits, bounded by ctx, until the route's rate-limit bucket
+// allows a request. discordgo would wait too, but with time.Sleep, deaf to
+// the context; after this wait it finds nothing left to wait for.
+func (a *Adapter) waitBucket(ctx context.Context, s *discordgo.Session, bucketID, what string) error {
+	b := s.Ratelimiter.GetBucket(bucketID)
+	b.Lock()
+	wait := s.Ratelimiter.GetWaitTime(b, 1)
+	b.Unlock()
+	switch {
+	case wait <= 0:
+		return nil
+	case a.pastDeadline(ctx, wait):
+		return fmt.Errorf("%s: rate limited for %s, past the deadline", what, wait.Round(time.Millisecond))
+	case !a.sleep(ctx, wait):
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	return nil
+}
+
+// pastDeadline reports whether waiting d would end after ctx's deadline.
+func (a *Adapter) pastDeadline(ctx context.Context, d time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && a.clock.Now().Add(d).After(deadline)
+}
+
+// retryable reports whether a failed request is worth repeating: Discord
+// answered 5xx, or the request or its answer was lost on the way.
+func retryable(err error) bool {
+	var re *discordgo.RESTError
+	if errors.As(err, &re) {
+		return re.Response != nil && re.Response.StatusCode >= 500
+	}
+	var ue *url.Error
+	return errors.As(err, &ue)
+}
+
+// requestError explains a REST error; the ones retrying cannot fix are
+// *core.PermanentError.
+func (a *Adapter) requestError(what string, err error) error {
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) || re.Response == nil {
+		return fmt.Errorf("%s: %w", what, a.scrub(err))
+	}
+	status, code, text := re.Response.StatusCode, 0, ""
+	if re.Message != nil {
+		code, text = re.Message.Code, re.Message.Message
+	}
+	permanent := func(reason string) error {
+		return &core.PermanentError{Reason: reason, Err: a.scrub(err)}
+	}
+	switch {
+	case code == codeCannotSendToUser:
+		return permanent("discord refused delivery: the user does not accept DMs from the bot (blocked it, closed DMs or shares no server with it)")
+	case code == codeUnknownChannel:
+		return permanent("unknown channel: it does not exist or is not a DM the bot can see")
+	case code == codeUnknownUser:
+		return permanent("unknown user")
+	case code == codeInvalidFormBody:
+		return permanent("discord rejected the message as invalid (invalid form body)")
+	case status == http.StatusUnauthorized:
+		return fmt.Errorf("%s: unauthorized (is the token wrong or reset?)", what)
+	case status == http.StatusForbidden:
+		return permanent(fmt.Sprintf("discord forbids it (missing access, code %d: %s)", code, text))
+	case status == http.StatusNotFound:
+		return permanent(fmt.Sprintf("not found (code %d: %s)", code, text))
+	case status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
+		return permanent(fmt.Sprintf("discord rejected the request (HTTP %d, code %d: %s)", status, code, text))
+	default:
+		return fmt.Errorf("%s: %w", what, a.scrub(err))
+	}
+}
+
+// nonce is the nonce of part i of the send with the given idempotency key:
+// "<key>.<i>" when that fits Discord's 25 characters, else a hash of the
+// key in its place.
+func nonce(key string, i int) string {
+	suffix := "." + strconv.Itoa(i)
+	if len(key)+len(suffix) <= maxNonceLen {
+		return key + suffix
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])[:maxNonceLen-len(suffix)] + suffix
+}
+
+// randomKey stands in for a missing idempotency key.
+func randomKey() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "r" + hex.EncodeToString(b[:])
+}
+
+// Typing shows "typing…" in the DM channel for about 10 seconds; the core
+// repeats it while a turn runs.
+func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
+	s, err := a.live()
+	if err != nil {
+		return fmt.Errorf("sending discord typing indicator: %w", err)
+	}
+	if !isSnowflake(channelThreadID) {
+		return &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a discord channel id", channelThreadID)}
+	}
+	endpoint := discordgo.EndpointChannelTyping(channelThreadID)
+	if err := a.waitBucket(ctx, s, endpoint, "sending discord typing indicator"); err != nil {
+		return err
+	}
+	if err := s.ChannelTyping(channelThreadID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)); err != nil {
+		return a.requestError("sending discord typing indicator", err)
+	}
+	return nil
+}
+
+// OpenDM returns the id of the DM channel with userID, creating it if
+// needed, for conversations addressed by user id. A user who does not
+// accept DMs from the bot is a *core.PermanentError.
+func (a *Adapter) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
+	s, err := a.live()
+	if err != nil {
+		return "", fmt.Errorf("opening discord DM: %w", err)
+	}
+	if !isSnowflake(userID) {
+		return "", &core.PermanentError{Reason: fmt.Sprintf("user id %q is not a discord user id", userID)}
+	}
+	if err := a.waitBucket(ctx, s, discordgo.EndpointUserChannels(""), "opening discord DM"); err != nil {
+		return "", err
+	}
+	ch, err := s.UserChannelCreate(userID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
+	if err != nil {
+		return "", a.requestError("opening discord DM", err)
+	}
+	if ch == nil || ch.ID == "" {
+		return "", errors.New("opening discord DM: no channel in the answer")
+	}
+	return ch.ID, nil
+}
