@@ -66,6 +66,7 @@ func TestConformance(t *testing.T) {
 				srv.EditDM(userOf(u), id, text)
 			},
 			RateLimitNextSend: func(_ *testing.T, d time.Duration) { srv.RateLimitNext("messages", d) },
+			RateLimitAfter:    func(_ *testing.T, n int, d time.Duration) { srv.RateLimitAfter("messages", n, d) },
 			Block:             func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
 			UnknownThread:     "555000111222333444",
 			TypingShown:       func(_ *testing.T, thread string) int { return srv.Typing(thread) },

@@ -24,6 +24,9 @@ type fault struct {
 	code       int
 	message    string
 	retryAfter time.Duration // > 0 for a rate limit
+	// pass is how many calls of the route still succeed before this fault
+	// fires (RateLimitAfter).
+	pass int
 }
 
 // RateLimitNext makes the next call of route (see Calls) answer 429 like
@@ -35,6 +38,14 @@ type fault struct {
 // Faults of one route form a queue in the order they were scheduled.
 func (s *Server) RateLimitNext(route string, retryAfter time.Duration) {
 	s.addFault(route, fault{status: http.StatusTooManyRequests, retryAfter: retryAfter})
+}
+
+// RateLimitAfter lets n calls of route succeed, then answers one with a
+// rate limit as RateLimitNext does (for a split reply whose later part is
+// limited). The n calls count from when the faults queued before it have
+// fired.
+func (s *Server) RateLimitAfter(route string, n int, retryAfter time.Duration) {
+	s.addFault(route, fault{status: http.StatusTooManyRequests, retryAfter: retryAfter, pass: n})
 }
 
 // FailNext makes the next call of route answer status with the JSON body
@@ -57,6 +68,10 @@ func (s *Server) takeFault(route string) (fault, bool) {
 	defer s.mu.Unlock()
 	q := s.faults[route]
 	if len(q) == 0 {
+		return fault{}, false
+	}
+	if q[0].pass > 0 {
+		q[0].pass--
 		return fault{}, false
 	}
 	s.faults[route] = q[1:]

@@ -278,3 +278,23 @@ func TestEchoOwnMessages(t *testing.T) {
 	require.Equal(t, sent.ID, echo.ID)
 	require.Equal(t, tb.srv.BotID(), echo.Author.ID)
 }
+
+func TestRateLimitAfterLetsCallsThrough(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.NewServer(t)
+	srv.RateLimitAfter("users.me", 2, time.Second)
+	client := srv.HTTPClient()
+	get := func() int {
+		req, err := http.NewRequest(http.MethodGet, "https://discord.com/api/v9/users/@me", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bot "+srv.Token())
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, get())
+	require.Equal(t, http.StatusOK, get())
+	require.Equal(t, http.StatusTooManyRequests, get(), "the third call is limited")
+	require.Equal(t, http.StatusOK, get())
+}
