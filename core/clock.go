@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock tells the time and makes timers. Logic reads time and waits only
 // through a Clock so tests can control both (coretest.Clock).
@@ -31,3 +34,15 @@ type systemTimer struct{ t *time.Timer }
 
 func (s systemTimer) C() <-chan time.Time { return s.t.C }
 func (s systemTimer) Stop() bool          { return s.t.Stop() }
+
+// Sleep waits d on clock; it reports false when ctx ended first.
+func Sleep(ctx context.Context, clock Clock, d time.Duration) bool {
+	t := clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}

@@ -323,28 +323,11 @@ func (a *Adapter) live() (*discordgo.Session, error) {
 	return a.session, nil
 }
 
-// scrub returns err with the bot token replaced, should it ever appear in
-// an error's text. The result does not unwrap to the original when it
-// had to be changed; classify errors before scrubbing them.
-func (a *Adapter) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	tok := a.Token.Reveal()
-	if tok == "" || !strings.Contains(err.Error(), tok) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), tok, "[redacted]"))
-}
+// scrub returns err with the bot token replaced (see config.Secret.Scrub);
+// classify errors before scrubbing them.
+func (a *Adapter) scrub(err error) error { return a.Token.Scrub(err) }
 
 // sleep waits d on the adapter's clock; false when ctx ended first.
 func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
-	t := a.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C():
-		return true
-	}
+	return core.Sleep(ctx, a.clock, d)
 }

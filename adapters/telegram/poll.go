@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/parleybot/parley/core"
 )
 
 // maxUpdatesBody bounds one getUpdates answer (at most 100 updates).
@@ -177,14 +179,7 @@ func (a *Adapter) pollSucceeded() {
 	}
 }
 
-// sleep waits d on the adapter's clock; it reports false if ctx ended first.
+// sleep waits d on the adapter's clock; false when ctx ended first.
 func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
-	t := a.clock.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C():
-		return true
-	}
+	return core.Sleep(ctx, a.clock, d)
 }

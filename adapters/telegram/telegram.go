@@ -368,17 +368,6 @@ func (a *Adapter) live() (*bot.Bot, error) {
 	return a.bot, nil
 }
 
-// scrub returns err with the bot token replaced. The token is in every Bot
-// API URL, and net/http errors quote the URL. The result does not unwrap to
-// the original, which still holds the token; classify errors before
-// scrubbing them.
-func (a *Adapter) scrub(err error) error {
-	if err == nil {
-		return nil
-	}
-	tok := a.Token.Reveal()
-	if tok == "" || !strings.Contains(err.Error(), tok) {
-		return err
-	}
-	return errors.New(strings.ReplaceAll(err.Error(), tok, "[redacted]"))
-}
+// scrub returns err with the bot token replaced (see config.Secret.Scrub);
+// classify errors before scrubbing them.
+func (a *Adapter) scrub(err error) error { return a.Token.Scrub(err) }

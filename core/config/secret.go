@@ -2,8 +2,10 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 )
 
 // redacted is what a non-empty Secret shows everywhere but Reveal.
@@ -62,3 +64,14 @@ var (
 	_ json.Marshaler = Secret("")
 	_ fmt.Stringer   = Secret("")
 )
+
+// Scrub returns err with the secret replaced by "[redacted]", should it
+// appear in the error's text (HTTP errors quote URLs, and some APIs put
+// tokens in the path). A changed error does not unwrap to the original,
+// which still holds the secret: classify errors before scrubbing them.
+func (s Secret) Scrub(err error) error {
+	if err == nil || s == "" || !strings.Contains(err.Error(), string(s)) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), string(s), redacted))
+}

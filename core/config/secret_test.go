@@ -3,6 +3,7 @@ package config_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -97,4 +98,16 @@ adapters:
 	require.Contains(t, jsonLog.String(), `"key":"[redacted]"`)
 	require.Contains(t, fmt.Sprintf("%+v", c.Store), "DSN:[redacted]")
 	require.Contains(t, string(js), `"APIToken":"[redacted]"`)
+}
+
+func TestSecretScrub(t *testing.T) {
+	t.Parallel()
+	s := config.Secret("123:TOKEN")
+	err := errors.New(`Post "https://api.example/bot123:TOKEN/getMe": dial tcp: refused`)
+	got := s.Scrub(err)
+	require.EqualError(t, got, `Post "https://api.example/bot[redacted]/getMe": dial tcp: refused`)
+	clean := errors.New("no secret here")
+	require.Same(t, clean, s.Scrub(clean), "an error without the secret is returned as is")
+	require.NoError(t, s.Scrub(nil))
+	require.Same(t, err, config.Secret("").Scrub(err))
 }
