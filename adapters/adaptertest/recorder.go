@@ -15,6 +15,11 @@ import (
 type Recorder struct {
 	mu   sync.Mutex
 	msgs []core.InboundMessage
+	// fail, while failTimes > 0 (or < 0: until cleared), is returned
+	// instead of accepting a message, as a core whose database is down.
+	fail      error
+	failTimes int
+	panicOn   string
 	// changed is closed, and replaced, whenever a message arrives, so any
 	// number of waiters can watch it.
 	changed chan struct{}
@@ -27,10 +32,41 @@ func NewRecorder() *Recorder {
 	return &Recorder{changed: make(chan struct{})}
 }
 
-// HandleInbound records msg and accepts it.
+// FailWith makes every later call fail with err, as a core that cannot
+// store anything; FailWith(nil) accepts messages again.
+func (r *Recorder) FailWith(err error) { r.FailTimes(-1, err) }
+
+// FailTimes makes the next n calls fail with err.
+func (r *Recorder) FailTimes(n int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.fail, r.failTimes = err, n
+	if err == nil {
+		r.failTimes = 0
+	}
+}
+
+// PanicOn makes the handler panic on a message with exactly this text, to
+// prove an adapter survives a core that panics.
+func (r *Recorder) PanicOn(text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.panicOn = text
+}
+
+// HandleInbound records msg and accepts it, unless told to fail or panic.
 func (r *Recorder) HandleInbound(_ context.Context, msg core.InboundMessage) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.panicOn != "" && msg.Text == r.panicOn {
+		panic("adaptertest: recorder told to panic")
+	}
+	if r.failTimes != 0 {
+		if r.failTimes > 0 {
+			r.failTimes--
+		}
+		return r.fail
+	}
 	r.msgs = append(r.msgs, msg)
 	close(r.changed)
 	r.changed = make(chan struct{})

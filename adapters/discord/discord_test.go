@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 )
@@ -140,7 +141,7 @@ func TestLifecycleEdges(t *testing.T) {
 	_, err := a.Send(context.Background(), core.OutboundMessage{ChannelThreadID: "123", Text: "x"})
 	require.ErrorContains(t, err, "discord adapter is not started")
 	require.NoError(t, a.Stop(context.Background()), "Stop before Start")
-	require.ErrorContains(t, a.Start(context.Background(), newRecorder()), "already stopped")
+	require.ErrorContains(t, a.Start(context.Background(), adaptertest.NewRecorder()), "already stopped")
 }
 
 func TestStopThenSend(t *testing.T) {

@@ -3,6 +3,7 @@ package discord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestDMIsNormalised(t *testing.T) {
 	b := setup(t)
 	before := time.Now()
 	ch, id := b.srv.SendDM(ada, "Hi there — wie geht's? 🙂")
-	msgs := b.core.wait(t, 1)
+	msgs := b.core.Wait(t, 1, waitFor)
 	require.Len(t, msgs, 1)
 	got := msgs[0]
 	require.Equal(t, core.PlatformDiscord, got.Platform)
@@ -32,7 +33,7 @@ func TestDMIsNormalised(t *testing.T) {
 	require.True(t, got.Direct)
 
 	b.srv.SendDM(grace, "hi")
-	msgs = b.core.wait(t, 2)
+	msgs = b.core.Wait(t, 2, waitFor)
 	require.Equal(t, "grace_h", msgs[1].DisplayName, "the username without a global name")
 	require.Equal(t, grace.ID, msgs[1].ChannelUserID)
 	require.NotEqual(t, msgs[0].ChannelThreadID, msgs[1].ChannelThreadID)
@@ -43,7 +44,7 @@ func TestDMIsNormalised(t *testing.T) {
 func requireOnlySentinel(t *testing.T, b *testBundle, what string) {
 	t.Helper()
 	b.srv.SendDM(ada, "sentinel")
-	msgs := b.core.wait(t, 1)
+	msgs := b.core.Wait(t, 1, waitFor)
 	require.Len(t, msgs, 1, "%s reached the core", what)
 	require.Equal(t, "sentinel", msgs[0].Text)
 }
@@ -63,7 +64,7 @@ func TestIgnoredMessages(t *testing.T) {
 		}},
 		{"edit", func(t *testing.T, b *testBundle) {
 			_, id := b.srv.SendDM(ada, "first")
-			b.core.wait(t, 1)
+			b.core.Wait(t, 1, waitFor)
 			b.srv.EditDM(ada, id, "edited")
 		}},
 		{"other bot", func(t *testing.T, b *testBundle) {
@@ -79,9 +80,9 @@ func TestIgnoredMessages(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			tc.play(t, b)
-			n := len(b.core.messages())
+			n := len(b.core.Messages())
 			b.srv.SendDM(ada, "sentinel")
-			msgs := b.core.wait(t, n+1)
+			msgs := b.core.Wait(t, n+1, waitFor)
 			require.Len(t, msgs, n+1, "the %s message reached the core", tc.name)
 			require.Equal(t, "sentinel", msgs[n].Text)
 			for _, m := range msgs {
@@ -113,7 +114,7 @@ func TestStrangeFramesAreSkipped(t *testing.T) {
 func TestPanicInCoreIsRecovered(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.core.panicOn = "boom"
+	b.core.PanicOn("boom")
 	b.srv.SendDM(ada, "boom")
 	requireOnlySentinel(t, b, "the panicking message")
 	require.Contains(t, b.logs.String(), "panic while handling a discord message")
@@ -122,12 +123,10 @@ func TestPanicInCoreIsRecovered(t *testing.T) {
 func TestCoreFailureIsRetriedNotDropped(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.core.mu.Lock()
-	b.core.failures = 2
-	b.core.mu.Unlock()
+	b.core.FailTimes(2, errors.New("database is locked"))
 	b.srv.SendDM(ada, "kept through a database hiccup")
 	b.srv.SendDM(ada, "behind it")
-	got := b.core.wait(t, 2)
+	got := b.core.Wait(t, 2, waitFor)
 	require.Equal(t, "kept through a database hiccup", got[0].Text)
 	require.Equal(t, "behind it", got[1].Text, "order is kept")
 	require.Contains(t, b.logs.String(), "retrying")
@@ -141,7 +140,7 @@ func TestDMsArriveInOrder(t *testing.T) {
 		want[i] = "line " + strings.Repeat("x", i)
 		b.srv.SendDM(ada, want[i])
 	}
-	msgs := b.core.wait(t, len(want))
+	msgs := b.core.Wait(t, len(want), waitFor)
 	got := make([]string, len(msgs))
 	for i, m := range msgs {
 		got[i] = m.Text
@@ -166,7 +165,7 @@ func TestGatewayDropAndResume(t *testing.T) {
 	require.Len(t, res.PlatformMessageIDs, 1)
 	require.Equal(t, []string{"still here"}, contents(b.srv.Sent(ch)))
 
-	msgs := b.core.wait(t, 2)
+	msgs := b.core.Wait(t, 2, waitFor)
 	require.Len(t, msgs, 2, "the pending DM arrives once")
 	require.Equal(t, "are you there?", msgs[1].Text)
 	require.Equal(t, id, msgs[1].PlatformMessageID)
@@ -181,7 +180,7 @@ func TestDMsNeedOnlyTheDirectMessagesIntent(t *testing.T) {
 	b.start(t)
 	require.Equal(t, 1<<12, b.srv.Intents(), "DIRECT_MESSAGES only: no privileged intent")
 	b.srv.SendDM(ada, "can you read me?")
-	msgs := b.core.wait(t, 1)
+	msgs := b.core.Wait(t, 1, waitFor)
 	require.Equal(t, "can you read me?", msgs[0].Text)
 }
 
@@ -193,7 +192,7 @@ func TestEchoOfOwnRepliesIsIgnored(t *testing.T) {
 	_, err := b.send(ch, "run-1", "a reply Discord echoes back")
 	require.NoError(t, err)
 	b.srv.SendDM(ada, "sentinel")
-	msgs := b.core.wait(t, 2)
+	msgs := b.core.Wait(t, 2, waitFor)
 	require.Len(t, msgs, 2)
 	require.Equal(t, "sentinel", msgs[1].Text, "the echo of the bot's reply did not reach the core")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -30,61 +31,6 @@ var (
 	ada   = discordtest.User{ID: "100000000000000001", Username: "ada", GlobalName: "Ada Lovelace"}
 	grace = discordtest.User{ID: "100000000000000002", Username: "grace_h"}
 )
-
-// recorder is the core: it records what the adapter hands it and can be
-// told to panic.
-type recorder struct {
-	mu      sync.Mutex
-	got     []core.InboundMessage
-	panicOn string
-	// failures makes the next calls fail, as a core whose database is down.
-	failures int
-	changed  chan struct{}
-}
-
-func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
-
-func (r *recorder) HandleInbound(_ context.Context, msg core.InboundMessage) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.panicOn != "" && msg.Text == r.panicOn {
-		panic("recorder told to panic")
-	}
-	if r.failures > 0 {
-		r.failures--
-		return errors.New("database is locked")
-	}
-	r.got = append(r.got, msg)
-	close(r.changed)
-	r.changed = make(chan struct{})
-	return nil
-}
-
-func (r *recorder) messages() []core.InboundMessage {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]core.InboundMessage(nil), r.got...)
-}
-
-// wait waits for at least n messages and returns them all.
-func (r *recorder) wait(t *testing.T, n int) []core.InboundMessage {
-	t.Helper()
-	deadline := time.NewTimer(waitFor)
-	defer deadline.Stop()
-	for {
-		r.mu.Lock()
-		got, changed := len(r.got), r.changed
-		r.mu.Unlock()
-		if got >= n {
-			return r.messages()
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			require.FailNow(t, "the core got too few messages", "got %d, want %d: %+v", got, n, r.messages())
-		}
-	}
-}
 
 // logBuffer collects the adapter's logs.
 type logBuffer struct {
@@ -107,7 +53,7 @@ func (l *logBuffer) String() string {
 type testBundle struct {
 	srv     *discordtest.Server
 	adapter *Adapter
-	core    *recorder
+	core    *adaptertest.Recorder
 	logs    *logBuffer
 }
 
@@ -121,7 +67,7 @@ func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 // newBundleOn is newBundle with a fake the test configured.
 func newBundleOn(t *testing.T, srv *discordtest.Server, configure ...func(*Adapter)) *testBundle {
 	t.Helper()
-	b := &testBundle{srv: srv, core: newRecorder(), logs: &logBuffer{}}
+	b := &testBundle{srv: srv, core: adaptertest.NewRecorder(), logs: &logBuffer{}}
 	a := New()
 	a.Token = config.Secret(b.srv.Token())
 	a.APIURL = b.srv.URL()
@@ -169,9 +115,9 @@ func (b *testBundle) send(channelID, key, text string) (core.SendResult, error) 
 // returns the DM channel.
 func (b *testBundle) greet(t *testing.T, user discordtest.User) string {
 	t.Helper()
-	n := len(b.core.messages())
+	n := len(b.core.Messages())
 	ch, _ := b.srv.SendDM(user, "hello")
-	b.core.wait(t, n+1)
+	b.core.Wait(t, n+1, waitFor)
 	return ch
 }
 

@@ -21,7 +21,7 @@ func TestPrivateMessageIsNormalised(t *testing.T) {
 	upd := b.srv.SendPrivate(ada, "Hi there — wie geht's? 🙂")
 	upd2 := b.srv.SendPrivate(grace, "no name, only a username")
 
-	got := b.core.wait(t, 2)
+	got := b.core.Wait(t, 2, waitFor)
 	require.Len(t, got, 2)
 	require.Equal(t, core.InboundMessage{
 		Platform:          core.PlatformTelegram,
@@ -43,7 +43,7 @@ func TestPrivateMessageIsNormalised(t *testing.T) {
 func (b *testBundle) requireOnlySentinel(t *testing.T) {
 	t.Helper()
 	b.srv.SendPrivate(ada, "sentinel")
-	got := b.core.wait(t, 1)
+	got := b.core.Wait(t, 1, waitFor)
 	require.Len(t, got, 1, "something else reached the core: %+v", got)
 	require.Equal(t, "sentinel", got[0].Text)
 	// The next poll confirms everything handled so far.
@@ -114,7 +114,7 @@ func TestCaptionIsText(t *testing.T) {
 		"from": {"id": 100001, "is_bot": false, "first_name": "Ada"},
 		"photo": [{"file_id": "p", "file_unique_id": "q", "width": 10, "height": 10}],
 		"caption": "look at this"}}`))
-	got := b.core.wait(t, 1)
+	got := b.core.Wait(t, 1, waitFor)
 	require.Equal(t, "look at this", got[0].Text)
 	require.Equal(t, "9", got[0].PlatformMessageID)
 	require.Equal(t, time.Unix(1700000000, 0).UTC(), got[0].SentAt)
@@ -126,7 +126,7 @@ func TestManyUpdatesArriveInOrder(t *testing.T) {
 	for i := range 150 { // more than one getUpdates batch of 100
 		b.srv.SendPrivate(ada, fmt.Sprint("message ", i))
 	}
-	got := b.core.wait(t, 150)
+	got := b.core.Wait(t, 150, waitFor)
 	require.Len(t, got, 150)
 	for i, m := range got {
 		require.Equal(t, fmt.Sprint("message ", i), m.Text)
@@ -136,26 +136,20 @@ func TestManyUpdatesArriveInOrder(t *testing.T) {
 func TestCoreFailureOrPanicDoesNotStopPolling(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.core.mu.Lock()
-	b.core.panicOn = "boom"
-	b.core.mu.Unlock()
+	b.core.PanicOn("boom")
 	b.srv.SendPrivate(ada, "boom")
 	b.srv.SendPrivate(ada, "after the panic")
-	got := b.core.wait(t, 1)
+	got := b.core.Wait(t, 1, waitFor)
 	require.Equal(t, "after the panic", got[0].Text)
 	require.Contains(t, b.logs.String(), "panic while handling a telegram update")
 
-	b.core.mu.Lock()
-	b.core.fail = errors.New("database is locked")
-	b.core.mu.Unlock()
+	b.core.FailWith(errors.New("database is locked"))
 	b.srv.SendPrivate(ada, "kept while the database is down")
 	b.srv.SendPrivate(ada, "behind it")
 	eventually(t, func() bool { return strings.Contains(b.logs.String(), "database is locked") }, "the core's error was not logged")
-	b.core.mu.Lock()
-	b.core.fail = nil
-	b.core.mu.Unlock()
+	b.core.FailWith(nil)
 	b.srv.SendPrivate(ada, "works again")
-	got = b.core.wait(t, 4)
+	got = b.core.Wait(t, 4, waitFor)
 	var texts []string
 	for _, m := range got[1:] {
 		texts = append(texts, m.Text)

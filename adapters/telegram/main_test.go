@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -32,59 +33,6 @@ var (
 	ada   = telegramtest.User{ID: 100001, FirstName: "Ada", LastName: "Lovelace", Username: "ada"}
 	grace = telegramtest.User{ID: 100002, Username: "grace_h"}
 )
-
-// recorder is the core: it records what the adapter hands it and can be
-// told to fail or panic.
-type recorder struct {
-	mu      sync.Mutex
-	got     []core.InboundMessage
-	fail    error
-	panicOn string
-	changed chan struct{}
-}
-
-func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
-
-func (r *recorder) HandleInbound(_ context.Context, msg core.InboundMessage) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.panicOn != "" && msg.Text == r.panicOn {
-		panic("recorder told to panic")
-	}
-	if r.fail != nil {
-		return r.fail
-	}
-	r.got = append(r.got, msg)
-	close(r.changed)
-	r.changed = make(chan struct{})
-	return nil
-}
-
-func (r *recorder) messages() []core.InboundMessage {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]core.InboundMessage(nil), r.got...)
-}
-
-// wait waits for at least n messages and returns them all.
-func (r *recorder) wait(t *testing.T, n int) []core.InboundMessage {
-	t.Helper()
-	deadline := time.NewTimer(waitFor)
-	defer deadline.Stop()
-	for {
-		r.mu.Lock()
-		got, changed := len(r.got), r.changed
-		r.mu.Unlock()
-		if got >= n {
-			return r.messages()
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			require.FailNow(t, "the core got too few messages", "got %d, want %d: %+v", got, n, r.messages())
-		}
-	}
-}
 
 // logBuffer collects the adapter's logs.
 type logBuffer struct {
@@ -107,7 +55,7 @@ func (l *logBuffer) String() string {
 type testBundle struct {
 	srv     *telegramtest.Server
 	adapter *Adapter
-	core    *recorder
+	core    *adaptertest.Recorder
 	logs    *logBuffer
 }
 
@@ -115,7 +63,7 @@ type testBundle struct {
 // validated but not started; configure changes it before validation.
 func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 	t.Helper()
-	b := &testBundle{srv: telegramtest.NewServer(t), core: newRecorder(), logs: &logBuffer{}}
+	b := &testBundle{srv: telegramtest.NewServer(t), core: adaptertest.NewRecorder(), logs: &logBuffer{}}
 	a := New()
 	a.Token = config.Secret(b.srv.Token())
 	a.APIURL = b.srv.URL()
@@ -163,9 +111,9 @@ func (b *testBundle) send(chatID int64, text string) (core.SendResult, error) {
 // the fake knows the chat.
 func (b *testBundle) greet(t *testing.T, user telegramtest.User) {
 	t.Helper()
-	n := len(b.core.messages())
+	n := len(b.core.Messages())
 	b.srv.SendPrivate(user, "hello")
-	b.core.wait(t, n+1)
+	b.core.Wait(t, n+1, waitFor)
 }
 
 // eventually waits for cond, failing after waitFor.

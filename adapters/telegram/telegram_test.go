@@ -175,6 +175,6 @@ func TestHealthReportsFailingPolls(t *testing.T) {
 	require.NotContains(t, err.Error(), b.srv.Token())
 	// The held poll returns with this message: polling works again.
 	b.srv.SendPrivate(ada, "second")
-	b.core.wait(t, 1)
+	b.core.Wait(t, 1, waitFor)
 	require.NoError(t, b.adapter.Health())
 }

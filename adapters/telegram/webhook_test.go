@@ -80,7 +80,7 @@ func TestWebhookChecksSecret(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, b.post(t, webhookSecret+"x", privateUpdate(t, 3, "longer secret")))
 	require.Equal(t, http.StatusOK, b.post(t, webhookSecret, privateUpdate(t, 4, "good secret")))
 
-	got := b.core.messages()
+	got := b.core.Messages()
 	require.Len(t, got, 1, "only the update with the right secret is processed")
 	require.Equal(t, "good secret", got[0].Text)
 	require.Equal(t, "100001", got[0].ChannelThreadID)
@@ -97,12 +97,10 @@ func TestWebhookIgnoresAndRejects(t *testing.T) {
 	require.Equal(t, http.StatusOK, b.post(t, webhookSecret, []byte(`{"update_id": 6, "message": "garbage"}`)),
 		"an authentic update the adapter cannot read is acknowledged, or Telegram would resend it forever")
 	require.Equal(t, http.StatusBadRequest, b.post(t, webhookSecret, []byte(`not json`)))
-	require.Empty(t, b.core.messages())
+	require.Empty(t, b.core.Messages())
 
 	// The core failing makes Telegram retry: the update is not lost.
-	b.core.mu.Lock()
-	b.core.fail = errors.New("database is locked")
-	b.core.mu.Unlock()
+	b.core.FailWith(errors.New("database is locked"))
 	require.Equal(t, http.StatusInternalServerError, b.post(t, webhookSecret, privateUpdate(t, 7, "retry me")))
 }
 
@@ -113,7 +111,7 @@ func TestWebhookBeforeStartAndAfterStop(t *testing.T) {
 	b.start(t)
 	require.NoError(t, b.adapter.Stop(context.Background()))
 	require.Equal(t, http.StatusServiceUnavailable, b.post(t, webhookSecret, privateUpdate(t, 2, "too late")))
-	require.Empty(t, b.core.messages())
+	require.Empty(t, b.core.Messages())
 }
 
 func TestWebhookNotMountedWhenPolling(t *testing.T) {
@@ -140,7 +138,7 @@ func TestWebhookURLIsRegistered(t *testing.T) {
 
 	// End to end: the fake posts the update to the adapter's handler.
 	b.srv.SendPrivate(ada, "through the webhook")
-	got := b.core.wait(t, 1)
+	got := b.core.Wait(t, 1, waitFor)
 	require.Equal(t, "through the webhook", got[0].Text)
 	require.Equal(t, "Ada Lovelace", got[0].DisplayName)
 }
@@ -160,5 +158,5 @@ func TestWebhookRejectsHugeBody(t *testing.T) {
 	b.start(t)
 	huge := privateUpdate(t, 1, string(bytes.Repeat([]byte("a"), maxWebhookBody)))
 	require.Equal(t, http.StatusRequestEntityTooLarge, b.post(t, webhookSecret, huge))
-	require.Empty(t, b.core.messages())
+	require.Empty(t, b.core.Messages())
 }
