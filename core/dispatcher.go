@@ -195,9 +195,6 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	return d, nil
 }
 
-// Owner is the id this dispatcher claims runs under.
-func (d *Dispatcher) Owner() string { return d.cfg.Owner }
-
 // Start launches the claim loop. Runs left queued by an earlier process are
 // picked up; runs whose worker died are reaped after StaleAfter.
 func (d *Dispatcher) Start(ctx context.Context) error {

@@ -64,29 +64,6 @@ func (c *Clock) Advance(d time.Duration) {
 	c.notifyLocked()
 }
 
-// Timers is how many timers are waiting to fire.
-func (c *Clock) Timers() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.timers)
-}
-
-// NextDeadline is when the earliest waiting timer fires; false if none.
-func (c *Clock) NextDeadline() (time.Time, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.timers) == 0 {
-		return time.Time{}, false
-	}
-	next := c.timers[0].at
-	for _, t := range c.timers[1:] {
-		if t.at.Before(next) {
-			next = t.at
-		}
-	}
-	return next, true
-}
-
 // WaitForTimer waits until some timer is due at or before deadline, so that
 // a test advances the clock only once the code under test is waiting. It
 // fails t after timeout (wall time).

@@ -57,21 +57,6 @@ func (s *Store) NextRunAfter(ctx context.Context) (*time.Time, error) {
 	return next, nil
 }
 
-// HeartbeatRun refreshes a running run's heartbeat; core.ErrLostRun if owner
-// no longer holds it.
-func (s *Store) HeartbeatRun(ctx context.Context, runID int64, owner string, now time.Time) error {
-	t := s.q.t(now)
-	res := s.w.WithContext(ctx).Exec(`UPDATE runs SET heartbeat_at = ?, updated_at = ?
-		WHERE id = ? AND status = 'running' AND owner = ?`, t, t, runID, owner)
-	if res.Error != nil {
-		return fmt.Errorf("heartbeating run %d: %w", runID, res.Error)
-	}
-	if res.RowsAffected == 0 {
-		return fmt.Errorf("heartbeating run %d: %w", runID, core.ErrLostRun)
-	}
-	return nil
-}
-
 // HeartbeatRuns refreshes, in one statement, the heartbeat of those of
 // runIDs that owner still holds as running, and returns the ids whose work
 // must stop: a cancel was requested (runs.during_generation: restart), or

@@ -189,18 +189,23 @@ func testHeartbeat(t *testing.T, open Opener) {
 	b := setup(t, open)
 	run := b.claimed(t, "chat-1", "w1", b.t0)
 
-	require.NoError(t, b.st.HeartbeatRun(b.ctx, run.ID, "w1", b.at(10*time.Second)))
+	stop, err := b.st.HeartbeatRuns(b.ctx, "w1", b.at(10*time.Second), []int64{run.ID})
+	require.NoError(t, err)
+	require.Empty(t, stop)
 	got, err := b.st.Run(b.ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, b.at(10*time.Second), *got.HeartbeatAt)
 
-	err = b.st.HeartbeatRun(b.ctx, run.ID, "w2", b.at(20*time.Second))
-	require.ErrorIs(t, err, core.ErrLostRun)
+	stop, err = b.st.HeartbeatRuns(b.ctx, "w2", b.at(20*time.Second), []int64{run.ID})
+	require.NoError(t, err)
+	require.Equal(t, []int64{run.ID}, stop, "not w2's: it must stop")
 	got, err = b.st.Run(b.ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, b.at(10*time.Second), *got.HeartbeatAt, "a foreign heartbeat writes nothing")
 
-	require.ErrorIs(t, b.st.HeartbeatRun(b.ctx, 99999, "w1", b.t0), core.ErrLostRun)
+	stop, err = b.st.HeartbeatRuns(b.ctx, "w1", b.t0, []int64{99999})
+	require.NoError(t, err)
+	require.Equal(t, []int64{99999}, stop, "an unknown run must stop too")
 }
 
 func testCompleteNonOwner(t *testing.T, open Opener) {
@@ -301,7 +306,9 @@ func testReapStale(t *testing.T, open Opener) {
 	b := setup(t, open)
 	stale := b.claimed(t, "stale", "w1", b.t0)
 	fresh := b.claimed(t, "fresh", "w2", b.t0)
-	require.NoError(t, b.st.HeartbeatRun(b.ctx, fresh.ID, "w2", b.at(time.Minute)))
+	stop, err := b.st.HeartbeatRuns(b.ctx, "w2", b.at(time.Minute), []int64{fresh.ID})
+	require.NoError(t, err)
+	require.Empty(t, stop)
 	queued := b.inbound(t, "waiting", "x", b.t0, true)
 
 	n, err := b.st.ReapStaleRuns(b.ctx, b.at(30*time.Second))
@@ -322,7 +329,9 @@ func testReapStale(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.Equal(t, core.RunQueued, got.Status, "queued runs are not reaped")
 
-	require.ErrorIs(t, b.st.HeartbeatRun(b.ctx, stale.ID, "w1", b.at(time.Minute)), core.ErrLostRun)
+	stop, err = b.st.HeartbeatRuns(b.ctx, "w1", b.at(time.Minute), []int64{stale.ID})
+	require.NoError(t, err)
+	require.Equal(t, []int64{stale.ID}, stop, "a reaped run is no longer w1's")
 	require.ErrorIs(t, b.st.CompleteRun(b.ctx, stale.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(time.Minute)}), core.ErrLostRun)
 
 	n, err = b.st.ReapStaleRuns(b.ctx, b.at(30*time.Second))
