@@ -82,7 +82,57 @@ type DispatcherConfig struct {
 	PollInterval time.Duration
 	// TypingInterval is how often the typing indicator is refreshed (default 4s).
 	TypingInterval time.Duration
+	// JobMaxAttempts bounds the runs a proactive follow-up gets before it
+	// is marked failed (scheduler.max_attempts, default 3).
+	JobMaxAttempts int
+	// ContinueNudge is the hidden user message that asks the model to go on
+	// after a reply that wanted to say more (default DefaultContinueNudge).
+	ContinueNudge string
+	// ScheduledMessages makes this dispatcher send due message jobs
+	// (scheduled private messages); off, they wait for one that does.
+	ScheduledMessages bool
+	// LateGrace is how late a scheduled message may still go out after
+	// downtime; older ones fail as missed (scheduler.late_grace, default 24h).
+	LateGrace time.Duration
+	// Metrics, when set, is told about scheduled sends.
+	Metrics JobMetrics
+	// JobWaker, when set, is what plugins that create jobs (the schedule
+	// tools) call to wake the job loop, so a job due soon is not left to
+	// the loop's next look (default: a waker of its own).
+	JobWaker *Waker
 }
+
+// Waker wakes a loop without blocking; several Wakes before the loop looks
+// count as one.
+type Waker struct{ ch chan struct{} }
+
+// NewWaker returns a Waker.
+func NewWaker() *Waker { return &Waker{ch: make(chan struct{}, 1)} }
+
+// Wake wakes the loop.
+func (w *Waker) Wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// JobMetrics is told how scheduled sends go, for /metrics.
+type JobMetrics interface {
+	// Fired records how late a job went out after its due time.
+	Fired(kind JobKind, late time.Duration)
+	// SendFailed records a failed scheduled send on a platform.
+	SendFailed(p Platform)
+}
+
+// noMetrics records nothing.
+type noMetrics struct{}
+
+func (noMetrics) Fired(JobKind, time.Duration) {}
+func (noMetrics) SendFailed(Platform)          {}
+
+// DefaultContinueNudge asks the model for its continuation (WANT_MORE).
+const DefaultContinueNudge = "(you want to say more)"
 
 // Dispatcher is the core engine: it records inbound DMs, plans runs, and
 // executes them with the enabled plugins over the LLM, replying through the
@@ -96,6 +146,17 @@ type Dispatcher struct {
 	platforms []Platform
 	allow     map[string]bool
 	history   *historyCache
+	records   *recordCache
+	// limits come from the SessionPolicy plugin, or the defaults.
+	limits SessionLimits
+	// proactive is the ProactivePolicy plugin; nil when none is enabled.
+	proactive ProactivePolicy
+	// jobWake wakes the job loop early (a job was just created).
+	jobWake *Waker
+	// jobKinds are the kinds of job this dispatcher's job loop serves.
+	jobKinds []JobKind
+	// lanes send scheduled messages, a conversation's in order.
+	lanes *lanes
 
 	wake chan struct{}
 
@@ -107,6 +168,7 @@ type Dispatcher struct {
 	runCtx    context.Context
 	loopDone  chan struct{}
 	maintDone chan struct{}
+	jobsDone  chan struct{}
 	turns     sync.WaitGroup
 }
 
@@ -133,8 +195,42 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	if cfg.FailureMessage == "" {
 		cfg.FailureMessage = DefaultFailureMessage
 	}
+	limits := SessionLimits{Gap: DefaultSessionGap, WindowMessages: DefaultWindowMessages, WindowTokens: DefaultWindowTokens}
+	var proactive ProactivePolicy
+	for _, p := range cfg.Plugins {
+		if sp, ok := p.(SessionPolicy); ok {
+			l := sp.SessionLimits()
+			if l.Gap > 0 {
+				limits.Gap = l.Gap
+			}
+			if l.WindowMessages > 0 {
+				limits.WindowMessages = l.WindowMessages
+			}
+			if l.WindowTokens > 0 {
+				limits.WindowTokens = l.WindowTokens
+			}
+		}
+		if pp, ok := p.(ProactivePolicy); ok {
+			proactive = pp
+		}
+	}
 	if cfg.HistoryLimit <= 0 {
-		cfg.HistoryLimit = 50
+		cfg.HistoryLimit = limits.WindowMessages
+	}
+	if cfg.JobMaxAttempts <= 0 {
+		cfg.JobMaxAttempts = 3
+	}
+	if cfg.ContinueNudge == "" {
+		cfg.ContinueNudge = DefaultContinueNudge
+	}
+	if cfg.JobWaker == nil {
+		cfg.JobWaker = NewWaker()
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = noMetrics{}
+	}
+	if cfg.LateGrace <= 0 {
+		cfg.LateGrace = 24 * time.Hour
 	}
 	if cfg.HistoryCacheSize <= 0 {
 		cfg.HistoryCacheSize = 4096
@@ -178,6 +274,17 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 		wake:     make(chan struct{}, 1),
 		inflight: map[int64]context.CancelCauseFunc{},
 		history:  newHistoryCache(cfg.HistoryLimit, cfg.HistoryCacheSize),
+		records:  newRecordCache(cfg.HistoryCacheSize),
+		limits:   limits,
+		jobWake:  cfg.JobWaker,
+		lanes:    newLanes(),
+	}
+	d.proactive = proactive
+	if proactive != nil {
+		d.jobKinds = append(d.jobKinds, JobProactive)
+	}
+	if cfg.ScheduledMessages {
+		d.jobKinds = append(d.jobKinds, JobMessage)
 	}
 	for _, a := range cfg.Adapters {
 		if prev, dup := d.adapters[a.Platform()]; dup {
@@ -211,9 +318,15 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	// Turns outlive the caller's ctx on purpose: Stop decides when they end.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.runCtx, d.cancel = runCtx, cancel
-	d.loopDone, d.maintDone = make(chan struct{}), make(chan struct{})
+	d.loopDone, d.maintDone, d.jobsDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go d.claimLoop(runCtx)
 	go d.maintain(runCtx)
+	if len(d.jobKinds) > 0 {
+		go d.jobLoop(runCtx)
+	} else {
+		// Jobs wait in the database for a process that runs them.
+		close(d.jobsDone)
+	}
 	return nil
 }
 
@@ -239,11 +352,15 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	case <-done:
 		cancel()
 		<-d.maintDone
+		<-d.jobsDone
+		d.lanes.running.Wait()
 		return nil
 	case <-ctx.Done():
 		cancel()
 		<-done
 		<-d.maintDone
+		<-d.jobsDone
+		d.lanes.running.Wait()
 		return fmt.Errorf("stopping dispatcher: in-flight turns cancelled: %w", ctx.Err())
 	}
 }
@@ -293,6 +410,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		PlanRun:           true,
 		RunAfter:          now.Add(d.cfg.Debounce),
 		WhileRunning:      d.cfg.DuringGeneration,
+		SessionGap:        d.limits.Gap,
 	})
 	if err != nil {
 		return fmt.Errorf("recording inbound message: %w", err)
@@ -324,11 +442,12 @@ func (d *Dispatcher) sendBusyNotice(ctx context.Context, conv Conversation) {
 		return
 	}
 	msg := &Message{
-		ConversationID: conv.ID,
-		Role:           RoleAssistant,
-		Content:        d.cfg.BusyMessage,
-		Source:         SourceSystem,
-		Metadata:       map[string]any{"busy_notice": true},
+		ConversationID:  conv.ID,
+		Role:            RoleAssistant,
+		Content:         d.cfg.BusyMessage,
+		Source:          SourceSystem,
+		SessionRecordID: conv.CurrentRecordID,
+		Metadata:        map[string]any{"busy_notice": true},
 	}
 	res, err := a.Send(ctx, OutboundMessage{
 		ConversationID:  conv.ID,
@@ -366,6 +485,16 @@ func (d *Dispatcher) History(ctx context.Context, p Platform, channelThreadID st
 		return nil, fmt.Errorf("reading history: %w", err)
 	}
 	return msgs, nil
+}
+
+// location is the user's time zone: the conversation's, else the bot's.
+func (d *Dispatcher) location(conv Conversation) *time.Location {
+	if conv.TimeZone != "" {
+		if l, err := time.LoadLocation(conv.TimeZone); err == nil {
+			return l
+		}
+	}
+	return d.cfg.Location
 }
 
 // signal wakes the claim loop without blocking.

@@ -46,6 +46,8 @@ type setupOpts struct {
 	model core.LLM
 	// noStart leaves the dispatcher unstarted.
 	noStart bool
+	// scheduled makes the dispatcher send scheduled messages.
+	scheduled bool
 }
 
 // personaLayer is a tiny prompt plugin, so tests see a system prompt.
@@ -94,6 +96,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Store: b.store, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
 		AllowUsers: o.allow, PollInterval: 50 * time.Millisecond, Clock: o.clock,
 		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, Workers: o.workers,
+		ScheduledMessages: o.scheduled,
 	})
 	require.NoError(t, err)
 	require.NoError(t, b.adapter.Start(ctx, b.disp))

@@ -25,9 +25,14 @@ type Conversation struct {
 	// TimeZone is an IANA zone name; empty means the bot's default zone.
 	TimeZone string
 	// LastSeq is the seq of the conversation's newest message (0: none).
-	LastSeq   int64
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	LastSeq int64
+	// CurrentRecordID is the session record new messages join; nil before
+	// the first message.
+	CurrentRecordID *int64
+	// LastMessageAt is when the newest message was stored.
+	LastMessageAt *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
 }
 
 // Role is the speaker of a stored message, as the LLM sees it.
@@ -83,6 +88,9 @@ type SessionRecord struct {
 	Summary        string
 	// FinalMood is the mood plugin's JSON snapshot at the end of the record.
 	FinalMood string
+	// Prompt is the record's prompt stack above its messages (layers L0–L4,
+	// JSON), rendered at its first turn and kept for the whole record.
+	Prompt    string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -130,6 +138,9 @@ type Run struct {
 	PromptTokens      int
 	CompletionTokens  int
 	TotalTokens       int
+	// JobID is the job the run executes (a proactive follow-up); its
+	// outcome settles the job.
+	JobID *int64
 	// Record is the internal record of what the run did; never shown to users.
 	Record    RunRecord
 	CreatedAt time.Time
@@ -151,6 +162,20 @@ type RunRecord struct {
 	ToolCalls []ToolCallRecord `json:"tool_calls,omitempty"`
 	Rounds    int              `json:"rounds,omitempty"`
 	Output    string           `json:"output,omitempty"`
+	// Notes say what output processors stripped or ignored (control
+	// tokens), and why.
+	Notes []string `json:"notes,omitempty"`
+	// Continuation is the second call of a turn whose reply asked to say
+	// more: the hidden nudge it was given and what the model answered.
+	Continuation *ContinuationRecord `json:"continuation,omitempty"`
+}
+
+// ContinuationRecord is the second call of a turn that wanted to say more.
+type ContinuationRecord struct {
+	Nudge     string `json:"nudge"`
+	Output    string `json:"output"`
+	Dropped   string `json:"dropped,omitempty"`
+	ToolCalls int    `json:"tool_calls,omitempty"`
 }
 
 // HistoryRef names the stored messages a prompt included: those of the
@@ -226,6 +251,46 @@ type Job struct {
 	LeaseUntil            *time.Time
 	PlatformMessageID     string
 	SentAt                *time.Time
-	CreatedAt             time.Time
-	UpdatedAt             time.Time
+	// SessionRecordID is the record a proactive job follows up on.
+	SessionRecordID *int64
+	// AfterSeq is the seq of the conversation's newest message when a
+	// proactive job was requested; a user message after it makes the job
+	// stale.
+	AfterSeq  int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// MoodPoint is the bot's mood in a conversation at one moment: valence
+// (unpleasant −1 … pleasant 1) and arousal (calm −1 … excited 1).
+type MoodPoint struct {
+	ID              int64
+	ConversationID  int64
+	SessionRecordID *int64
+	Valence         float64
+	Arousal         float64
+	// Source says how the mood came to be: "initial" (decayed towards the
+	// baseline at a record's start) or "set_mood" (the model changed it).
+	Source    string
+	Reason    string
+	CreatedAt time.Time
+}
+
+// Fact is something the bot remembers about the user of one conversation.
+type Fact struct {
+	ID             int64
+	ConversationID int64
+	// Key is the fact's id as the model sees it ("F01").
+	Key            string
+	Content        string
+	CreatedAt      time.Time
+	LastAccessedAt time.Time
+}
+
+// FactWork is a stretch of a conversation the fact engine has claimed to
+// read: the messages with FromSeq < seq <= ToSeq.
+type FactWork struct {
+	ConversationID int64
+	FromSeq        int64
+	ToSeq          int64
 }

@@ -16,6 +16,25 @@ type Env struct {
 	Location *time.Location
 	// BotName is the persona's name, for adapters that show one.
 	BotName string
+	// Store is the database (nil for adapters). A plugin that keeps data
+	// asserts it to a small interface of its own, the queries it needs.
+	Store Store
+	// LLM is the model for background work (summaries, fact extraction):
+	// one call, no tools, on LightModel. Nil for adapters.
+	LLM Completer
+	// LightModel is llm.light_model (llm.model when that is empty).
+	LightModel string
+	// MaxPendingPerConversation is scheduler.max_pending_per_conversation:
+	// how many scheduled messages a conversation may have waiting.
+	MaxPendingPerConversation int
+	// JobsChanged, when set, is called after a plugin creates a job, so
+	// that the scheduler looks at once.
+	JobsChanged func()
+}
+
+// Completer asks the model once, without tools; *llm.Client implements it.
+type Completer interface {
+	Complete(ctx context.Context, req llm.Request) (llm.Result, error)
 }
 
 // Lifecycle, as in caddy: New() without side effects, strict decode of the
@@ -72,20 +91,31 @@ type PromptLayer struct {
 	// Name identifies the layer in the run record, e.g. "persona".
 	Name string
 	Text string
+	// Order places the layer among the others of its level, lower first
+	// (default 0; then in plugin name order).
+	Order int
 }
 
 // Turn is what plugins see of the turn being executed.
 type Turn struct {
 	Conversation Conversation
 	Run          Run
-	// History is the conversation's recent messages, oldest first; it ends
-	// with the messages the run answers. It is shared with later turns:
-	// read it, never modify it.
+	// History is L5: the session record's recent messages, oldest first,
+	// within the window; it ends with the messages the run answers. It is
+	// shared with later turns: read it, never modify it.
 	History []Message
 	// Now is the time the turn started.
 	Now time.Time
 	// Location is the user's time zone.
 	Location *time.Location
+	// Record is the session record the turn belongs to (ID 0 for a
+	// conversation from before records were kept).
+	Record SessionRecord
+	// Job is the job the run executes (a proactive follow-up), or nil.
+	Job *Job
+	// Continuation is true while the turn says more after a reply that
+	// asked to (WANT_MORE); output processors then honour no second one.
+	Continuation bool
 }
 
 // PromptContributor is an optional plugin capability: add layers to the
@@ -104,8 +134,22 @@ type ToolProvider interface {
 type Reply struct {
 	Text   string
 	Silent bool
+	// Continue asks for one more call of the model after this reply is
+	// sent, to say more (ignored on a continuation).
+	Continue bool
+	// Proactive asks the bot to write to the user first, later. It is
+	// kept only when a ProactivePolicy plugin is enabled.
+	Proactive *ProactiveRequest
+	// Notes say what a processor stripped or ignored, for the run record.
+	Notes []string
 	// Metadata is stored with the reply message.
 	Metadata map[string]any
+}
+
+// ProactiveRequest is the model's wish to follow up after Delay.
+type ProactiveRequest struct {
+	Delay  time.Duration
+	Reason string
 }
 
 // OutputProcessor is an optional plugin capability: read and rewrite the
@@ -126,6 +170,43 @@ type Outcome struct {
 // (persist mood, update facts). Observers run after the reply is sent.
 type TurnObserver interface {
 	TurnFinished(ctx context.Context, t *Turn, o Outcome)
+}
+
+// SessionLimits say how a conversation is cut into session records and
+// how much of the current record a turn sees (layer L5).
+type SessionLimits struct {
+	// Gap starts a new record when the previous message is older (default 10m).
+	Gap time.Duration
+	// WindowMessages and WindowTokens bound L5; the oldest messages of the
+	// record are dropped first (defaults 50 and 8000).
+	WindowMessages int
+	WindowTokens   int
+}
+
+// SessionPolicy is an optional plugin capability (the memory plugin): the
+// session limits. Without one the defaults hold.
+type SessionPolicy interface {
+	SessionLimits() SessionLimits
+}
+
+// ProactivePolicy is an optional plugin capability (the proactive plugin).
+// Without one, requests to follow up later are ignored.
+type ProactivePolicy interface {
+	// ProactiveDue returns when a follow-up due at due may run for the
+	// user of conv, whose zone is loc: due itself, or a later time (the end
+	// of the user's quiet hours).
+	ProactiveDue(conv Conversation, loc *time.Location, due time.Time) time.Time
+	// ProactiveNudge is the hidden instruction a follow-up turn ends with:
+	// the reason it was planned for, and that it may stay silent.
+	ProactiveNudge(t *Turn) string
+}
+
+// TurnNoter is an optional plugin capability: a short note that changes
+// from turn to turn (the user's current local time), put at the end of the
+// system message. Unlike a layer it is not frozen with the record, and it
+// is never stored.
+type TurnNoter interface {
+	TurnNote(t *Turn) string
 }
 
 // Service is an optional plugin capability: a background service that runs

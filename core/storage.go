@@ -9,6 +9,20 @@ import (
 // ErrNotFound is returned by a Store when a row does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrTooManyPending is returned when a conversation already has as many
+// pending scheduled messages as allowed.
+var ErrTooManyPending = errors.New("too many pending scheduled messages")
+
+// ErrNotPending is returned when a job to cancel is no longer pending.
+var ErrNotPending = errors.New("the job is no longer pending")
+
+// ErrEmptyQuery is returned by a search whose keyword holds nothing to
+// search for (only spaces or punctuation).
+var ErrEmptyQuery = errors.New("the search has no words to look for")
+
+// IsNotFound reports whether err is, or wraps, ErrNotFound.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
 // ErrLostRun is returned when a run is completed by a worker that no longer
 // owns it (it was reaped or cancelled meanwhile); nothing was written.
 var ErrLostRun = errors.New("run is no longer owned by this worker")
@@ -36,6 +50,9 @@ type InboundRecord struct {
 	// WhileRunning says what to do when the conversation has a running run
 	// (runs.during_generation); empty is BusyQueue.
 	WhileRunning BusyPolicy
+	// SessionGap starts a new session record when the previous message is
+	// more than this before Now (0: one record for ever).
+	SessionGap time.Duration
 }
 
 // BusyPolicy is what a user message does to a conversation whose turn is
@@ -66,6 +83,10 @@ type InboundResult struct {
 	Running *Run
 	// Rejected is true when BusyReject kept the message from planning a run.
 	Rejected bool
+	// NewRecord is true when the message started a session record;
+	// EndedRecordID is then the record it ended, if any.
+	NewRecord     bool
+	EndedRecordID *int64
 }
 
 // RunCompletion finishes a claimed run.
@@ -78,6 +99,32 @@ type RunCompletion struct {
 	Record                                      RunRecord
 	PromptTokens, CompletionTokens, TotalTokens int
 	Now                                         time.Time
+	// Jobs are created in the same transaction (proactive follow-ups);
+	// each gets its ConversationID and AfterSeq (the conversation's newest
+	// seq once Messages are in) filled.
+	Jobs []*Job
+	// JobOutcome settles the run's job (Run.JobID), if it has one.
+	JobOutcome *JobOutcome
+}
+
+// JobOutcome is what a finished run makes of the job it executed.
+type JobOutcome struct {
+	// Status is the job's new status: sent, cancelled or failed when it is
+	// over, pending to try again at DueAt.
+	Status JobStatus
+	DueAt  time.Time
+	Error  string
+}
+
+// JobPlan is what PlanJobRun did with a claimed proactive job.
+type JobPlan struct {
+	// RunID is the queued run that executes the job; 0 when none was planned.
+	RunID int64
+	// Dropped says why the job was cancelled as stale ("" when it was not).
+	Dropped string
+	// Busy is true when the conversation already had a queued run; the job
+	// was put back to pending at the retry time.
+	Busy bool
 }
 
 // Store is what the dispatcher needs from persistence. core/store implements
@@ -118,4 +165,35 @@ type Store interface {
 	MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]Message, error)
 	// AppendMessage appends m with the next seq and sets its ID and Seq.
 	AppendMessage(ctx context.Context, m *Message) error
+
+	// SessionRecord returns a session record by id (ErrNotFound).
+	SessionRecord(ctx context.Context, id int64) (SessionRecord, error)
+	// FreezePrompt stores prompt as the record's prompt stack unless it has
+	// one, and returns the one kept.
+	FreezePrompt(ctx context.Context, recordID int64, prompt string) (string, error)
+
+	// Job returns a job by id (ErrNotFound).
+	Job(ctx context.Context, id int64) (Job, error)
+	// ClaimDueJobs marks up to limit due jobs of kinds (and sending ones
+	// whose lease expired) as sending for owner until leaseUntil.
+	// Given platforms, only jobs of conversations on them.
+	ClaimDueJobs(ctx context.Context, owner string, now, leaseUntil time.Time, kinds []JobKind, limit int, platforms ...Platform) ([]Job, error)
+	// NextJobDue is when the next job of kinds (on platforms, if given)
+	// becomes claimable, nil if never.
+	NextJobDue(ctx context.Context, kinds []JobKind, platforms ...Platform) (*time.Time, error)
+	// ReleaseJob hands back a job owner holds with a new status, due time
+	// and note; false when it was no longer owner's.
+	ReleaseJob(ctx context.Context, id int64, owner string, status JobStatus, dueAt time.Time, note string) (bool, error)
+	// CompleteMessageJob stores the sent message m of a message job owner
+	// holds (next seq, the conversation's current record) and marks the job
+	// sent, in one transaction; false, writing nothing, when the job is no
+	// longer owner's.
+	CompleteMessageJob(ctx context.Context, jobID int64, owner string, m *Message) (bool, error)
+	// FailJobAttempt counts a failed attempt of a job owner holds and sets
+	// it to status (pending again at dueAt, or failed) with note.
+	FailJobAttempt(ctx context.Context, id int64, owner string, status JobStatus, dueAt time.Time, note string) (bool, error)
+	// PlanJobRun plans the run of a proactive job owner holds, or drops
+	// the job as stale, or puts it back until retryAt when the
+	// conversation already has a queued run.
+	PlanJobRun(ctx context.Context, job Job, owner string, now, retryAt time.Time) (JobPlan, error)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"time"
 
@@ -60,100 +59,256 @@ func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading history: %w", err)
 	}
-	loc := d.cfg.Location
-	if conv.TimeZone != "" {
-		if l, err := time.LoadLocation(conv.TimeZone); err == nil {
-			loc = l
-		}
-	}
-	return &Turn{
+	t := &Turn{
 		Conversation: conv,
 		Run:          *run,
 		History:      history,
 		Now:          d.cfg.Clock.Now(),
-		Location:     loc,
-	}, adapter, nil
+		Location:     d.location(conv),
+	}
+	if conv.CurrentRecordID != nil {
+		if t.Record, err = d.sessionRecord(ctx, *conv.CurrentRecordID); err != nil {
+			return nil, nil, fmt.Errorf("loading session record: %w", err)
+		}
+	}
+	if run.JobID != nil {
+		job, err := d.cfg.Store.Job(ctx, *run.JobID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("loading job: %w", err)
+		}
+		t.Job = &job
+	}
+	return t, adapter, nil
 }
 
-// generate asks the model, processes its output and delivers the reply. It
-// returns the outcome for observers and the completion to store.
+// generate asks the model, processes its output and delivers the reply
+// (and, when it asked to say more, one continuation). It returns the
+// outcome for observers and the completion to store.
 func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a Adapter) (Outcome, RunCompletion) {
-	prompt, historyLen, layers, err := d.renderPrompt(ctx, t)
+	o, c, silent := d.speak(ctx, log, t, a)
+	c.JobOutcome = d.jobOutcome(t, c, silent)
+	return o, c
+}
+
+func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Adapter) (Outcome, RunCompletion, bool) {
+	t.History = d.window(t)
+	layers, system, err := d.stack(ctx, t)
 	if err != nil {
-		return d.fail(ctx, log, t, a, fmt.Errorf("building prompt: %w", err), RunRecord{})
+		o, c := d.fail(ctx, log, t, a, fmt.Errorf("building prompt: %w", err), RunRecord{})
+		return o, c, false
 	}
+	// Per-turn notes (the user's local time) end the system message: after
+	// the frozen stack, so a provider's prefix cache still covers the
+	// stack, and not as a system message amid the conversation, which
+	// strict chat templates refuse.
+	for _, p := range d.cfg.Plugins {
+		if n, ok := p.(TurnNoter); ok {
+			if note := n.TurnNote(t); note != "" {
+				system += "\n\n" + note
+			}
+		}
+	}
+	prompt, historyLen := renderPrompt(system, t.History)
 	record := RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
 	if n := len(t.History); n > 0 {
 		record.History = &HistoryRef{FromSeq: t.History[0].Seq, ToSeq: t.History[n-1].Seq, Count: historyLen}
 	}
+	if t.Run.Kind == RunProactive && d.proactive != nil {
+		// The follow-up's reason, hidden from the transcript.
+		nudge := d.proactive.ProactiveNudge(t)
+		prompt = append(prompt, llm.Message{Role: llm.RoleUser, Content: nudge})
+		record.Prompt = append(record.Prompt, RecordMessage{Role: llm.RoleUser, Content: nudge})
+	}
 	tools, err := d.tools(ctx, t)
 	if err != nil {
-		return d.fail(ctx, log, t, a, fmt.Errorf("collecting tools: %w", err), record)
+		o, c := d.fail(ctx, log, t, a, fmt.Errorf("collecting tools: %w", err), record)
+		return o, c, false
 	}
 	res, err := d.cfg.LLM.Run(ctx, llm.Request{Messages: prompt, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
 	record.ToolCalls = toolRecords(res.ToolCalls)
 	record.Rounds = res.Rounds
-	if err != nil {
-		o, c := d.fail(ctx, log, t, a, err, record)
+	failed := func(cause error) (Outcome, RunCompletion, bool) {
+		o, c := d.fail(ctx, log, t, a, cause, record)
 		addUsage(&c, res.Usage)
-		return o, c
+		return o, c, false
+	}
+	if err != nil {
+		return failed(err)
 	}
 	record.Output = res.Content
 	if stopped(ctx) {
-		o, c := d.fail(ctx, log, t, a, context.Cause(ctx), record)
-		addUsage(&c, res.Usage)
-		return o, c
+		return failed(context.Cause(ctx))
 	}
-	reply := &Reply{Text: res.Content, Metadata: map[string]any{}}
+	reply, err := d.processOutput(ctx, t, res.Content)
+	if err != nil {
+		return failed(err)
+	}
+	record.Notes = reply.Notes
+	c := RunCompletion{Status: RunSucceeded, Record: record}
+	addUsage(&c, res.Usage)
+	o := Outcome{Status: RunSucceeded, Usage: res.Usage}
+	d.followUp(log, t, reply, &c)
+	if reply.Silent || strings.TrimSpace(reply.Text) == "" {
+		log.Debug("turn ended silent")
+		// Kept, undelivered, so that the next turn knows it chose silence.
+		c.Messages = []*Message{{
+			ConversationID:  t.Conversation.ID,
+			Role:            RoleAssistant,
+			Source:          sourceFor(t.Run.Kind),
+			SessionRecordID: recordID(t),
+			Metadata:        map[string]any{"silent": true},
+		}}
+		return o, c, true
+	}
+	if stopped(ctx) {
+		// The user wrote meanwhile (restart): this answer is stale.
+		return failed(context.Cause(ctx))
+	}
+	msg := d.replyMessage(t, reply)
+	if err := d.deliver(ctx, a, t, msg); err != nil {
+		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
+			// Stopped mid-send and nothing reached the user: as if the
+			// answer had never been made.
+			return failed(context.Cause(ctx))
+		}
+		log.Error("sending reply", "err", err)
+		c.Status, c.Error = RunFailed, fmt.Sprintf("sending reply: %v", err)
+		o.Status, o.Err = RunFailed, err
+		c.Messages = []*Message{msg}
+		o.Reply = msg
+		return o, c, false
+	}
+	if len(msg.Metadata) == 0 {
+		msg.Metadata = nil
+	}
+	c.Messages = []*Message{msg}
+	o.Reply = msg
+	if reply.Continue && !t.Continuation {
+		if more := d.continueTurn(ctx, log, t, a, prompt, tools, msg.Content, &c); more != nil {
+			c.Messages = append(c.Messages, more)
+		}
+	}
+	return o, c, false
+}
+
+// processOutput runs the output processors (control tokens) over the
+// model's text.
+func (d *Dispatcher) processOutput(ctx context.Context, t *Turn, text string) (*Reply, error) {
+	reply := &Reply{Text: text, Metadata: map[string]any{}}
 	for _, p := range d.cfg.Plugins {
 		op, ok := p.(OutputProcessor)
 		if !ok {
 			continue
 		}
 		if err := op.ProcessOutput(ctx, t, reply); err != nil {
-			o, c := d.fail(ctx, log, t, a, fmt.Errorf("plugin %s processing output: %w", p.Name(), err), record)
-			addUsage(&c, res.Usage)
-			return o, c
+			return nil, fmt.Errorf("plugin %s processing output: %w", p.Name(), err)
 		}
 	}
-	c := RunCompletion{Status: RunSucceeded, Record: record}
-	addUsage(&c, res.Usage)
-	o := Outcome{Status: RunSucceeded, Usage: res.Usage}
+	return reply, nil
+}
+
+// replyMessage is the assistant message a reply is sent and stored as.
+func (d *Dispatcher) replyMessage(t *Turn, r *Reply) *Message {
+	meta := r.Metadata
+	if len(meta) == 0 {
+		meta = nil
+	}
+	return &Message{
+		ConversationID:  t.Conversation.ID,
+		Role:            RoleAssistant,
+		Content:         r.Text,
+		Source:          sourceFor(t.Run.Kind),
+		SessionRecordID: recordID(t),
+		Metadata:        meta,
+	}
+}
+
+// followUp keeps a reply's request to write first later as a proactive
+// job, created with the run's completion. Without a ProactivePolicy plugin
+// it is noted and dropped.
+func (d *Dispatcher) followUp(log *slog.Logger, t *Turn, r *Reply, c *RunCompletion) {
+	p := r.Proactive
+	if p == nil {
+		return
+	}
+	if d.proactive == nil || t.Record.ID == 0 {
+		c.Record.Notes = append(c.Record.Notes, "ignored a follow-up request: proactive messages are off")
+		return
+	}
+	rec := t.Record.ID
+	c.Jobs = append(c.Jobs, &Job{
+		Kind:            JobProactive,
+		Text:            p.Reason,
+		Name:            "follow-up",
+		DueAt:           d.cfg.Clock.Now().UTC().Add(p.Delay),
+		Origin:          "control_token",
+		SessionRecordID: &rec,
+	})
+	log.Debug("proactive follow-up requested", "delay", p.Delay, "reason", p.Reason)
+}
+
+// continueTurn makes the one continuation of a reply that asked to say
+// more: the model is called again with its reply and a hidden nudge, and
+// what it adds is sent, unless the user wrote meanwhile (the conversation
+// moved on) or it has nothing more to say.
+func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn, a Adapter, prompt []llm.Message, tools []llm.Tool, said string, c *RunCompletion) *Message {
+	rec := &ContinuationRecord{Nudge: d.cfg.ContinueNudge}
+	c.Record.Continuation = rec
+	msgs := make([]llm.Message, 0, len(prompt)+2)
+	msgs = append(msgs, prompt...)
+	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: said}, llm.Message{Role: llm.RoleUser, Content: d.cfg.ContinueNudge})
+	res, err := d.cfg.LLM.Run(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
+	addUsage(c, res.Usage)
+	rec.Output, rec.ToolCalls = res.Content, len(res.ToolCalls)
+	if err != nil {
+		rec.Dropped = "the model failed: " + err.Error()
+		log.Warn("continuation failed; the reply stands alone", "err", err)
+		return nil
+	}
+	ct := *t
+	ct.Continuation = true
+	reply, err := d.processOutput(ctx, &ct, res.Content)
+	if err != nil {
+		rec.Dropped = err.Error()
+		return nil
+	}
+	c.Record.Notes = append(c.Record.Notes, reply.Notes...)
+	d.followUp(log, t, reply, c)
 	if reply.Silent || strings.TrimSpace(reply.Text) == "" {
-		log.Debug("turn ended silent")
-		return o, c
+		rec.Dropped = "nothing more to say"
+		return nil
 	}
-	if stopped(ctx) {
-		// The user wrote meanwhile (restart): this answer is stale.
-		o, c := d.fail(ctx, log, t, a, context.Cause(ctx), record)
-		addUsage(&c, res.Usage)
-		return o, c
+	conv, err := d.cfg.Store.Conversation(ctx, t.Conversation.ID)
+	switch {
+	case err != nil:
+		rec.Dropped = "could not check the conversation: " + err.Error()
+		return nil
+	case conv.LastSeq != t.Conversation.LastSeq || stopped(ctx):
+		rec.Dropped = "the user wrote meanwhile"
+		return nil
 	}
-	msg := &Message{
-		ConversationID: t.Conversation.ID,
-		Role:           RoleAssistant,
-		Content:        reply.Text,
-		Source:         sourceFor(t.Run.Kind),
-		Metadata:       reply.Metadata,
+	msg := d.replyMessage(t, reply)
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
 	}
+	msg.Metadata["continuation"] = true
 	if err := d.deliver(ctx, a, t, msg); err != nil {
-		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
-			// Stopped mid-send and nothing reached the user: as if the
-			// answer had never been made.
-			o, c := d.fail(ctx, log, t, a, context.Cause(ctx), c.Record)
-			addUsage(&c, res.Usage)
-			return o, c
+		log.Error("sending continuation", "err", err)
+		if len(msg.PlatformMessageID) == 0 && stopped(ctx) {
+			rec.Dropped = "stopped while sending"
+			return nil
 		}
-		log.Error("sending reply", "err", err)
-		c.Status, c.Error = RunFailed, fmt.Sprintf("sending reply: %v", err)
-		o.Status, o.Err = RunFailed, err
 	}
-	c.Messages = []*Message{msg}
-	o.Reply = msg
-	if len(msg.Metadata) == 0 {
-		msg.Metadata = nil
+	return msg
+}
+
+// recordID is the turn's session record id for the messages it stores.
+func recordID(t *Turn) *int64 {
+	if t.Record.ID == 0 {
+		return nil
 	}
-	return o, c
+	id := t.Record.ID
+	return &id
 }
 
 // fail tells the user, in the configured words, that no answer is coming and
@@ -172,15 +327,20 @@ func (d *Dispatcher) fail(ctx context.Context, log *slog.Logger, t *Turn, a Adap
 	}
 	log.Error("turn failed", "err", cause)
 	c := RunCompletion{Status: RunFailed, Error: cause.Error(), Record: rec}
+	if t.Run.Kind == RunProactive || t.Run.Kind == RunContinue {
+		// Nobody asked: a follow-up that failed says nothing.
+		return Outcome{Status: RunFailed, Err: cause}, c
+	}
 	// The turn's own deadline may be what failed it; the notice still goes out.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	msg := &Message{
-		ConversationID: t.Conversation.ID,
-		Role:           RoleAssistant,
-		Content:        d.cfg.FailureMessage,
-		Source:         SourceSystem,
-		Metadata:       map[string]any{"failure_notice": true},
+		ConversationID:  t.Conversation.ID,
+		Role:            RoleAssistant,
+		Content:         d.cfg.FailureMessage,
+		Source:          SourceSystem,
+		SessionRecordID: recordID(t),
+		Metadata:        map[string]any{"failure_notice": true},
 	}
 	if err := d.deliver(ctx, a, t, msg); err != nil {
 		log.Error("sending failure notice", "err", err)
@@ -215,53 +375,37 @@ func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Messa
 	return nil
 }
 
-// renderPrompt builds the system prompt from the plugins' layers, in level
-// order, followed by the conversation history; it also reports how many
-// messages at the end came from the history.
-func (d *Dispatcher) renderPrompt(ctx context.Context, t *Turn) ([]llm.Message, int, []PromptLayer, error) {
-	var layers []PromptLayer
-	for _, p := range d.cfg.Plugins {
-		pc, ok := p.(PromptContributor)
-		if !ok {
-			continue
-		}
-		ls, err := pc.PromptLayers(ctx, t)
-		if err != nil {
-			return nil, 0, nil, fmt.Errorf("plugin %s: %w", p.Name(), err)
-		}
-		layers = append(layers, ls...)
-	}
-	sort.SliceStable(layers, func(i, j int) bool { return layers[i].Level < layers[j].Level })
-	msgs := make([]llm.Message, 0, len(t.History)+1)
-	var sys strings.Builder
-	for _, l := range layers {
-		if strings.TrimSpace(l.Text) == "" {
-			continue
-		}
-		if sys.Len() > 0 {
-			sys.WriteString("\n\n")
-		}
-		sys.WriteString(l.Text)
-	}
-	if sys.Len() > 0 {
-		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: sys.String()})
+// renderPrompt writes the system prompt followed by the messages (L5); it
+// also reports how many messages at the end came from the history.
+func renderPrompt(system string, history []Message) ([]llm.Message, int) {
+	msgs := make([]llm.Message, 0, len(history)+1)
+	if system != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	}
 	head := len(msgs)
-	for _, m := range t.History {
+	for _, m := range history {
 		switch m.Role {
 		case RoleUser:
 			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
 		case RoleAssistant:
-			if m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true {
+			switch {
+			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true:
 				continue // the model did not say it; keep it out of its mouth
+			case m.Metadata["silent"] == true:
+				// What the model answered when it chose to say nothing.
+				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: SilenceToken})
+			default:
+				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: m.Content})
 			}
-			msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: m.Content})
 		case RoleSystem:
 			msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: m.Content})
 		}
 	}
-	return msgs, len(msgs) - head, layers, nil
+	return msgs, len(msgs) - head
 }
+
+// SilenceToken is what a silent turn reads as in later prompts.
+const SilenceToken = "<SILENCE>"
 
 // userContent is a user message as the model sees it, with a note when the
 // core cut it.
@@ -322,6 +466,9 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 	if err != nil {
 		log.Error("recording run outcome", "err", err)
 		return nil, false
+	}
+	if len(c.Jobs) > 0 {
+		d.wakeJobs() // a follow-up may be due sooner than the loop's sleep
 	}
 	if conv != nil && len(c.Messages) > 0 {
 		stored := make([]Message, len(c.Messages))

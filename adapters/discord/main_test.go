@@ -1,11 +1,8 @@
 package discord
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/coretest"
 )
 
 // TestMain fails the run if a test leaves a gateway reader, a heartbeat, a
@@ -32,29 +30,11 @@ var (
 	grace = discordtest.User{ID: "100000000000000002", Username: "grace_h"}
 )
 
-// logBuffer collects the adapter's logs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 type testBundle struct {
 	srv     *discordtest.Server
 	adapter *Adapter
 	core    *adaptertest.Recorder
-	logs    *logBuffer
+	logs    *coretest.Logs
 }
 
 // newBundle returns an adapter pointed at a fresh fake, provisioned and
@@ -67,7 +47,7 @@ func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 // newBundleOn is newBundle with a fake the test configured.
 func newBundleOn(t *testing.T, srv *discordtest.Server, configure ...func(*Adapter)) *testBundle {
 	t.Helper()
-	b := &testBundle{srv: srv, core: adaptertest.NewRecorder(), logs: &logBuffer{}}
+	b := &testBundle{srv: srv, core: adaptertest.NewRecorder(), logs: &coretest.Logs{}}
 	a := New()
 	a.Token = config.Secret(b.srv.Token())
 	a.APIURL = b.srv.URL()
@@ -76,7 +56,7 @@ func newBundleOn(t *testing.T, srv *discordtest.Server, configure ...func(*Adapt
 	for _, c := range configure {
 		c(a)
 	}
-	log := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := b.logs.Logger()
 	require.NoError(t, a.Provision(context.Background(), core.Env{Logger: log}))
 	require.NoError(t, a.Validate())
 	b.adapter = a

@@ -1,13 +1,10 @@
 package telegram
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/coretest"
 )
 
 // TestMain fails the run if a test leaves a poller, a webhook request or an
@@ -34,36 +32,18 @@ var (
 	grace = telegramtest.User{ID: 100002, Username: "grace_h"}
 )
 
-// logBuffer collects the adapter's logs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 type testBundle struct {
 	srv     *telegramtest.Server
 	adapter *Adapter
 	core    *adaptertest.Recorder
-	logs    *logBuffer
+	logs    *coretest.Logs
 }
 
 // newBundle returns an adapter pointed at a fresh fake, provisioned and
 // validated but not started; configure changes it before validation.
 func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 	t.Helper()
-	b := &testBundle{srv: telegramtest.NewServer(t), core: adaptertest.NewRecorder(), logs: &logBuffer{}}
+	b := &testBundle{srv: telegramtest.NewServer(t), core: adaptertest.NewRecorder(), logs: &coretest.Logs{}}
 	a := New()
 	a.Token = config.Secret(b.srv.Token())
 	a.APIURL = b.srv.URL()
@@ -72,7 +52,7 @@ func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 	for _, c := range configure {
 		c(a)
 	}
-	log := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := b.logs.Logger()
 	require.NoError(t, a.Provision(context.Background(), core.Env{Logger: log}))
 	require.NoError(t, a.Validate())
 	b.adapter = a

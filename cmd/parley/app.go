@@ -80,6 +80,7 @@ type app struct {
 	http     *httpapi.Server
 	started  []core.Adapter
 	services []core.Service
+	metrics  *metrics
 }
 
 // appOptions choose what kind of app to build.
@@ -117,10 +118,13 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		return nil, usageError{fmt.Errorf("llm: %w", err)}
 	}
 	env := core.Env{Logger: log, Clock: opts.clock, Location: cfg.Location(), BotName: "Parley"}
-	if a.plugins, err = buildPlugins(ctx, cfg, env); err != nil {
+	// Every section is decoded before anything is opened, so a bad config
+	// fails (exit 2) without touching the database.
+	decoded, err := decodePlugins(cfg)
+	if err != nil {
 		return nil, err
 	}
-	for _, p := range a.plugins {
+	for _, p := range decoded {
 		if n, ok := p.(interface{ BotName() string }); ok {
 			env.BotName = n.BotName()
 		}
@@ -139,6 +143,17 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if a.store, err = openStore(ctx, cfg, log.With("component", "store")); err != nil {
 		return nil, err
 	}
+	env.Store, env.LLM, env.LightModel = a.store, model, cfg.LLM.LightModel
+	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
+	jobWaker := core.NewWaker()
+	env.JobsChanged = jobWaker.Wake
+	if env.LightModel == "" {
+		env.LightModel = cfg.LLM.Model
+	}
+	if a.plugins, err = provisionPlugins(ctx, decoded, env); err != nil {
+		return nil, err
+	}
+	a.metrics = newMetrics(a.store, log.With("component", "metrics"))
 	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
 		Store:            a.store,
 		LLM:              model,
@@ -155,6 +170,13 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
 		StaleAfter:       cfg.Runs.StaleAfter,
 		Workers:          cfg.Runs.Workers,
+		JobMaxAttempts:   cfg.Scheduler.MaxAttempts,
+		LateGrace:        cfg.Scheduler.LateGrace,
+		// Every process sends the scheduled messages of the platforms it
+		// serves; `parley chat` too, for the terminal's.
+		ScheduledMessages: true,
+		Metrics:           a.metrics,
+		JobWaker:          jobWaker,
 	})
 	if err != nil {
 		return nil, err
@@ -162,6 +184,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.serveHTTP {
 		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
 		a.http.AddHealthCheck("store", a.store.Ping)
+		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
 		for _, ad := range a.adapters {
 			if m, ok := ad.(core.HTTPMounter); ok {
 				m.Mount(a.http.Mux())
@@ -174,7 +197,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	return a, nil
 }
 
-// start brings the bot up: services, dispatcher, adapters, HTTP.
+// start brings the bot up: services, adapters, dispatcher, HTTP.
 func (a *app) start(ctx context.Context) error {
 	for _, p := range a.plugins {
 		if s, ok := p.(core.Service); ok {
@@ -183,9 +206,6 @@ func (a *app) start(ctx context.Context) error {
 			}
 			a.services = append(a.services, s)
 		}
-	}
-	if err := a.disp.Start(ctx); err != nil {
-		return fmt.Errorf("starting dispatcher: %w", err)
 	}
 	// One platform failing to start (a revoked token) must not take the
 	// others down: it is logged, shown on /healthz, and the rest run.
@@ -205,6 +225,12 @@ func (a *app) start(ctx context.Context) error {
 	}
 	if len(a.started) == 0 {
 		return fmt.Errorf("no adapter started: %w", errors.Join(failed...))
+	}
+	// The dispatcher starts once the adapters can send: scheduled messages
+	// due at start-up go out at once. DMs that arrived meanwhile are stored
+	// and their runs wait for it.
+	if err := a.disp.Start(ctx); err != nil {
+		return fmt.Errorf("starting dispatcher: %w", err)
 	}
 	if a.http != nil {
 		if err := a.http.Start(); err != nil {

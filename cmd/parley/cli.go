@@ -82,6 +82,7 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 		newRunCmd(env),
 		newChatCmd(env),
 		newMigrateCmd(env),
+		newJobsCmd(env),
 		newVersionCmd(stdio),
 	)
 	// Unknown subcommands and positional args are usage errors too.

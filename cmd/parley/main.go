@@ -11,9 +11,15 @@ import (
 
 	_ "github.com/parleybot/parley/adapters/console"
 	_ "github.com/parleybot/parley/adapters/discord"
+	_ "github.com/parleybot/parley/adapters/slack"
 	_ "github.com/parleybot/parley/adapters/telegram"
 	_ "github.com/parleybot/parley/adapters/web"
+	_ "github.com/parleybot/parley/plugins/controltokens"
+	_ "github.com/parleybot/parley/plugins/memory"
+	_ "github.com/parleybot/parley/plugins/mood"
 	_ "github.com/parleybot/parley/plugins/persona"
+	_ "github.com/parleybot/parley/plugins/proactive"
+	_ "github.com/parleybot/parley/plugins/schedule"
 )
 
 func main() {

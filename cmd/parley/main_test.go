@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,30 +20,13 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/core/store/storetest"
 )
 
 const waitFor = 15 * time.Second
-
-// syncBuffer is a bytes.Buffer safe for the logger and the test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type testBundle struct {
 	dir    string
@@ -104,7 +86,7 @@ log:
 // running is a `parley run` in-process.
 type running struct {
 	addr   string
-	stderr *syncBuffer
+	stderr *coretest.Logs
 	cancel context.CancelFunc
 	code   chan int
 }
@@ -112,7 +94,7 @@ type running struct {
 func (b *testBundle) start(t *testing.T, cfgPath string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{stderr: &syncBuffer{}, cancel: cancel, code: make(chan int, 1)}
+	r := &running{stderr: &coretest.Logs{}, cancel: cancel, code: make(chan int, 1)}
 	go func() {
 		r.code <- Main(ctx, []string{"run", "-c", cfgPath}, IO{In: strings.NewReader(""), Out: io.Discard, Err: r.stderr}, b.lookup)
 	}()
@@ -246,6 +228,7 @@ func TestWebChatEndToEnd(t *testing.T) {
 	require.Contains(t, msgs[0].Content, "You are Subaru", "the default persona is the system prompt")
 	require.Equal(t, "user", msgs[len(msgs)-1].Role)
 	require.Equal(t, "hi, I'm Ada", msgs[len(msgs)-1].Content)
+	require.Contains(t, msgs[0].Content, "\n\nNow for them: ", "the turn note (the user's local time) ends the system message")
 	require.Equal(t, "Bearer sk-live-DONOTLEAK-1234567890", req.Authorization)
 
 	r.stop(t) // the reply is stored before the run completes; stopping drains it
@@ -332,7 +315,7 @@ func TestBadConfigExitsTwo(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "config.yaml")
 			require.NoError(t, os.WriteFile(path, []byte(tc.yaml), 0o600))
-			var stderr syncBuffer
+			var stderr coretest.Logs
 			code := Main(context.Background(), []string{"run", "-c", path}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, func(string) (string, bool) { return "", false })
 			require.Equal(t, 2, code)
 			require.Contains(t, stderr.String(), tc.want)
@@ -349,7 +332,7 @@ func TestBadFlagAndMissingConfigExitTwo(t *testing.T) {
 		{"frobnicate"},
 		{"run", "extra-arg"},
 	} {
-		var stderr syncBuffer
+		var stderr coretest.Logs
 		code := Main(context.Background(), args, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, noEnv)
 		require.Equal(t, 2, code, "args %v: %s", args, stderr.String())
 	}
@@ -358,11 +341,11 @@ func TestBadFlagAndMissingConfigExitTwo(t *testing.T) {
 func TestVersionAndMigrate(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	var out syncBuffer
+	var out coretest.Logs
 	require.Equal(t, 0, Main(context.Background(), []string{"version"}, IO{Out: &out, Err: io.Discard}, b.lookup))
 	require.True(t, strings.HasPrefix(out.String(), "parley "))
 
-	out = syncBuffer{}
+	out = coretest.Logs{}
 	cfg := b.writeConfig(t, "")
 	require.Equal(t, 0, Main(context.Background(), []string{"migrate", "-c", cfg}, IO{Out: &out, Err: io.Discard}, b.lookup))
 	require.Regexp(t, `schema at version \d+ \(sqlite\)`, out.String())
@@ -375,7 +358,7 @@ func TestChatInTheTerminal(t *testing.T) {
 	b := setup(t)
 	b.model.Enqueue(llmtest.Text("Hi from the terminal!"))
 	cfg := b.writeConfig(t, "adapters:\n  console:\n    user: ada\n")
-	var out, stderr syncBuffer
+	var out, stderr coretest.Logs
 	code := Main(context.Background(), []string{"chat", "-c", cfg}, IO{In: strings.NewReader("hello there\n"), Out: &out, Err: &stderr}, b.lookup)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
 	require.Contains(t, out.String(), "Subaru: Hi from the terminal!")
@@ -431,7 +414,19 @@ func TestExampleConfigMatchesTheModules(t *testing.T) {
 		require.True(t, ok, "adapters.%s is not a registered adapter", name)
 		require.NoError(t, sec.Decode(info.New()), "adapters.%s", name)
 	}
-	plugins, err := buildPlugins(ctx, cfg, env)
+	decoded, err := decodePlugins(cfg)
+	require.NoError(t, err)
+	require.Len(t, decoded, len(core.Plugins().Names()), "the example has a section for every plugin")
+	for _, p := range decoded {
+		info, _ := core.Plugins().Lookup(p.Name())
+		require.Equal(t, info.New(), p, "plugins.%s in the example states the defaults", p.Name())
+	}
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "x.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.NoError(t, st.Migrate(ctx))
+	env.Store = st
+	plugins, err := provisionPlugins(ctx, decoded, env)
 	require.NoError(t, err)
 	require.NotEmpty(t, plugins)
 }

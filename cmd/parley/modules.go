@@ -67,10 +67,11 @@ func cleanup(m any) {
 	}
 }
 
-// buildPlugins decodes every registered plugin's section (so a disabled
-// plugin's typos are still reported) and provisions the enabled ones, in
-// name order. Every plugin is enabled unless its section says otherwise.
-func buildPlugins(ctx context.Context, cfg *config.Config, env core.Env) ([]core.Plugin, error) {
+// decodePlugins decodes every registered plugin's section (so a disabled
+// plugin's typos are still reported) and returns the enabled ones, in name
+// order, not yet provisioned. Every plugin is enabled unless its section
+// says otherwise.
+func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	reg := core.Plugins()
 	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names()); err != nil {
 		return nil, usageError{err}
@@ -83,20 +84,28 @@ func buildPlugins(ctx context.Context, cfg *config.Config, env core.Env) ([]core
 		if err != nil {
 			return nil, usageError{err}
 		}
-		if !enabled {
-			continue
+		if enabled {
+			out = append(out, p)
 		}
-		if err := provision(ctx, "plugin", name, p, env); err != nil {
-			cleanupAll(out)
-			cleanup(p)
-			return nil, usageError{err}
-		}
-		out = append(out, p)
 	}
 	return out, nil
 }
 
-// buildAdapters is buildPlugins for adapters; want, when non-nil, limits
+// provisionPlugins provisions and validates decoded plugins; on a failure
+// it cleans up the ones done so far.
+func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]core.Plugin, error) {
+	for i, p := range ps {
+		if err := provision(ctx, "plugin", p.Name(), p, env); err != nil {
+			cleanupAll(ps[:i])
+			cleanup(p)
+			return nil, usageError{err}
+		}
+	}
+	return ps, nil
+}
+
+// buildAdapters decodes and provisions the adapters, as decodePlugins and
+// provisionPlugins do for plugins; want, when non-nil, limits
 // which enabled adapters are built (parley chat wants only the console).
 func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
 	reg := core.Adapters()

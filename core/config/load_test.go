@@ -136,19 +136,24 @@ func TestLoadExampleEqualsDefaults(t *testing.T) {
 	want.File, want.Adapters, want.Plugins = c.File, c.Adapters, c.Plugins
 	require.Equal(t, want, c)
 
-	require.Len(t, c.Adapters, 3)
-	require.False(t, c.Adapters["telegram"].Enabled, "platform adapters are off until configured")
+	require.Len(t, c.Adapters, 4)
+	for _, name := range []string{"telegram", "discord", "slack"} {
+		require.False(t, c.Adapters[name].Enabled, "platform adapters are off until configured: %s", name)
+	}
 	web := c.Adapters["web"]
 	require.True(t, web.Enabled)
 	require.Equal(t, "adapters.web", web.Path)
 	require.Equal(t, "../../config.example.yaml", web.File)
 
-	require.Len(t, c.Plugins, 1)
+	require.Len(t, c.Plugins, 6)
+	for _, name := range []string{"persona", "memory", "mood", "control_tokens", "proactive", "schedule"} {
+		require.True(t, c.Plugins[name].Enabled, "plugins.%s is on by default", name)
+	}
 	persona := c.Plugins["persona"]
-	require.True(t, persona.Enabled)
 	var pc struct {
 		Name string `yaml:"name"`
 		File string `yaml:"file"`
+		Text string `yaml:"text"`
 	}
 	require.NoError(t, persona.Decode(&pc))
 	require.Equal(t, "Subaru", pc.Name)

@@ -89,6 +89,31 @@ func (c *Clock) WaitForTimer(t testing.TB, deadline time.Time, timeout time.Dura
 	}
 }
 
+// WaitForTimers waits until at least n timers are pending. A test that
+// knows how many loops sleep on the clock when all is idle uses it after
+// Advance: the due timers fired, and once n are armed again every loop
+// has finished what the new time asked of it. It fails t after timeout
+// (wall time).
+func (c *Clock) WaitForTimers(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	limit := time.NewTimer(timeout)
+	defer limit.Stop()
+	for {
+		c.mu.Lock()
+		have := len(c.timers)
+		ch := c.changed
+		c.mu.Unlock()
+		if have >= n {
+			return
+		}
+		select {
+		case <-ch:
+		case <-limit.C:
+			t.Fatalf("coretest: %d timers pending after waiting %v, want %d", have, timeout, n)
+		}
+	}
+}
+
 func (c *Clock) notifyLocked() {
 	close(c.changed)
 	c.changed = make(chan struct{})

@@ -36,6 +36,13 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 	msgs := toOpenAIMessages(req.Messages)
 
 	var res Result
+	// readOnce are the read-once tool results the model has not yet
+	// answered after: msgs index and placeholder.
+	type readOnce struct {
+		at          int
+		placeholder string
+	}
+	var pending []readOnce
 	for {
 		offer := apiTools
 		if res.Rounds >= maxRounds {
@@ -45,6 +52,10 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 		if err != nil {
 			return res, err
 		}
+		for _, p := range pending {
+			msgs[p.at].Content = p.placeholder
+		}
+		pending = pending[:0]
 		res.Usage = res.Usage.Add(fromOpenAIUsage(resp.Usage))
 		choice := resp.Choices[0]
 		reply := fromOpenAIMessage(choice.Message)
@@ -71,6 +82,9 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 			toolMsg := Message{Role: RoleTool, Content: out.Result, ToolCallID: call.ID}
 			res.Appended = append(res.Appended, toolMsg)
 			msgs = append(msgs, toOpenAIMessage(toolMsg))
+			if t, ok := tools[call.Name]; ok && t.Placeholder != nil && !out.IsError {
+				pending = append(pending, readOnce{at: len(msgs) - 1, placeholder: t.Placeholder(json.RawMessage(call.Arguments))})
+			}
 		}
 	}
 }

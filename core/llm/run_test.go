@@ -304,3 +304,32 @@ func TestRunMalformedJSONIsAnError(t *testing.T) {
 	require.False(t, llmErr.Retryable)
 	require.Len(t, b.srv.Requests(), 1, "a malformed 200 is not retried")
 }
+
+func TestRunReadOnceResultBecomesAPlaceholder(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	read := llm.Tool{
+		Name: "read", Parameters: json.RawMessage(`{"type":"object"}`),
+		Call:        func(context.Context, json.RawMessage) (string, error) { return "a very long record", nil },
+		Placeholder: func(args json.RawMessage) string { return "[read " + string(args) + "]" },
+	}
+	b.srv.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "read", `{"id":7}`)),
+		llmtest.ToolCalls(llmtest.Call("c2", "read", `{"id":8}`)),
+		llmtest.Text("done"),
+	)
+	req := userSays("read them")
+	req.Tools = []llm.Tool{read}
+	res, err := b.client.Run(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, "done", res.Content)
+	reqs := b.srv.Requests()
+	require.Len(t, reqs, 3)
+	first, _ := reqs[1].ToolMessage("c1")
+	require.Equal(t, "a very long record", first.Content, "the model sees the text once")
+	first, _ = reqs[2].ToolMessage("c1")
+	require.Equal(t, `[read {"id":7}]`, first.Content, "then the placeholder")
+	second, _ := reqs[2].ToolMessage("c2")
+	require.Equal(t, "a very long record", second.Content)
+	require.Equal(t, "a very long record", res.ToolCalls[0].Result, "the run record keeps what the tool said")
+}

@@ -48,7 +48,7 @@ func (c *Client) execute(ctx context.Context, tools map[string]Tool, call ToolCa
 	if args[0] != '{' {
 		return fail("invalid arguments for tool %q: not a JSON object", call.Name)
 	}
-	out, err := c.callTool(ctx, tool, json.RawMessage(args))
+	out, err := c.callTool(context.WithValue(ctx, toolCallIDKey{}, call.ID), tool, json.RawMessage(args))
 	if err != nil {
 		return fail("%s", err.Error())
 	}
@@ -72,4 +72,13 @@ func errorResult(msg string) string {
 		Error string `json:"error"`
 	}{msg})
 	return string(b)
+}
+
+type toolCallIDKey struct{}
+
+// ToolCallID returns the id of the tool call a ToolFunc is answering ("" outside
+// one), so that what a tool creates can name the call that created it.
+func ToolCallID(ctx context.Context) string {
+	id, _ := ctx.Value(toolCallIDKey{}).(string)
+	return id
 }

@@ -40,6 +40,11 @@ type Tool struct {
 	// Parameters is the JSON Schema of the arguments object.
 	Parameters json.RawMessage
 	Call       ToolFunc
+	// Placeholder, when set, makes a successful result read-once: after the
+	// model has answered once having seen it, the result is replaced in
+	// the rest of the turn's messages by Placeholder(args) (a long record
+	// the model has read need not ride along in every later round).
+	Placeholder func(args json.RawMessage) string
 }
 
 // Usage is the token usage the server reported, summed over rounds.

@@ -6,29 +6,35 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/parleybot/parley/core"
 )
 
-// upsertConversation finds or creates the conversation and bumps its
-// last_seq in one statement: the returned last_seq is the new message's seq.
-// On PostgreSQL the row lock it takes serialises writers of one conversation
-// until commit, so seqs are gap-free and unique.
+// upsertConversation finds or creates the conversation, bumps its last_seq
+// and notes the message's time, in one statement: the returned last_seq is
+// the new message's seq, and prev_message_at (the old last_message_at, as
+// SET reads the row before the update) the time of the message before it.
+// On PostgreSQL the row lock it takes serialises writers of one
+// conversation until commit, so seqs are gap-free and unique.
 const upsertConversation = `INSERT INTO conversations
-		(platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, created_at, updated_at)
-	VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+		(platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, last_message_at, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
 	ON CONFLICT (platform, channel_thread_id) DO UPDATE SET
 		last_seq = conversations.last_seq + 1,
+		prev_message_at = conversations.last_message_at,
+		last_message_at = excluded.last_message_at,
 		channel_user_id = CASE WHEN excluded.channel_user_id <> '' THEN excluded.channel_user_id ELSE conversations.channel_user_id END,
 		display_name = CASE WHEN excluded.display_name <> '' THEN excluded.display_name ELSE conversations.display_name END,
 		updated_at = excluded.updated_at
-	RETURNING ` + conversationCols
+	RETURNING ` + conversationCols + `, prev_message_at`
 
 // planRun makes the message the trigger of the conversation's queued run,
 // creating one if there is none. A queued proactive or continue run becomes
-// the user's turn; a queued cron_turn stays one (it is deferred, never lost,
+// the user's turn (a proactive job it carried is left to its lease, and
+// then dropped as stale); a queued cron_turn stays one (it is deferred, never lost,
 // and its turn sees the user's messages too). The partial unique index runs_one_queued is
 // the arbiter, so concurrent planners never create two queued runs.
 const planRun = `INSERT INTO runs
@@ -36,6 +42,7 @@ const planRun = `INSERT INTO runs
 	VALUES (?, 'user_turn', 'queued', ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation_id) WHERE status = 'queued' DO UPDATE SET
 		kind = CASE WHEN runs.kind = 'cron_turn' THEN runs.kind ELSE excluded.kind END,
+		job_id = CASE WHEN runs.kind = 'cron_turn' THEN runs.job_id ELSE NULL END,
 		trigger_message_id = excluded.trigger_message_id,
 		expected_last_message_id = excluded.expected_last_message_id,
 		run_after = excluded.run_after,
@@ -58,9 +65,14 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 	now := s.q.t(in.Now)
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		res = core.InboundResult{} // a batch may run this again after a rollback
+		var prev *time.Time
+		dest := append(conversationDest(&res.Conversation), nullTimeCol{&prev})
 		if err := tx.Raw(upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
-			in.DisplayName, in.TimeZone, now, now).Row().Scan(conversationDest(&res.Conversation)...); err != nil {
+			in.DisplayName, in.TimeZone, now, now, now).Row().Scan(dest...); err != nil {
 			return fmt.Errorf("upserting conversation: %w", err)
+		}
+		if err := s.joinRecord(tx, &res, prev, in.Now, in.SessionGap, now); err != nil {
+			return err
 		}
 		res.Message = core.Message{
 			ConversationID:    res.Conversation.ID,
@@ -69,10 +81,11 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 			Content:           in.Text,
 			Source:            core.SourceUser,
 			PlatformMessageID: in.PlatformMessageID,
+			SessionRecordID:   res.Conversation.CurrentRecordID,
 			Metadata:          in.Metadata,
 			CreatedAt:         utc(in.Now),
 		}
-		if err := insertMessage(tx, &res.Message, meta, now); err != nil {
+		if err := s.insertMessage(tx, &res.Message, meta, now); err != nil {
 			return err
 		}
 		if !in.PlanRun {
@@ -124,6 +137,35 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 	return res, nil
 }
 
+// joinRecord puts the message being recorded into the conversation's
+// current session record, or starts a new one when there is none or the
+// gap since the previous message (prev) exceeds gap (0: never). The record
+// that ends gets ended_at = prev. res.Conversation is updated to match.
+func (s *Store) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time, at time.Time, gap time.Duration, now any) error {
+	conv := &res.Conversation
+	if conv.CurrentRecordID != nil && prev != nil && (gap <= 0 || at.Sub(*prev) <= gap) {
+		return nil
+	}
+	if conv.CurrentRecordID != nil && prev != nil {
+		if err := tx.Exec(`UPDATE session_records SET ended_at = ?, updated_at = ? WHERE id = ? AND ended_at IS NULL`,
+			s.q.t(*prev), now, *conv.CurrentRecordID).Error; err != nil {
+			return fmt.Errorf("ending session record %d: %w", *conv.CurrentRecordID, err)
+		}
+		res.EndedRecordID = conv.CurrentRecordID
+	}
+	var id int64
+	if err := tx.Raw(`INSERT INTO session_records (conversation_id, started_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?) RETURNING id`, conv.ID, s.q.t(at), now, now).Row().Scan(&id); err != nil {
+		return fmt.Errorf("starting session record: %w", err)
+	}
+	if err := tx.Exec(`UPDATE conversations SET current_record_id = ? WHERE id = ?`, id, conv.ID).Error; err != nil {
+		return fmt.Errorf("starting session record: %w", err)
+	}
+	conv.CurrentRecordID = &id
+	res.NewRecord = true
+	return nil
+}
+
 // Conversation returns a conversation by id.
 func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
 	var c core.Conversation
@@ -165,11 +207,28 @@ func (s *Store) Conversations(ctx context.Context, limit, offset int) ([]core.Co
 // DeleteConversation deletes a conversation with its messages, runs,
 // session records and jobs.
 func (s *Store) DeleteConversation(ctx context.Context, id int64) error {
-	res := s.w.WithContext(ctx).Exec(`DELETE FROM conversations WHERE id = ?`, id)
-	if res.Error != nil {
-		return fmt.Errorf("deleting conversation %d: %w", id, res.Error)
+	var n int64
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		if s.q.sqlite {
+			// The search index has no foreign key to cascade along.
+			if err := tx.Exec(`DELETE FROM message_search WHERE docid IN (SELECT id FROM messages WHERE conversation_id = ?)`, id).Error; err != nil {
+				return err
+			}
+		}
+		res := tx.Exec(`DELETE FROM conversations WHERE id = ?`, id)
+		n = res.RowsAffected
+		if res.Error != nil || !s.q.sqlite {
+			return res.Error
+		}
+		// Deleting the newest messages lets SQLite hand their ids out
+		// again: the index must read from below them.
+		return tx.Exec(`UPDATE search_progress SET last_message_id =
+			MIN(last_message_id, COALESCE((SELECT MAX(id) FROM messages), 0)) WHERE id = 1`).Error
+	})
+	if err != nil {
+		return fmt.Errorf("deleting conversation %d: %w", id, err)
 	}
-	if res.RowsAffected == 0 {
+	if n == 0 {
 		return fmt.Errorf("deleting conversation %d: %w", id, core.ErrNotFound)
 	}
 	return nil

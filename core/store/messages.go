@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"gorm.io/gorm"
 
@@ -15,34 +16,53 @@ const insertMessageSQL = `INSERT INTO messages
 		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 
-// insertMessage inserts m (whose Seq is already assigned) and sets its ID.
-// meta is m.Metadata encoded, createdAt m.CreatedAt bound.
-func insertMessage(tx *gorm.DB, m *core.Message, meta string, createdAt any) error {
-	if err := tx.Raw(insertMessageSQL, m.ConversationID, m.Seq, string(m.Role), m.Content, string(m.Source),
-		m.PlatformMessageID, nid(m.SessionRecordID), nid(m.RunID), meta, createdAt).Row().Scan(&m.ID); err != nil {
+// insertMessagePG also writes the search tokens (see search.go).
+const insertMessagePG = `INSERT INTO messages
+		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at, search)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, to_tsvector('simple', ?)) RETURNING id`
+
+// insertMessage inserts m (whose Seq is already assigned) and sets its ID;
+// on PostgreSQL it writes its search tokens too. meta is m.Metadata encoded, createdAt
+// m.CreatedAt bound.
+func (s *Store) insertMessage(tx *gorm.DB, m *core.Message, meta string, createdAt any) error {
+	args := []any{m.ConversationID, m.Seq, string(m.Role), m.Content, string(m.Source),
+		m.PlatformMessageID, nid(m.SessionRecordID), nid(m.RunID), meta, createdAt}
+	q := insertMessageSQL
+	if !s.q.sqlite {
+		q = insertMessagePG
+		tokens := ""
+		if indexed(m) {
+			tokens = strings.Join(searchTokens(m.Content), " ")
+		}
+		args = append(args, tokens)
+	}
+	if err := tx.Raw(q, args...).Row().Scan(&m.ID); err != nil {
 		return fmt.Errorf("inserting message: %w", err)
 	}
 	return nil
 }
 
-// reserveSeqs bumps the conversation's last_seq by n and returns the first
-// of the n seqs reserved. The row lock it takes serialises appenders of one
-// conversation on PostgreSQL; SQLite has one writer anyway.
-func reserveSeqs(tx *gorm.DB, conversationID int64, n int, updatedAt any) (int64, error) {
+// reserveSeqs bumps the conversation's last_seq by n, notes the time of
+// its newest message and returns the first of the n seqs reserved and the
+// conversation's current session record. The row lock it takes serialises
+// appenders of one conversation on PostgreSQL; SQLite has one writer anyway.
+func reserveSeqs(tx *gorm.DB, conversationID int64, n int, at any) (int64, *int64, error) {
 	var last int64
-	err := tx.Raw(`UPDATE conversations SET last_seq = last_seq + ?, updated_at = ? WHERE id = ? RETURNING last_seq`,
-		n, updatedAt, conversationID).Row().Scan(&last)
+	var record *int64
+	err := tx.Raw(`UPDATE conversations SET last_seq = last_seq + ?, last_message_at = ?, updated_at = ? WHERE id = ?
+		RETURNING last_seq, current_record_id`, n, at, at, conversationID).Row().Scan(&last, nullIDCol{&record})
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("conversation %d: %w", conversationID, core.ErrNotFound)
+		return 0, nil, fmt.Errorf("conversation %d: %w", conversationID, core.ErrNotFound)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("assigning seq: %w", err)
+		return 0, nil, fmt.Errorf("assigning seq: %w", err)
 	}
-	return last - int64(n) + 1, nil
+	return last - int64(n) + 1, record, nil
 }
 
 // AppendMessage appends m to its conversation with the next seq and sets
-// m.ID and m.Seq (and m.CreatedAt from the store's clock when zero). It
+// m.ID and m.Seq (and m.CreatedAt from the store's clock when zero, and
+// SessionRecordID to the conversation's current record when nil). It
 // returns core.ErrNotFound if the conversation does not exist.
 func (s *Store) AppendMessage(ctx context.Context, m *core.Message) error {
 	meta, err := encodeMetadata(m.Metadata)
@@ -56,12 +76,15 @@ func (s *Store) AppendMessage(ctx context.Context, m *core.Message) error {
 	msg.CreatedAt = utc(msg.CreatedAt)
 	created := s.q.t(msg.CreatedAt)
 	err = s.write(ctx, func(tx *gorm.DB) error {
-		seq, err := reserveSeqs(tx, msg.ConversationID, 1, created)
+		seq, record, err := reserveSeqs(tx, msg.ConversationID, 1, created)
 		if err != nil {
 			return err
 		}
 		msg.Seq = seq
-		return insertMessage(tx, &msg, meta, created)
+		if msg.SessionRecordID == nil {
+			msg.SessionRecordID = record
+		}
+		return s.insertMessage(tx, &msg, meta, created)
 	})
 	if err != nil {
 		return fmt.Errorf("appending message: %w", err)

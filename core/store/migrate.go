@@ -46,8 +46,19 @@ func (s *Store) Migrate(ctx context.Context) error {
 			if n > 0 {
 				return nil
 			}
-			for _, stmt := range m.statements {
+			stmts := append([]string(nil), m.statements...)
+			if s.driver == DriverPostgres {
+				stmts = append(stmts, m.postgres...)
+			} else {
+				stmts = append(stmts, m.sqlite...)
+			}
+			for _, stmt := range stmts {
 				if err := tx.Exec(types.Replace(stmt)).Error; err != nil {
+					return err
+				}
+			}
+			if m.backfill != nil {
+				if err := m.backfill(s, tx); err != nil {
 					return err
 				}
 			}

@@ -1,6 +1,10 @@
 package store
 
-import "strings"
+import (
+	"strings"
+
+	"gorm.io/gorm"
+)
 
 // migration is one schema version. Its statements are written once with
 // type placeholders that typeMap fills per dialect, so both dialects get the
@@ -9,6 +13,12 @@ type migration struct {
 	version    int
 	name       string
 	statements []string
+	// sqlite and postgres are statements for one dialect only, run after
+	// the shared ones.
+	sqlite, postgres []string
+	// backfill, when set, fills what the statements created from the rows
+	// already there, in the same transaction.
+	backfill func(s *Store, tx *gorm.DB) error
 }
 
 // typeMap maps the placeholders used in migrations to a dialect's types.
@@ -155,6 +165,89 @@ var migrations = []migration{
 			// A conversation's jobs by status (listing, cancelling), and the
 			// cascade from conversations.
 			`CREATE INDEX jobs_conversation_status ON jobs (conversation_id, status)`,
+		},
+	},
+	{
+		version: 2,
+		name:    "session records, proactive jobs, mood and facts",
+		statements: []string{
+			// The conversation's current session record and the time of its
+			// newest message. RecordInbound's upsert copies last_message_at
+			// to prev_message_at as it writes the new one, so the gap since
+			// the previous message comes back in the same statement.
+			`ALTER TABLE conversations ADD COLUMN current_record_id {{bigint}}`,
+			`ALTER TABLE conversations ADD COLUMN last_message_at {{time}}`,
+			`ALTER TABLE conversations ADD COLUMN prev_message_at {{time}}`,
+			// The record's prompt stack above the messages (L0–L4), rendered
+			// once at its first turn and kept for the whole record.
+			`ALTER TABLE session_records ADD COLUMN prompt TEXT NOT NULL DEFAULT ''`,
+			// The job a run executes (a proactive follow-up), so the run's
+			// outcome settles the job.
+			`ALTER TABLE runs ADD COLUMN job_id {{bigint}}`,
+			`CREATE INDEX runs_job ON runs (job_id) WHERE job_id IS NOT NULL`,
+			// A proactive job's session record, and the seq of the newest
+			// message when it was requested: the user writing after it, or
+			// a newer record, makes it stale.
+			`ALTER TABLE jobs ADD COLUMN session_record_id {{bigint}}`,
+			`ALTER TABLE jobs ADD COLUMN after_seq {{bigint}} NOT NULL DEFAULT 0`,
+
+			`CREATE TABLE mood_points (
+				id {{id}},
+				conversation_id {{bigint}} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+				session_record_id {{bigint}} REFERENCES session_records (id) ON DELETE SET NULL,
+				valence DOUBLE PRECISION NOT NULL,
+				arousal DOUBLE PRECISION NOT NULL,
+				source TEXT NOT NULL,
+				reason TEXT NOT NULL DEFAULT '',
+				created_at {{time}} NOT NULL
+			)`,
+			// The newest mood of a conversation, its history for the chart,
+			// and the cascade.
+			`CREATE INDEX mood_points_conversation ON mood_points (conversation_id, created_at, id)`,
+			`CREATE INDEX mood_points_session_record ON mood_points (session_record_id) WHERE session_record_id IS NOT NULL`,
+
+			`CREATE TABLE facts (
+				id {{id}},
+				conversation_id {{bigint}} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+				fact_key TEXT NOT NULL,
+				content TEXT NOT NULL,
+				created_at {{time}} NOT NULL,
+				last_accessed_at {{time}} NOT NULL
+			)`,
+			// A conversation's facts by key (F01…), unique within it.
+			`CREATE UNIQUE INDEX facts_conversation_key ON facts (conversation_id, fact_key)`,
+		},
+	},
+	{
+		version: 3,
+		name:    "message search",
+		// Each message's search tokens (see search.go); on SQLite each
+		// token carries its conversation, so a search reads one
+		// conversation's entries only.
+		sqlite: []string{
+			`CREATE VIRTUAL TABLE message_search USING fts4(body, tokenize=simple)`,
+			// How far the index has read the messages: it catches up in
+			// batches (IndexPending), not in the write of every message.
+			`CREATE TABLE search_progress (id INTEGER PRIMARY KEY CHECK (id = 1), last_message_id INTEGER NOT NULL)`,
+			`INSERT INTO search_progress (id, last_message_id) VALUES (1, 0)`,
+		},
+		postgres: []string{
+			`ALTER TABLE messages ADD COLUMN search tsvector`,
+			`CREATE INDEX messages_search ON messages USING GIN (search)`,
+		},
+		backfill: backfillSearch,
+	},
+	{
+		version: 4,
+		name:    "memory engines",
+		statements: []string{
+			// The fact engine's progress per conversation: the seq of the
+			// newest message it has read.
+			`ALTER TABLE conversations ADD COLUMN facts_seq {{bigint}} NOT NULL DEFAULT 0`,
+			// When a record was summarised (NULL: not yet). The summary
+			// engine looks for ended records without one.
+			`ALTER TABLE session_records ADD COLUMN summarized_at {{time}}`,
+			`CREATE INDEX session_records_unsummarized ON session_records (conversation_id, started_at) WHERE summarized_at IS NULL`,
 		},
 	},
 }

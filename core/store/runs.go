@@ -99,7 +99,7 @@ func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, 
 const finishRun = `UPDATE runs SET status = ?, error = ?, finished_at = ?, record = ?,
 		prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, updated_at = ?
 	WHERE id = ? AND status = 'running' AND owner = ?
-	RETURNING conversation_id`
+	RETURNING conversation_id, job_id`
 
 // CompleteRun finishes a run owner still holds as running and appends
 // c.Messages with fresh seqs and RunID set, in one transaction. It fills
@@ -167,30 +167,59 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 			return nil, err
 		}
 	}
+	jobs := make([]core.Job, len(c.Jobs))
+	for i, j := range c.Jobs {
+		jobs[i] = *j
+	}
 	now := s.q.t(c.Now)
 	var next *core.Run
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		next = nil // a batch may run this again after a rollback
 		var convID int64
+		var jobID sql.NullInt64
 		err := tx.Raw(finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
-			c.TotalTokens, now, runID, owner).Row().Scan(&convID)
+			c.TotalTokens, now, runID, owner).Row().Scan(&convID, &jobID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.ErrLostRun
 		}
 		if err != nil {
 			return fmt.Errorf("finishing run: %w", err)
 		}
+		var lastSeq int64
 		if len(msgs) > 0 {
-			seq, err := reserveSeqs(tx, convID, len(msgs), now)
+			seq, record, err := reserveSeqs(tx, convID, len(msgs), now)
 			if err != nil {
 				return err
 			}
 			for i := range msgs {
 				msgs[i].ConversationID = convID
 				msgs[i].Seq = seq + int64(i)
-				if err := insertMessage(tx, &msgs[i], metas[i], s.q.t(msgs[i].CreatedAt)); err != nil {
+				if msgs[i].SessionRecordID == nil {
+					msgs[i].SessionRecordID = record
+				}
+				if err := s.insertMessage(tx, &msgs[i], metas[i], s.q.t(msgs[i].CreatedAt)); err != nil {
 					return err
 				}
+			}
+			lastSeq = msgs[len(msgs)-1].Seq
+		}
+		if len(jobs) > 0 {
+			if lastSeq == 0 {
+				if err := tx.Raw(`SELECT last_seq FROM conversations WHERE id = ?`, convID).Row().Scan(&lastSeq); err != nil {
+					return fmt.Errorf("reading the conversation's last seq: %w", err)
+				}
+			}
+			if err := s.insertJobs(tx, convID, lastSeq, jobs, now); err != nil {
+				return err
+			}
+		}
+		if jobID.Valid && c.JobOutcome != nil {
+			sentID := ""
+			if len(msgs) > 0 {
+				sentID = msgs[0].PlatformMessageID
+			}
+			if err := s.settleJob(tx, jobID.Int64, c.JobOutcome, sentID, now); err != nil {
+				return err
 			}
 		}
 		if claimNext {
@@ -203,6 +232,9 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 	}
 	for i, m := range c.Messages {
 		*m = msgs[i]
+	}
+	for i, j := range c.Jobs {
+		*j = jobs[i]
 	}
 	return next, nil
 }
@@ -278,6 +310,13 @@ func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 		error = 'skipped: the conversation moved on since the run was planned'
 		WHERE id = ?`, t, t, run.ID).Error; err != nil {
 		return false, fmt.Errorf("skipping stale run %d: %w", run.ID, err)
+	}
+	if run.JobID != nil {
+		// A proactive follow-up that would no longer fit is dropped.
+		if err := s.settleJob(tx, *run.JobID, &core.JobOutcome{Status: core.JobCancelled,
+			Error: "dropped: the conversation moved on before the follow-up ran"}, "", t); err != nil {
+			return false, err
+		}
 	}
 	return true, nil
 }

@@ -230,11 +230,12 @@ func encodeRecord(r core.RunRecord) (string, error) {
 	return string(b), nil
 }
 
-const conversationCols = `id, platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, created_at, updated_at`
+const conversationCols = `id, platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq,
+	current_record_id, last_message_at, created_at, updated_at`
 
 func conversationDest(c *core.Conversation) []any {
 	return []any{&c.ID, strCol[core.Platform]{&c.Platform}, &c.ChannelThreadID, &c.ChannelUserID, &c.DisplayName, &c.TimeZone,
-		&c.LastSeq, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}}
+		&c.LastSeq, nullIDCol{&c.CurrentRecordID}, nullTimeCol{&c.LastMessageAt}, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}}
 }
 
 const messageCols = `id, conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at`
@@ -246,30 +247,51 @@ func messageDest(m *core.Message) []any {
 
 const runCols = `id, conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, owner,
 	started_at, heartbeat_at, finished_at, cancel_requested_at, error, prompt_tokens, completion_tokens,
-	total_tokens, record, created_at, updated_at`
+	total_tokens, record, job_id, created_at, updated_at`
 
 func runDest(r *core.Run) []any {
 	return []any{&r.ID, &r.ConversationID, strCol[core.RunKind]{&r.Kind}, strCol[core.RunStatus]{&r.Status}, nullIDCol{&r.TriggerMessageID},
 		nullIDCol{&r.ExpectedLastMessageID}, timeCol{&r.RunAfter}, &r.Owner, nullTimeCol{&r.StartedAt},
 		nullTimeCol{&r.HeartbeatAt}, nullTimeCol{&r.FinishedAt}, nullTimeCol{&r.CancelRequestedAt}, &r.Error,
 		intCol{&r.PromptTokens}, intCol{&r.CompletionTokens}, intCol{&r.TotalTokens}, recordCol{&r.Record},
-		timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
+		nullIDCol{&r.JobID}, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
 }
 
 const jobCols = `id, conversation_id, kind, status, text, name, due_at, recurrence, attempts, last_error, origin,
 	created_by_tool_call_id, cancelled_by_tool_call_id, owner, lease_until, platform_message_id, sent_at,
-	created_at, updated_at`
+	session_record_id, after_seq, created_at, updated_at`
 
 func jobDest(j *core.Job) []any {
 	return []any{&j.ID, &j.ConversationID, strCol[core.JobKind]{&j.Kind}, strCol[core.JobStatus]{&j.Status}, &j.Text, &j.Name, timeCol{&j.DueAt},
 		&j.Recurrence, intCol{&j.Attempts}, &j.LastError, &j.Origin, &j.CreatedByToolCallID, &j.CancelledByToolCallID,
 		&j.Owner, nullTimeCol{&j.LeaseUntil}, &j.PlatformMessageID, nullTimeCol{&j.SentAt},
-		timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}}
+		nullIDCol{&j.SessionRecordID}, &j.AfterSeq, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}}
 }
 
-const sessionRecordCols = `id, conversation_id, started_at, ended_at, summary, final_mood, created_at, updated_at`
+const sessionRecordCols = `id, conversation_id, started_at, ended_at, summary, final_mood, prompt, created_at, updated_at`
 
 func sessionRecordDest(r *core.SessionRecord) []any {
 	return []any{&r.ID, &r.ConversationID, timeCol{&r.StartedAt}, nullTimeCol{&r.EndedAt}, &r.Summary,
-		&r.FinalMood, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
+		&r.FinalMood, &r.Prompt, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
+}
+
+// sessionRecordSpanCols and sessionRecordSummaryCols read what a prompt
+// needs of older records into sessionRecordDest, leaving the long texts
+// (the frozen stack above all) unread.
+const (
+	sessionRecordSpanCols    = `id, conversation_id, started_at, ended_at, '', '', '', created_at, updated_at`
+	sessionRecordSummaryCols = `id, conversation_id, started_at, ended_at, summary, '', '', created_at, updated_at`
+)
+
+const moodCols = `id, conversation_id, session_record_id, valence, arousal, source, reason, created_at`
+
+func moodDest(m *core.MoodPoint) []any {
+	return []any{&m.ID, &m.ConversationID, nullIDCol{&m.SessionRecordID}, &m.Valence, &m.Arousal, &m.Source,
+		&m.Reason, timeCol{&m.CreatedAt}}
+}
+
+const factCols = `id, conversation_id, fact_key, content, created_at, last_accessed_at`
+
+func factDest(f *core.Fact) []any {
+	return []any{&f.ID, &f.ConversationID, &f.Key, &f.Content, timeCol{&f.CreatedAt}, timeCol{&f.LastAccessedAt}}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/parleybot/parley/core"
 )
 
@@ -21,9 +23,9 @@ func (s *Store) CreateSessionRecord(ctx context.Context, r *core.SessionRecord) 
 	rec.StartedAt, rec.CreatedAt, rec.UpdatedAt = utc(rec.StartedAt), utc(rec.CreatedAt), utc(rec.UpdatedAt)
 	rec.EndedAt = utcPtr(rec.EndedAt)
 	err := s.w.WithContext(ctx).Raw(`INSERT INTO session_records
-			(conversation_id, started_at, ended_at, summary, final_mood, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		rec.ConversationID, s.q.t(rec.StartedAt), s.q.nt(rec.EndedAt), rec.Summary, rec.FinalMood,
+			(conversation_id, started_at, ended_at, summary, final_mood, prompt, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		rec.ConversationID, s.q.t(rec.StartedAt), s.q.nt(rec.EndedAt), rec.Summary, rec.FinalMood, rec.Prompt,
 		s.q.t(rec.CreatedAt), s.q.t(rec.UpdatedAt)).Row().Scan(&rec.ID)
 	if err != nil {
 		return fmt.Errorf("creating session record: %w", err)
@@ -50,4 +52,105 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := utc(*t)
 	return &u
+}
+
+// SessionRecord returns a session record by id.
+func (s *Store) SessionRecord(ctx context.Context, id int64) (core.SessionRecord, error) {
+	var r core.SessionRecord
+	err := s.r.WithContext(ctx).Raw(`SELECT `+sessionRecordCols+` FROM session_records WHERE id = ?`, id).
+		Row().Scan(sessionRecordDest(&r)...)
+	if err != nil {
+		return core.SessionRecord{}, notFound(fmt.Sprintf("session record %d", id), err)
+	}
+	return r, nil
+}
+
+// SessionRecordsSince returns the conversation's records that were active
+// at or after since (started then, or ended then, or not ended), oldest
+// first: their ids and times only (no summary, mood or stack).
+func (s *Store) SessionRecordsSince(ctx context.Context, conversationID int64, since time.Time) ([]core.SessionRecord, error) {
+	t := s.q.t(since)
+	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+sessionRecordSpanCols+` FROM session_records
+		WHERE conversation_id = ? AND (started_at >= ? OR ended_at IS NULL OR ended_at >= ?)
+		ORDER BY started_at, id`, []any{conversationID, t, t}, sessionRecordDest)
+	if err != nil {
+		return nil, fmt.Errorf("reading session records of conversation %d: %w", conversationID, err)
+	}
+	return out, nil
+}
+
+// PreviousSessionRecord returns the conversation's newest record that
+// started before before (core.ErrNotFound when there is none): its id and
+// times only.
+func (s *Store) PreviousSessionRecord(ctx context.Context, conversationID int64, before time.Time) (core.SessionRecord, error) {
+	var r core.SessionRecord
+	err := s.r.WithContext(ctx).Raw(`SELECT `+sessionRecordSpanCols+` FROM session_records
+		WHERE conversation_id = ? AND started_at < ? ORDER BY started_at DESC, id DESC LIMIT 1`, conversationID, s.q.t(before)).
+		Row().Scan(sessionRecordDest(&r)...)
+	if err != nil {
+		return core.SessionRecord{}, notFound(fmt.Sprintf("session record before %s", before.Format(time.RFC3339)), err)
+	}
+	return r, nil
+}
+
+// SummarizedRecords returns up to limit of the conversation's records that
+// started before before and have a summary, newest first (without their
+// mood and stack).
+func (s *Store) SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error) {
+	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+sessionRecordSummaryCols+` FROM session_records
+		WHERE conversation_id = ? AND started_at < ? AND summary <> '' ORDER BY started_at DESC, id DESC LIMIT ?`,
+		[]any{conversationID, s.q.t(before), limit}, sessionRecordDest)
+	if err != nil {
+		return nil, fmt.Errorf("reading summaries of conversation %d: %w", conversationID, err)
+	}
+	return out, nil
+}
+
+// FreezePrompt stores prompt as the record's prompt stack unless it has
+// one already, and returns the one it keeps: two processes building the
+// first turn of a record at once end up with the same stack.
+func (s *Store) FreezePrompt(ctx context.Context, recordID int64, prompt string) (string, error) {
+	var kept string
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		now := s.q.t(s.now())
+		if err := tx.Exec(`UPDATE session_records SET prompt = ?, updated_at = ? WHERE id = ? AND prompt = ''`,
+			prompt, now, recordID).Error; err != nil {
+			return err
+		}
+		return tx.Raw(`SELECT prompt FROM session_records WHERE id = ?`, recordID).Row().Scan(&kept)
+	})
+	if err != nil {
+		return "", fmt.Errorf("storing the prompt of session record %d: %w", recordID, notFound("session record", err))
+	}
+	return kept, nil
+}
+
+// SetFinalMood stores the mood snapshot a record ends with (so far).
+func (s *Store) SetFinalMood(ctx context.Context, recordID int64, mood string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Exec(`UPDATE session_records SET final_mood = ?, updated_at = ? WHERE id = ?`,
+			mood, s.q.t(s.now()), recordID).Error
+	})
+	if err != nil {
+		return fmt.Errorf("storing the final mood of session record %d: %w", recordID, err)
+	}
+	return nil
+}
+
+// RecordMessages returns a session record of the conversation and its
+// messages by seq. A record of another conversation is core.ErrNotFound:
+// a user can only ever read their own.
+func (s *Store) RecordMessages(ctx context.Context, conversationID, recordID int64) (core.SessionRecord, []core.Message, error) {
+	var r core.SessionRecord
+	err := s.r.WithContext(ctx).Raw(`SELECT `+sessionRecordCols+` FROM session_records WHERE id = ? AND conversation_id = ?`,
+		recordID, conversationID).Row().Scan(sessionRecordDest(&r)...)
+	if err != nil {
+		return core.SessionRecord{}, nil, notFound(fmt.Sprintf("session record %d", recordID), err)
+	}
+	msgs, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
+		WHERE conversation_id = ? AND session_record_id = ? ORDER BY seq`, []any{conversationID, recordID}, messageDest)
+	if err != nil {
+		return core.SessionRecord{}, nil, fmt.Errorf("reading session record %d: %w", recordID, err)
+	}
+	return r, msgs, nil
 }

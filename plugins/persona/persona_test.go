@@ -20,8 +20,9 @@ func TestDefaultPersonaUsesTheName(t *testing.T) {
 	require.NoError(t, p.Validate())
 	layers, err := p.PromptLayers(context.Background(), &core.Turn{})
 	require.NoError(t, err)
-	require.Len(t, layers, 1)
+	require.Len(t, layers, 2)
 	require.Equal(t, core.LayerPersona, layers[0].Level)
+	require.Equal(t, core.LayerInstructions, layers[1].Level)
 	require.Contains(t, layers[0].Text, "You are Aiko,")
 	require.NotContains(t, layers[0].Text, "{{name}}")
 	require.Equal(t, "Aiko", p.BotName())
@@ -57,4 +58,20 @@ func TestPersonaErrors(t *testing.T) {
 	p.PersonaName = " "
 	require.NoError(t, p.Provision(context.Background(), core.Env{}))
 	require.EqualError(t, p.Validate(), "persona: name is empty")
+}
+
+func TestPersonaInline(t *testing.T) {
+	t.Parallel()
+	p := persona.New()
+	p.PersonaName = "Mika"
+	p.Text = "You are {{name}}, a night-owl astronomer."
+	require.NoError(t, p.Provision(context.Background(), core.Env{}))
+	require.NoError(t, p.Validate())
+	layers, err := p.PromptLayers(context.Background(), &core.Turn{})
+	require.NoError(t, err)
+	require.Equal(t, "You are Mika, a night-owl astronomer.", layers[0].Text)
+
+	p = persona.New()
+	p.Text, p.File = "x", "y.md"
+	require.EqualError(t, p.Provision(context.Background(), core.Env{}), "persona: set file or text, not both")
 }

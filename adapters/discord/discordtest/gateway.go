@@ -97,6 +97,20 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.conns[c] = struct{}{}
+	// A clean close ends the session, as on Discord; anything else leaves
+	// it resumable. The session ends before the close is echoed, so a
+	// client that saw the echo cannot resume it.
+	ws.SetCloseHandler(func(code int, _ string) error {
+		if code == websocket.CloseNormalClosure || code == websocket.CloseGoingAway {
+			s.mu.Lock()
+			if sess := c.session; sess != nil && sess.conn == c {
+				delete(s.sessions, sess.id)
+			}
+			s.mu.Unlock()
+		}
+		_ = ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(writeTimeout))
+		return nil
+	})
 	c.enqueueLocked(mustFrame(opHello, map[string]any{
 		"heartbeat_interval": s.heartbeat.Milliseconds(),
 		"_trace":             []string{"discordtest"},
@@ -113,10 +127,8 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if sess := c.session; sess != nil && sess.conn == c {
 		sess.conn = nil
-		// A clean close ends the session, as on Discord; anything else
-		// leaves it resumable.
 		if code == websocket.CloseNormalClosure || code == websocket.CloseGoingAway {
-			delete(s.sessions, sess.id)
+			delete(s.sessions, sess.id) // the close handler may not have run
 		}
 	}
 	delete(s.conns, c)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
 
 // Option configures a Server.
@@ -235,26 +237,7 @@ func (s *Server) newIDLocked() string {
 // failure message.
 func (s *Server) waitFor(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
 	t.Helper()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		s.mu.Lock()
-		ok := cond()
-		changed := s.changed
-		s.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			t.Fatalf("discordtest: waited %v for %s", timeout, what())
-			return
-		case <-s.done:
-			t.Fatalf("discordtest: server closed while waiting for %s", what())
-			return
-		}
-	}
+	fakewait.Until(t, "discordtest", &s.mu, func() <-chan struct{} { return s.changed }, s.done, timeout, cond, what)
 }
 
 // Sent returns the messages the bot created in channelID, in order.

@@ -264,7 +264,11 @@ func testSessionRecordRoundTrip(t *testing.T, open Opener) {
 
 	got, err := b.st.SessionRecords(b.ctx, conv.ID)
 	require.NoError(t, err)
-	require.Equal(t, []core.SessionRecord{wantFirst, wantSecond}, got, "records come by start time")
+	// The first message started the conversation's own record, at t0.
+	require.Len(t, got, 3)
+	require.NotNil(t, conv.CurrentRecordID)
+	require.Equal(t, *conv.CurrentRecordID, got[0].ID, "the inbound message's record")
+	require.Equal(t, []core.SessionRecord{wantFirst, wantSecond}, got[1:], "records come by start time")
 }
 
 func testConversationsList(t *testing.T, open Opener) {

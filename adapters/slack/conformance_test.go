@@ -1,0 +1,102 @@
+package slack
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/slack/slacktest"
+)
+
+// Slack ids: the suite's people get user ids of Slack's shape.
+var (
+	alice = adaptertest.User{ID: "U0700000001", Name: "Alice Ångström"}
+	bob   = adaptertest.User{ID: "U0700000002", Name: "Bob Brontë"}
+)
+
+// TestConformance runs the adapter suite against the fake Slack in both
+// modes. It is not parallel: the suite's Stop case checks for leaked
+// goroutines.
+func TestConformance(t *testing.T) {
+	for _, mode := range []string{ModeSocket, ModeEvents} {
+		t.Run(mode, func(t *testing.T) {
+			adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
+				return conformanceRig(t, newBundle(t, mode))
+			})
+		})
+	}
+}
+
+func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
+	srv := b.srv
+	userOf := func(u adaptertest.User) slacktest.User {
+		return slacktest.User{ID: u.ID, Name: "user" + u.ID, RealName: u.Name}
+	}
+	// lastDM remembers each user's latest DM, for Edit.
+	var mu sync.Mutex
+	lastDM := map[string]string{}
+	rig := &adaptertest.Rig{
+		Adapter: b.adapter,
+		Users:   []adaptertest.User{alice, bob},
+		DM: func(_ *testing.T, u adaptertest.User, text string) string {
+			ch, ts := srv.SendDM(userOf(u), text)
+			mu.Lock()
+			lastDM[u.ID] = ts
+			mu.Unlock()
+			return ch
+		},
+		ThreadOf: func(_ *testing.T, u adaptertest.User) string { return srv.DMChannelOf(u.ID) },
+		Sent: func(_ *testing.T, thread string) []adaptertest.Sent {
+			var out []adaptertest.Sent
+			for _, m := range srv.Sent(thread) {
+				out = append(out, adaptertest.Sent{
+					ChannelThreadID:   m.Channel,
+					Text:              slacktest.Unescape(m.Text),
+					PlatformMessageID: m.TS,
+					At:                m.At,
+				})
+			}
+			return out
+		},
+		Group: func(_ *testing.T, u adaptertest.User, text string) {
+			srv.SendGroupDM("G0GROUP0001", userOf(u), text)
+		},
+		Channel: func(_ *testing.T, text string) {
+			srv.SendChannel("C0GENERAL01", userOf(bob), text)
+		},
+		Own: func(_ *testing.T, text string) {
+			ch := srv.DMChannelOf(alice.ID)
+			if ch == "" {
+				ch = "D0NOBODY001" // Alice has not written yet
+			}
+			srv.SendOwn(ch, text)
+		},
+		Edit: func(t *testing.T, u adaptertest.User, text string) {
+			mu.Lock()
+			ts := lastDM[u.ID]
+			mu.Unlock()
+			if ts == "" {
+				t.Fatalf("no earlier DM from %s to edit", u.Name)
+			}
+			srv.EditDM(userOf(u), ts, text)
+		},
+		RateLimitNextSend: func(_ *testing.T, d time.Duration) { srv.RateLimitNext("chat.postMessage", d) },
+		RateLimitAfter: func(_ *testing.T, n int, d time.Duration) {
+			srv.RateLimitAfter("chat.postMessage", n, d)
+		},
+		Block:         func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
+		UnknownThread: "D0UNKNOWN01",
+	}
+	// The fake goes on delivering after Stop (the echo of the last reply,
+	// retried while the adapter refuses it), and its POSTs leave
+	// keep-alive connections to Parley's server: those goroutines belong
+	// to the fake and the host, not the adapter, so both are shut first.
+	rig.Quiesce = func(*testing.T) {
+		srv.Close()
+		if b.events != nil {
+			b.events.CloseClientConnections()
+		}
+	}
+	return rig
+}

@@ -1,0 +1,41 @@
+// Package slack connects Parley to a Slack app: users chat with the bot in
+// its DMs (the app's Messages tab), and the bot's replies go back through
+// chat.postMessage.
+//
+// The adapter builds on github.com/slack-go/slack. Start checks the bot
+// token with auth.test, which also gives the bot's own user id. Events
+// then arrive one of two ways:
+//
+//   - mode: socket (the default) opens a Socket Mode websocket with the
+//     app-level token (apps.connections.open). slack-go reconnects after a
+//     drop or a disconnect request; when it gives up (the app token was
+//     revoked) the adapter starts it again with backoff, and Health reports
+//     the connection down meanwhile.
+//   - mode: events serves the Events API at POST /webhooks/slack/events on
+//     Parley's HTTP server. A request whose X-Slack-Signature does not match
+//     the signing secret, or whose timestamp is more than 5 minutes away,
+//     gets 401 and nothing is processed; url_verification is answered.
+//
+// DMs are message events with channel_type "im". Messages with a subtype
+// (edits, deletions, bot_message, file shares), from a bot, or from the
+// bot's own user are ignored. Slack's escaping and <…> references in the
+// text are written out (<@U1|ada> becomes @ada, &amp; becomes &).
+//
+// Each event is handed to the core within an ack budget (2.5 s of Slack's
+// 3): the envelope is acked, or the POST answered 200, once the core has
+// stored the message; the answer to the user is generated asynchronously.
+// When the core cannot take it in time the event is left unacked (503 in
+// events mode) and Slack delivers it again. Event ids already handed to
+// the core are remembered for an hour, so Slack's retries reach the core
+// once.
+//
+// Send splits text at 4,000 characters and escapes & < >. A 429 is waited
+// out for the Retry-After Slack gives and the part is posted once more
+// (Slack did not post it); 5xx answers and refused connections are retried
+// with backoff. Errors retrying cannot fix (channel_not_found, is_archived,
+// msg_too_long…) are *core.PermanentError. Slack has no typing indicator
+// for bots, so the adapter does not implement core.TypingIndicator.
+//
+// Tokens and the signing secret never reach logs or errors: slack-go's own
+// loggers are silenced and errors are scrubbed.
+package slack

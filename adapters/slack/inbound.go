@@ -1,0 +1,169 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/parleybot/parley/core"
+)
+
+// handleCallback hands the message in an event_callback to the core. It
+// reports whether Slack may forget the event: true once the core has it or
+// when Parley has no use for it; false when the core could not take it
+// within the ack budget, so that Slack sends it again (Socket Mode
+// redelivers an unacked envelope; the Events API retries a failed POST).
+// retry is Slack's retry count, for the logs.
+func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) bool {
+	var cb slackevents.EventsAPICallbackEvent
+	if err := json.Unmarshal(raw, &cb); err != nil || cb.InnerEvent == nil {
+		a.log.Warn("skipping a slack event that cannot be decoded", "err", err)
+		return true
+	}
+	if cb.Type != string(slackevents.CallbackEvent) {
+		a.log.Debug("ignoring a slack payload that is not an event callback", "type", cb.Type)
+		return true
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(*cb.InnerEvent, &head); err != nil || head.Type != string(slackevents.Message) {
+		a.log.Debug("ignoring a slack event that is not a message", "type", head.Type)
+		return true
+	}
+	var ev slackevents.MessageEvent
+	if err := json.Unmarshal(*cb.InnerEvent, &ev); err != nil {
+		a.log.Warn("skipping a slack message event that cannot be decoded", "event_id", cb.EventID, "err", err)
+		return true
+	}
+	if !a.wanted(&ev) {
+		return true
+	}
+	key := cb.EventID
+	if key == "" {
+		key = ev.Channel + "/" + ev.TimeStamp
+	}
+	return a.deliver(ctx, key, &ev, retry)
+}
+
+// wanted reports whether a message event is a user's DM to the bot.
+func (a *Adapter) wanted(ev *slackevents.MessageEvent) bool {
+	botUser, _ := a.ownIDs()
+	why := ""
+	switch {
+	case ev.ChannelType != "im":
+		why = "not a direct message"
+	case ev.SubType != "":
+		// Edits, deletions, joins, bot_message, file shares…
+		why = "subtype " + ev.SubType
+	case ev.BotID != "":
+		why = "sent by a bot"
+	case ev.User == "" || ev.Channel == "":
+		why = "no user or channel"
+	case ev.User == botUser:
+		why = "the bot's own message"
+	default:
+		return true
+	}
+	a.log.Debug("ignoring a slack message", "why", why, "channel", ev.Channel)
+	return false
+}
+
+// deliver hands a DM to the core, once per event id. A core that cannot
+// take it (its database briefly locked or down) gets more tries while the
+// ack budget lasts; after that the event is left to Slack's redelivery.
+func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.MessageEvent, retry int) bool {
+	now := a.clock.Now()
+	switch a.seen.begin(key, now) {
+	case eventDone:
+		a.log.Debug("ignoring a slack event already handled", "event_id", key, "retry", retry)
+		return true
+	case eventInFlight:
+		// Another delivery of it is being handled; Slack asks again later.
+		return false
+	}
+	h, runCtx, ok := a.enter()
+	if !ok {
+		a.seen.forget(key)
+		return false
+	}
+	defer a.wg.Done()
+	handled := false
+	defer func() {
+		if handled {
+			return
+		}
+		// Not acked: Slack's redelivery must be handled afresh.
+		a.seen.forget(key)
+		if r := recover(); r != nil {
+			a.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	ctx, cancel := context.WithDeadline(ctx, now.Add(a.ackBudget))
+	defer cancel()
+	defer context.AfterFunc(runCtx, cancel)()
+
+	msg := core.InboundMessage{
+		Platform:          core.PlatformSlack,
+		ChannelThreadID:   ev.Channel,
+		ChannelUserID:     ev.User,
+		DisplayName:       a.displayName(ctx, ev.User),
+		Text:              fromMrkdwn(ev.Text),
+		PlatformMessageID: ev.TimeStamp,
+		SentAt:            parseTS(ev.TimeStamp, now),
+		Direct:            true,
+	}
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := h.HandleInbound(ctx, msg)
+		if err == nil {
+			a.seen.finish(key, a.clock.Now())
+			handled = true
+			return true
+		}
+		deadline, _ := ctx.Deadline()
+		if ctx.Err() != nil || a.clock.Now().Add(backoff).After(deadline) || !a.sleep(ctx, backoff) {
+			a.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
+				"event_id", key, "channel", ev.Channel, "attempts", attempt, "err", err)
+			return false
+		}
+		backoff *= 2
+	}
+}
+
+// enter registers an event being handled, unless the adapter is stopping.
+func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.started || a.stopped || a.runCtx == nil || a.runCtx.Err() != nil {
+		return nil, nil, false
+	}
+	a.wg.Add(1)
+	return a.handler, a.runCtx, true
+}
+
+// parseTS reads a Slack timestamp ("1700000000.000100", seconds and
+// microseconds); fallback when it is not one.
+func parseTS(ts string, fallback time.Time) time.Time {
+	secs, frac, _ := strings.Cut(ts, ".")
+	s, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil || s <= 0 {
+		return fallback
+	}
+	var us int64
+	if frac != "" {
+		if len(frac) > 6 {
+			frac = frac[:6]
+		}
+		frac += strings.Repeat("0", 6-len(frac))
+		if us, err = strconv.ParseInt(frac, 10, 64); err != nil {
+			return fallback
+		}
+	}
+	return time.Unix(s, us*1000).UTC()
+}

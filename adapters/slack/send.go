@@ -1,0 +1,250 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/parleybot/parley/core"
+)
+
+// Send delivers msg.Text with chat.postMessage to the DM
+// msg.ChannelThreadID (or, when that is a user id or empty, to the DM with
+// that user or msg.ChannelUserID, found or opened with conversations.open),
+// split into parts of at most 4,000 characters, in order. & < > are
+// escaped, so the text shows as written and cannot ping anyone. A part
+// that gets 429 is sent again after the Retry-After Slack asks for, once:
+// a 429 means Slack did not post it. A 5xx answer or a refused connection
+// is retried with backoff; the whole send is bounded by a deadline. The
+// result holds the ts of the delivered parts even when a later part fails.
+func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return core.SendResult{}, fmt.Errorf("sending slack message: %w", err)
+	}
+	api, err := a.live()
+	if err != nil {
+		return core.SendResult{}, fmt.Errorf("sending slack message: %w", err)
+	}
+	if strings.TrimSpace(msg.Text) == "" {
+		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
+	}
+	channel := msg.ChannelThreadID
+	if channel == "" && msg.ChannelUserID != "" {
+		channel = msg.ChannelUserID
+	}
+	if !isConversationID(channel) {
+		return core.SendResult{}, &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a slack conversation id", channel)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	defer cancel()
+	if isUserID(channel) {
+		// Addressed by user: post into the bot's DM with them, the
+		// channel their own messages arrive from.
+		if channel, err = a.OpenDM(ctx, channel); err != nil {
+			return core.SendResult{}, err
+		}
+	}
+	parts := core.SplitText(msg.Text, maxMessageLength)
+	ids := make([]string, 0, len(parts))
+	for i, p := range parts {
+		ts, err := a.postPart(ctx, api, channel, p)
+		if err != nil {
+			if len(parts) > 1 {
+				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+			}
+			return core.SendResult{PlatformMessageIDs: ids}, err
+		}
+		ids = append(ids, ts)
+	}
+	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// postPart posts one message, retrying what a retry can fix without
+// posting it twice.
+func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel, text string) (string, error) {
+	rateLimited, failures := 0, 0
+	for {
+		_, ts, err := api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, true))
+		if err == nil {
+			if ts == "" {
+				return "", errors.New("sending slack message: no ts in the answer")
+			}
+			return ts, nil
+		}
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("sending slack message: %w", ctx.Err())
+		}
+		var wait time.Duration
+		var limited *slack.RateLimitedError
+		switch {
+		case errors.As(err, &limited):
+			if rateLimited >= a.maxRateLimitRetries {
+				return "", fmt.Errorf("sending slack message: still rate limited after %d retries", rateLimited)
+			}
+			rateLimited++
+			wait = max(limited.RetryAfter, time.Second)
+			if a.pastDeadline(ctx, wait) {
+				return "", fmt.Errorf("sending slack message: rate limited for %s, past the deadline", wait)
+			}
+			a.log.Info("slack rate limit, waiting", "channel", channel, "retry_after", wait)
+		case retryable(err):
+			if failures >= a.maxServerRetries {
+				return "", fmt.Errorf("sending slack message: failed after %d retries: %w", failures, a.scrub(err))
+			}
+			wait = a.serverBackoff << failures
+			failures++
+			a.log.Warn("slack send failed, retrying", "channel", channel, "err", a.scrub(err), "retry_in", wait)
+		default:
+			return "", a.apiError("sending slack message", err)
+		}
+		if !a.sleep(ctx, wait) {
+			return "", fmt.Errorf("sending slack message: %w", ctx.Err())
+		}
+	}
+}
+
+// pastDeadline reports whether waiting d would end after ctx's deadline.
+func (a *Adapter) pastDeadline(ctx context.Context, d time.Duration) bool {
+	deadline, ok := ctx.Deadline()
+	return ok && a.clock.Now().Add(d).After(deadline)
+}
+
+// retryable reports whether a failed call may be repeated without posting
+// twice: Slack answered 5xx or service_unavailable (it did not take the
+// message), or the connection could not even be made. internal_error and
+// fatal_error are not retried: Slack says part of the call may have
+// succeeded.
+func retryable(err error) bool {
+	var status slack.StatusCodeError
+	if errors.As(err, &status) {
+		return status.Code >= 500
+	}
+	if errorCode(err) == "service_unavailable" {
+		return true
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// errorCode is the error code of a Slack Web API answer with ok:false,
+// or "" for other errors.
+func errorCode(err error) string {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		return se.Err
+	}
+	return ""
+}
+
+// isAuthError reports whether Slack refused the token.
+func isAuthError(err error) bool {
+	switch errorCode(err) {
+	case "invalid_auth", "not_authed", "token_revoked", "token_expired", "account_inactive", "not_allowed_token_type":
+		return true
+	}
+	return false
+}
+
+// permanentReason explains the Web API errors retrying cannot fix; ""
+// for the others.
+func permanentReason(code string) string {
+	switch code {
+	case "channel_not_found":
+		return "channel not found: the DM does not exist or the bot cannot see it"
+	case "is_archived":
+		return "the DM is archived (is the user's account deactivated?)"
+	case "user_not_found":
+		return "user not found"
+	case "user_disabled":
+		return "the user's account is deactivated"
+	case "cannot_dm_bot":
+		return "the user is a bot, which cannot be sent DMs"
+	case "messages_tab_disabled":
+		return "the app's Messages tab is turned off (App Home settings)"
+	case "not_in_channel":
+		return "the bot is not in this conversation"
+	case "restricted_action":
+		return "the workspace does not allow the bot to post here"
+	case "msg_too_long":
+		return "the message is too long for Slack"
+	case "no_text":
+		return "slack rejected the message as empty"
+	case "invalid_blocks":
+		return "slack rejected the message's blocks"
+	}
+	return ""
+}
+
+// apiError explains a Web API error; the ones retrying cannot fix are
+// *core.PermanentError.
+func (a *Adapter) apiError(what string, err error) error {
+	code := errorCode(err)
+	if reason := permanentReason(code); reason != "" {
+		return &core.PermanentError{Reason: reason, Err: fmt.Errorf("slack error %s", code)}
+	}
+	var status slack.StatusCodeError
+	switch {
+	case isAuthError(err):
+		return fmt.Errorf("%s: %s (is bot_token wrong or revoked?)", what, code)
+	case code == "missing_scope":
+		return fmt.Errorf("%s: missing_scope (the bot token needs chat:write, im:history, im:write and users:read)", what)
+	case code != "":
+		return fmt.Errorf("%s: slack error %s", what, code)
+	case errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusRequestTimeout:
+		return &core.PermanentError{Reason: fmt.Sprintf("slack rejected the request (HTTP %d)", status.Code), Err: a.scrub(err)}
+	default:
+		return fmt.Errorf("%s: %w", what, a.scrub(err))
+	}
+}
+
+// isConversationID reports whether id looks like a Slack conversation or
+// user id: an uppercase letter and then uppercase letters and digits.
+func isConversationID(id string) bool {
+	if len(id) < 2 || len(id) > 32 || id[0] < 'A' || id[0] > 'Z' {
+		return false
+	}
+	return strings.IndexFunc(id, func(r rune) bool { return (r < 'A' || r > 'Z') && (r < '0' || r > '9') }) < 0
+}
+
+// isUserID reports whether id is a Slack user id (U… or W… for
+// Enterprise Grid) rather than a conversation id.
+func isUserID(id string) bool {
+	return isConversationID(id) && (id[0] == 'U' || id[0] == 'W')
+}
+
+// OpenDM returns the id of the DM with userID, opening it if needed
+// (conversations.open), for conversations addressed by user id. An unknown
+// or deactivated user is a *core.PermanentError.
+func (a *Adapter) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
+	api, err := a.live()
+	if err != nil {
+		return "", fmt.Errorf("opening slack DM: %w", err)
+	}
+	if !isConversationID(userID) {
+		return "", &core.PermanentError{Reason: fmt.Sprintf("user id %q is not a slack user id", userID)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	defer cancel()
+	for rateLimited := 0; ; rateLimited++ {
+		ch, _, _, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}, ReturnIM: true})
+		if err == nil {
+			if ch == nil || ch.ID == "" {
+				return "", errors.New("opening slack DM: no channel in the answer")
+			}
+			return ch.ID, nil
+		}
+		var limited *slack.RateLimitedError
+		if !errors.As(err, &limited) || rateLimited >= a.maxRateLimitRetries || a.pastDeadline(ctx, limited.RetryAfter) {
+			return "", a.apiError("opening slack DM", err)
+		}
+		if !a.sleep(ctx, max(limited.RetryAfter, time.Second)) {
+			return "", fmt.Errorf("opening slack DM: %w", ctx.Err())
+		}
+	}
+}

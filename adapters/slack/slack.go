@@ -1,0 +1,416 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/slack-go/slack"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/httpclient"
+)
+
+func init() {
+	core.RegisterAdapter(core.AdapterInfo{Name: "slack", New: func() core.Adapter { return New() }})
+}
+
+// Interface guards.
+var (
+	_ core.Adapter        = (*Adapter)(nil)
+	_ core.HTTPMounter    = (*Adapter)(nil)
+	_ core.HealthReporter = (*Adapter)(nil)
+	_ core.Provisioner    = (*Adapter)(nil)
+	_ core.Validator      = (*Adapter)(nil)
+)
+
+// Modes.
+const (
+	// ModeSocket receives events over a Socket Mode websocket.
+	ModeSocket = "socket"
+	// ModeEvents receives events as HTTP POSTs (the Events API) on
+	// Parley's server at EventsPath.
+	ModeEvents = "events"
+)
+
+const (
+	// maxMessageLength is where replies are split: Slack advises at most
+	// 4,000 characters per message and truncates far longer ones.
+	maxMessageLength = 4000
+	// requestTimeout bounds one Web API call.
+	requestTimeout = 30 * time.Second
+)
+
+// errStopped is why the adapter's work ends when Stop is called.
+var errStopped = errors.New("slack adapter stopped")
+
+// Adapter is the Slack app. Create it with New; its exported fields are
+// its config (adapters.slack in YAML).
+type Adapter struct {
+	// BotToken is the bot user OAuth token, xoxb-… (required).
+	BotToken config.Secret `yaml:"bot_token"`
+	// AppToken is the app-level token, xapp-…, with connections:write
+	// (required in socket mode).
+	AppToken config.Secret `yaml:"app_token"`
+	// SigningSecret is the app's signing secret, which Slack signs Events
+	// API requests with (required in events mode).
+	SigningSecret config.Secret `yaml:"signing_secret"`
+	// Mode is socket (Socket Mode, the default) or events (Slack POSTs
+	// events to /webhooks/slack/events on Parley's HTTP server).
+	Mode string `yaml:"mode"`
+	// APIURL is the Web API's base URL (default "": https://slack.com/api/).
+	APIURL string `yaml:"api_url"`
+
+	log   *slog.Logger
+	clock core.Clock
+
+	// Tunables; tests shorten them.
+	sendTimeout         time.Duration
+	maxRateLimitRetries int
+	maxServerRetries    int
+	serverBackoff       time.Duration
+	// ackBudget bounds handing one event to the core before Slack is
+	// answered; Slack wants an answer within 3 seconds.
+	ackBudget time.Duration
+	// pingInterval is how long Socket Mode may go without a ping from
+	// Slack before the connection counts as dead (0: slack-go's 30s).
+	pingInterval time.Duration
+	reconnectMin time.Duration
+	reconnectMax time.Duration
+
+	seen *eventSet
+	// names caches display names from users.info.
+	names *nameCache
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	api       *slack.Client
+	transport *http.Transport
+	handler   core.InboundHandler
+	runCtx    context.Context
+	cancel    context.CancelCauseFunc
+	// socketDone is closed when the Socket Mode loop has returned.
+	socketDone chan struct{}
+	// wg counts the events being handled.
+	wg sync.WaitGroup
+
+	healthMu  sync.Mutex
+	botUserID string
+	botID     string
+	connected bool
+	downSince time.Time
+	lastErr   string
+}
+
+// New returns a Slack adapter with its defaults set. It has no side
+// effects: nothing connects before Start.
+func New() *Adapter {
+	return &Adapter{
+		Mode:                ModeSocket,
+		log:                 slog.New(slog.DiscardHandler),
+		clock:               core.SystemClock{},
+		sendTimeout:         60 * time.Second,
+		maxRateLimitRetries: 5,
+		maxServerRetries:    3,
+		serverBackoff:       500 * time.Millisecond,
+		ackBudget:           2500 * time.Millisecond,
+		reconnectMin:        time.Second,
+		reconnectMax:        2 * time.Minute,
+		seen:                newEventSet(time.Hour, 10000),
+		names:               newNameCache(time.Hour, 10000),
+	}
+}
+
+// Name returns "slack".
+func (a *Adapter) Name() string { return "slack" }
+
+// Platform returns core.PlatformSlack.
+func (a *Adapter) Platform() core.Platform { return core.PlatformSlack }
+
+// Capabilities reports 4,000-character mrkdwn messages and no typing
+// indicator: Slack offers none to bots outside its assistant threads.
+func (a *Adapter) Capabilities() core.Capabilities {
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false}
+}
+
+// Provision takes the logger and clock from the host.
+func (a *Adapter) Provision(_ context.Context, env core.Env) error {
+	if env.Logger != nil {
+		a.log = env.Logger.With("adapter", "slack")
+	}
+	if env.Clock != nil {
+		a.clock = env.Clock
+	}
+	return nil
+}
+
+// Validate checks the decoded config. Its messages never show a secret.
+func (a *Adapter) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("slack adapter: "+format, args...))
+	}
+	checkToken := func(key, prefix, env string, tok string, required bool) {
+		switch {
+		case strings.TrimSpace(tok) == "":
+			if required {
+				bad("%s is required (set adapters.slack.%s, e.g. ${%s})", key, key, env)
+			}
+		case strings.ContainsFunc(tok, unicode.IsSpace):
+			bad("%s must not contain spaces", key)
+		case !strings.HasPrefix(tok, prefix):
+			bad("%s must start with %q", key, prefix)
+		}
+	}
+	switch a.Mode {
+	case ModeSocket, ModeEvents:
+	default:
+		bad("mode must be socket or events, got %q", a.Mode)
+	}
+	checkToken("bot_token", "xoxb-", "SLACK_BOT_TOKEN", a.BotToken.Reveal(), true)
+	checkToken("app_token", "xapp-", "SLACK_APP_TOKEN", a.AppToken.Reveal(), a.Mode == ModeSocket)
+	if a.Mode == ModeEvents && strings.TrimSpace(a.SigningSecret.Reveal()) == "" {
+		bad("signing_secret is required in events mode (Basic Information → App Credentials in the app's settings)")
+	}
+	if a.APIURL != "" {
+		if _, err := apiURL(a.APIURL); err != nil {
+			bad("api_url %v", err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// apiURL reads api_url as the Web API's base URL, with the trailing slash
+// slack-go joins method names to.
+func apiURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return "", fmt.Errorf("must be an http or https URL, got %q", raw)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return "", fmt.Errorf("must be a base URL like https://slack.com/api/, without query or user, got %q", raw)
+	}
+	if !strings.HasSuffix(raw, "/") {
+		raw += "/"
+	}
+	return raw, nil
+}
+
+// newAPI builds the Web API client. slack-go's own loggers are silenced:
+// the adapter logs through slog only.
+func (a *Adapter) newAPI(transport *http.Transport) (*slack.Client, error) {
+	opts := []slack.Option{
+		slack.OptionHTTPClient(&http.Client{Transport: transport, Timeout: requestTimeout}),
+		slack.OptionLog(log.New(io.Discard, "", 0)),
+	}
+	if a.APIURL != "" {
+		u, err := apiURL(a.APIURL)
+		if err != nil {
+			return nil, fmt.Errorf("api_url %w", err)
+		}
+		opts = append(opts, slack.OptionAPIURL(u))
+	}
+	if a.Mode == ModeSocket {
+		opts = append(opts, slack.OptionAppLevelToken(a.AppToken.Reveal()))
+	}
+	return slack.New(a.BotToken.Reveal(), opts...), nil
+}
+
+// Start checks the bot token with auth.test, which also tells the bot's
+// own user id. In socket mode it then opens the websocket and returns once
+// Slack has said hello; in events mode events arrive on Mount's route.
+func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("starting slack adapter: %w", err)
+	}
+	if h == nil {
+		return errors.New("starting slack adapter: nil inbound handler")
+	}
+	transport := httpclient.Transport(requestTimeout)
+	api, err := a.newAPI(transport)
+	if err != nil {
+		return fmt.Errorf("starting slack adapter: %w", err)
+	}
+	a.mu.Lock()
+	switch {
+	case a.stopped:
+		a.mu.Unlock()
+		return errors.New("starting slack adapter: already stopped")
+	case a.started:
+		a.mu.Unlock()
+		return errors.New("starting slack adapter: already started")
+	}
+	a.started = true
+	// Handling outlives Start's ctx (often a start-up timeout) but not Stop.
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	// The client is live from here on: DMs may arrive before Start returns.
+	a.runCtx, a.cancel, a.handler, a.transport, a.api = runCtx, cancel, h, transport, api
+	a.mu.Unlock()
+
+	fail := func(err error) error {
+		cancel(err)
+		transport.CloseIdleConnections()
+		a.mu.Lock()
+		a.started, a.api = false, nil
+		a.mu.Unlock()
+		return err
+	}
+	if err := a.authTest(ctx, api); err != nil {
+		return fail(err)
+	}
+	var done chan struct{}
+	if a.Mode == ModeSocket {
+		if done, err = a.openSocket(ctx, runCtx, api); err != nil {
+			cancel(err)
+			<-done
+			return fail(err)
+		}
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stopped {
+		cancel(errStopped)
+		if done != nil {
+			<-done
+		}
+		transport.CloseIdleConnections()
+		return errors.New("starting slack adapter: stopped while starting")
+	}
+	a.socketDone = done
+	if a.Mode == ModeEvents {
+		a.setConnected(true, "")
+	}
+	return nil
+}
+
+// authTest checks the bot token and learns the bot's own ids.
+func (a *Adapter) authTest(ctx context.Context, api *slack.Client) error {
+	res, err := api.AuthTestContext(ctx)
+	if err != nil {
+		if isAuthError(err) {
+			return fmt.Errorf("slack adapter: checking the bot token with auth.test: %s (is bot_token wrong or revoked?)", errorCode(err))
+		}
+		return fmt.Errorf("slack adapter: checking the bot token with auth.test: %w", a.scrub(err))
+	}
+	if res.UserID == "" {
+		return errors.New("slack adapter: checking the bot token with auth.test: no user id in the answer")
+	}
+	a.healthMu.Lock()
+	a.botUserID, a.botID = res.UserID, res.BotID
+	a.healthMu.Unlock()
+	a.log.Info("slack bot authenticated", "team", res.Team, "bot_user_id", res.UserID, "mode", a.Mode)
+	return nil
+}
+
+// Stop closes the websocket and waits, bounded by ctx, for the events
+// being handed to the core.
+func (a *Adapter) Stop(ctx context.Context) error {
+	a.mu.Lock()
+	if a.stopped {
+		a.mu.Unlock()
+		return nil
+	}
+	a.stopped = true
+	cancel, transport, socketDone := a.cancel, a.transport, a.socketDone
+	a.mu.Unlock()
+	if cancel == nil {
+		return nil // never started
+	}
+	cancel(errStopped)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if socketDone != nil {
+			<-socketDone
+		}
+		a.wg.Wait()
+		transport.CloseIdleConnections()
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stopping slack adapter: %w", ctx.Err())
+	}
+}
+
+// Health reports an error while the adapter is not running or the Socket
+// Mode connection is down.
+func (a *Adapter) Health() error {
+	a.mu.Lock()
+	running := a.started && !a.stopped && a.api != nil
+	a.mu.Unlock()
+	if !running {
+		return errors.New("slack adapter: not running")
+	}
+	a.healthMu.Lock()
+	defer a.healthMu.Unlock()
+	if !a.connected {
+		msg := fmt.Sprintf("slack adapter: socket mode disconnected since %s", a.downSince.UTC().Format(time.RFC3339))
+		if a.lastErr != "" {
+			msg += ": " + a.lastErr
+		}
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// setConnected records the connection state for Health.
+func (a *Adapter) setConnected(up bool, why string) {
+	a.healthMu.Lock()
+	defer a.healthMu.Unlock()
+	if up {
+		a.connected, a.lastErr = true, ""
+		return
+	}
+	if a.connected || a.downSince.IsZero() {
+		a.downSince = a.clock.Now()
+	}
+	a.connected = false
+	if why != "" {
+		a.lastErr = why
+	}
+}
+
+// ownIDs returns the bot's user id and bot id from auth.test.
+func (a *Adapter) ownIDs() (userID, botID string) {
+	a.healthMu.Lock()
+	defer a.healthMu.Unlock()
+	return a.botUserID, a.botID
+}
+
+// live returns the Web API client while the adapter runs.
+func (a *Adapter) live() (*slack.Client, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopped:
+		return nil, errors.New("slack adapter is stopped")
+	case a.api == nil:
+		return nil, errors.New("slack adapter is not started")
+	}
+	return a.api, nil
+}
+
+// scrub returns err with every secret replaced (see config.Secret.Scrub);
+// classify errors before scrubbing them.
+func (a *Adapter) scrub(err error) error {
+	return a.SigningSecret.Scrub(a.AppToken.Scrub(a.BotToken.Scrub(err)))
+}
+
+// sleep waits d on the adapter's clock; false when ctx ended first.
+func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
+	return core.Sleep(ctx, a.clock, d)
+}

@@ -1,0 +1,55 @@
+// Package slacktest is a local fake of Slack (the Web API, Socket Mode and
+// Events API delivery) for tests.
+//
+// NewServer starts one httptest server. The real github.com/slack-go/slack
+// client works against it unchanged:
+//
+//	api := slack.New(srv.BotToken(),
+//		slack.OptionAPIURL(srv.APIURL()),
+//		slack.OptionAppLevelToken(srv.AppToken()))
+//	smc := socketmode.New(api)
+//
+// apps.connections.open hands out a single-use ws:// URL on the same
+// server, so smc.Run connects there by itself.
+//
+// A test plays the users: SendDM, SendChannel, SendGroupDM, SendOwn,
+// SendBotMessage, EditDM and SendEvent create events, each wrapped in an
+// event_callback with an increasing event_id ("Ev00000001", …). In Socket
+// Mode (the default) every event goes to one connection, the newest, as an
+// events_api envelope, and waits in a queue while none is connected; an
+// envelope not acked when its connection drops (or, with WithAckTimeout,
+// in time) goes out again with retry_attempt one higher. After
+// UseEventsAPI, one worker POSTs the event_callbacks in order to a URL,
+// signed with the signing secret, and retries a non-2xx answer, a
+// transport error or a timeout (3s) with X-Slack-Retry-Num and
+// X-Slack-Retry-Reason ("http_error" or "http_timeout"); Slack retries at
+// most 3 times, and so does the fake. Redeliver sends an event again on
+// demand, for deduplication tests.
+//
+// The test then asserts on what the bot did: Sent, AllSent, WaitSent,
+// Calls, Acked, WaitAcked, Deliveries, BadAcks, Connections,
+// LiveConnections, WaitConnections. Faults make chosen calls fail the way
+// Slack does: RateLimitNext and RateLimitAfter (HTTP 429 with
+// Retry-After), FailNext (an error code), FailNextStatus (an HTML 5xx),
+// RevokeTokens, Block, DropSockets and Disconnect.
+//
+// Web API methods: auth.test, apps.connections.open (app-level token
+// only), conversations.open, chat.postMessage and users.info, over POST or
+// GET, form-encoded, multipart or JSON, the token in "Authorization:
+// Bearer" or the token field. Anything else is unknown_method.
+//
+// Text is passed through as it is, both ways: SentMessage.Text is what the
+// bot posted, still escaped (&amp; &lt; &gt; — Unescape undoes that), and
+// the Send methods deliver text as given, so write it as Slack would:
+// escaped, with <@U…> mentions.
+//
+// Simplifications, on purpose: text only (blocks and attachments count as
+// content for no_text but are not recorded; user messages carry no
+// blocks); no threads beyond recording thread_ts; conversations.open opens
+// DMs with one user only (more is not_implemented); a public channel or
+// group DM is known once an event came from it; the bot's own messages
+// are echoed only for DMs; Events API retries come after WithRetryDelay,
+// not Slack's minutes; a socket envelope is retried at most 3 times on its
+// own (disconnects and ack timeouts together); signatures and timeouts use
+// real time whatever WithNow says; no rate limiting unless scheduled.
+package slacktest

@@ -1,0 +1,209 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Session defaults, used when no SessionPolicy plugin says otherwise.
+const (
+	DefaultSessionGap     = 10 * time.Minute
+	DefaultWindowMessages = 50
+	DefaultWindowTokens   = 8000
+)
+
+// stack returns the layers above the turn's messages (L0–L4) and the
+// system prompt they make. A record's stack is built at its first turn and
+// kept, so that every turn of the record sees the same instructions, facts
+// and summaries (and a model's prompt cache stays warm); only L5, the
+// messages, moves on.
+func (d *Dispatcher) stack(ctx context.Context, t *Turn) ([]PromptLayer, string, error) {
+	if t.Record.Prompt != "" {
+		if c, ok := d.records.get(t.Record.ID); ok && c.system != "" && c.rec.Prompt == t.Record.Prompt {
+			return c.layers, c.system, nil
+		}
+		layers, err := decodeLayers(t.Record.Prompt)
+		if err != nil {
+			return nil, "", err
+		}
+		system := SystemPrompt(layers)
+		d.records.put(t.Record, layers, system)
+		return layers, system, nil
+	}
+	layers, err := StackLayers(ctx, d.cfg.Plugins, t)
+	if err != nil {
+		return nil, "", err
+	}
+	if t.Record.ID == 0 {
+		return layers, SystemPrompt(layers), nil
+	}
+	enc, err := json.Marshal(layers)
+	if err != nil {
+		return nil, "", fmt.Errorf("encoding the prompt stack: %w", err)
+	}
+	kept, err := d.cfg.Store.FreezePrompt(ctx, t.Record.ID, string(enc))
+	if err != nil {
+		return nil, "", err
+	}
+	if kept != string(enc) {
+		// Another process built this record's first turn at the same moment.
+		if layers, err = decodeLayers(kept); err != nil {
+			return nil, "", err
+		}
+	}
+	t.Record.Prompt = kept
+	system := SystemPrompt(layers)
+	d.records.put(t.Record, layers, system)
+	return layers, system, nil
+}
+
+func decodeLayers(s string) ([]PromptLayer, error) {
+	var layers []PromptLayer
+	if err := json.Unmarshal([]byte(s), &layers); err != nil {
+		return nil, fmt.Errorf("decoding the session record's prompt stack: %w", err)
+	}
+	return layers, nil
+}
+
+// StackLayers asks every PromptContributor among plugins for its layers
+// of t and returns them in stack order: by level, then by Order, then in
+// plugin order.
+func StackLayers(ctx context.Context, plugins []Plugin, t *Turn) ([]PromptLayer, error) {
+	var layers []PromptLayer
+	for _, p := range plugins {
+		pc, ok := p.(PromptContributor)
+		if !ok {
+			continue
+		}
+		ls, err := pc.PromptLayers(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p.Name(), err)
+		}
+		layers = append(layers, ls...)
+	}
+	sort.SliceStable(layers, func(i, j int) bool {
+		if layers[i].Level != layers[j].Level {
+			return layers[i].Level < layers[j].Level
+		}
+		return layers[i].Order < layers[j].Order
+	})
+	return layers, nil
+}
+
+// SystemPrompt joins the layers' texts, in order, into the system prompt.
+func SystemPrompt(layers []PromptLayer) string {
+	var sys strings.Builder
+	for _, l := range layers {
+		if strings.TrimSpace(l.Text) == "" {
+			continue
+		}
+		if sys.Len() > 0 {
+			sys.WriteString("\n\n")
+		}
+		sys.WriteString(l.Text)
+	}
+	return sys.String()
+}
+
+// window is L5: the messages of the turn's session record, newest last,
+// at most WindowMessages of them and about WindowTokens, dropping the
+// oldest first. The newest message is always kept.
+func (d *Dispatcher) window(t *Turn) []Message {
+	msgs := t.History
+	if t.Record.ID != 0 {
+		i := len(msgs)
+		for i > 0 && msgs[i-1].SessionRecordID != nil && *msgs[i-1].SessionRecordID == t.Record.ID {
+			i--
+		}
+		msgs = msgs[i:]
+	}
+	if n := d.limits.WindowMessages; len(msgs) > n {
+		msgs = msgs[len(msgs)-n:]
+	}
+	budget := d.limits.WindowTokens
+	i := len(msgs)
+	for i > 0 {
+		cost := EstimateTokens(msgs[i-1].Content)
+		if i < len(msgs) && cost > budget {
+			break
+		}
+		budget -= cost
+		i--
+	}
+	return msgs[i:]
+}
+
+// EstimateTokens guesses how many tokens text costs a model: about four
+// ASCII characters a token, and a token for each other character (CJK
+// text has no spaces and costs about that), plus a message's framing. It
+// errs high, so a window stays under a model's real limit.
+func EstimateTokens(text string) int {
+	ascii, other := 0, 0
+	for _, r := range text {
+		if r < utf8.RuneSelf {
+			ascii++
+		} else {
+			other++
+		}
+	}
+	return (ascii+3)/4 + other + 4
+}
+
+// sessionRecord loads a turn's record. A record whose stack is frozen is
+// kept in memory: what a turn reads of it (start, stack) never changes,
+// and on SQLite a read after a write costs more than the whole turn's SQL.
+func (d *Dispatcher) sessionRecord(ctx context.Context, id int64) (SessionRecord, error) {
+	if c, ok := d.records.get(id); ok {
+		return c.rec, nil
+	}
+	r, err := d.cfg.Store.SessionRecord(ctx, id)
+	if err != nil {
+		return SessionRecord{}, err
+	}
+	return r, nil
+}
+
+// recordCache holds session records whose stack is frozen, by id, with
+// the stack decoded and its system prompt rendered.
+type recordCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[int64]cachedRecord
+}
+
+type cachedRecord struct {
+	rec    SessionRecord
+	layers []PromptLayer
+	system string
+}
+
+func newRecordCache(max int) *recordCache {
+	return &recordCache{max: max, m: map[int64]cachedRecord{}}
+}
+
+func (c *recordCache) get(id int64) (cachedRecord, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.m[id]
+	return r, ok
+}
+
+// put keeps r if its stack is frozen; a full cache starts afresh (records
+// of active conversations come back at their next turn).
+func (c *recordCache) put(r SessionRecord, layers []PromptLayer, system string) {
+	if r.Prompt == "" || r.ID == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[r.ID] = cachedRecord{rec: r, layers: layers, system: system}
+}

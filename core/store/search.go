@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+
+	"github.com/parleybot/parley/core"
+)
+
+// Message search. Chinese, Japanese and Korean have no spaces between
+// words, so a word tokenizer finds nothing in them. The store therefore
+// writes its own tokens for each message: lower-case words for scripts
+// with spaces, and for CJK runs every pair of neighbouring characters
+// (bigrams) plus the run's last character, so that any character is the
+// start of some token. A query is tokenized the same way and every token
+// must match, as a prefix. SQLite keeps the tokens in an FTS4 table (no
+// build tags: go-sqlite3 compiles FTS3/4 in), filled in batches behind the
+// writes (IndexPending; a search first catches up, so it never misses a
+// message); PostgreSQL in a tsvector column with a GIN index, written with
+// the row. Both carry the conversation, so a search only ever reads one
+// conversation's messages.
+
+// maxIndexedBytes bounds the text of a message that is indexed.
+const maxIndexedBytes = 16 << 10
+
+// isCJK reports whether r is written without spaces between words.
+func isCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
+}
+
+// searchTokens splits text into the tokens the index keeps.
+func searchTokens(text string) []string {
+	if len(text) > maxIndexedBytes {
+		text = text[:maxIndexedBytes]
+		for len(text) > 0 && !utf8.ValidString(text[len(text)-1:]) && !utf8.RuneStart(text[len(text)-1]) {
+			text = text[:len(text)-1]
+		}
+	}
+	var out []string
+	var word []rune
+	var run []rune
+	flushWord := func() {
+		if len(word) > 0 {
+			out = append(out, string(word))
+			word = word[:0]
+		}
+	}
+	flushRun := func() {
+		for i := 0; i+1 < len(run); i++ {
+			out = append(out, string(run[i:i+2]))
+		}
+		if len(run) > 0 {
+			out = append(out, string(run[len(run)-1]))
+		}
+		run = run[:0]
+	}
+	for _, r := range text {
+		switch {
+		case isCJK(r):
+			flushWord()
+			run = append(run, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			flushRun()
+			word = append(word, unicode.ToLower(r))
+		default:
+			flushWord()
+			flushRun()
+		}
+	}
+	flushWord()
+	flushRun()
+	return out
+}
+
+// queryTokens is searchTokens for a search: a CJK run of one character is
+// searched as itself, of more as its bigrams (without the trailing
+// unigram, which every bigram query already covers).
+func queryTokens(keyword string) []string {
+	var out []string
+	for _, tok := range searchTokens(keyword) {
+		if utf8.RuneCountInString(tok) == 1 && isCJK([]rune(tok)[0]) && len(out) > 0 {
+			if last := []rune(out[len(out)-1]); len(last) == 2 && last[1] == []rune(tok)[0] {
+				continue // the unigram closing a run: its bigram covers it
+			}
+		}
+		out = append(out, tok)
+	}
+	return out
+}
+
+// indexed reports whether a message goes into the search index.
+func indexed(m *core.Message) bool {
+	return (m.Role == core.RoleUser || m.Role == core.RoleAssistant) && strings.TrimSpace(m.Content) != "" &&
+		m.Metadata["failure_notice"] != true && m.Metadata["busy_notice"] != true
+}
+
+// indexMessage adds m to the SQLite search index.
+func (s *Store) indexMessage(tx *gorm.DB, m *core.Message) error {
+	if !indexed(m) {
+		return nil
+	}
+	toks := searchTokens(m.Content)
+	prefix := convPrefix(m.ConversationID)
+	var body strings.Builder
+	for i, t := range toks {
+		if i > 0 {
+			body.WriteByte(' ')
+		}
+		body.WriteString(prefix)
+		body.WriteString(t)
+	}
+	if err := tx.Exec(`INSERT INTO message_search (docid, body) VALUES (?, ?)`, m.ID, body.String()).Error; err != nil {
+		return fmt.Errorf("indexing message: %w", err)
+	}
+	return nil
+}
+
+// indexBatch bounds the messages one IndexPending transaction reads.
+const indexBatch = 2000
+
+// IndexPending adds the messages stored since the last call to the
+// search index, a batch per transaction, and returns how many it read. On
+// SQLite indexing in every message's own write would cost a turn about a
+// third of its speed; in batches it costs a fraction. PostgreSQL indexes
+// each row as it is written, so there it does nothing.
+func (s *Store) IndexPending(ctx context.Context) (int, error) {
+	if !s.q.sqlite {
+		return 0, nil
+	}
+	// Most calls find nothing new: look on a reader before taking the
+	// write lock.
+	var pending bool
+	if err := s.r.WithContext(ctx).Raw(`SELECT EXISTS (SELECT 1 FROM messages
+		WHERE id > (SELECT last_message_id FROM search_progress WHERE id = 1))`).Row().Scan(&pending); err != nil {
+		return 0, fmt.Errorf("checking the search index: %w", err)
+	}
+	if !pending {
+		return 0, nil
+	}
+	total := 0
+	for {
+		n := 0
+		err := s.write(ctx, func(tx *gorm.DB) error {
+			n = 0
+			var after int64
+			if err := tx.Raw(`SELECT last_message_id FROM search_progress WHERE id = 1`).Row().Scan(&after); err != nil {
+				return err
+			}
+			batch, err := queryAll(tx, `SELECT `+messageCols+` FROM messages WHERE id > ? ORDER BY id LIMIT ?`,
+				[]any{after, indexBatch}, messageDest)
+			if err != nil || len(batch) == 0 {
+				return err
+			}
+			for i := range batch {
+				if err := s.indexMessage(tx, &batch[i]); err != nil {
+					return err
+				}
+			}
+			n = len(batch)
+			return tx.Exec(`UPDATE search_progress SET last_message_id = ? WHERE id = 1`, batch[n-1].ID).Error
+		})
+		if err != nil {
+			return total, fmt.Errorf("indexing messages for search: %w", err)
+		}
+		total += n
+		if n < indexBatch {
+			return total, nil
+		}
+	}
+}
+
+// convPrefix starts every SQLite index term of a conversation's messages
+// ("c12x" then the token): a term's entries are one conversation's, so a
+// search walks only them, however many messages the others hold. The x
+// ends the digits: no other conversation's terms share the prefix.
+func convPrefix(id int64) string { return "c" + strconv.FormatInt(id, 10) + "x" }
+
+// SearchMessages returns up to limit of the conversation's messages that
+// hold every word of keyword (a prefix of each), newest first. A keyword
+// with nothing to search for is core.ErrEmptyQuery.
+func (s *Store) SearchMessages(ctx context.Context, conversationID int64, keyword string, limit int) ([]core.Message, error) {
+	toks := queryTokens(keyword)
+	if len(toks) == 0 {
+		return nil, core.ErrEmptyQuery
+	}
+	if len(toks) > 32 {
+		toks = toks[:32]
+	}
+	if _, err := s.IndexPending(ctx); err != nil {
+		return nil, err
+	}
+	db := s.r.WithContext(ctx)
+	var q string
+	var args []any
+	if s.q.sqlite {
+		var match strings.Builder
+		prefix := convPrefix(conversationID)
+		for i, t := range toks {
+			if i > 0 {
+				match.WriteByte(' ')
+			}
+			fmt.Fprintf(&match, "%s%s*", prefix, t)
+		}
+		q = `SELECT ` + messageCols + ` FROM messages WHERE id IN (
+				SELECT docid FROM message_search WHERE message_search MATCH ? ORDER BY docid DESC LIMIT ?)
+			AND conversation_id = ? ORDER BY seq DESC`
+		args = []any{match.String(), limit, conversationID}
+	} else {
+		parts := make([]string, len(toks))
+		for i, t := range toks {
+			parts[i] = "'" + t + "':*"
+		}
+		q = `SELECT ` + messageCols + ` FROM messages WHERE conversation_id = ? AND search @@ to_tsquery('simple', ?)
+			ORDER BY seq DESC LIMIT ?`
+		args = []any{conversationID, strings.Join(parts, " & "), limit}
+	}
+	out, err := queryAll(db, q, args, messageDest)
+	if err != nil {
+		return nil, fmt.Errorf("searching messages of conversation %d: %w", conversationID, err)
+	}
+	return out, nil
+}
+
+// backfillSearch indexes, on PostgreSQL, the messages stored before search
+// existed (SQLite's IndexPending starts from the first message anyway).
+func backfillSearch(s *Store, tx *gorm.DB) error {
+	if s.q.sqlite {
+		return nil
+	}
+	var after int64
+	for {
+		batch, err := queryAll(tx, `SELECT `+messageCols+` FROM messages WHERE id > ? ORDER BY id LIMIT 1000`,
+			[]any{after}, messageDest)
+		if err != nil {
+			return fmt.Errorf("reading messages to index: %w", err)
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		for i := range batch {
+			m := &batch[i]
+			after = m.ID
+			if !indexed(m) {
+				continue
+			}
+			if err := tx.Exec(`UPDATE messages SET search = to_tsvector('simple', ?) WHERE id = ?`,
+				strings.Join(searchTokens(m.Content), " "), m.ID).Error; err != nil {
+				return fmt.Errorf("indexing message %d: %w", m.ID, err)
+			}
+		}
+	}
+}
