@@ -91,8 +91,12 @@ type DispatcherConfig struct {
 	// ScheduledMessages makes this dispatcher send due message jobs
 	// (scheduled private messages); off, they wait for one that does.
 	ScheduledMessages bool
-	// LateGrace is how late a scheduled message may still go out after
-	// downtime; older ones fail as missed (scheduler.late_grace, default 24h).
+	// RecurringTurns makes this dispatcher run recurring jobs' turns
+	// (schedule_recurring_turn); off, they wait for one that does.
+	RecurringTurns bool
+	// LateGrace is how late a scheduled message may still go out, or a
+	// recurring job's missed occurrence still run, after downtime; older
+	// ones are missed (scheduler.late_grace, default 24h).
 	LateGrace time.Duration
 	// Metrics, when set, is told about scheduled sends.
 	Metrics JobMetrics
@@ -285,6 +289,9 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	}
 	if cfg.ScheduledMessages {
 		d.jobKinds = append(d.jobKinds, JobMessage)
+	}
+	if cfg.RecurringTurns {
+		d.jobKinds = append(d.jobKinds, JobAgentTurn)
 	}
 	for _, a := range cfg.Adapters {
 		if prev, dup := d.adapters[a.Platform()]; dup {

@@ -80,12 +80,17 @@ func (d *Dispatcher) runDueJobs(ctx context.Context) {
 	}
 	var sends []Job
 	for _, j := range jobs {
-		if j.Kind == JobMessage {
+		switch j.Kind {
+		case JobMessage:
 			sends = append(sends, j)
-			continue
-		}
-		if err := d.startFollowUp(ctx, j, now); err != nil && ctx.Err() == nil {
-			d.log.Error("starting a proactive follow-up", "job", j.ID, "conversation", j.ConversationID, "err", err)
+		case JobAgentTurn:
+			if err := d.startCronTurn(ctx, j, now); err != nil && ctx.Err() == nil {
+				d.log.Error("starting a cron turn", "job", j.ID, "conversation", j.ConversationID, "err", err)
+			}
+		default:
+			if err := d.startFollowUp(ctx, j, now); err != nil && ctx.Err() == nil {
+				d.log.Error("starting a proactive follow-up", "job", j.ID, "conversation", j.ConversationID, "err", err)
+			}
 		}
 	}
 	d.sendScheduled(ctx, sends)
@@ -136,8 +141,8 @@ func (d *Dispatcher) startFollowUp(ctx context.Context, j Job, now time.Time) er
 
 // jobOutcome settles the job a run executed, from how the run ended.
 func (d *Dispatcher) jobOutcome(t *Turn, c RunCompletion, silent bool) *JobOutcome {
-	if t.Job == nil {
-		return nil
+	if t.Job == nil || t.Job.Kind != JobProactive {
+		return nil // a recurring job moved on when its turn was queued
 	}
 	now := d.cfg.Clock.Now().UTC()
 	switch c.Status {

@@ -138,9 +138,13 @@ type Run struct {
 	PromptTokens      int
 	CompletionTokens  int
 	TotalTokens       int
-	// JobID is the job the run executes (a proactive follow-up); its
-	// outcome settles the job.
+	// JobID is the job the run executes: a proactive follow-up, whose
+	// outcome settles it, or a recurring job (a cron turn).
 	JobID *int64
+	// OccurrenceAt is the occurrence of its recurring job a cron turn runs.
+	// (JobID, OccurrenceAt) is unique: no occurrence runs twice, whichever
+	// process plans it.
+	OccurrenceAt *time.Time
 	// Record is the internal record of what the run did; never shown to users.
 	Record    RunRecord
 	CreatedAt time.Time
@@ -168,6 +172,19 @@ type RunRecord struct {
 	// Continuation is the second call of a turn whose reply asked to say
 	// more: the hidden nudge it was given and what the model answered.
 	Continuation *ContinuationRecord `json:"continuation,omitempty"`
+	// Template is the execution prompt of a cron turn: which template made
+	// it, from what, and what it said. It is never in the transcript.
+	Template *TemplateRecord `json:"template,omitempty"`
+}
+
+// TemplateRecord is a rendered prompt template as a run used it.
+type TemplateRecord struct {
+	ID        string            `json:"id"`
+	Version   int               `json:"version"`
+	SHA256    string            `json:"sha256"`
+	Variables map[string]string `json:"variables,omitempty"`
+	Rendered  string            `json:"rendered,omitempty"`
+	Errors    []string          `json:"errors,omitempty"`
 }
 
 // ContinuationRecord is the second call of a turn that wanted to say more.
@@ -241,7 +258,14 @@ type Job struct {
 	DueAt time.Time
 	// Recurrence is a cron expression or an interval, evaluated in the
 	// conversation's time zone; empty for a one-off job.
-	Recurrence            string
+	Recurrence string
+	// NextRunAt is a recurring job's next occurrence. DueAt is when the
+	// scheduler looks at the job: the same time, or later while the
+	// conversation has a turn queued.
+	NextRunAt *time.Time
+	// CatchUp is what a recurring job does about occurrences missed while
+	// no scheduler ran.
+	CatchUp               CatchUp
 	Attempts              int
 	LastError             string
 	Origin                string
@@ -260,6 +284,19 @@ type Job struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
+
+// CatchUp is a recurring job's policy for occurrences missed while the bot
+// was down.
+type CatchUp string
+
+// Catch-up policies.
+const (
+	// CatchUpLatest runs the most recent missed occurrence once, marked
+	// late, if it is within scheduler.late_grace (the default).
+	CatchUpLatest CatchUp = "latest"
+	// CatchUpNone runs no missed occurrence: the job waits for its next.
+	CatchUpNone CatchUp = "none"
+)
 
 // MoodPoint is the bot's mood in a conversation at one moment: valence
 // (unpleasant −1 … pleasant 1) and arousal (calm −1 … excited 1).

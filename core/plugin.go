@@ -111,8 +111,11 @@ type Turn struct {
 	// Record is the session record the turn belongs to (ID 0 for a
 	// conversation from before records were kept).
 	Record SessionRecord
-	// Job is the job the run executes (a proactive follow-up), or nil.
+	// Job is the job the run executes (a proactive follow-up or a
+	// recurring job), or nil.
 	Job *Job
+	// Cron is set on the turn of a recurring job's occurrence.
+	Cron *CronTurn
 	// Continuation is true while the turn says more after a reply that
 	// asked to (WANT_MORE); output processors then honour no second one.
 	Continuation bool

@@ -13,6 +13,10 @@ var ErrNotFound = errors.New("not found")
 // pending scheduled messages as allowed.
 var ErrTooManyPending = errors.New("too many pending scheduled messages")
 
+// ErrTooManyRecurring is returned when a conversation already has as many
+// recurring jobs as allowed.
+var ErrTooManyRecurring = errors.New("too many recurring jobs")
+
 // ErrNotPending is returned when a job to cancel is no longer pending.
 var ErrNotPending = errors.New("the job is no longer pending")
 
@@ -127,6 +131,36 @@ type JobPlan struct {
 	Busy bool
 }
 
+// CronStart is what the scheduler decided about a due recurring job.
+type CronStart struct {
+	// Occurrence is the occurrence to run now; nil runs none (every one
+	// due was missed and the job's catch-up policy runs none of them).
+	Occurrence *time.Time
+	// Next is the job's next occurrence after now.
+	Next time.Time
+	// Note is kept as the job's last error: what was skipped, and why.
+	Note string
+	// RetryAt is when to look again if the conversation already has a
+	// queued turn (the occurrence is kept).
+	RetryAt time.Time
+	Now     time.Time
+}
+
+// CronPlan is what StartCronTurn did.
+type CronPlan struct {
+	// RunID is the queued cron_turn run; 0 when none was planned.
+	RunID int64
+	// Busy is true when the conversation already had a queued run: the job
+	// waits until RetryAt with its occurrence kept.
+	Busy bool
+	// Duplicate is true when the occurrence already had its run (another
+	// scheduler planned it); the job moved on to Next.
+	Duplicate bool
+	// Lost is true when the job was no longer this scheduler's (cancelled,
+	// or its lease taken over); nothing was written.
+	Lost bool
+}
+
 // Store is what the dispatcher needs from persistence. core/store implements
 // it on gorm (SQLite, PostgreSQL).
 type Store interface {
@@ -192,6 +226,16 @@ type Store interface {
 	// FailJobAttempt counts a failed attempt of a job owner holds and sets
 	// it to status (pending again at dueAt, or failed) with note.
 	FailJobAttempt(ctx context.Context, id int64, owner string, status JobStatus, dueAt time.Time, note string) (bool, error)
+	// StartCronTurn plans the cron_turn run of a recurring job owner holds
+	// (one per occurrence, whichever process asks) and moves the job on
+	// to its next occurrence, in one transaction.
+	StartCronTurn(ctx context.Context, job Job, owner string, c CronStart) (CronPlan, error)
+	// AppendTrigger appends a cron turn's trigger event to its
+	// conversation like an inbound message: the next seq, and a new session
+	// record when the previous message is more than gap before it. It sets
+	// m's ID, Seq and SessionRecordID and returns the conversation as it
+	// now is.
+	AppendTrigger(ctx context.Context, m *Message, gap time.Duration) (Conversation, error)
 	// PlanJobRun plans the run of a proactive job owner holds, or drops
 	// the job as stale, or puts it back until retryAt when the
 	// conversation already has a queued run.

@@ -30,6 +30,12 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 	}()
 
 	turn, adapter, err := d.prepare(ctx, run)
+	var skip skipRun
+	if errors.As(err, &skip) {
+		log.Info("run skipped", "why", skip.why)
+		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunSkipped, Error: skip.why})
+		return next
+	}
 	if err != nil {
 		log.Error("preparing turn", "err", err)
 		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: err.Error()})
@@ -45,11 +51,29 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 	return next
 }
 
-// prepare loads the conversation and its history and finds its adapter.
+// prepare loads the conversation and its history and finds its adapter; a
+// cron turn first stores its trigger event.
 func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, error) {
 	conv, err := d.cfg.Store.Conversation(ctx, run.ConversationID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading conversation: %w", err)
+	}
+	var job *Job
+	if run.JobID != nil {
+		j, err := d.cfg.Store.Job(ctx, *run.JobID)
+		if err != nil {
+			return nil, nil, fmt.Errorf("loading job: %w", err)
+		}
+		job = &j
+	}
+	var cron *CronTurn
+	if run.Kind == RunCronTurn && job != nil {
+		if cron, conv, err = d.startCron(ctx, run, job, conv); err != nil {
+			return nil, nil, err
+		}
+		if cron == nil {
+			job = nil // cancelled: the user's message is answered alone
+		}
 	}
 	adapter, ok := d.adapters[conv.Platform]
 	if !ok {
@@ -65,18 +89,13 @@ func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, err
 		History:      history,
 		Now:          d.cfg.Clock.Now(),
 		Location:     d.location(conv),
+		Job:          job,
+		Cron:         cron,
 	}
 	if conv.CurrentRecordID != nil {
 		if t.Record, err = d.sessionRecord(ctx, *conv.CurrentRecordID); err != nil {
 			return nil, nil, fmt.Errorf("loading session record: %w", err)
 		}
-	}
-	if run.JobID != nil {
-		job, err := d.cfg.Store.Job(ctx, *run.JobID)
-		if err != nil {
-			return nil, nil, fmt.Errorf("loading job: %w", err)
-		}
-		t.Job = &job
 	}
 	return t, adapter, nil
 }
@@ -108,10 +127,22 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 			}
 		}
 	}
-	prompt, historyLen := renderPrompt(system, t.History)
+	history := t.History
+	if t.Cron != nil {
+		history = withExecutionPrompt(history, t.Cron)
+	}
+	prompt, historyLen := renderPrompt(system, history)
 	record := RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
 	if n := len(t.History); n > 0 {
 		record.History = &HistoryRef{FromSeq: t.History[0].Seq, ToSeq: t.History[n-1].Seq, Count: historyLen}
+	}
+	if t.Cron != nil {
+		tr := t.Cron.Template
+		record.Template = &tr
+		if len(tr.Errors) > 0 {
+			o, c := d.fail(ctx, log, t, a, fmt.Errorf("rendering the execution prompt: %s", tr.Errors[0]), record)
+			return o, c, false
+		}
 	}
 	if t.Run.Kind == RunProactive && d.proactive != nil {
 		// The follow-up's reason, hidden from the transcript.
@@ -148,6 +179,13 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	addUsage(&c, res.Usage)
 	o := Outcome{Status: RunSucceeded, Usage: res.Usage}
 	d.followUp(log, t, reply, &c)
+	if (reply.Silent || strings.TrimSpace(reply.Text) == "") && t.Cron != nil {
+		// A cron turn never ends unseen.
+		msg := d.cronNothingToReport(ctx, log, t, a)
+		c.Messages = []*Message{msg}
+		o.Reply = msg
+		return o, c, false
+	}
 	if reply.Silent || strings.TrimSpace(reply.Text) == "" {
 		log.Debug("turn ended silent")
 		// Kept, undelivered, so that the next turn knows it chose silence.
@@ -334,10 +372,14 @@ func (d *Dispatcher) fail(ctx context.Context, log *slog.Logger, t *Turn, a Adap
 	// The turn's own deadline may be what failed it; the notice still goes out.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	text := d.cfg.FailureMessage
+	if t.Cron != nil {
+		text = d.cronFailureNote(t)
+	}
 	msg := &Message{
 		ConversationID:  t.Conversation.ID,
 		Role:            RoleAssistant,
-		Content:         d.cfg.FailureMessage,
+		Content:         text,
 		Source:          SourceSystem,
 		SessionRecordID: recordID(t),
 		Metadata:        map[string]any{"failure_notice": true},
@@ -391,7 +433,7 @@ func renderPrompt(system string, history []Message) ([]llm.Message, int) {
 			switch {
 			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true:
 				continue // the model did not say it; keep it out of its mouth
-			case m.Metadata["silent"] == true:
+			case m.Metadata["silent"] == true || m.Metadata["status_notice"] != nil:
 				// What the model answered when it chose to say nothing.
 				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: SilenceToken})
 			default:

@@ -175,6 +175,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		// Every process sends the scheduled messages of the platforms it
 		// serves; `parley chat` too, for the terminal's.
 		ScheduledMessages: true,
+		RecurringTurns:    true,
 		Metrics:           a.metrics,
 		JobWaker:          jobWaker,
 	})
@@ -185,6 +186,8 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
 		a.http.AddHealthCheck("store", a.store.Ping)
 		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
+		httpapi.NewAPI(httpapi.APIConfig{Token: cfg.HTTP.APIToken.Reveal(), Conversations: a.store},
+			log.With("component", "api")).Mount(a.http.Mux())
 		for _, ad := range a.adapters {
 			if m, ok := ad.(core.HTTPMounter); ok {
 				m.Mount(a.http.Mux())

@@ -83,6 +83,7 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 		newChatCmd(env),
 		newMigrateCmd(env),
 		newJobsCmd(env),
+		newConversationsCmd(env),
 		newVersionCmd(stdio),
 	)
 	// Unknown subcommands and positional args are usage errors too.

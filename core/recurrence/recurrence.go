@@ -67,6 +67,10 @@ func Parse(s string) (*Schedule, error) {
 	return &Schedule{text: text, spec: spec}, nil
 }
 
+// IsInterval reports whether the schedule is an interval ("every 2h"),
+// the same in every time zone.
+func (s *Schedule) IsInterval() bool { return s.every > 0 }
+
 // String is the schedule as written.
 func (s *Schedule) String() string { return s.text }
 
@@ -106,6 +110,51 @@ func (s *Schedule) Next(after time.Time, loc *time.Location) (time.Time, error) 
 		}
 	}
 	return time.Time{}, ErrNever
+}
+
+// Latest returns the schedule's latest occurrence at or before now,
+// counting from first, itself an occurrence: first when no later one has
+// come. Intervals count on from first; cron times are read in loc. It is
+// how a scheduler that was down finds the one occurrence to catch up on.
+func (s *Schedule) Latest(first, now time.Time, loc *time.Location) time.Time {
+	if !now.After(first) {
+		return first
+	}
+	if s.every > 0 {
+		return first.Add(now.Sub(first) / s.every * s.every)
+	}
+	if loc == nil {
+		loc = time.UTC
+	}
+	local := now.In(loc)
+	y, m, d := local.Date()
+	for day := 0; day < horizon; day++ {
+		date := time.Date(y, m, d-day, 12, 0, 0, 0, loc)
+		if date.Add(24 * time.Hour).Before(first) {
+			break
+		}
+		if !s.dayMatches(date) {
+			continue
+		}
+		for h := 23; h >= 0; h-- {
+			if s.spec.Hour&(1<<uint(h)) == 0 {
+				continue
+			}
+			for min := 59; min >= 0; min-- {
+				if s.spec.Minute&(1<<uint(min)) == 0 {
+					continue
+				}
+				at := wallTime(date.Year(), date.Month(), date.Day(), h, min, loc)
+				if !at.After(now) {
+					if at.Before(first) {
+						return first
+					}
+					return at
+				}
+			}
+		}
+	}
+	return first
 }
 
 // wallTime is WallTime without seconds.

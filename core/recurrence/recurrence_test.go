@@ -112,3 +112,35 @@ func TestParseErrors(t *testing.T) {
 	_, err = s.Next(time.Now(), time.UTC)
 	require.ErrorIs(t, err, recurrence.ErrNever)
 }
+
+func TestLatestIsTheOneOccurrenceToCatchUpOn(t *testing.T) {
+	t.Parallel()
+	shanghai, ny := zone(t, "Asia/Shanghai"), zone(t, "America/New_York")
+	utc := func(s string) time.Time {
+		at, err := time.Parse("2006-01-02 15:04", s)
+		require.NoError(t, err)
+		return at
+	}
+	for _, tc := range []struct {
+		name, schedule string
+		loc            *time.Location
+		first, now     string
+		want           string
+	}{
+		{"three days down, daily 09:00 Shanghai", "0 9 * * *", shanghai, "2026-11-23 01:00", "2026-11-26 03:00", "2026-11-26 01:00"},
+		{"down just before the next one", "0 9 * * *", shanghai, "2026-11-23 01:00", "2026-11-26 00:59", "2026-11-25 01:00"},
+		{"nothing newer than first", "0 9 * * *", shanghai, "2026-11-23 01:00", "2026-11-23 05:00", "2026-11-23 01:00"},
+		{"now before first", "0 9 * * *", shanghai, "2026-11-23 01:00", "2026-11-22 05:00", "2026-11-23 01:00"},
+		{"exactly at an occurrence", "0 9 * * *", shanghai, "2026-11-23 01:00", "2026-11-25 01:00", "2026-11-25 01:00"},
+		{"intervals count on from first", "every 2h", shanghai, "2026-11-23 01:10", "2026-11-26 03:00", "2026-11-26 01:10"},
+		{"the spring gap: 02:30 ran at the jump", "30 2 * * *", ny, "2026-03-07 07:30", "2026-03-08 08:00", "2026-03-08 07:00"},
+		{"a weekly job, a month down", "0 18 * * 5", time.UTC, "2026-11-06 18:00", "2026-12-09 12:00", "2026-12-04 18:00"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := recurrence.Parse(tc.schedule)
+			require.NoError(t, err)
+			got := s.Latest(utc(tc.first), utc(tc.now), tc.loc)
+			require.Equal(t, tc.want, got.UTC().Format("2006-01-02 15:04"))
+		})
+	}
+}

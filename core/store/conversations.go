@@ -204,36 +204,6 @@ func (s *Store) Conversations(ctx context.Context, limit, offset int) ([]core.Co
 	return out, nil
 }
 
-// DeleteConversation deletes a conversation with its messages, runs,
-// session records and jobs.
-func (s *Store) DeleteConversation(ctx context.Context, id int64) error {
-	var n int64
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		if s.q.sqlite {
-			// The search index has no foreign key to cascade along.
-			if err := tx.Exec(`DELETE FROM message_search WHERE docid IN (SELECT id FROM messages WHERE conversation_id = ?)`, id).Error; err != nil {
-				return err
-			}
-		}
-		res := tx.Exec(`DELETE FROM conversations WHERE id = ?`, id)
-		n = res.RowsAffected
-		if res.Error != nil || !s.q.sqlite {
-			return res.Error
-		}
-		// Deleting the newest messages lets SQLite hand their ids out
-		// again: the index must read from below them.
-		return tx.Exec(`UPDATE search_progress SET last_message_id =
-			MIN(last_message_id, COALESCE((SELECT MAX(id) FROM messages), 0)) WHERE id = 1`).Error
-	})
-	if err != nil {
-		return fmt.Errorf("deleting conversation %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("deleting conversation %d: %w", id, core.ErrNotFound)
-	}
-	return nil
-}
-
 // notFound wraps err with what was looked up, turning "no rows" into
 // core.ErrNotFound.
 func notFound(what string, err error) error {

@@ -18,15 +18,19 @@ func (s *Store) CreateJob(ctx context.Context, j *core.Job) error {
 		job.UpdatedAt = job.CreatedAt
 	}
 	job.DueAt, job.CreatedAt, job.UpdatedAt = utc(job.DueAt), utc(job.CreatedAt), utc(job.UpdatedAt)
-	job.LeaseUntil, job.SentAt = utcPtr(job.LeaseUntil), utcPtr(job.SentAt)
+	job.LeaseUntil, job.SentAt, job.NextRunAt = utcPtr(job.LeaseUntil), utcPtr(job.SentAt), utcPtr(job.NextRunAt)
+	if job.CatchUp == "" {
+		job.CatchUp = core.CatchUpLatest
+	}
 	err := s.w.WithContext(ctx).Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at,
 			recurrence, attempts, last_error, origin, created_by_tool_call_id, cancelled_by_tool_call_id, owner,
-			lease_until, platform_message_id, sent_at, session_record_id, after_seq, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			lease_until, platform_message_id, sent_at, session_record_id, after_seq, next_run_at, catch_up, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		job.ConversationID, string(job.Kind), string(job.Status), job.Text, job.Name, s.q.t(job.DueAt),
 		job.Recurrence, job.Attempts, job.LastError, job.Origin, job.CreatedByToolCallID,
 		job.CancelledByToolCallID, job.Owner, s.q.nt(job.LeaseUntil), job.PlatformMessageID, s.q.nt(job.SentAt),
-		nid(job.SessionRecordID), job.AfterSeq, s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
+		nid(job.SessionRecordID), job.AfterSeq, s.q.nt(job.NextRunAt), string(job.CatchUp),
+		s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
 	if err != nil {
 		return fmt.Errorf("creating job: %w", err)
 	}

@@ -146,7 +146,9 @@ func (s *Store) ScheduleMessage(ctx context.Context, j *core.Job, replace bool, 
 
 // CancelJob cancels a pending job of the conversation, noting the tool call
 // that did it. Another conversation's job is core.ErrNotFound; one that is
-// no longer pending is returned with core.ErrNotPending.
+// no longer pending is returned with core.ErrNotPending. A recurring job is
+// cancelled while the scheduler holds it too: the scheduler then plans no
+// run (StartCronTurn finds it no longer its own).
 func (s *Store) CancelJob(ctx context.Context, conversationID, id int64, toolCallID string) (core.Job, error) {
 	var j core.Job
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -154,13 +156,17 @@ func (s *Store) CancelJob(ctx context.Context, conversationID, id int64, toolCal
 		if err != nil {
 			return err
 		}
-		if j.Status != core.JobPending {
+		if j.Status != core.JobPending && (j.Kind != core.JobAgentTurn || j.Status != core.JobSending) {
 			return core.ErrNotPending
 		}
 		t := s.q.t(s.now())
-		if err := tx.Exec(`UPDATE jobs SET status = 'cancelled', cancelled_by_tool_call_id = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
-			toolCallID, t, id).Error; err != nil {
-			return err
+		res := tx.Exec(`UPDATE jobs SET status = 'cancelled', cancelled_by_tool_call_id = ?, owner = '', lease_until = NULL, updated_at = ?
+			WHERE id = ? AND status = ?`, toolCallID, t, id, string(j.Status))
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return core.ErrNotPending // it moved on since it was read
 		}
 		j.Status, j.CancelledByToolCallID = core.JobCancelled, toolCallID
 		return nil

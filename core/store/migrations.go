@@ -250,6 +250,20 @@ var migrations = []migration{
 			`CREATE INDEX session_records_unsummarized ON session_records (conversation_id, started_at) WHERE summarized_at IS NULL`,
 		},
 	},
+	{
+		version: 5,
+		name:    "recurring jobs",
+		statements: []string{
+			// A recurring job's next occurrence, kept apart from due_at,
+			// which moves on while the conversation has a turn queued.
+			`ALTER TABLE jobs ADD COLUMN next_run_at {{time}}`,
+			`ALTER TABLE jobs ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'latest'`,
+			// The occurrence a cron turn runs. One run per occurrence,
+			// whichever process plans it: the key of the issue's promise.
+			`ALTER TABLE runs ADD COLUMN occurrence_at {{time}}`,
+			`CREATE UNIQUE INDEX runs_job_occurrence ON runs (job_id, occurrence_at) WHERE occurrence_at IS NOT NULL`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -247,25 +247,26 @@ func messageDest(m *core.Message) []any {
 
 const runCols = `id, conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, owner,
 	started_at, heartbeat_at, finished_at, cancel_requested_at, error, prompt_tokens, completion_tokens,
-	total_tokens, record, job_id, created_at, updated_at`
+	total_tokens, record, job_id, occurrence_at, created_at, updated_at`
 
 func runDest(r *core.Run) []any {
 	return []any{&r.ID, &r.ConversationID, strCol[core.RunKind]{&r.Kind}, strCol[core.RunStatus]{&r.Status}, nullIDCol{&r.TriggerMessageID},
 		nullIDCol{&r.ExpectedLastMessageID}, timeCol{&r.RunAfter}, &r.Owner, nullTimeCol{&r.StartedAt},
 		nullTimeCol{&r.HeartbeatAt}, nullTimeCol{&r.FinishedAt}, nullTimeCol{&r.CancelRequestedAt}, &r.Error,
 		intCol{&r.PromptTokens}, intCol{&r.CompletionTokens}, intCol{&r.TotalTokens}, recordCol{&r.Record},
-		nullIDCol{&r.JobID}, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
+		nullIDCol{&r.JobID}, nullTimeCol{&r.OccurrenceAt}, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
 }
 
 const jobCols = `id, conversation_id, kind, status, text, name, due_at, recurrence, attempts, last_error, origin,
 	created_by_tool_call_id, cancelled_by_tool_call_id, owner, lease_until, platform_message_id, sent_at,
-	session_record_id, after_seq, created_at, updated_at`
+	session_record_id, after_seq, next_run_at, catch_up, created_at, updated_at`
 
 func jobDest(j *core.Job) []any {
 	return []any{&j.ID, &j.ConversationID, strCol[core.JobKind]{&j.Kind}, strCol[core.JobStatus]{&j.Status}, &j.Text, &j.Name, timeCol{&j.DueAt},
 		&j.Recurrence, intCol{&j.Attempts}, &j.LastError, &j.Origin, &j.CreatedByToolCallID, &j.CancelledByToolCallID,
 		&j.Owner, nullTimeCol{&j.LeaseUntil}, &j.PlatformMessageID, nullTimeCol{&j.SentAt},
-		nullIDCol{&j.SessionRecordID}, &j.AfterSeq, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}}
+		nullIDCol{&j.SessionRecordID}, &j.AfterSeq, nullTimeCol{&j.NextRunAt}, strCol[core.CatchUp]{&j.CatchUp},
+		timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}}
 }
 
 const sessionRecordCols = `id, conversation_id, started_at, ended_at, summary, final_mood, prompt, created_at, updated_at`

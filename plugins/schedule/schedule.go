@@ -1,9 +1,12 @@
 // Package schedule lets the model promise a message for later and keep the
 // promise: schedule_private_message stores the text it writes now, and at
 // the due time the core sends exactly that text, with no second model
-// call, through the conversation's adapter (see core/send.go). The model
-// can list and cancel what it scheduled, and record the user's time zone
-// with set_timezone; every tool sees the turn's conversation only.
+// call, through the conversation's adapter (see core/send.go).
+// schedule_recurring_turn sets up a recurring job: at each occurrence the
+// core runs a turn of the conversation with the job's instruction (see
+// core/cron.go). The model can list and cancel what it scheduled, and
+// record the user's time zone with set_timezone; every tool sees the
+// turn's conversation only.
 package schedule
 
 import (
@@ -24,6 +27,8 @@ type Store interface {
 	ConversationJobs(ctx context.Context, conversationID int64, kind core.JobKind, statuses ...core.JobStatus) ([]core.Job, error)
 	CancelJob(ctx context.Context, conversationID, id int64, toolCallID string) (core.Job, error)
 	SetTimeZone(ctx context.Context, conversationID int64, zone string) error
+	CreateRecurringJob(ctx context.Context, j *core.Job, max int) error
+	MoveRecurringJob(ctx context.Context, id int64, next time.Time) (bool, error)
 }
 
 // Limits on what the model may schedule.
@@ -82,8 +87,9 @@ func (p *Plugin) PromptLayers(context.Context, *core.Turn) ([]core.PromptLayer, 
 
 const instructions = `## Promises for later
 - When they ask you to remind them or to write at a certain time, call schedule_private_message with the time and the exact message you will send then, written now as you would say it then. It is sent as written, at that time.
+- When they want something done again and again (a daily check-in, a weekly review), call schedule_recurring_turn: each time, you get a turn with its instruction and write to them afresh.
 - Times are in their time zone unless you give an offset. If you do not know where they are and it matters, ask, and record it with set_timezone.
-- list_scheduled_private_messages shows what you promised; cancel_scheduled_private_message takes one back. Only ever say you scheduled something after the tool said so.`
+- list_scheduled_private_messages shows what you promised, recurring jobs too; cancel_scheduled_private_message takes one back. Only ever say you scheduled something after the tool said so.`
 
 // TurnNote tells the model the user's current local time, every turn.
 func (p *Plugin) TurnNote(t *core.Turn) string {

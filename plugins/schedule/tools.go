@@ -40,8 +40,16 @@ func (p *Plugin) Tools(_ context.Context, t *core.Turn) ([]llm.Tool, error) {
 			},
 		},
 		{
+			Name:        recurringTool.Name,
+			Description: recurringTool.Description,
+			Parameters:  recurringTool.Parameters,
+			Call: func(ctx context.Context, raw json.RawMessage) (string, error) {
+				return p.scheduleRecurring(ctx, conv, z.get(), now, raw)
+			},
+		},
+		{
 			Name:        "list_scheduled_private_messages",
-			Description: "List the messages scheduled for this person that are not sent yet.",
+			Description: "List the messages scheduled for this person that are not sent yet, and their recurring jobs.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
 			Call: func(ctx context.Context, raw json.RawMessage) (string, error) {
 				return p.list(ctx, conv, z.get(), raw)
@@ -49,7 +57,7 @@ func (p *Plugin) Tools(_ context.Context, t *core.Turn) ([]llm.Tool, error) {
 		},
 		{
 			Name:        "cancel_scheduled_private_message",
-			Description: "Cancel one scheduled message by its task_id.",
+			Description: "Cancel one scheduled message or recurring job by its task_id.",
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"task_id":{"type":"integer"}},"required":["task_id"],"additionalProperties":false}`),
 			Call: func(ctx context.Context, raw json.RawMessage) (string, error) {
 				return p.cancel(ctx, conv, raw)
@@ -167,7 +175,11 @@ func (p *Plugin) list(ctx context.Context, conv int64, loc *time.Location, raw j
 	for i, j := range jobs {
 		items[i] = item{TaskID: j.ID, SendAtLocal: j.DueAt.In(loc).Format("2006-01-02 15:04 MST"), MessageText: j.Text, Status: string(j.Status)}
 	}
-	out, err := json.Marshal(map[string]any{"scheduled": items})
+	recurring, err := p.listRecurring(ctx, conv, loc)
+	if err != nil {
+		return "", fmt.Errorf("list_scheduled_private_messages: %w", err)
+	}
+	out, err := json.Marshal(map[string]any{"scheduled": items, "recurring": recurring})
 	return string(out), err
 }
 
@@ -190,6 +202,10 @@ func (p *Plugin) cancel(ctx context.Context, conv int64, raw json.RawMessage) (s
 	case err != nil:
 		return "", fmt.Errorf("cancel_scheduled_private_message: %w", err)
 	}
+	if j.Kind == core.JobAgentTurn {
+		out, err := json.Marshal(map[string]any{"cancelled": j.ID, "recurring_job": j.Name})
+		return string(out), err
+	}
 	out, err := json.Marshal(map[string]any{"cancelled": j.ID, "message_text": j.Text})
 	return string(out), err
 }
@@ -210,6 +226,9 @@ func (p *Plugin) setTimeZone(ctx context.Context, conv int64, now time.Time, z *
 		return "", fmt.Errorf("set_timezone: %w", err)
 	}
 	z.set(loc)
+	if err := p.moveRecurring(ctx, conv, loc, now); err != nil {
+		return "", fmt.Errorf("set_timezone: moving the recurring jobs to %s: %w", loc, err)
+	}
 	out, err := json.Marshal(map[string]any{"time_zone": loc.String(), "local_time": now.In(loc).Format("Monday 2 January 2006, 15:04")})
 	return string(out), err
 }

@@ -85,7 +85,8 @@ func testNotFound(t *testing.T, open Opener) {
 	_, err = b.st.Job(b.ctx, 424242)
 	require.ErrorIs(t, err, core.ErrNotFound)
 
-	require.ErrorIs(t, b.st.DeleteConversation(b.ctx, 424242), core.ErrNotFound)
+	_, err = b.st.DeleteConversation(b.ctx, 424242, false)
+	require.ErrorIs(t, err, core.ErrNotFound)
 
 	m := &core.Message{ConversationID: 424242, Role: core.RoleAssistant, Source: core.SourceAPI, Content: "x", CreatedAt: b.t0}
 	require.ErrorIs(t, b.st.AppendMessage(b.ctx, m), core.ErrNotFound)
@@ -188,9 +189,11 @@ func testDeleteCascades(t *testing.T, open Opener) {
 
 	keep := b.inbound(t, "kept", "stay", b.t0, true)
 
-	require.NoError(t, b.st.DeleteConversation(b.ctx, convID))
+	d, err := b.st.DeleteConversation(b.ctx, convID, false)
+	require.NoError(t, err)
+	require.Equal(t, core.Deletion{Deleted: true, Jobs: 1}, d)
 
-	_, err := b.st.Conversation(b.ctx, convID)
+	_, err = b.st.Conversation(b.ctx, convID)
 	require.ErrorIs(t, err, core.ErrNotFound)
 	for _, table := range []string{"messages", "runs", "session_records", "jobs"} {
 		require.Equal(t, int64(0), b.count(t, table, "conversation_id = ?", convID), table)
@@ -213,6 +216,8 @@ func testJobRoundTrip(t *testing.T, open Opener) {
 		Name:                  "morning",
 		DueAt:                 b.at(time.Hour),
 		Recurrence:            "0 9 * * *",
+		NextRunAt:             ptr(b.at(time.Hour)),
+		CatchUp:               core.CatchUpNone,
 		Attempts:              2,
 		LastError:             "adapter down",
 		Origin:                "tool",

@@ -63,7 +63,8 @@ func testSearchMessages(t *testing.T, open Opener) {
 	require.NotContains(t, search(conv, "trouble"), "Sorry, bread trouble")
 
 	// Deleting a conversation takes its messages out of the index.
-	require.NoError(t, b.st.DeleteConversation(b.ctx, other.ID))
+	_, err = b.st.DeleteConversation(b.ctx, other.ID, false)
+	require.NoError(t, err)
 	again := b.inbound(t, "third", "nothing about bread here", b.at(time.Hour), false).Conversation
 	require.Equal(t, []string{"nothing about bread here"}, search(again, "bread"))
 }
@@ -128,7 +129,8 @@ func testSearchAfterTheNewestAreDeleted(t *testing.T, open Opener) {
 	got, err := b.st.SearchMessages(b.ctx, gone.ID, "bread", 10)
 	require.NoError(t, err)
 	require.Equal(t, []string{"second bread"}, contents(got))
-	require.NoError(t, b.st.DeleteConversation(b.ctx, gone.ID))
+	_, err = b.st.DeleteConversation(b.ctx, gone.ID, false)
+	require.NoError(t, err)
 	again := b.inbound(t, "again", "third bread", b.at(2*time.Second), false).Conversation
 	got, err = b.st.SearchMessages(b.ctx, again.ID, "bread", 10)
 	require.NoError(t, err)

@@ -61,6 +61,11 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"TimesUTCMicrosecond", testTimesUTC},
 		{"MetadataRoundTrip", testMetadataRoundTrip},
 		{"DeleteConversationCascades", testDeleteCascades},
+		{"DeleteBlockedByAutomations", testDeleteBlockedByAutomations},
+		{"DeleteDisabledAutomationsDoNotBlock", testDeleteDisabledAutomationsDoNotBlock},
+		{"DeleteConfirmedTakesEverything", testDeleteConfirmedTakesEverything},
+		{"DeleteUnknownConversation", testDeleteUnknownConversation},
+		{"DeleteRacesAJobInsert", testDeleteRacesAJobInsert},
 		{"JobRoundTrip", testJobRoundTrip},
 		{"SessionRecordRoundTrip", testSessionRecordRoundTrip},
 		{"ConversationsList", testConversationsList},
@@ -84,6 +89,11 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"RememberAndForgetFacts", testRememberAndForgetFacts},
 		{"TwoSchedulersSendEachJobOnce", testTwoSchedulersSendEachJobOnce},
 		{"ClaimDueJobsScopedToPlatforms", testClaimDueJobsScopedToPlatforms},
+		{"RecurringJobLifecycle", testRecurringJobLifecycle},
+		{"CronOccurrenceRunsOnce", testCronOccurrenceRunsOnce},
+		{"CronTurnWaitsForAQueuedRun", testCronTurnWaitsForAQueuedRun},
+		{"CancelRecurringWhileClaimed", testCancelRecurringWhileClaimed},
+		{"AppendTriggerJoinsOrStartsARecord", testAppendTriggerJoinsOrStartsARecord},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

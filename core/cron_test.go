@@ -1,0 +1,104 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/core/store/storetest"
+)
+
+// Two schedulers (two processes' dispatchers on one database) wake at the
+// same instants on one clock and race for every occurrence of 20 jobs that
+// run every minute. Each occurrence runs once: one trigger in its
+// conversation, one reply out of one of the two adapters.
+func TestTwoSchedulersNeverRunAnOccurrenceTwice(t *testing.T) {
+	t.Parallel()
+	for _, db := range []struct {
+		name string
+		open func(testing.TB) *store.Store
+	}{{"PostgreSQL", storetest.OpenPostgres}, {"SQLite", storetest.OpenSQLite}} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			st := migrated(t, db.open(t))
+			ctx := context.Background()
+			clock := coretest.NewClock(t0)
+			model := llmtest.NewServer(t)
+			model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("on it") })
+			client, err := llm.New(llm.Config{BaseURL: model.URL(), APIKey: "sk-test", Model: "m", Timeout: 5 * time.Second})
+			require.NoError(t, err)
+
+			const convs, minutes = 20, 5
+			var jobs []core.Job
+			for i := range convs {
+				res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: fmt.Sprintf("u%d", i), Text: "hi", Now: t0})
+				require.NoError(t, err)
+				j := &core.Job{ConversationID: res.Conversation.ID, Name: fmt.Sprintf("job %d", i), Text: "say hi",
+					Recurrence: "* * * * *", DueAt: t0.Add(time.Minute)}
+				require.NoError(t, st.CreateRecurringJob(ctx, j, 10))
+				jobs = append(jobs, *j)
+			}
+			var adapters []*coretest.Adapter
+			fired := &firedCount{}
+			for _, owner := range []string{"sched-a", "sched-b"} {
+				ad := coretest.NewAdapter(core.PlatformWeb)
+				d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: client, Adapters: []core.Adapter{ad},
+					Owner: owner, Clock: clock, PollInterval: time.Second, RecurringTurns: true, Metrics: fired})
+				require.NoError(t, err)
+				require.NoError(t, ad.Start(ctx, d))
+				require.NoError(t, d.Start(ctx))
+				t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
+				adapters = append(adapters, ad)
+			}
+			for m := 1; m <= minutes; m++ {
+				clock.Advance(time.Minute)
+				require.Eventually(t, func() bool {
+					var done, open int64
+					err := st.DB().Raw(`SELECT
+						(SELECT COUNT(*) FROM runs WHERE kind = 'cron_turn' AND status = 'succeeded'),
+						(SELECT COUNT(*) FROM runs WHERE status IN ('queued', 'running'))`).Row().Scan(&done, &open)
+					return err == nil && done == int64(convs*m) && open == 0
+				}, waitFor, 2*time.Millisecond, "minute %d never finished", m)
+			}
+			sent := len(adapters[0].Sent()) + len(adapters[1].Sent())
+			require.Equal(t, convs*minutes, sent, "one reply per occurrence, from either process")
+			require.EqualValues(t, convs*minutes, fired.n.Load(), "the two planned each occurrence once between them")
+			for _, j := range jobs {
+				msgs, err := st.Messages(ctx, j.ConversationID)
+				require.NoError(t, err)
+				seen := map[any]bool{}
+				for _, m := range msgs {
+					if m.Source == core.SourceCronTurn && m.Role == core.RoleUser {
+						occ := m.Metadata["occurrence_at"]
+						require.False(t, seen[occ], "occurrence %v of job %d triggered twice", occ, j.ID)
+						seen[occ] = true
+					}
+				}
+				require.Len(t, seen, minutes, "job %d", j.ID)
+				got, err := st.Job(ctx, j.ID)
+				require.NoError(t, err)
+				require.True(t, got.NextRunAt.Equal(t0.Add((minutes+1)*time.Minute)), "job %d next at %v", j.ID, got.NextRunAt)
+			}
+		})
+	}
+}
+
+// firedCount counts the occurrences the schedulers planned.
+type firedCount struct{ n atomic.Int64 }
+
+func (f *firedCount) Fired(k core.JobKind, _ time.Duration) {
+	if k == core.JobAgentTurn {
+		f.n.Add(1)
+	}
+}
+
+func (f *firedCount) SendFailed(core.Platform) {}

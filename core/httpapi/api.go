@@ -1,0 +1,153 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/parleybot/parley/core"
+)
+
+// MaxBodyBytes bounds the body of an API request.
+const MaxBodyBytes = 1 << 20
+
+// ConversationStore is what the API needs of the store for conversations.
+type ConversationStore interface {
+	// DeleteConversation deletes a conversation unless enabled recurring
+	// jobs block it (core.ErrBlockedByAutomations) and confirm is false.
+	DeleteConversation(ctx context.Context, id int64, confirm bool) (core.Deletion, error)
+}
+
+// APIConfig configures the API.
+type APIConfig struct {
+	// Token is the bearer token every request must carry (http.api_token).
+	// Empty disables the API: it is never served without one.
+	Token string
+	// Conversations serves /api/v1/conversations.
+	Conversations ConversationStore
+}
+
+// API is the JSON API under /api/v1/, behind a bearer token.
+type API struct {
+	// tokenSum is the token's SHA-256: comparing fixed-size sums keeps the
+	// comparison constant-time in the token's length too.
+	tokenSum      [sha256.Size]byte
+	enabled       bool
+	conversations ConversationStore
+	log           *slog.Logger
+	mux           *http.ServeMux
+}
+
+// NewAPI returns the API; mount it with Mount.
+func NewAPI(c APIConfig, log *slog.Logger) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	a := &API{
+		tokenSum:      sha256.Sum256([]byte(c.Token)),
+		enabled:       c.Token != "",
+		conversations: c.Conversations,
+		log:           log,
+		mux:           http.NewServeMux(),
+	}
+	a.mux.HandleFunc("DELETE /api/v1/conversations/{id}", a.deleteConversation)
+	a.mux.HandleFunc("/api/", func(w http.ResponseWriter, _ *http.Request) {
+		WriteError(w, http.StatusNotFound, "no such endpoint")
+	})
+	return a
+}
+
+// Mount serves the API under /api/ on mux. Without a token it mounts
+// nothing, so /api/ paths are 404, and warns: an API open to whoever
+// reaches the listener is never what the owner meant.
+func (a *API) Mount(mux *http.ServeMux) {
+	if !a.enabled {
+		a.log.Warn("http.api_token is empty: the API is disabled")
+		return
+	}
+	mux.Handle("/api/", a)
+}
+
+// ServeHTTP checks the bearer token, bounds the body and routes.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg, ok := a.authorize(r); !ok {
+		challenge := "Bearer"
+		if r.Header.Get("Authorization") != "" {
+			challenge = `Bearer error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+		WriteError(w, http.StatusUnauthorized, msg)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	a.mux.ServeHTTP(w, r)
+}
+
+// authorize reports whether r carries the token, and why not.
+func (a *API) authorize(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return "missing bearer token: send Authorization: Bearer <http.api_token>", false
+	}
+	scheme, token, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "the Authorization header must be Bearer <http.api_token>", false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
+	if subtle.ConstantTimeCompare(sum[:], a.tokenSum[:]) != 1 {
+		return "invalid bearer token", false
+	}
+	return "", true
+}
+
+// blockedResponse is the 409 of a deletion refused for recurring jobs.
+type blockedResponse struct {
+	Deleted              bool              `json:"deleted"`
+	BlockedByAutomations bool              `json:"blocked_by_automations"`
+	Automations          []core.Automation `json:"automations"`
+}
+
+// deletedResponse is the 200 of a deletion.
+type deletedResponse struct {
+	Deleted bool  `json:"deleted"`
+	ID      int64 `json:"id"`
+}
+
+// deleteConversation is DELETE /api/v1/conversations/{id}[?confirm=true].
+func (a *API) deleteConversation(w http.ResponseWriter, r *http.Request) {
+	raw := r.PathValue("id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("conversation id %q is not a positive integer", raw))
+		return
+	}
+	confirm := false
+	if v := r.URL.Query().Get("confirm"); v != "" {
+		if confirm, err = strconv.ParseBool(v); err != nil {
+			WriteError(w, http.StatusBadRequest, fmt.Sprintf("confirm %q: want true or false", v))
+			return
+		}
+	}
+	d, err := a.conversations.DeleteConversation(r.Context(), id, confirm)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		WriteError(w, http.StatusNotFound, fmt.Sprintf("conversation %d not found", id))
+	case errors.Is(err, core.ErrBlockedByAutomations):
+		autos := d.Automations
+		if autos == nil {
+			autos = []core.Automation{} // a list, never null
+		}
+		WriteJSON(w, http.StatusConflict, blockedResponse{BlockedByAutomations: true, Automations: autos})
+	case err != nil:
+		a.log.Error("deleting conversation", "conversation_id", id, "err", err)
+		WriteError(w, http.StatusInternalServerError, "internal error: the conversation could not be deleted")
+	default:
+		WriteJSON(w, http.StatusOK, deletedResponse{Deleted: true, ID: id})
+	}
+}
