@@ -102,3 +102,104 @@ func (f *firedCount) Fired(k core.JobKind, _ time.Duration) {
 }
 
 func (f *firedCount) SendFailed(core.Platform) {}
+
+// cronRig is a dispatcher serving recurring jobs on a clock the test
+// moves, with one web conversation ("u1") and a recurring job due a minute
+// after t0.
+type cronRig struct {
+	st      *store.Store
+	clock   *coretest.Clock
+	model   *llmtest.Server
+	adapter *coretest.Adapter
+	disp    *core.Dispatcher
+	conv    core.Conversation
+	job     core.Job
+}
+
+func newCronRig(t *testing.T) *cronRig {
+	t.Helper()
+	ctx := context.Background()
+	r := &cronRig{st: openStore(t), clock: coretest.NewClock(t0), model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb)}
+	client, err := llm.New(llm.Config{BaseURL: r.model.URL(), APIKey: "sk-test", Model: "m", Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	r.disp, err = core.NewDispatcher(core.DispatcherConfig{Store: r.st, LLM: client, Adapters: []core.Adapter{r.adapter},
+		Clock: r.clock, PollInterval: time.Second, RecurringTurns: true})
+	require.NoError(t, err)
+	require.NoError(t, r.adapter.Start(ctx, r.disp))
+	res, err := r.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u1", Text: "hi", Now: t0})
+	require.NoError(t, err)
+	r.conv = res.Conversation
+	r.job = core.Job{ConversationID: r.conv.ID, Name: "stand-up", Text: "Ask what they plan today.", Recurrence: "every 1h", DueAt: t0.Add(time.Minute)}
+	require.NoError(t, r.st.CreateRecurringJob(ctx, &r.job, 10))
+	require.NoError(t, r.disp.Start(ctx))
+	return r
+}
+
+// cronRun waits for the job's run to reach status.
+func (r *cronRig) cronRun(t *testing.T, status core.RunStatus) core.Run {
+	t.Helper()
+	var got core.Run
+	require.Eventually(t, func() bool {
+		runs, err := r.st.Runs(context.Background(), r.conv.ID)
+		if err != nil {
+			return false
+		}
+		for _, run := range runs {
+			if run.Kind == core.RunCronTurn && run.Status == status {
+				got = run
+				return true
+			}
+		}
+		return false
+	}, waitFor, 2*time.Millisecond, "no cron run became %s", status)
+	return got
+}
+
+func TestACronTurnCutByShutdownStillTellsTheUser(t *testing.T) {
+	t.Parallel()
+	r := newCronRig(t)
+	gate := make(chan struct{})
+	t.Cleanup(func() { close(gate) })
+	r.model.Enqueue(llmtest.Text("too late").WithHold(gate))
+	r.clock.Advance(time.Minute)
+	r.model.WaitRequests(t, 1, waitFor)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorContains(t, r.disp.Stop(ctx), "in-flight turns cancelled")
+	sent := r.adapter.Sent()
+	require.Len(t, sent, 1)
+	require.Equal(t, `Scheduled job "stand-up" could not run this time. It runs again Sunday 22 November, 10:01.`, sent[0].Text)
+	run, err := r.st.Runs(context.Background(), r.conv.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunCanceled, run[len(run)-1].Status)
+	msgs, err := r.st.Messages(context.Background(), r.conv.ID)
+	require.NoError(t, err)
+	require.Equal(t, sent[0].Text, msgs[len(msgs)-1].Content, "the notice is in the transcript")
+}
+
+func TestACronTurnOfACancelledJobIsSkipped(t *testing.T) {
+	t.Parallel()
+	r := newCronRig(t)
+	t.Cleanup(func() { require.NoError(t, r.disp.Stop(context.Background())) })
+	// A user turn runs, held, when the job comes due: its turn queues.
+	gate := make(chan struct{})
+	r.model.Enqueue(llmtest.Text("sure").WithHold(gate))
+	require.NoError(t, r.adapter.Deliver(context.Background(), "u1", "hello?"))
+	r.model.WaitRequests(t, 1, waitFor)
+	r.clock.Advance(time.Minute)
+	r.cronRun(t, core.RunQueued)
+
+	_, err := r.st.CancelJob(context.Background(), r.conv.ID, r.job.ID, "cli")
+	require.NoError(t, err)
+	close(gate)
+	run := r.cronRun(t, core.RunSkipped)
+	require.Equal(t, "skipped: the recurring job was cancelled before its turn started", run.Error)
+	require.Len(t, r.model.Requests(), 1, "no model call for it")
+	require.Len(t, r.adapter.WaitSent(t, 1, waitFor), 1)
+	msgs, err := r.st.Messages(context.Background(), r.conv.ID)
+	require.NoError(t, err)
+	for _, m := range msgs {
+		require.NotEqual(t, core.SourceCronTurn, m.Source, "no trigger for a run that never started")
+	}
+}

@@ -361,7 +361,16 @@ func (d *Dispatcher) fail(ctx context.Context, log *slog.Logger, t *Turn, a Adap
 	if d.runCtx.Err() != nil {
 		// Shutdown cut the turn short: no notice, the run says why.
 		log.Warn("turn interrupted by shutdown", "err", cause)
-		return Outcome{Status: RunCanceled, Err: cause}, RunCompletion{Status: RunCanceled, Error: "interrupted by shutdown: " + cause.Error(), Record: rec}
+		c := RunCompletion{Status: RunCanceled, Error: "interrupted by shutdown: " + cause.Error(), Record: rec}
+		if t.Cron == nil {
+			return Outcome{Status: RunCanceled, Err: cause}, c
+		}
+		// The occurrence is spent and its trigger is in the transcript:
+		// the user still hears that it did not run (the adapters stop
+		// after the dispatcher).
+		msg := d.failureNotice(ctx, log, t, a, d.cronFailureNote(t), 5*time.Second)
+		c.Messages = []*Message{msg}
+		return Outcome{Status: RunCanceled, Err: cause, Reply: msg}, c
 	}
 	log.Error("turn failed", "err", cause)
 	c := RunCompletion{Status: RunFailed, Error: cause.Error(), Record: rec}
@@ -369,13 +378,20 @@ func (d *Dispatcher) fail(ctx context.Context, log *slog.Logger, t *Turn, a Adap
 		// Nobody asked: a follow-up that failed says nothing.
 		return Outcome{Status: RunFailed, Err: cause}, c
 	}
-	// The turn's own deadline may be what failed it; the notice still goes out.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
 	text := d.cfg.FailureMessage
 	if t.Cron != nil {
 		text = d.cronFailureNote(t)
 	}
+	msg := d.failureNotice(ctx, log, t, a, text, 30*time.Second)
+	c.Messages = []*Message{msg}
+	return Outcome{Status: RunFailed, Err: cause, Reply: msg}, c
+}
+
+// failureNotice sends text as a notice (kept out of the model's mouth in
+// later prompts), within limit even if the turn's own context is done.
+func (d *Dispatcher) failureNotice(ctx context.Context, log *slog.Logger, t *Turn, a Adapter, text string, limit time.Duration) *Message {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
 	msg := &Message{
 		ConversationID:  t.Conversation.ID,
 		Role:            RoleAssistant,
@@ -387,8 +403,7 @@ func (d *Dispatcher) fail(ctx context.Context, log *slog.Logger, t *Turn, a Adap
 	if err := d.deliver(ctx, a, t, msg); err != nil {
 		log.Error("sending failure notice", "err", err)
 	}
-	c.Messages = []*Message{msg}
-	return Outcome{Status: RunFailed, Err: cause, Reply: msg}, c
+	return msg
 }
 
 // deliver sends msg through the adapter and notes the platform ids on it; an

@@ -267,3 +267,102 @@ func TestCatchUpAfterAThreeDayOutageRunsOnce(t *testing.T) {
 	sent = c.fake.WaitSent(t, c.user.ID, 4, waitFor)
 	require.Equal(t, []string{"Good morning!", "Steps?"}, []string{sent[2].Text, sent[3].Text}, "both run on time again")
 }
+
+func TestRecurringToolErrorsListCancelAndZone(t *testing.T) {
+	t.Parallel()
+	c := startCompanion(t, "")
+	bad := []struct{ args, want string }{
+		{`{"schedule":"0 25 * * *","instruction":"x","name":"n"}`, "not a 5-field cron expression"},
+		{`{"schedule":"0 0 30 2 *","instruction":"x","name":"n"}`, "no occurrence in the next five years"},
+		{`{"schedule":"*/2 * * * *","instruction":"x","name":"n"}`, "occurrences must be at least 5m0s apart"},
+		{`{"schedule":"every 2 parsecs","instruction":"x","name":"n"}`, "not a duration"},
+		{`{"schedule":"every 1h","instruction":"  ","name":"n"}`, "instruction is empty"},
+		{`{"schedule":"every 1h","instruction":"x","name":""}`, "name is empty"},
+		{`{"schedule":"every 1h","instruction":"x","name":"n","catch_up":"all"}`, `catch_up \"all\": want \"latest\" or \"none\"`}, // as JSON escapes it
+		{`{"schedule":"every 1h","instruction":"x"}`, "name is empty"},
+	}
+	var calls []llmtest.ToolCall
+	for i, b := range bad {
+		calls = append(calls, llmtest.Call(fmt.Sprintf("bad_%d", i), "schedule_recurring_turn", b.args))
+	}
+	okArgs, _ := json.Marshal(map[string]any{"schedule": "30 7 * * 1-5", "instruction": "Wish them a good start of the day.", "name": "weekday morning"})
+	calls = append(calls, llmtest.Call("ok", "schedule_recurring_turn", string(okArgs)))
+	c.model.Enqueue(
+		llmtest.ToolCalls(calls...),
+		llmtest.ToolCalls(llmtest.Call("list", "list_scheduled_private_messages", `{}`)),
+		llmtest.Text("Set."),
+	)
+	c.say(t, "set up my reminders", 1)
+	for i, b := range bad {
+		require.Contains(t, c.toolResult(t, 1, fmt.Sprintf("bad_%d", i)), b.want, b.args)
+	}
+	n := 1
+	var created struct {
+		TaskID       int64  `json:"task_id"`
+		NextRunLocal string `json:"next_run_local"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(c.toolResult(t, n, "ok")), &created))
+	require.Equal(t, "Tuesday 2026-11-24 07:30 CET", created.NextRunLocal, "Monday 10:00 in Berlin: the next weekday 07:30 is Tuesday")
+	var listed struct {
+		Recurring []struct {
+			TaskID       int64  `json:"task_id"`
+			Name         string `json:"name"`
+			Schedule     string `json:"schedule"`
+			NextRunLocal string `json:"next_run_local"`
+		} `json:"recurring"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(c.toolResult(t, n+1, "list")), &listed))
+	require.Len(t, listed.Recurring, 1)
+	require.Equal(t, created.TaskID, listed.Recurring[0].TaskID)
+	require.Equal(t, "weekday morning", listed.Recurring[0].Name)
+	require.Equal(t, "30 7 * * 1-5", listed.Recurring[0].Schedule)
+
+	// They move to New York: 07:30 is read there from now on.
+	c.model.Enqueue(llmtest.ToolCalls(llmtest.Call("tz", "set_timezone", `{"iana_name":"America/New_York"}`)), llmtest.Text("ok"))
+	c.say(t, "I moved to New York", 2)
+	j := c.jobByID(t, created.TaskID)
+	require.Equal(t, "2026-11-23T12:30:00Z", j.NextRunAt.Format(time.RFC3339), "07:30 in New York, where it is 04:00 now")
+	require.True(t, j.DueAt.Equal(*j.NextRunAt))
+
+	c.model.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("cancel", "cancel_scheduled_private_message", fmt.Sprintf(`{"task_id":%d}`, created.TaskID))),
+		llmtest.Text("Cancelled."),
+	)
+	c.say(t, "stop the morning messages", 3)
+	require.Equal(t, fmt.Sprintf(`{"cancelled":%d,"recurring_job":"weekday morning"}`, created.TaskID), c.toolResult(t, n+5, "cancel"))
+	require.Equal(t, core.JobCancelled, c.jobByID(t, created.TaskID).Status)
+	c.advance(t, 48*time.Hour)
+	require.Empty(t, c.cronRuns(t), "a cancelled job never runs")
+	require.Len(t, c.fake.Sent(c.user.ID), 3)
+}
+
+func TestDeletingAConversationWithARecurringJobNeedsConfirm(t *testing.T) {
+	t.Parallel()
+	c := startCompanion(t, "")
+	c.model.Enqueue(recurringCall("r1", "0 9 * * *", "Say good morning.", "good morning"), llmtest.Text("Every day!"))
+	c.say(t, "say good morning every day", 1)
+	conv := c.conv(t)
+	j := c.job(t)
+	c.scheduleDirect(t, "a one-off", companionT0.Add(time.Hour))
+
+	run := func(args ...string) (int, string, string) {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), append(args, "-c", c.cfgPath), IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, c.lookup)
+		return code, out.String(), errOut.String()
+	}
+	code, _, errOut := run("conversations", "delete", fmt.Sprint(conv.ID))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, fmt.Sprintf(`job %d "good morning" (enabled)`, j.ID))
+	require.Contains(t, errOut, "--confirm")
+	require.Len(t, c.stored(t), 2, "nothing was deleted")
+
+	code, out, _ := run("conversations", "delete", fmt.Sprint(conv.ID), "--confirm")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, fmt.Sprintf("conversation %d deleted", conv.ID))
+	var left int64
+	require.NoError(t, c.app.store.DB().Raw(`SELECT (SELECT COUNT(*) FROM jobs) + (SELECT COUNT(*) FROM messages)
+		+ (SELECT COUNT(*) FROM conversations) + (SELECT COUNT(*) FROM session_records) + (SELECT COUNT(*) FROM runs)`).Row().Scan(&left))
+	require.Zero(t, left, "the jobs, then the conversation and all its memory, are gone")
+	c.advance(t, 25*time.Hour)
+	require.Len(t, c.fake.Sent(c.user.ID), 1, "no job runs for a deleted conversation")
+}

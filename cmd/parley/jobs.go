@@ -19,7 +19,7 @@ import (
 func newJobsCmd(e *cliEnv) *cobra.Command {
 	jobs := &cobra.Command{
 		Use:   "jobs",
-		Short: "List or cancel scheduled messages and follow-ups",
+		Short: "List or cancel scheduled messages, recurring jobs and follow-ups",
 		Args:  noArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
@@ -56,7 +56,7 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 			fmt.Fprintln(w, "ID\tCONVERSATION\tKIND\tSTATUS\tDUE (UTC)\tATTEMPTS\tTEXT\tLAST ERROR")
 			for _, j := range js {
 				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.ConversationID, j.Kind, j.Status,
-					j.DueAt.UTC().Format(time.DateTime), j.Attempts, clip(j.Text, 40), clip(j.LastError, 40))
+					j.DueAt.UTC().Format(time.DateTime), j.Attempts, clip(jobText(j), 40), clip(j.LastError, 40))
 			}
 			return w.Flush()
 		},
@@ -97,12 +97,21 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 				}
 				return fmt.Errorf("cancelling job %d: %w", id, err)
 			}
-			fmt.Fprintf(e.io.Out, "job %d cancelled: %s\n", id, clip(j.Text, 60))
+			fmt.Fprintf(e.io.Out, "job %d cancelled: %s\n", id, clip(jobText(j), 60))
 			return nil
 		},
 	}
 	jobs.AddCommand(list, cancel)
 	return jobs
+}
+
+// jobText is what a job is, in a line: a recurring job's name and
+// schedule, another's text.
+func jobText(j core.Job) string {
+	if j.Kind == core.JobAgentTurn {
+		return fmt.Sprintf("%s (%s)", j.Name, j.Recurrence)
+	}
+	return j.Text
 }
 
 // clip keeps the first n characters of s on one line.

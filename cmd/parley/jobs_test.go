@@ -24,6 +24,8 @@ func TestJobsListAndCancel(t *testing.T) {
 	j := &core.Job{ConversationID: res.Conversation.ID, Text: "Don't forget\nthe dentist", DueAt: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
 	_, err = st.ScheduleMessage(context.Background(), j, false, 50)
 	require.NoError(t, err)
+	require.NoError(t, st.CreateRecurringJob(context.Background(), &core.Job{ConversationID: res.Conversation.ID, Name: "check-in",
+		Text: "ask how they are", Recurrence: "0 9 * * *", DueAt: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}, 10))
 
 	run := func(args ...string) (int, string, string) {
 		var out, errOut coretest.Logs
@@ -32,8 +34,9 @@ func TestJobsListAndCancel(t *testing.T) {
 	}
 	code, out, _ := run("jobs", "list")
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "ID  CONVERSATION  KIND     STATUS   DUE (UTC)            ATTEMPTS  TEXT")
-	require.Contains(t, out, "message  pending  2026-11-24 08:00:00  0         Don't forget the dentist")
+	require.Contains(t, out, "ID  CONVERSATION  KIND        STATUS   DUE (UTC)            ATTEMPTS  TEXT")
+	require.Contains(t, out, "message     pending  2026-11-24 08:00:00  0         Don't forget the dentist")
+	require.Contains(t, out, "agent_turn  pending  2026-11-24 09:00:00  0         check-in (0 9 * * *)")
 
 	code, out, _ = run("jobs", "list", "--status", "sent")
 	require.Equal(t, 0, code)
