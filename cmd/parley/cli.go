@@ -7,8 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/parleybot/parley/core/store"
 )
 
 // Exit statuses (DESIGN.md): 0 clean stop, 2 bad config or flag, 1 anything else.
@@ -125,6 +128,34 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "(devel)"
+}
+
+// withStore loads the config, opens the store, runs f on it and closes it:
+// the frame of every command that reads or edits the database.
+func (e *cliEnv) withStore(c *cobra.Command, f func(st *store.Store) error) error {
+	cfg, err := e.loadConfig(c)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(c.Context(), cfg, e.logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st)
+}
+
+// oneID accepts exactly one argument, a numeric id of what.
+func oneID(what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError{fmt.Errorf("%s takes one %s id", c.CommandPath(), what)}
+		}
+		if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
+			return usageError{fmt.Errorf("%s id %q is not a number", what, args[0])}
+		}
+		return nil
+	}
 }
 
 // cliEnv carries what every command needs to build the app.

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/store"
 )
 
 // newConversationsCmd is `parley conversations list|delete`: who the bot
@@ -34,30 +35,23 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 			if offset < 0 {
 				return usageError{fmt.Errorf("--offset must not be negative, got %d", offset)}
 			}
-			cfg, err := e.loadConfig(c)
-			if err != nil {
-				return err
-			}
-			st, err := openStore(c.Context(), cfg, e.logger)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			cs, err := st.Conversations(c.Context(), limit, offset)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tPLATFORM\tTHREAD\tUSER\tNAME\tTIME ZONE\tLAST MESSAGE (UTC)")
-			for _, cv := range cs {
-				last := "-"
-				if cv.LastMessageAt != nil {
-					last = cv.LastMessageAt.UTC().Format(time.DateTime)
+			return e.withStore(c, func(st *store.Store) error {
+				cs, err := st.Conversations(c.Context(), limit, offset)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cv.ID, cv.Platform, dash(cv.ChannelThreadID),
-					dash(cv.ChannelUserID), dash(clip(cv.DisplayName, 30)), dash(cv.TimeZone), last)
-			}
-			return w.Flush()
+				w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tPLATFORM\tTHREAD\tUSER\tNAME\tTIME ZONE\tLAST MESSAGE (UTC)")
+				for _, cv := range cs {
+					last := "-"
+					if cv.LastMessageAt != nil {
+						last = cv.LastMessageAt.UTC().Format(time.DateTime)
+					}
+					fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cv.ID, cv.Platform, dash(cv.ChannelThreadID),
+						dash(cv.ChannelUserID), dash(clip(cv.DisplayName, 30)), dash(cv.TimeZone), last)
+				}
+				return w.Flush()
+			})
 		},
 	}
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
@@ -69,42 +63,27 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 		Short: "Delete a conversation with its messages, memory and jobs",
 		Long: "Delete a conversation with its messages, memory and jobs.\n\n" +
 			"While recurring jobs are enabled on it, nothing is deleted unless --confirm is given.",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("%s takes one conversation id", c.CommandPath())}
-			}
-			if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
-				return usageError{fmt.Errorf("conversation id %q is not a number", args[0])}
-			}
-			return nil
-		},
+		Args: oneID("conversation"),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, _ := strconv.ParseInt(args[0], 10, 64)
-			cfg, err := e.loadConfig(c)
-			if err != nil {
-				return err
-			}
-			st, err := openStore(c.Context(), cfg, e.logger)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			d, err := st.DeleteConversation(c.Context(), id, confirm)
-			if errors.Is(err, core.ErrBlockedByAutomations) {
-				return blockedError{id: id, automations: d.Automations}
-			}
-			if err != nil {
-				return err
-			}
-			switch d.Jobs {
-			case 0:
-				fmt.Fprintf(e.io.Out, "conversation %d deleted\n", id)
-			case 1:
-				fmt.Fprintf(e.io.Out, "conversation %d deleted with 1 job\n", id)
-			default:
-				fmt.Fprintf(e.io.Out, "conversation %d deleted with %d jobs\n", id, d.Jobs)
-			}
-			return nil
+			return e.withStore(c, func(st *store.Store) error {
+				d, err := st.DeleteConversation(c.Context(), id, confirm)
+				if errors.Is(err, core.ErrBlockedByAutomations) {
+					return blockedError{id: id, automations: d.Automations}
+				}
+				if err != nil {
+					return err
+				}
+				switch d.Jobs {
+				case 0:
+					fmt.Fprintf(e.io.Out, "conversation %d deleted\n", id)
+				case 1:
+					fmt.Fprintf(e.io.Out, "conversation %d deleted with 1 job\n", id)
+				default:
+					fmt.Fprintf(e.io.Out, "conversation %d deleted with %d jobs\n", id, d.Jobs)
+				}
+				return nil
+			})
 		},
 	}
 	del.Flags().BoolVar(&confirm, "confirm", false, "delete it even with recurring jobs enabled, and the jobs with it")

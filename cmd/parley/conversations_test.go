@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/store"
 )
 
@@ -62,11 +61,7 @@ func TestConversationsListAndDelete(t *testing.T) {
 	bound, jobs := seedBound(t, st, "c1", "daily check-in", "weekly review!")
 	free, _ := seedBound(t, st, "c2")
 
-	run := func(args ...string) (int, string, string) {
-		var out, errOut coretest.Logs
-		code := Main(context.Background(), append(args, "-c", cfg), IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, b.lookup)
-		return code, out.String(), errOut.String()
-	}
+	run := func(args ...string) (int, string, string) { return b.cli(cfg, args...) }
 	code, out, _ := run("conversations", "list")
 	require.Equal(t, 0, code)
 	require.Equal(t, strings.Join([]string{

@@ -345,11 +345,7 @@ func TestDeletingAConversationWithARecurringJobNeedsConfirm(t *testing.T) {
 	j := c.job(t)
 	c.scheduleDirect(t, "a one-off", companionT0.Add(time.Hour))
 
-	run := func(args ...string) (int, string, string) {
-		var out, errOut strings.Builder
-		code := Main(context.Background(), append(args, "-c", c.cfgPath), IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, c.lookup)
-		return code, out.String(), errOut.String()
-	}
+	run := func(args ...string) (int, string, string) { return c.cli(c.cfgPath, args...) }
 	code, _, errOut := run("conversations", "delete", fmt.Sprint(conv.ID))
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, fmt.Sprintf(`job %d "good morning" (enabled)`, j.ID))

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/store"
 )
 
 // newJobsCmd is `parley jobs list|cancel`: what the bot promised to send,
@@ -39,26 +40,19 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 			if limit < 1 {
 				return usageError{fmt.Errorf("--limit must be at least 1, got %d", limit)}
 			}
-			cfg, err := e.loadConfig(c)
-			if err != nil {
-				return err
-			}
-			st, err := openStore(c.Context(), cfg, e.logger)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			js, err := st.Jobs(c.Context(), conv, core.JobStatus(status), limit)
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tCONVERSATION\tKIND\tSTATUS\tDUE (UTC)\tATTEMPTS\tTEXT\tLAST ERROR")
-			for _, j := range js {
-				fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.ConversationID, j.Kind, j.Status,
-					j.DueAt.UTC().Format(time.DateTime), j.Attempts, clip(jobText(j), 40), clip(j.LastError, 40))
-			}
-			return w.Flush()
+			return e.withStore(c, func(st *store.Store) error {
+				js, err := st.Jobs(c.Context(), conv, core.JobStatus(status), limit)
+				if err != nil {
+					return err
+				}
+				w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "ID\tCONVERSATION\tKIND\tSTATUS\tDUE (UTC)\tATTEMPTS\tTEXT\tLAST ERROR")
+				for _, j := range js {
+					fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.ConversationID, j.Kind, j.Status,
+						j.DueAt.UTC().Format(time.DateTime), j.Attempts, clip(jobText(j), 40), clip(j.LastError, 40))
+				}
+				return w.Flush()
+			})
 		},
 	}
 	list.Flags().Int64Var(&conv, "conversation", 0, "only this conversation's jobs")
@@ -67,38 +61,23 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 	cancel := &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a pending job",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return usageError{fmt.Errorf("%s takes one job id", c.CommandPath())}
-			}
-			if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
-				return usageError{fmt.Errorf("job id %q is not a number", args[0])}
-			}
-			return nil
-		},
+		Args:  oneID("job"),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, _ := strconv.ParseInt(args[0], 10, 64)
-			cfg, err := e.loadConfig(c)
-			if err != nil {
-				return err
-			}
-			st, err := openStore(c.Context(), cfg, e.logger)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			j, err := st.Job(c.Context(), id)
-			if err != nil {
-				return fmt.Errorf("cancelling job %d: %w", id, err)
-			}
-			if _, err := st.CancelJob(c.Context(), j.ConversationID, id, "cli"); err != nil {
-				if errors.Is(err, core.ErrNotPending) {
-					return fmt.Errorf("cancelling job %d: it is %s, not pending", id, j.Status)
+			return e.withStore(c, func(st *store.Store) error {
+				j, err := st.Job(c.Context(), id)
+				if err != nil {
+					return fmt.Errorf("cancelling job %d: %w", id, err)
 				}
-				return fmt.Errorf("cancelling job %d: %w", id, err)
-			}
-			fmt.Fprintf(e.io.Out, "job %d cancelled: %s\n", id, clip(jobText(j), 60))
-			return nil
+				if _, err := st.CancelJob(c.Context(), j.ConversationID, id, "cli"); err != nil {
+					if errors.Is(err, core.ErrNotPending) {
+						return fmt.Errorf("cancelling job %d: it is %s, not pending", id, j.Status)
+					}
+					return fmt.Errorf("cancelling job %d: %w", id, err)
+				}
+				fmt.Fprintf(e.io.Out, "job %d cancelled: %s\n", id, clip(jobText(j), 60))
+				return nil
+			})
 		},
 	}
 	jobs.AddCommand(list, cancel)

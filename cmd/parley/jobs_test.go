@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/coretest"
 )
 
 func TestJobsListAndCancel(t *testing.T) {
@@ -27,11 +25,7 @@ func TestJobsListAndCancel(t *testing.T) {
 	require.NoError(t, st.CreateRecurringJob(context.Background(), &core.Job{ConversationID: res.Conversation.ID, Name: "check-in",
 		Text: "ask how they are", Recurrence: "0 9 * * *", DueAt: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}, 10))
 
-	run := func(args ...string) (int, string, string) {
-		var out, errOut coretest.Logs
-		code := Main(context.Background(), append(args, "-c", cfg), IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, b.lookup)
-		return code, out.String(), errOut.String()
-	}
+	run := func(args ...string) (int, string, string) { return b.cli(cfg, args...) }
 	code, out, _ := run("jobs", "list")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "ID  CONVERSATION  KIND        STATUS   DUE (UTC)            ATTEMPTS  TEXT")

@@ -56,6 +56,14 @@ func (b *testBundle) lookup(k string) (string, bool) {
 
 // writeConfig writes a config that points at the fake model and a fresh
 // SQLite file, with extra YAML appended.
+// cli runs a parley command in-process with the config at cfg and returns
+// its exit status, standard output and standard error.
+func (b *testBundle) cli(cfg string, args ...string) (int, string, string) {
+	var out, errOut coretest.Logs
+	code := Main(context.Background(), append(args, "-c", cfg), IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, b.lookup)
+	return code, out.String(), errOut.String()
+}
+
 func (b *testBundle) writeConfig(t *testing.T, extra string) string {
 	t.Helper()
 	return b.writeConfigFor(t, "sqlite", b.dbPath, extra)
