@@ -34,10 +34,70 @@ type OutboundMessage struct {
 	ChannelThreadID string
 	ChannelUserID   string
 	Text            string
+	// Format says how Text is written (FormatText, the default, or
+	// FormatRichText).
+	Format TextFormat
+	// ImageURL, set on a message of type image, is the image to show,
+	// with Text as its caption. An adapter that is an ImageSender gets it
+	// through SendImage; any other gets the caption and the URL as text.
+	ImageURL string
 	// IdempotencyKey is stable across retries of the same logical send (for
 	// example "run-12" or "job-7"); platforms with a nonce use it.
 	IdempotencyKey string
 }
+
+// TextFormat says how an outbound message's text is written.
+type TextFormat string
+
+// Text formats.
+const (
+	// FormatText is text as the bot writes its replies (plain text or
+	// light Markdown): each adapter shows it its platform's usual way.
+	FormatText TextFormat = ""
+	// FormatRichText is Markdown (emphasis, lists, links, code) to render
+	// in the platform's own markup (core/markup); what has no equivalent
+	// there is shown as plain text, never sent to fail as a parse error.
+	// An adapter whose Capabilities lack RichText gets the text already
+	// turned into plain text by the core.
+	FormatRichText TextFormat = "rich_text"
+)
+
+// ImageSender is an optional Adapter capability: show an image by URL with
+// a caption (msg.ImageURL, msg.Text in msg.Format) as one platform message
+// where the platform allows (Telegram sendPhoto, a Discord embed, a Slack
+// image block). Rate limits and retries are as for Send.
+type ImageSender interface {
+	SendImage(ctx context.Context, msg OutboundMessage) (SendResult, error)
+}
+
+// ConversationOpener is an optional Adapter capability: reach a user the
+// bot has not talked with yet, for a message routed to them by the API.
+// It returns the direct-message channel to store the conversation under
+// (Discord and Slack open one from the user id; Telegram checks that the
+// user has started the bot). A user who cannot be reached is an error
+// wrapping ErrUnreachable.
+type ConversationOpener interface {
+	OpenConversation(ctx context.Context, req OpenRequest) (OpenedConversation, error)
+}
+
+// OpenRequest names the user to open a conversation with: ChannelUserID,
+// and ChannelThreadID when the caller knows the DM channel already.
+type OpenRequest struct {
+	ChannelThreadID string
+	ChannelUserID   string
+}
+
+// OpenedConversation is the direct-message channel an adapter opened.
+type OpenedConversation struct {
+	ChannelThreadID string
+	ChannelUserID   string
+	DisplayName     string
+}
+
+// ErrUnreachable is wrapped by OpenConversation when the platform will not
+// let the bot write to the user first (a Telegram user who never started
+// the bot, an unknown user id).
+var ErrUnreachable = errors.New("the user cannot be reached on this platform")
 
 // SendResult reports what the platform accepted, one id per part in order.
 type SendResult struct {
@@ -54,6 +114,9 @@ type Capabilities struct {
 	Markup string
 	// Typing is true when the adapter implements TypingIndicator.
 	Typing bool
+	// RichText is true when Send renders FormatRichText in the platform's
+	// markup; otherwise the core sends it as plain text.
+	RichText bool
 	// TypingRefresh is how often the core repeats Typing while a turn runs
 	// (0: the core's default, 4s); a platform shows one indication for a
 	// few seconds (Telegram 5s, Discord 10s).
