@@ -94,6 +94,11 @@ type OpenedConversation struct {
 	DisplayName     string
 }
 
+// ErrBadAddress is wrapped by OpenConversation when the request does not
+// name one direct message: no user where the platform needs one, or a
+// channel thread that is not the user's DM.
+var ErrBadAddress = errors.New("the channel thread and user do not name one direct message")
+
 // ErrUnreachable is wrapped by OpenConversation when the platform will not
 // let the bot write to the user first (a Telegram user who never started
 // the bot, an unknown user id).

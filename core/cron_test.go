@@ -101,7 +101,10 @@ func (f *firedCount) Fired(k core.JobKind, _ time.Duration) {
 	}
 }
 
-func (f *firedCount) SendFailed(core.Platform) {}
+func (f *firedCount) SendFailed(core.Platform)                                 {}
+func (f *firedCount) Sent(core.Platform, string)                               {}
+func (f *firedCount) TurnFinished(core.RunKind, core.RunStatus, time.Duration) {}
+func (f *firedCount) ModelCalled(time.Duration, llm.Usage, error)              {}
 
 // cronRig is a dispatcher serving recurring jobs on a clock the test
 // moves, with one web conversation ("u1") and a recurring job due a minute

@@ -99,7 +99,7 @@ type DispatcherConfig struct {
 	// ones are missed (scheduler.late_grace, default 24h).
 	LateGrace time.Duration
 	// Metrics, when set, is told about scheduled sends.
-	Metrics JobMetrics
+	Metrics Metrics
 	// JobWaker, when set, is what plugins that create jobs (the schedule
 	// tools) call to wake the job loop, so a job due soon is not left to
 	// the loop's next look (default: a waker of its own).
@@ -121,19 +121,31 @@ func (w *Waker) Wake() {
 	}
 }
 
-// JobMetrics is told how scheduled sends go, for /metrics.
-type JobMetrics interface {
+// Metrics is told how turns, model calls, sends and jobs go, for
+// /metrics.
+type Metrics interface {
 	// Fired records how late a job went out after its due time.
 	Fired(kind JobKind, late time.Duration)
 	// SendFailed records a failed scheduled send on a platform.
 	SendFailed(p Platform)
+	// Sent records a send of any kind (reply, notice, scheduled) on a
+	// platform and its result: "ok", "error" or "permanent".
+	Sent(p Platform, result string)
+	// TurnFinished records a run's end and how long it ran.
+	TurnFinished(kind RunKind, status RunStatus, took time.Duration)
+	// ModelCalled records one call of the model by a turn: how long it
+	// took, its token usage and whether it failed.
+	ModelCalled(took time.Duration, usage llm.Usage, err error)
 }
 
 // noMetrics records nothing.
 type noMetrics struct{}
 
-func (noMetrics) Fired(JobKind, time.Duration) {}
-func (noMetrics) SendFailed(Platform)          {}
+func (noMetrics) Fired(JobKind, time.Duration)                   {}
+func (noMetrics) SendFailed(Platform)                            {}
+func (noMetrics) Sent(Platform, string)                          {}
+func (noMetrics) TurnFinished(RunKind, RunStatus, time.Duration) {}
+func (noMetrics) ModelCalled(time.Duration, llm.Usage, error)    {}
 
 // DefaultContinueNudge asks the model for its continuation (WANT_MORE).
 const DefaultContinueNudge = "(you want to say more)"
@@ -456,7 +468,7 @@ func (d *Dispatcher) sendBusyNotice(ctx context.Context, conv Conversation) {
 		SessionRecordID: conv.CurrentRecordID,
 		Metadata:        map[string]any{"busy_notice": true},
 	}
-	res, err := a.Send(ctx, OutboundMessage{
+	res, err := d.send(ctx, a, OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,
 		ChannelUserID:   conv.ChannelUserID,

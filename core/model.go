@@ -265,7 +265,14 @@ type Job struct {
 	NextRunAt *time.Time
 	// CatchUp is what a recurring job does about occurrences missed while
 	// no scheduler ran.
-	CatchUp               CatchUp
+	CatchUp CatchUp
+	// Format and ImageURL say how a message job's Text is sent (a message
+	// routed by the API may be rich text or an image with a caption).
+	Format   TextFormat
+	ImageURL string
+	// IdempotencyKey is the API caller's Idempotency-Key: a repeat within
+	// 24 hours gets this job back instead of a new one.
+	IdempotencyKey        string
 	Attempts              int
 	LastError             string
 	Origin                string

@@ -223,11 +223,13 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 			return
 		}
 	}
-	res, sendErr := a.Send(ctx, OutboundMessage{
+	res, sendErr := d.send(ctx, a, OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,
 		ChannelUserID:   conv.ChannelUserID,
 		Text:            j.Text,
+		Format:          j.Format,
+		ImageURL:        j.ImageURL,
 		IdempotencyKey:  fmt.Sprintf("job-%d", j.ID),
 	})
 	if sendErr != nil {
@@ -253,11 +255,23 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 	if late > time.Minute {
 		meta["late_by_seconds"] = int64(late.Seconds())
 	}
+	source := SourceScheduledSend
+	if RoutedOrigin(j.Origin) {
+		// Routed by the owner's systems: the next turn sees who said it.
+		source = SourceAPI
+		meta["origin"] = j.Origin
+	}
+	if j.Format != FormatText {
+		meta["format"] = string(j.Format)
+	}
+	if j.ImageURL != "" {
+		meta["image_url"] = j.ImageURL
+	}
 	msg := &Message{
 		ConversationID:  conv.ID,
 		Role:            RoleAssistant,
 		Content:         j.Text,
-		Source:          SourceScheduledSend,
+		Source:          source,
 		SessionRecordID: nil, // the conversation's current record
 		Metadata:        meta,
 		CreatedAt:       d.cfg.Clock.Now().UTC(),

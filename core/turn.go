@@ -155,7 +155,7 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 		o, c := d.fail(ctx, log, t, a, fmt.Errorf("collecting tools: %w", err), record)
 		return o, c, false
 	}
-	res, err := d.cfg.LLM.Run(ctx, llm.Request{Messages: prompt, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
+	res, err := d.callModel(ctx, llm.Request{Messages: prompt, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
 	record.ToolCalls = toolRecords(res.ToolCalls)
 	record.Rounds = res.Rounds
 	failed := func(cause error) (Outcome, RunCompletion, bool) {
@@ -229,6 +229,14 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	return o, c, false
 }
 
+// callModel runs one model call of a turn and reports it to the metrics.
+func (d *Dispatcher) callModel(ctx context.Context, req llm.Request) (llm.Result, error) {
+	start := time.Now()
+	res, err := d.cfg.LLM.Run(ctx, req)
+	d.cfg.Metrics.ModelCalled(time.Since(start), res.Usage, err)
+	return res, err
+}
+
 // processOutput runs the output processors (control tokens) over the
 // model's text.
 func (d *Dispatcher) processOutput(ctx context.Context, t *Turn, text string) (*Reply, error) {
@@ -295,7 +303,7 @@ func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn
 	msgs := make([]llm.Message, 0, len(prompt)+2)
 	msgs = append(msgs, prompt...)
 	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: said}, llm.Message{Role: llm.RoleUser, Content: d.cfg.ContinueNudge})
-	res, err := d.cfg.LLM.Run(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
+	res, err := d.callModel(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
 	addUsage(c, res.Usage)
 	rec.Output, rec.ToolCalls = res.Content, len(res.ToolCalls)
 	if err != nil {
@@ -409,7 +417,7 @@ func (d *Dispatcher) failureNotice(ctx context.Context, log *slog.Logger, t *Tur
 // deliver sends msg through the adapter and notes the platform ids on it; an
 // undelivered message is kept with the error so nothing is lost.
 func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Message) error {
-	res, err := a.Send(ctx, OutboundMessage{
+	res, err := d.send(ctx, a, OutboundMessage{
 		ConversationID:  t.Conversation.ID,
 		ChannelThreadID: t.Conversation.ChannelThreadID,
 		ChannelUserID:   t.Conversation.ChannelUserID,
@@ -523,6 +531,9 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 	if err != nil {
 		log.Error("recording run outcome", "err", err)
 		return nil, false
+	}
+	if run.StartedAt != nil {
+		d.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
 	}
 	if len(c.Jobs) > 0 {
 		d.wakeJobs() // a follow-up may be due sooner than the loop's sleep

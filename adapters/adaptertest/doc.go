@@ -20,10 +20,20 @@
 // MaxMessageLength runes, in order, nothing lost, a code block whole);
 // RateLimitNextSend and RateLimitAfter (the wait honoured, each part
 // delivered once); PermanentErrorBlocked and PermanentErrorUnknownThread
-// (a prompt core.PermanentError); TypingConsistent and Typing; Stop (prompt,
-// no goroutine left behind, a late Send returns).
+// (a prompt core.PermanentError); PlainTextAsWritten (core.FormatText
+// reaches the platform as written, Markdown-like characters and all);
+// RichText, RichTextReserved and LongRichText (core.FormatRichText shows
+// styled, with no markup and no parse error, every reserved character as
+// written, over the limit in parts with nothing lost; skipped without
+// Capabilities().RichText or without Sent.Shown); Image and
+// ImageLongCaption (a core.ImageSender shows the image with its caption,
+// and a caption too long to go with it whole after it; skipped for other
+// adapters); TypingConsistent and Typing; Stop (prompt, no goroutine left
+// behind, a late Send returns).
 //
-// Sends are checked by what reached the fake platform, through Rig.Sent. As
+// Sends are checked by what reached the fake platform, through Rig.Sent;
+// what a user sees of markup comes from Sent.Shown, which a rig reads with
+// core/markup/markuptest the way its platform would. As
 // delivery may be asynchronous, the suite ends each check by sending a
 // sentinel message and waiting for it: what arrived before it is complete.
 package adaptertest

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // User is a person on the fake platform.
@@ -21,8 +22,17 @@ type Sent struct {
 	// ChannelThreadID is the chat it was sent to.
 	ChannelThreadID string
 	// Text is the part as the bot meant it: a rig whose platform encodes
-	// markup (escapes, entities) decodes it back first.
+	// markup (escapes, entities) decodes it back first. For an image it is
+	// the caption shown with it ("" if none).
 	Text string
+	// Shown is what a user sees of the message (for an image, of its
+	// caption) when the platform renders markup: the visible text and its
+	// styled spans, read the way the platform reads them (see
+	// core/markup/markuptest). Nil when the rig cannot tell; the rich
+	// text cases then skip.
+	Shown *markuptest.Rendered
+	// ImageURL is the image the message shows, "" for a text message.
+	ImageURL string
 	// PlatformMessageID is the id the fake platform gave it; empty only
 	// when Rig.NoMessageIDs is set.
 	PlatformMessageID string

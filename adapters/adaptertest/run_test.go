@@ -8,11 +8,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/goleak"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // TestMain also catches goroutines the suite itself would leave behind.
@@ -114,7 +117,15 @@ func (p *platform) block(id string) {
 	p.blocked[id] = true
 }
 
-func (p *platform) send(thread, text string) (string, error) {
+// message is what the bot posts: text, read as Discord-style markdown
+// when markdown is set, and an image.
+type message struct {
+	text     string
+	markdown bool
+	imageURL string
+}
+
+func (p *platform) post(thread string, m message) (string, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.known[thread] || p.blocked[thread] {
@@ -130,7 +141,13 @@ func (p *platform) send(thread, text string) (string, error) {
 	}
 	p.seq++
 	id := strconv.Itoa(p.seq)
-	p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: thread, Text: text, PlatformMessageID: id, At: time.Now()})
+	shown := markuptest.Rendered{Text: m.text}
+	if m.markdown {
+		shown = markuptest.Discord(m.text)
+	}
+	p.sent = append(p.sent, adaptertest.Sent{
+		ChannelThreadID: thread, Text: m.text, Shown: &shown, ImageURL: m.imageURL, PlatformMessageID: id, At: time.Now(),
+	})
 	return id, nil
 }
 
@@ -164,12 +181,13 @@ type refAdapter struct {
 var (
 	_ core.Adapter         = (*refAdapter)(nil)
 	_ core.TypingIndicator = (*refAdapter)(nil)
+	_ core.ImageSender     = (*refAdapter)(nil)
 )
 
 func (a *refAdapter) Name() string            { return "ref" }
 func (a *refAdapter) Platform() core.Platform { return "ref" }
 func (a *refAdapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: a.limit, Markup: "plain", Typing: true}
+	return core.Capabilities{MaxMessageLength: a.limit, Markup: "markdown", Typing: true, RichText: true}
 }
 
 func (a *refAdapter) Start(_ context.Context, h core.InboundHandler) error {
@@ -205,11 +223,49 @@ func (a *refAdapter) Stop(ctx context.Context) error {
 	}
 }
 
+// Send renders rich text as markdown in one message, or, over the limit,
+// sends its plain text split.
 func (a *refAdapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	var msgs []message
+	switch md := markup.Discord(msg.Text); {
+	case msg.Format == core.FormatRichText && utf8.RuneCountInString(md) <= a.limit:
+		msgs = append(msgs, message{text: md, markdown: true})
+	case msg.Format == core.FormatRichText:
+		for _, part := range core.SplitText(markup.Plain(msg.Text), a.limit) {
+			msgs = append(msgs, message{text: part})
+		}
+	default:
+		for _, part := range core.SplitText(msg.Text, a.limit) {
+			msgs = append(msgs, message{text: part})
+		}
+	}
+	return a.post(ctx, msg.ChannelThreadID, msgs)
+}
+
+// SendImage posts the image with its caption, or, when the caption is
+// over 200 characters, alone and the caption after it.
+func (a *refAdapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	img := message{text: msg.Text, imageURL: msg.ImageURL}
+	if msg.Format == core.FormatRichText {
+		img.text, img.markdown = markup.Discord(msg.Text), true
+	}
+	if utf8.RuneCountInString(img.text) <= 200 {
+		return a.post(ctx, msg.ChannelThreadID, []message{img})
+	}
+	res, err := a.post(ctx, msg.ChannelThreadID, []message{{imageURL: msg.ImageURL}})
+	if err != nil {
+		return res, err
+	}
+	more, err := a.Send(ctx, msg)
+	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
+	return res, err
+}
+
+func (a *refAdapter) post(ctx context.Context, thread string, msgs []message) (core.SendResult, error) {
 	var res core.SendResult
-	for _, part := range core.SplitText(msg.Text, a.limit) {
+	for _, m := range msgs {
 		for {
-			id, err := a.p.send(msg.ChannelThreadID, part)
+			id, err := a.p.post(thread, m)
 			var rl errRateLimited
 			switch {
 			case err == nil:

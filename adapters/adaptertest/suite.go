@@ -58,6 +58,12 @@ func cases() []testCase {
 		{"RateLimitAfter", testRateLimitAfter},
 		{"PermanentErrorBlocked", testPermanentErrorBlocked},
 		{"PermanentErrorUnknownThread", testPermanentErrorUnknownThread},
+		{"PlainTextAsWritten", testPlainTextAsWritten},
+		{"RichText", testRichText},
+		{"RichTextReserved", testRichTextReserved},
+		{"LongRichText", testLongRichText},
+		{"Image", testImage},
+		{"ImageLongCaption", testImageLongCaption},
 		{"TypingConsistent", testTypingConsistent},
 		{"Typing", testTyping},
 		{"Stop", testStop},
@@ -195,15 +201,29 @@ func (h *harness) send(t *testing.T, thread, text string) core.SendResult {
 
 // trySend sends text to thread through the adapter.
 func (h *harness) trySend(thread, text string) (core.SendResult, error) {
+	return h.trySendMsg(core.OutboundMessage{ChannelThreadID: thread, Text: text})
+}
+
+// sendMsg sends msg through the adapter and requires success.
+func (h *harness) sendMsg(t *testing.T, msg core.OutboundMessage) core.SendResult {
+	t.Helper()
+	res, err := h.trySendMsg(msg)
+	require.NoError(t, err, "adaptertest: sending %+v", msg)
+	return res
+}
+
+// trySendMsg sends msg through the adapter, with SendImage when it has an
+// image (the suite only gives one to a core.ImageSender).
+func (h *harness) trySendMsg(msg core.OutboundMessage) (core.SendResult, error) {
 	h.sends++
+	msg.ConversationID = 1
+	msg.IdempotencyKey = fmt.Sprintf("adaptertest-%d", h.sends)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
-	return h.rig.Adapter.Send(ctx, core.OutboundMessage{
-		ConversationID:  1,
-		ChannelThreadID: thread,
-		Text:            text,
-		IdempotencyKey:  fmt.Sprintf("adaptertest-%d", h.sends),
-	})
+	if is, ok := h.rig.Adapter.(core.ImageSender); ok && msg.ImageURL != "" {
+		return is.SendImage(ctx, msg)
+	}
+	return h.rig.Adapter.Send(ctx, msg)
 }
 
 // settled returns everything delivered to thread so far. Delivery may be

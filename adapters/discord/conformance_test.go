@@ -34,12 +34,27 @@ func TestConformance(t *testing.T) {
 			Sent: func(_ *testing.T, thread string) []adaptertest.Sent {
 				var out []adaptertest.Sent
 				for _, m := range srv.Sent(thread) {
-					out = append(out, adaptertest.Sent{
+					s := adaptertest.Sent{
 						ChannelThreadID:   m.ChannelID,
 						Text:              m.Content,
 						PlatformMessageID: m.MessageID,
 						At:                m.At,
-					})
+					}
+					shown := m.Shown()
+					for _, e := range m.Embeds {
+						if e.ImageURL == "" {
+							continue
+						}
+						// An image shows in an embed, its caption as the
+						// embed's description.
+						s.ImageURL = e.ImageURL
+						if m.Content == "" {
+							s.Text, shown = e.Description, e.Shown()
+						}
+						break
+					}
+					s.Shown = &shown
+					out = append(out, s)
 				}
 				return out
 			},

@@ -110,13 +110,14 @@ func (a *Adapter) Name() string { return "discord" }
 // Platform returns core.PlatformDiscord.
 func (a *Adapter) Platform() core.Platform { return core.PlatformDiscord }
 
-// Capabilities reports 2000-character Markdown messages with a typing
-// indicator that lasts 10 seconds (refreshed every 8).
+// Capabilities reports 2000-character Markdown messages, rich text, and a
+// typing indicator that lasts 10 seconds (refreshed every 8).
 func (a *Adapter) Capabilities() core.Capabilities {
 	return core.Capabilities{
 		MaxMessageLength: maxMessageLength,
 		Markup:           "markdown",
 		Typing:           true,
+		RichText:         true,
 		TypingRefresh:    typingRefresh,
 	}
 }

@@ -11,11 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
 )
 
 // Discord's JSON error codes the adapter tells apart.
@@ -33,8 +36,9 @@ const maxNonceLen = 25
 // MessageSend has no nonce fields, so the adapter sends its own body
 // through the session's request path (rate-limit buckets included).
 type messageBody struct {
-	Content string `json:"content"`
-	Nonce   string `json:"nonce,omitempty"`
+	Content string                    `json:"content"`
+	Embeds  []*discordgo.MessageEmbed `json:"embeds,omitempty"`
+	Nonce   string                    `json:"nonce,omitempty"`
 	// EnforceNonce makes Discord return the message it already created
 	// with this nonce instead of creating another.
 	EnforceNonce    bool                              `json:"enforce_nonce,omitempty"`
@@ -47,27 +51,78 @@ func noPings() *discordgo.MessageAllowedMentions {
 }
 
 // Send delivers msg.Text to the DM channel msg.ChannelThreadID, split into
-// parts of at most 2000 characters, in order. Each part carries a nonce
-// derived from msg.IdempotencyKey, so Discord drops a part it already has.
-// A part that gets 429 is sent again after the delay Discord asks for; 5xx
-// answers and broken connections are retried with backoff; the whole send
-// is bounded by a deadline. The result holds the ids of the delivered
-// parts even when a later part fails.
+// parts of at most 2000 characters, in order. Rich text
+// (core.FormatRichText) is rendered with markup.Discord as one message;
+// when that is over 2000 characters the text goes plain instead
+// (markup.Plain, escaped so Discord shows it as written), split. Each part
+// carries a nonce derived from msg.IdempotencyKey, so Discord drops a part
+// it already has. A part that gets 429 is sent again after the delay
+// Discord asks for; 5xx answers and broken connections are retried with
+// backoff; the whole send is bounded by a deadline. The result holds the
+// ids of the delivered parts even when a later part fails.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
-	if err := ctx.Err(); err != nil {
-		return core.SendResult{}, fmt.Errorf("sending discord message: %w", err)
-	}
-	s, err := a.live()
+	s, err := a.sendable(ctx, msg, "sending discord message")
 	if err != nil {
-		return core.SendResult{}, fmt.Errorf("sending discord message: %w", err)
+		return core.SendResult{}, err
 	}
-	if !isSnowflake(msg.ChannelThreadID) {
-		return core.SendResult{}, &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a discord channel id", msg.ChannelThreadID)}
-	}
-	parts := core.SplitText(msg.Text, maxMessageLength)
+	parts := textParts(msg)
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
+	bodies := make([]*messageBody, len(parts))
+	for i, p := range parts {
+		bodies[i] = &messageBody{Content: p}
+	}
+	return a.deliver(ctx, s, msg, bodies)
+}
+
+// sendable checks that msg can be sent now and returns the session.
+func (a *Adapter) sendable(ctx context.Context, msg core.OutboundMessage, what string) (*discordgo.Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	s, err := a.live()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if !isSnowflake(msg.ChannelThreadID) {
+		return nil, &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a discord channel id", msg.ChannelThreadID)}
+	}
+	return s, nil
+}
+
+// textParts is msg's text as the contents of the messages to send.
+func textParts(msg core.OutboundMessage) []string {
+	if msg.Format != core.FormatRichText {
+		return core.SplitText(msg.Text, maxMessageLength)
+	}
+	if md := markup.Discord(msg.Text); utf8.RuneCountInString(md) <= maxMessageLength {
+		if strings.TrimSpace(md) == "" {
+			return nil
+		}
+		return []string{md}
+	}
+	// Cutting the markup could split a span (a ** left open shows as
+	// stars), so over one message the text goes plain. It is split before
+	// escaping, so no escape is cut; a part whose escapes take it over the
+	// limit is split again at half, which always fits.
+	var out []string
+	for _, p := range core.SplitText(markup.Plain(msg.Text), maxMessageLength) {
+		if e := markup.EscapeDiscord(p); utf8.RuneCountInString(e) <= maxMessageLength {
+			out = append(out, e)
+			continue
+		}
+		for _, q := range core.SplitText(p, maxMessageLength/2) {
+			out = append(out, markup.EscapeDiscord(q))
+		}
+	}
+	return out
+}
+
+// deliver sends the messages of one logical send in order. Message i
+// carries the nonce of msg.IdempotencyKey and i, so a resend of the same
+// send is dropped by Discord.
+func (a *Adapter) deliver(ctx context.Context, s *discordgo.Session, msg core.OutboundMessage, bodies []*messageBody) (core.SendResult, error) {
 	key := msg.IdempotencyKey
 	if key == "" {
 		// Still dedupe this call's own retries.
@@ -75,13 +130,13 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
 	defer cancel()
-	ids := make([]string, 0, len(parts))
-	for i, p := range parts {
-		body := &messageBody{Content: p, Nonce: nonce(key, i), EnforceNonce: true, AllowedMentions: noPings()}
+	ids := make([]string, 0, len(bodies))
+	for i, body := range bodies {
+		body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce(key, i), true, noPings()
 		id, err := a.sendPart(ctx, s, msg.ChannelThreadID, body)
 		if err != nil {
-			if len(parts) > 1 {
-				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+			if len(bodies) > 1 {
+				err = fmt.Errorf("part %d of %d: %w", i+1, len(bodies), err)
 			}
 			return core.SendResult{PlatformMessageIDs: ids}, err
 		}
@@ -256,22 +311,9 @@ func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
 // needed, for conversations addressed by user id. A user who does not
 // accept DMs from the bot is a *core.PermanentError.
 func (a *Adapter) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
-	s, err := a.live()
+	ch, err := a.dmChannel(ctx, userID)
 	if err != nil {
-		return "", fmt.Errorf("opening discord DM: %w", err)
-	}
-	if !isSnowflake(userID) {
-		return "", &core.PermanentError{Reason: fmt.Sprintf("user id %q is not a discord user id", userID)}
-	}
-	if err := a.waitBucket(ctx, s, discordgo.EndpointUserChannels(""), "opening discord DM"); err != nil {
 		return "", err
-	}
-	ch, err := s.UserChannelCreate(userID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
-	if err != nil {
-		return "", a.requestError("opening discord DM", err)
-	}
-	if ch == nil || ch.ID == "" {
-		return "", errors.New("opening discord DM: no channel in the answer")
 	}
 	return ch.ID, nil
 }

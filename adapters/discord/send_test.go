@@ -178,6 +178,7 @@ func TestTyping(t *testing.T) {
 func TestOpenDM(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	b.srv.AddUser(grace)
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	ch, err := b.adapter.OpenDM(ctx, grace.ID)

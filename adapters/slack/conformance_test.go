@@ -7,6 +7,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // Slack ids: the suite's people get user ids of Slack's shape.
@@ -50,12 +51,28 @@ func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
 		Sent: func(_ *testing.T, thread string) []adaptertest.Sent {
 			var out []adaptertest.Sent
 			for _, m := range srv.Sent(thread) {
-				out = append(out, adaptertest.Sent{
+				s := adaptertest.Sent{
 					ChannelThreadID:   m.Channel,
 					Text:              slacktest.Unescape(m.Text),
 					PlatformMessageID: m.TS,
 					At:                m.At,
-				})
+				}
+				shown := m.Shown()
+				if len(m.Blocks) > 0 {
+					// Slack shows the blocks; the text is for notifications.
+					s.Text, shown = "", markuptest.Rendered{}
+					for _, b := range m.Blocks {
+						switch b.Type {
+						case "section":
+							shown = b.Shown()
+							s.Text = shown.Text
+						case "image":
+							s.ImageURL = b.ImageURL
+						}
+					}
+				}
+				s.Shown = &shown
+				out = append(out, s)
 			}
 			return out
 		},

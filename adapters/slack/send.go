@@ -8,21 +8,27 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
 )
 
 // Send delivers msg.Text with chat.postMessage to the DM
 // msg.ChannelThreadID (or, when that is a user id or empty, to the DM with
 // that user or msg.ChannelUserID, found or opened with conversations.open),
 // split into parts of at most 4,000 characters, in order. & < > are
-// escaped, so the text shows as written and cannot ping anyone. A part
-// that gets 429 is sent again after the Retry-After Slack asks for, once:
-// a 429 means Slack did not post it. A 5xx answer or a refused connection
-// is retried with backoff; the whole send is bounded by a deadline. The
-// result holds the ts of the delivered parts even when a later part fails.
+// escaped, so the text shows as written and cannot ping anyone. Rich text
+// (core.FormatRichText) is rendered as mrkdwn (markup.Slack) in one
+// message; when that is over 4,000 characters the text goes plain instead
+// (markup.Plain, posted with mrkdwn off so Slack shows it as written),
+// split. A part that gets 429 is sent again after the Retry-After Slack
+// asks for, once: a 429 means Slack did not post it. A 5xx answer or a
+// refused connection is retried with backoff; the whole send is bounded by
+// a deadline. The result holds the ts of the delivered parts even when a
+// later part fails.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending slack message: %w", err)
@@ -34,29 +40,68 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if strings.TrimSpace(msg.Text) == "" {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
+	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	defer cancel()
+	channel, err := a.channelOf(ctx, msg)
+	if err != nil {
+		return core.SendResult{}, err
+	}
+	posts := textPosts(msg)
+	if len(posts) == 0 {
+		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
+	}
+	return a.post(ctx, api, channel, posts)
+}
+
+// channelOf is the conversation to post msg in: its channel thread, or
+// the DM with the user it names.
+func (a *Adapter) channelOf(ctx context.Context, msg core.OutboundMessage) (string, error) {
 	channel := msg.ChannelThreadID
 	if channel == "" && msg.ChannelUserID != "" {
 		channel = msg.ChannelUserID
 	}
 	if !isConversationID(channel) {
-		return core.SendResult{}, &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a slack conversation id", channel)}
+		return "", &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a slack conversation id", channel)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
-	defer cancel()
 	if isUserID(channel) {
 		// Addressed by user: post into the bot's DM with them, the
 		// channel their own messages arrive from.
-		if channel, err = a.OpenDM(ctx, channel); err != nil {
-			return core.SendResult{}, err
-		}
+		return a.OpenDM(ctx, channel)
 	}
-	parts := core.SplitText(msg.Text, maxMessageLength)
-	ids := make([]string, 0, len(parts))
-	for i, p := range parts {
-		ts, err := a.postPart(ctx, api, channel, p)
+	return channel, nil
+}
+
+// textPosts is msg's text as the chat.postMessage calls that deliver it.
+func textPosts(msg core.OutboundMessage) [][]slack.MsgOption {
+	var posts [][]slack.MsgOption
+	if msg.Format == core.FormatRichText {
+		switch md := markup.Slack(msg.Text); {
+		case strings.TrimSpace(md) == "":
+			return nil
+		case utf8.RuneCountInString(md) <= maxMessageLength:
+			return [][]slack.MsgOption{{slack.MsgOptionText(md, false)}}
+		}
+		// Cutting the markup could split a span, so over one message the
+		// text goes plain; mrkdwn off keeps its * _ ~ from styling it.
+		for _, p := range core.SplitText(markup.Plain(msg.Text), maxMessageLength) {
+			posts = append(posts, []slack.MsgOption{slack.MsgOptionText(p, true), slack.MsgOptionDisableMarkdown()})
+		}
+		return posts
+	}
+	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+		posts = append(posts, []slack.MsgOption{slack.MsgOptionText(p, true)})
+	}
+	return posts
+}
+
+// post makes the calls of one logical send in order.
+func (a *Adapter) post(ctx context.Context, api *slack.Client, channel string, posts [][]slack.MsgOption) (core.SendResult, error) {
+	ids := make([]string, 0, len(posts))
+	for i, opts := range posts {
+		ts, err := a.postPart(ctx, api, channel, opts...)
 		if err != nil {
-			if len(parts) > 1 {
-				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+			if len(posts) > 1 {
+				err = fmt.Errorf("part %d of %d: %w", i+1, len(posts), err)
 			}
 			return core.SendResult{PlatformMessageIDs: ids}, err
 		}
@@ -67,10 +112,10 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 
 // postPart posts one message, retrying what a retry can fix without
 // posting it twice.
-func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel, text string) (string, error) {
+func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel string, opts ...slack.MsgOption) (string, error) {
 	rateLimited, failures := 0, 0
 	for {
-		_, ts, err := api.PostMessageContext(ctx, channel, slack.MsgOptionText(text, true))
+		_, ts, err := api.PostMessageContext(ctx, channel, opts...)
 		if err == nil {
 			if ts == "" {
 				return "", errors.New("sending slack message: no ts in the answer")
@@ -182,11 +227,12 @@ func permanentReason(code string) string {
 }
 
 // apiError explains a Web API error; the ones retrying cannot fix are
-// *core.PermanentError.
+// *core.PermanentError. Slack's error code stays in the chain, for
+// errorCode.
 func (a *Adapter) apiError(what string, err error) error {
 	code := errorCode(err)
 	if reason := permanentReason(code); reason != "" {
-		return &core.PermanentError{Reason: reason, Err: fmt.Errorf("slack error %s", code)}
+		return &core.PermanentError{Reason: reason, Err: fmt.Errorf("slack error %w", slack.SlackErrorResponse{Err: code})}
 	}
 	var status slack.StatusCodeError
 	switch {
@@ -195,7 +241,7 @@ func (a *Adapter) apiError(what string, err error) error {
 	case code == "missing_scope":
 		return fmt.Errorf("%s: missing_scope (the bot token needs chat:write, im:history, im:write and users:read)", what)
 	case code != "":
-		return fmt.Errorf("%s: slack error %s", what, code)
+		return fmt.Errorf("%s: slack error %w", what, slack.SlackErrorResponse{Err: code})
 	case errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusRequestTimeout:
 		return &core.PermanentError{Reason: fmt.Sprintf("slack rejected the request (HTTP %d)", status.Code), Err: a.scrub(err)}
 	default:

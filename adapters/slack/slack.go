@@ -138,10 +138,11 @@ func (a *Adapter) Name() string { return "slack" }
 // Platform returns core.PlatformSlack.
 func (a *Adapter) Platform() core.Platform { return core.PlatformSlack }
 
-// Capabilities reports 4,000-character mrkdwn messages and no typing
-// indicator: Slack offers none to bots outside its assistant threads.
+// Capabilities reports 4,000-character mrkdwn messages, rich text, and no
+// typing indicator: Slack offers none to bots outside its assistant
+// threads.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false}
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true}
 }
 
 // Provision takes the logger and clock from the host.

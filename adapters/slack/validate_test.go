@@ -73,4 +73,7 @@ func TestCapabilities(t *testing.T) {
 	require.False(t, c.Typing, "slack has no typing indicator for bots")
 	_, isTyping := any(New()).(core.TypingIndicator)
 	require.False(t, isTyping, "so the core never asks for one")
+	require.True(t, c.RichText)
+	_, images := any(New()).(core.ImageSender)
+	require.True(t, images)
 }

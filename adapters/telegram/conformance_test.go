@@ -38,9 +38,12 @@ func TestConformance(t *testing.T) {
 				require.NoError(t, err)
 				var out []adaptertest.Sent
 				for _, m := range srv.Sent(id) {
+					shown := m.Shown()
 					out = append(out, adaptertest.Sent{
 						ChannelThreadID:   strconv.FormatInt(m.ChatID, 10),
 						Text:              m.Plain,
+						Shown:             &shown,
+						ImageURL:          m.Photo,
 						PlatformMessageID: strconv.Itoa(m.MessageID),
 						At:                m.At,
 					})

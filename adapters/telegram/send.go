@@ -13,10 +13,13 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
 )
 
 // Send delivers msg.Text to the chat msg.ChannelThreadID, split into parts
-// Telegram accepts, in order. A part that gets 429 is sent again after the
+// Telegram accepts, in order. Rich text (core.FormatRichText) is rendered
+// as MarkdownV2 whatever the format setting, in one message; when that is
+// over 4096 UTF-16 units it goes as plain text (markup.Plain) instead. A part that gets 429 is sent again after the
 // delay Telegram asks for; a 5xx answer is retried with backoff; parts
 // already delivered are never sent twice. The result holds the ids of the
 // delivered parts even when a later part fails.
@@ -31,6 +34,19 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	chatID, err := parseChatID(msg.ChannelThreadID)
 	if err != nil {
 		return core.SendResult{}, err
+	}
+	if msg.Format == core.FormatRichText {
+		if text := markup.TelegramV2(msg.Text); strings.TrimSpace(text) != "" && utf16Len(text) <= maxMessageLength {
+			id, err := a.sendPart(ctx, b, &bot.SendMessageParams{ChatID: chatID, Text: text, ParseMode: models.ParseModeMarkdown})
+			if err != nil {
+				return core.SendResult{}, err
+			}
+			return core.SendResult{PlatformMessageIDs: []string{strconv.Itoa(id)}}, nil
+		}
+		// Over one message: cutting the markup could split an entity
+		// (Telegram refuses the unbalanced parts), so the text goes plain,
+		// split the usual way.
+		msg.Text = markup.Plain(msg.Text)
 	}
 	markdown := a.Format == FormatMarkdownV2
 	parts := splitMessage(msg.Text, maxMessageLength, markdown)
@@ -61,41 +77,52 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 
 // sendPart sends one message, retrying what a retry can fix.
 func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, params *bot.SendMessageParams) (int, error) {
+	return a.deliver(ctx, "sending telegram message", params.ChatID, func(ctx context.Context) (*models.Message, error) {
+		return b.SendMessage(ctx, params)
+	})
+}
+
+// deliver makes a call that creates one message (sendMessage, sendPhoto)
+// and returns the message's id, retrying what a retry can fix: after a 429
+// the delay Telegram asks for, after a 5xx or a refused connection with
+// backoff. Anything else fails at once, permanently when retrying cannot
+// help. what names the call in errors.
+func (a *Adapter) deliver(ctx context.Context, what string, chatID any, call func(context.Context) (*models.Message, error)) (int, error) {
 	rateLimited, serverErrors := 0, 0
 	for {
 		rctx, status := withStatus(ctx)
-		m, err := b.SendMessage(rctx, params)
+		m, err := call(rctx)
 		if err == nil {
 			if m == nil {
-				return 0, errors.New("sending telegram message: no message in the answer")
+				return 0, fmt.Errorf("%s: no message in the answer", what)
 			}
 			return m.ID, nil
 		}
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("sending telegram message: %w", ctx.Err())
+			return 0, fmt.Errorf("%s: %w", what, ctx.Err())
 		}
 		var wait time.Duration
 		var tooMany *bot.TooManyRequestsError
 		switch {
 		case errors.As(err, &tooMany):
 			if rateLimited >= a.maxRateLimitRetries {
-				return 0, fmt.Errorf("sending telegram message: still rate limited after %d retries: %w", rateLimited, a.scrub(err))
+				return 0, fmt.Errorf("%s: still rate limited after %d retries: %w", what, rateLimited, a.scrub(err))
 			}
 			rateLimited++
 			wait = time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
-			a.log.Info("telegram rate limit, waiting", "chat_id", params.ChatID, "retry_after", wait)
+			a.log.Info("telegram rate limit, waiting", "chat_id", chatID, "retry_after", wait)
 		case retryable(err, status.code):
 			if serverErrors >= a.maxServerRetries {
-				return 0, fmt.Errorf("sending telegram message: failed after %d retries: %w", serverErrors, a.scrub(err))
+				return 0, fmt.Errorf("%s: failed after %d retries: %w", what, serverErrors, a.scrub(err))
 			}
 			wait = a.serverBackoff << serverErrors
 			serverErrors++
-			a.log.Warn("telegram send failed, retrying", "chat_id", params.ChatID, "err", a.scrub(err), "retry_in", wait)
+			a.log.Warn("telegram send failed, retrying", "chat_id", chatID, "err", a.scrub(err), "retry_in", wait)
 		default:
-			return 0, a.sendError("sending telegram message", err)
+			return 0, a.sendError(what, err)
 		}
 		if !a.sleep(ctx, wait) {
-			return 0, fmt.Errorf("sending telegram message: %w", ctx.Err())
+			return 0, fmt.Errorf("%s: %w", what, ctx.Err())
 		}
 	}
 }

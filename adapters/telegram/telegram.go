@@ -125,9 +125,9 @@ func (a *Adapter) Name() string { return "telegram" }
 func (a *Adapter) Platform() core.Platform { return core.PlatformTelegram }
 
 // Capabilities reports 4096-character messages in the configured format,
-// with a typing indicator.
+// rich text (MarkdownV2) and a typing indicator.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: a.Format, Typing: true}
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: a.Format, Typing: true, RichText: true}
 }
 
 // Provision takes the logger and clock from the host.

@@ -21,9 +21,11 @@ func TestRegistered(t *testing.T) {
 	a := info.New()
 	require.Equal(t, "telegram", a.Name())
 	require.Equal(t, core.PlatformTelegram, a.Platform())
-	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "plain", Typing: true}, a.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "plain", Typing: true, RichText: true}, a.Capabilities())
 	_, typing := a.(core.TypingIndicator)
 	require.True(t, typing)
+	_, images := a.(core.ImageSender)
+	require.True(t, images)
 }
 
 func TestConfigDecodes(t *testing.T) {

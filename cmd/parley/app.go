@@ -14,6 +14,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/console"
 	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/store"
@@ -186,8 +187,17 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
 		a.http.AddHealthCheck("store", a.store.Ping)
 		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
-		httpapi.NewAPI(httpapi.APIConfig{Token: cfg.HTTP.APIToken.Reveal(), Conversations: a.store},
-			log.With("component", "api")).Mount(a.http.Mux())
+		httpapi.NewAPI(httpapi.APIConfig{
+			Token:       cfg.HTTP.APIToken.Reveal(),
+			Store:       a.store,
+			Adapter:     a.adapterFor,
+			JobsChanged: jobWaker.Wake,
+			Now:         opts.clock.Now,
+			TimeZone:    cfg.Location().String(),
+			MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
+		}, log.With("component", "api")).Mount(a.http.Mux())
+		console.New(console.Config{Token: cfg.HTTP.APIToken.Reveal(), Store: a.store, Location: cfg.Location(),
+			Clock: opts.clock, Logger: log.With("component", "console")}).Mount(a.http.Mux())
 		for _, ad := range a.adapters {
 			if m, ok := ad.(core.HTTPMounter); ok {
 				m.Mount(a.http.Mux())
@@ -198,6 +208,16 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		}
 	}
 	return a, nil
+}
+
+// adapterFor is the enabled adapter of a platform.
+func (a *app) adapterFor(p core.Platform) (core.Adapter, bool) {
+	for _, ad := range a.adapters {
+		if ad.Platform() == p {
+			return ad, true
+		}
+	}
+	return nil, false
 }
 
 // start brings the bot up: services, adapters, dispatcher, HTTP.

@@ -80,6 +80,7 @@ func (c *companion) boot(t *testing.T) {
 	c.app, err = buildApp(ctx, cfg, c.logs.Logger(), appOptions{
 		wantAdapter: func(_ string, enabled bool) bool { return enabled },
 		clock:       c.clock,
+		serveHTTP:   true, // the API, on 127.0.0.1:0
 	})
 	require.NoError(t, err)
 	require.NoError(t, c.app.start(ctx))

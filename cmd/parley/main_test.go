@@ -54,8 +54,6 @@ func (b *testBundle) lookup(k string) (string, bool) {
 	return v, ok
 }
 
-// writeConfig writes a config that points at the fake model and a fresh
-// SQLite file, with extra YAML appended.
 // cli runs a parley command in-process with the config at cfg and returns
 // its exit status, standard output and standard error.
 func (b *testBundle) cli(cfg string, args ...string) (int, string, string) {
@@ -64,6 +62,8 @@ func (b *testBundle) cli(cfg string, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// writeConfig writes a config that points at the fake model and a fresh
+// SQLite file, with extra YAML appended.
 func (b *testBundle) writeConfig(t *testing.T, extra string) string {
 	t.Helper()
 	return b.writeConfigFor(t, "sqlite", b.dbPath, extra)

@@ -11,26 +11,39 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm"
 )
 
 // metrics is what GET /metrics serves, in the Prometheus text format, from
-// a registry of its own (no global state): jobs by kind and status, read
-// from the database at each scrape; how late jobs fired; scheduled sends
-// that failed, by platform; and the Go runtime's and process's figures.
+// a registry of its own (no global state), every name prefixed parley_:
+// turns and how long they ran; model calls, their latency and tokens;
+// sends by platform and result; how late jobs fired; the queues (runs
+// queued and running, jobs due) and jobs by kind and status, both read
+// from the database at each scrape; and the Go runtime's and process's
+// figures.
 type metrics struct {
-	reg      *prometheus.Registry
-	lateness *prometheus.HistogramVec
-	failures *prometheus.CounterVec
+	reg       *prometheus.Registry
+	lateness  *prometheus.HistogramVec
+	failures  *prometheus.CounterVec
+	sends     *prometheus.CounterVec
+	turns     *prometheus.CounterVec
+	turnTime  *prometheus.HistogramVec
+	llmTime   *prometheus.HistogramVec
+	llmTokens *prometheus.CounterVec
 }
 
-var _ core.JobMetrics = (*metrics)(nil)
+var _ core.Metrics = (*metrics)(nil)
 
-// jobCounter reads the jobs by kind and status.
-type jobCounter interface {
+// metricsStore reads what the scrape-time collectors report.
+type metricsStore interface {
 	JobCounts(ctx context.Context) (map[[2]string]int64, error)
+	QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error)
 }
 
-func newMetrics(jobs jobCounter, log *slog.Logger) *metrics {
+// secondsBuckets spans a fast send to a slow model call.
+var secondsBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+func newMetrics(st metricsStore, log *slog.Logger) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -42,8 +55,31 @@ func newMetrics(jobs jobCounter, log *slog.Logger) *metrics {
 			Name: "parley_scheduled_send_errors_total",
 			Help: "Scheduled sends that failed, by platform.",
 		}, []string{"platform"}),
+		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_sends_total",
+			Help: "Messages sent to platforms (replies, notices, scheduled and routed messages), by platform and result (ok, error, permanent).",
+		}, []string{"platform", "result"}),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_turns_total",
+			Help: "Runs finished, by kind (user_turn, cron_turn, proactive, continue) and status.",
+		}, []string{"kind", "status"}),
+		turnTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "parley_turn_duration_seconds",
+			Help:    "How long a run ran, from its claim to its end.",
+			Buckets: secondsBuckets,
+		}, []string{"kind"}),
+		llmTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "parley_llm_request_duration_seconds",
+			Help:    "Latency of a turn's model calls (tool rounds included), by result (ok, error).",
+			Buckets: secondsBuckets,
+		}, []string{"result"}),
+		llmTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_llm_tokens_total",
+			Help: "Tokens the model reported for turns, by type (prompt, completion).",
+		}, []string{"type"}),
 	}
-	m.reg.MustRegister(m.lateness, m.failures, &jobsCollector{jobs: jobs, log: log},
+	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens,
+		&storeCollector{st: st, log: log},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -58,31 +94,66 @@ func (m *metrics) SendFailed(p core.Platform) {
 	m.failures.WithLabelValues(string(p)).Inc()
 }
 
+// Sent counts a send by platform and result.
+func (m *metrics) Sent(p core.Platform, result string) {
+	m.sends.WithLabelValues(string(p), result).Inc()
+}
+
+// TurnFinished counts a finished run and observes how long it ran.
+func (m *metrics) TurnFinished(kind core.RunKind, status core.RunStatus, took time.Duration) {
+	m.turns.WithLabelValues(string(kind), string(status)).Inc()
+	m.turnTime.WithLabelValues(string(kind)).Observe(max(took, 0).Seconds())
+}
+
+// ModelCalled observes a model call's latency and counts its tokens.
+func (m *metrics) ModelCalled(took time.Duration, usage llm.Usage, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.llmTime.WithLabelValues(result).Observe(took.Seconds())
+	m.llmTokens.WithLabelValues("prompt").Add(float64(usage.PromptTokens))
+	m.llmTokens.WithLabelValues("completion").Add(float64(usage.CompletionTokens))
+}
+
 // handler serves the registry.
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
-// jobsCollector reads the job counts at scrape time: pending jobs stay in
-// the database, not in memory.
-type jobsCollector struct {
-	jobs jobCounter
-	log  *slog.Logger
+// storeCollector reads the queues and job counts at scrape time: pending
+// work stays in the database, not in memory.
+type storeCollector struct {
+	st  metricsStore
+	log *slog.Logger
 }
 
-var jobsDesc = prometheus.NewDesc("parley_jobs", "Jobs by kind and status.", []string{"kind", "status"}, nil)
+var (
+	jobsDesc  = prometheus.NewDesc("parley_jobs", "Jobs by kind and status.", []string{"kind", "status"}, nil)
+	queueDesc = prometheus.NewDesc("parley_queue_depth",
+		"Work waiting or under way: runs queued and running, jobs due and not yet taken.", []string{"queue"}, nil)
+)
 
-func (c *jobsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- jobsDesc }
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobsDesc
+	ch <- queueDesc
+}
 
-func (c *jobsCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	counts, err := c.jobs.JobCounts(ctx)
+	counts, err := c.st.JobCounts(ctx)
 	if err != nil {
 		c.log.Warn("metrics: counting jobs", "err", err)
-		return
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	depth, err := c.st.QueueDepth(ctx, time.Now())
+	if err != nil {
+		c.log.Warn("metrics: reading the queues", "err", err)
+	}
+	for q, n := range depth {
+		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n), q)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/parleybot/parley/core"
 )
@@ -17,11 +18,21 @@ import (
 // MaxBodyBytes bounds the body of an API request.
 const MaxBodyBytes = 1 << 20
 
-// ConversationStore is what the API needs of the store for conversations.
-type ConversationStore interface {
+// Store is what the API needs of the store; core/store implements it.
+type Store interface {
 	// DeleteConversation deletes a conversation unless enabled recurring
 	// jobs block it (core.ErrBlockedByAutomations) and confirm is false.
 	DeleteConversation(ctx context.Context, id int64, confirm bool) (core.Deletion, error)
+	Conversation(ctx context.Context, id int64) (core.Conversation, error)
+	ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error)
+	Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error)
+	MessagesPage(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error)
+	EnsureConversation(ctx context.Context, ref core.InboundRecord) (core.Conversation, error)
+	JobByIdempotencyKey(ctx context.Context, key string, since time.Time) (core.Job, error)
+	RouteMessage(ctx context.Context, j *core.Job, max int, since time.Time) (bool, error)
+	Job(ctx context.Context, id int64) (core.Job, error)
+	Jobs(ctx context.Context, conversationID int64, status core.JobStatus, limit int) ([]core.Job, error)
+	CancelJob(ctx context.Context, conversationID, id int64, toolCallID string) (core.Job, error)
 }
 
 // APIConfig configures the API.
@@ -29,19 +40,32 @@ type APIConfig struct {
 	// Token is the bearer token every request must carry (http.api_token).
 	// Empty disables the API: it is never served without one.
 	Token string
-	// Conversations serves /api/v1/conversations.
-	Conversations ConversationStore
+	Store Store
+	// Adapter returns the enabled adapter of a platform: routed messages
+	// to users the bot has not talked with are opened through it.
+	Adapter func(core.Platform) (core.Adapter, bool)
+	// JobsChanged wakes the scheduler: a message to send now is a job due
+	// now.
+	JobsChanged func()
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// TimeZone is the zone of conversations the API creates (bot.timezone).
+	TimeZone string
+	// MaxPending caps a conversation's waiting messages
+	// (scheduler.max_pending_per_conversation; default 50).
+	MaxPending int
 }
 
 // API is the JSON API under /api/v1/, behind a bearer token.
 type API struct {
 	// tokenSum is the token's SHA-256: comparing fixed-size sums keeps the
 	// comparison constant-time in the token's length too.
-	tokenSum      [sha256.Size]byte
-	enabled       bool
-	conversations ConversationStore
-	log           *slog.Logger
-	mux           *http.ServeMux
+	tokenSum [sha256.Size]byte
+	enabled  bool
+	cfg      APIConfig
+	store    Store
+	log      *slog.Logger
+	mux      *http.ServeMux
 }
 
 // NewAPI returns the API; mount it with Mount.
@@ -49,14 +73,33 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &API{
-		tokenSum:      sha256.Sum256([]byte(c.Token)),
-		enabled:       c.Token != "",
-		conversations: c.Conversations,
-		log:           log,
-		mux:           http.NewServeMux(),
+	if c.Now == nil {
+		c.Now = time.Now
 	}
+	if c.JobsChanged == nil {
+		c.JobsChanged = func() {}
+	}
+	if c.Adapter == nil {
+		c.Adapter = func(core.Platform) (core.Adapter, bool) { return nil, false }
+	}
+	if c.MaxPending <= 0 {
+		c.MaxPending = 50
+	}
+	a := &API{
+		tokenSum: sha256.Sum256([]byte(c.Token)),
+		enabled:  c.Token != "",
+		cfg:      c,
+		store:    c.Store,
+		log:      log,
+		mux:      http.NewServeMux(),
+	}
+	a.mux.HandleFunc("POST /api/v1/messages", a.postMessage)
+	a.mux.HandleFunc("GET /api/v1/messages/{id}", a.getMessage)
+	a.mux.HandleFunc("GET /api/v1/conversations", a.listConversations)
+	a.mux.HandleFunc("GET /api/v1/conversations/{id}/messages", a.conversationMessages)
 	a.mux.HandleFunc("DELETE /api/v1/conversations/{id}", a.deleteConversation)
+	a.mux.HandleFunc("GET /api/v1/jobs", a.listJobs)
+	a.mux.HandleFunc("DELETE /api/v1/jobs/{id}", a.cancelJob)
 	a.mux.HandleFunc("/api/", func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusNotFound, "no such endpoint")
 	})
@@ -121,20 +164,19 @@ type deletedResponse struct {
 
 // deleteConversation is DELETE /api/v1/conversations/{id}[?confirm=true].
 func (a *API) deleteConversation(w http.ResponseWriter, r *http.Request) {
-	raw := r.PathValue("id")
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || id <= 0 {
-		WriteError(w, http.StatusBadRequest, fmt.Sprintf("conversation id %q is not a positive integer", raw))
+	id, ok := pathID(w, r, "conversation")
+	if !ok {
 		return
 	}
 	confirm := false
+	var err error
 	if v := r.URL.Query().Get("confirm"); v != "" {
 		if confirm, err = strconv.ParseBool(v); err != nil {
 			WriteError(w, http.StatusBadRequest, fmt.Sprintf("confirm %q: want true or false", v))
 			return
 		}
 	}
-	d, err := a.conversations.DeleteConversation(r.Context(), id, confirm)
+	d, err := a.store.DeleteConversation(r.Context(), id, confirm)
 	switch {
 	case errors.Is(err, core.ErrNotFound):
 		WriteError(w, http.StatusNotFound, fmt.Sprintf("conversation %d not found", id))

@@ -21,8 +21,9 @@ const token = "api-token-0123456789"
 // fakeStore holds conversation 3 (blocked by job 7 unless confirmed) and
 // 4 (free); conversation 5 fails as a broken database would.
 type fakeStore struct {
-	mu    sync.Mutex
-	calls []string
+	httpapi.Store // the rest of the store: routing_test.go uses a real one
+	mu            sync.Mutex
+	calls         []string
 }
 
 func (f *fakeStore) DeleteConversation(_ context.Context, id int64, confirm bool) (core.Deletion, error) {
@@ -57,7 +58,7 @@ func setupAPI(t *testing.T, tok string) *apiBundle {
 	t.Helper()
 	b := &apiBundle{store: &fakeStore{}, logs: &coretest.Logs{}}
 	b.srv = httpapi.New("127.0.0.1:0", b.logs.Logger())
-	httpapi.NewAPI(httpapi.APIConfig{Token: tok, Conversations: b.store}, b.logs.Logger()).Mount(b.srv.Mux())
+	httpapi.NewAPI(httpapi.APIConfig{Token: tok, Store: b.store}, b.logs.Logger()).Mount(b.srv.Mux())
 	return b
 }
 

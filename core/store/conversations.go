@@ -153,17 +153,27 @@ func (s *Store) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time
 		}
 		res.EndedRecordID = conv.CurrentRecordID
 	}
-	var id int64
-	if err := tx.Raw(`INSERT INTO session_records (conversation_id, started_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?) RETURNING id`, conv.ID, s.q.t(at), now, now).Row().Scan(&id); err != nil {
-		return fmt.Errorf("starting session record: %w", err)
-	}
-	if err := tx.Exec(`UPDATE conversations SET current_record_id = ? WHERE id = ?`, id, conv.ID).Error; err != nil {
-		return fmt.Errorf("starting session record: %w", err)
+	id, err := s.startRecord(tx, conv.ID, at, now)
+	if err != nil {
+		return err
 	}
 	conv.CurrentRecordID = &id
 	res.NewRecord = true
 	return nil
+}
+
+// startRecord starts a session record of the conversation at at and makes
+// it the current one.
+func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (int64, error) {
+	var id int64
+	if err := tx.Raw(`INSERT INTO session_records (conversation_id, started_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?) RETURNING id`, convID, s.q.t(at), now, now).Row().Scan(&id); err != nil {
+		return 0, fmt.Errorf("starting session record: %w", err)
+	}
+	if err := tx.Exec(`UPDATE conversations SET current_record_id = ? WHERE id = ?`, id, convID).Error; err != nil {
+		return 0, fmt.Errorf("starting session record: %w", err)
+	}
+	return id, nil
 }
 
 // Conversation returns a conversation by id.

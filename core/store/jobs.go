@@ -24,13 +24,14 @@ func (s *Store) CreateJob(ctx context.Context, j *core.Job) error {
 	}
 	err := s.w.WithContext(ctx).Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at,
 			recurrence, attempts, last_error, origin, created_by_tool_call_id, cancelled_by_tool_call_id, owner,
-			lease_until, platform_message_id, sent_at, session_record_id, after_seq, next_run_at, catch_up, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			lease_until, platform_message_id, sent_at, session_record_id, after_seq, next_run_at, catch_up,
+			format, image_url, idempotency_key, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		job.ConversationID, string(job.Kind), string(job.Status), job.Text, job.Name, s.q.t(job.DueAt),
 		job.Recurrence, job.Attempts, job.LastError, job.Origin, job.CreatedByToolCallID,
 		job.CancelledByToolCallID, job.Owner, s.q.nt(job.LeaseUntil), job.PlatformMessageID, s.q.nt(job.SentAt),
 		nid(job.SessionRecordID), job.AfterSeq, s.q.nt(job.NextRunAt), string(job.CatchUp),
-		s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
+		string(job.Format), job.ImageURL, nullString(job.IdempotencyKey), s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
 	if err != nil {
 		return fmt.Errorf("creating job: %w", err)
 	}
@@ -46,4 +47,12 @@ func (s *Store) Job(ctx context.Context, id int64) (core.Job, error) {
 		return core.Job{}, notFound(fmt.Sprintf("job %d", id), err)
 	}
 	return j, nil
+}
+
+// nullString is s, or NULL when it is empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

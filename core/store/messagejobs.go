@@ -47,6 +47,15 @@ func (s *Store) CompleteMessageJob(ctx context.Context, jobID int64, owner strin
 		if err != nil {
 			return err
 		}
+		if record == nil && msg.SessionRecordID == nil {
+			// The first message of a conversation the API opened: it
+			// starts the record the user's answer joins.
+			id, err := s.startRecord(tx, conv, msg.CreatedAt, t)
+			if err != nil {
+				return err
+			}
+			record = &id
+		}
 		msg.ConversationID, msg.Seq = conv, seq
 		if msg.SessionRecordID == nil {
 			msg.SessionRecordID = record
@@ -233,4 +242,18 @@ func (s *Store) JobCounts(ctx context.Context) (map[[2]string]int64, error) {
 		out[[2]string{r.Kind, r.Status}] = r.N
 	}
 	return out, nil
+}
+
+// QueueDepth reads the work waiting or under way: runs queued and running,
+// and jobs due by now that no scheduler has taken yet.
+func (s *Store) QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error) {
+	var queued, running, due int64
+	err := s.r.WithContext(ctx).Raw(`SELECT
+			(SELECT COUNT(*) FROM runs WHERE status = 'queued'),
+			(SELECT COUNT(*) FROM runs WHERE status = 'running'),
+			(SELECT COUNT(*) FROM jobs WHERE status = 'pending' AND due_at <= ?)`, s.q.t(now)).Row().Scan(&queued, &running, &due)
+	if err != nil {
+		return nil, fmt.Errorf("reading the queues: %w", err)
+	}
+	return map[string]int64{"runs_queued": queued, "runs_running": running, "jobs_due": due}, nil
 }

@@ -264,6 +264,20 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX runs_job_occurrence ON runs (job_id, occurrence_at) WHERE occurrence_at IS NOT NULL`,
 		},
 	},
+	{
+		version: 6,
+		name:    "routed messages",
+		statements: []string{
+			// How a message job's text is sent: '' (as replies are),
+			// 'rich_text', or an image with the text as its caption.
+			`ALTER TABLE jobs ADD COLUMN format TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE jobs ADD COLUMN image_url TEXT NOT NULL DEFAULT ''`,
+			// The API caller's Idempotency-Key; unique while set, and
+			// cleared when the key is reused after its 24 hours.
+			`ALTER TABLE jobs ADD COLUMN idempotency_key TEXT`,
+			`CREATE UNIQUE INDEX jobs_idempotency_key ON jobs (idempotency_key) WHERE idempotency_key IS NOT NULL`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -95,6 +95,11 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, channelID
 		writeError(w, http.StatusBadRequest, e)
 		return
 	}
+	embeds, e, ok := readEmbeds(body.Embeds)
+	if !ok {
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
 	if utf8.RuneCountInString(body.Content) > maxContent {
 		writeError(w, http.StatusBadRequest, invalidField("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length."))
 		return
@@ -121,6 +126,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, channelID
 		ChannelID:    channelID,
 		MessageID:    s.newIDLocked(),
 		Content:      body.Content,
+		Embeds:       embeds,
 		Nonce:        nonce,
 		EnforceNonce: body.EnforceNonce,
 		At:           s.now(),

@@ -109,7 +109,7 @@ func (s *Server) getChannel(w http.ResponseWriter, _ *http.Request, id string) {
 }
 
 // createDM opens (or returns the already open) DM channel with
-// recipient_id.
+// recipient_id, a known user (see AddUser).
 func (s *Server) createDM(w http.ResponseWriter, r *http.Request, _ string) {
 	var body struct {
 		RecipientID string `json:"recipient_id"`
@@ -123,6 +123,11 @@ func (s *Server) createDM(w http.ResponseWriter, r *http.Request, _ string) {
 		return
 	}
 	s.mu.Lock()
+	if !s.knownUserLocked(body.RecipientID) {
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, unknownUser())
+		return
+	}
 	out := s.channelWire(s.dmChannelLocked(body.RecipientID))
 	s.notify()
 	s.mu.Unlock()

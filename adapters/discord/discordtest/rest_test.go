@@ -70,6 +70,7 @@ func TestUserChannelCreateReturnsTheSameChannel(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	c := tb.restClient(t)
+	tb.srv.AddUser(tb.alice)
 
 	ch1, err := c.dg.UserChannelCreate(tb.alice.ID)
 	require.NoError(t, err)
@@ -89,6 +90,9 @@ func TestUserChannelCreateReturnsTheSameChannel(t *testing.T) {
 
 	_, err = c.dg.UserChannelCreate("not-a-snowflake")
 	requireRESTError(t, err, http.StatusBadRequest, 50035)
+	_, err = c.dg.UserChannelCreate(tb.bob.ID)
+	requireRESTError(t, err, http.StatusNotFound, 10013)
+	require.Empty(t, tb.srv.DMChannelOf(tb.bob.ID), "no DM with an unknown user")
 }
 
 func TestSendComplexIsRecorded(t *testing.T) {

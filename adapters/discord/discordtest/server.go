@@ -74,6 +74,8 @@ type SentMessage struct {
 	MessageID string
 	// Content is the content exactly as the bot sent it.
 	Content string
+	// Embeds are the message's embeds, in order.
+	Embeds []Embed
 	// Nonce is the nonce as sent (a JSON number in its decimal form), ""
 	// if none.
 	Nonce        string

@@ -113,8 +113,9 @@ func (s *Server) RevokeTokens() {
 	}
 }
 
-// Block makes posts to the DM with userID fail with is_archived, as when
-// the user was deactivated.
+// Block makes posts to the DM with userID fail with is_archived and
+// conversations.open with the user fail with user_disabled, as when the
+// user was deactivated.
 func (s *Server) Block(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -21,6 +21,9 @@ type SentMessage struct {
 	ThreadTS string
 	Mrkdwn   bool      // false only when the client sent mrkdwn=false
 	At       time.Time // when accepted, by the server's clock (WithNow)
+	// Blocks are the message's layout blocks, in order; Text is then the
+	// fallback Slack shows in notifications.
+	Blocks []Block
 }
 
 // chatPostMessage posts into a known channel, or into the DM of a known
@@ -39,6 +42,10 @@ func (s *Server) chatPostMessage(p params) (result, string) {
 	if text == "" && !nonEmptyJSONList(p["blocks"]) && !nonEmptyJSONList(p["attachments"]) {
 		return nil, "no_text"
 	}
+	blocks, code := readBlocks(p["blocks"])
+	if code != "" {
+		return nil, code
+	}
 	if utf8.RuneCountInString(text) > maxTextRunes {
 		return nil, "msg_too_long"
 	}
@@ -50,6 +57,7 @@ func (s *Server) chatPostMessage(p params) (result, string) {
 		ThreadTS: p["thread_ts"],
 		Mrkdwn:   p["mrkdwn"] != "false",
 		At:       s.now(),
+		Blocks:   blocks,
 	}
 	s.sentIdx[chID] = append(s.sentIdx[chID], len(s.sent))
 	s.sent = append(s.sent, m)

@@ -223,6 +223,9 @@ func (s *Server) conversationsOpen(p params) (result, string) {
 	if _, ok := s.users[users]; !ok {
 		return nil, "user_not_found"
 	}
+	if s.blocked[users] {
+		return nil, "user_disabled"
+	}
 	id, existed := s.dmLocked(users)
 	res := result{"channel": imWire(id, users, s.now().Unix())}
 	if existed {

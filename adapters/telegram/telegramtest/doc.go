@@ -4,7 +4,7 @@
 // closely enough that the real github.com/go-telegram/bot client, pointed at
 // it with bot.WithServerURL(srv.URL()), works end to end: getMe, long
 // polling with getUpdates, webhooks (setWebhook, deleteWebhook,
-// getWebhookInfo), sendMessage and sendChatAction.
+// getWebhookInfo), sendMessage, sendPhoto and sendChatAction.
 //
 // A test plays the users: SendPrivate, SendGroup, SendChannelPost, SendOwn,
 // EditPrivate and InjectRaw create updates, which wait in a queue for
@@ -12,10 +12,11 @@
 // did: Sent, AllSent, WaitSent, ChatActions, Calls, Webhook. Faults
 // (FailNext, FailAfter, Block) make chosen calls fail the way Telegram does.
 //
-// Simplifications, on purpose: only text messages; MarkdownV2 is checked by
-// a small parser (escapes, bold, italic, underline, strikethrough, spoiler,
-// code, pre, links, block quotes) that reports the common Telegram errors but
-// not every one; HTML and legacy Markdown are accepted unchecked;
+// Simplifications, on purpose: only text messages and photos by URL;
+// MarkdownV2 (texts and captions) is checked by a small parser
+// (markuptest.TelegramV2: escapes, bold, italic, underline, strikethrough,
+// spoiler, code, pre, links, block quotes) that reports the common Telegram
+// errors but not every one; HTML and legacy Markdown are accepted unchecked;
 // allowed_updates is ignored; a chat is known once an update from or to it
 // was injected (or AddChat was called).
 package telegramtest

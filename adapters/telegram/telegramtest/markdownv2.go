@@ -1,175 +1,99 @@
 package telegramtest
 
 import (
-	"fmt"
+	"cmp"
+	"slices"
 	"strings"
+	"unicode/utf16"
+
+	"github.com/go-telegram/bot/models"
+
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
-// mdEntity is an entity opened while parsing MarkdownV2 and not yet closed.
-type mdEntity struct {
-	kind       string // the name Telegram uses in its errors: "Bold", "Pre", ...
-	byteOffset int    // where it started in the input, for error messages
+// parseText reads a text or caption sent with parseMode the way Telegram
+// does: the text a user reads and its entities, or the fault Telegram
+// answers with. MarkdownV2 is checked by markuptest.TelegramV2, a parser
+// modelled on TDLib's (escapes, bold, italic, underline, strikethrough,
+// spoiler, code, pre, links, block quotes) that reports the common
+// Telegram errors but not every one; HTML and legacy Markdown are accepted
+// unchecked and shown as sent.
+func parseText(text, parseMode string) (string, []models.MessageEntity, *Fault) {
+	switch strings.ToLower(parseMode) {
+	case "", "markdown", "html":
+		return text, nil, nil
+	case "markdownv2":
+		r, err := markuptest.TelegramV2(text)
+		if err != nil {
+			f := badRequest("can't parse entities: " + err.Error())
+			return "", nil, &f
+		}
+		return r.Text, entities(r), nil
+	default:
+		f := badRequest("unsupported parse_mode")
+		return "", nil, &f
+	}
 }
 
-// parseMarkdownV2 checks text the way Telegram's MarkdownV2 parser does and
-// returns the text a user would read (markup and escapes removed). It follows
-// the structure of TDLib's parse_markdown_v2: a backslash escapes any ASCII
-// character; outside code every one of _*[]()~`>#+-=|{}.! must be escaped
-// unless it opens or closes an entity; inside code and pre only ` is special.
-// Not checked: URL contents, custom emoji ids, expandable block quotes (**>).
-// problem, when not empty, is what follows "Bad Request: can't parse entities: ".
-func parseMarkdownV2(text string) (plain, problem string) {
-	const reserved = "_*[]()~`>#+-=|{}.!"
-	at := func(i int) byte {
-		if i < len(text) {
-			return text[i]
-		}
-		return 0
-	}
-	reservedErr := func(c byte) string {
-		return fmt.Sprintf("Character '%c' is reserved and must be escaped with the preceding '\\'", c)
-	}
-	var out strings.Builder
-	var stack []mdEntity
-	top := func() string {
-		if len(stack) == 0 {
-			return ""
-		}
-		return stack[len(stack)-1].kind
-	}
-	for i := 0; i < len(text); i++ {
-		c := text[i]
-		if c == '\\' && at(i+1) > 0 && at(i+1) <= 126 {
-			i++
-			out.WriteByte(text[i])
-			continue
-		}
-		inCode := top() == "Code" || top() == "Pre" || top() == "PreCode"
-		if inCode {
-			if c != '`' {
-				out.WriteByte(c)
-				continue
-			}
-		} else if !strings.ContainsRune(reserved, rune(c)) {
-			out.WriteByte(c)
-			continue
-		}
-		// A '>' at the start of a line opens a block quote line; the marker
-		// itself is not part of the text.
-		if c == '>' && !inCode && (i == 0 || text[i-1] == '\n') {
-			continue
-		}
-		isEnd := false
-		switch top() {
-		case "Bold":
-			isEnd = c == '*'
-		case "Italic":
-			isEnd = c == '_' && at(i+1) != '_'
-		case "Underline":
-			isEnd = c == '_' && at(i+1) == '_'
-		case "Strikethrough":
-			isEnd = c == '~'
-		case "Spoiler":
-			isEnd = c == '|' && at(i+1) == '|'
-		case "Code":
-			isEnd = c == '`'
-		case "Pre", "PreCode":
-			isEnd = c == '`' && at(i+1) == '`' && at(i+2) == '`'
-		case "TextUrl", "CustomEmoji":
-			isEnd = c == ']'
-		}
-		if !isEnd {
-			start := i
-			var kind string
-			switch c {
-			case '_':
-				kind = "Italic"
-				if at(i+1) == '_' {
-					kind = "Underline"
-					i++
-				}
-			case '*':
-				kind = "Bold"
-			case '~':
-				kind = "Strikethrough"
-			case '|':
-				if at(i+1) != '|' {
-					return "", reservedErr(c)
-				}
-				kind = "Spoiler"
-				i++
-			case '[':
-				kind = "TextUrl"
-			case '!':
-				if at(i+1) != '[' {
-					return "", reservedErr(c)
-				}
-				kind = "CustomEmoji"
-				i++
-			case '`':
-				if at(i+1) != '`' || at(i+2) != '`' {
-					kind = "Code"
-					break
-				}
-				kind = "Pre"
-				i += 3
-				langEnd := i
-				for langEnd < len(text) && !isSpace(text[langEnd]) && text[langEnd] != '`' {
-					langEnd++
-				}
-				if langEnd != i && langEnd < len(text) && text[langEnd] != '`' {
-					kind = "PreCode"
-					i = langEnd
-				}
-				// One line break after the opening fence is not part of the code.
-				if at(i) == '\n' || at(i) == '\r' {
-					if (at(i+1) == '\n' || at(i+1) == '\r') && at(i) != at(i+1) {
-						i += 2
-					} else {
-						i++
-					}
-				}
-				i--
-			default:
-				return "", reservedErr(c)
-			}
-			stack = append(stack, mdEntity{kind: kind, byteOffset: start})
-			continue
-		}
-		kind := top()
-		switch kind {
-		case "Underline", "Spoiler":
-			i++
-		case "Pre", "PreCode":
-			i += 2
-		case "TextUrl", "CustomEmoji":
-			if at(i+1) != '(' {
-				if kind == "CustomEmoji" {
-					return "", "Custom emoji entity must contain a tg://emoji URL"
-				}
-				break // the link text is its own URL
-			}
-			i += 2
-			urlStart := i
-			for i < len(text) && text[i] != ')' {
-				if text[i] == '\\' && at(i+1) > 0 && at(i+1) <= 126 {
-					i++
-				}
-				i++
-			}
-			if at(i) != ')' {
-				return "", fmt.Sprintf("Can't find end of a URL at byte offset %d", urlStart)
-			}
-		}
-		stack = stack[:len(stack)-1]
-	}
-	if len(stack) > 0 {
-		e := stack[len(stack)-1]
-		return "", fmt.Sprintf("Can't find end of %s entity at byte offset %d", e.kind, e.byteOffset)
-	}
-	return out.String(), ""
+// entityTypes are Telegram's names of the styles markuptest reads.
+var entityTypes = map[markuptest.Style]models.MessageEntityType{
+	markuptest.Bold:      models.MessageEntityTypeBold,
+	markuptest.Italic:    models.MessageEntityTypeItalic,
+	markuptest.Underline: models.MessageEntityTypeUnderline,
+	markuptest.Strike:    models.MessageEntityTypeStrikethrough,
+	markuptest.Spoiler:   models.MessageEntityTypeSpoiler,
+	markuptest.Code:      models.MessageEntityTypeCode,
+	markuptest.Pre:       models.MessageEntityTypePre,
+	markuptest.Link:      models.MessageEntityTypeTextLink,
+	markuptest.Quote:     models.MessageEntityTypeBlockquote,
 }
 
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+// entities turns spans into Telegram entities, whose offsets and lengths
+// count UTF-16 code units.
+func entities(r markuptest.Rendered) []models.MessageEntity {
+	if len(r.Spans) == 0 {
+		return nil
+	}
+	units := func(s string) int { return len(utf16.Encode([]rune(s))) }
+	out := make([]models.MessageEntity, 0, len(r.Spans))
+	for _, sp := range r.Spans {
+		e := models.MessageEntity{
+			Type:     entityTypes[sp.Style],
+			Offset:   units(r.Text[:sp.Start]),
+			Length:   units(r.Text[sp.Start:sp.End]),
+			URL:      sp.URL,
+			Language: sp.Language,
+		}
+		if e.Type == models.MessageEntityTypeTextLink && e.URL == "" {
+			continue
+		}
+		out = append(out, e)
+	}
+	// Telegram lists entities by offset, an outer one before an inner one.
+	slices.SortStableFunc(out, func(a, b models.MessageEntity) int {
+		return cmp.Or(cmp.Compare(a.Offset, b.Offset), cmp.Compare(b.Length, a.Length))
+	})
+	return out
+}
+
+// Shown is what a user sees of the message (of a photo, its caption):
+// Plain with its entities as styled spans.
+func (m SentMessage) Shown() markuptest.Rendered {
+	r := markuptest.Rendered{Text: m.Plain}
+	units := utf16.Encode([]rune(m.Plain))
+	// byteAt is the byte offset in Plain of a UTF-16 offset.
+	byteAt := func(u int) int {
+		u = min(max(u, 0), len(units))
+		return len(string(utf16.Decode(units[:u])))
+	}
+	for _, e := range m.Entities {
+		for st, typ := range entityTypes {
+			if typ == e.Type {
+				r.Spans = append(r.Spans, markuptest.Span{
+					Style: st, Start: byteAt(e.Offset), End: byteAt(e.Offset + e.Length), URL: e.URL, Language: e.Language,
+				})
+			}
+		}
+	}
+	return r
 }

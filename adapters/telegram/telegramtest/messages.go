@@ -48,20 +48,9 @@ func (s *Server) chatTarget(p params) (*chatState, *Fault) {
 func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
 	text := p["text"]
 	parseMode := p["parse_mode"]
-	plain := text
-	switch strings.ToLower(parseMode) {
-	case "":
-	case "markdownv2":
-		var problem string
-		if plain, problem = parseMarkdownV2(text); problem != "" {
-			f := badRequest("can't parse entities: " + problem)
-			return nil, &f
-		}
-	case "markdown", "html":
-		// Accepted unchecked: the fake does not parse them.
-	default:
-		f := badRequest("unsupported parse_mode")
-		return nil, &f
+	plain, ents, f := parseText(text, parseMode)
+	if f != nil {
+		return nil, f
 	}
 	if strings.TrimSpace(plain) == "" {
 		f := badRequest("message text is empty")
@@ -84,19 +73,26 @@ func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
 	}
 	bot := s.bot
 	msg := s.newMessage(cs, &bot, plain)
-	s.sent = append(s.sent, SentMessage{
+	msg.Entities = ents
+	s.recordLocked(SentMessage{
 		ChatID:           cs.chat.ID,
 		MessageID:        msg.ID,
 		Text:             text,
 		Plain:            plain,
 		ParseMode:        parseMode,
+		Entities:         ents,
 		ReplyToMessageID: replyTo,
 		At:               s.now(),
 	})
-	// Indexed per chat so that many waiters stay cheap under load.
-	s.sentIdx[cs.chat.ID] = append(s.sentIdx[cs.chat.ID], len(s.sent)-1)
-	s.notify()
 	return msg, nil
+}
+
+// recordLocked keeps a message the bot sent. Callers hold s.mu.
+func (s *Server) recordLocked(m SentMessage) {
+	s.sent = append(s.sent, m)
+	// Indexed per chat so that many waiters stay cheap under load.
+	s.sentIdx[m.ChatID] = append(s.sentIdx[m.ChatID], len(s.sent)-1)
+	s.notify()
 }
 
 // replyToID reads reply_parameters.message_id or reply_to_message_id.

@@ -46,16 +46,23 @@ type User struct {
 	Username  string
 }
 
-// SentMessage is one message the bot sent with sendMessage.
+// SentMessage is one message the bot sent with sendMessage or sendPhoto.
 type SentMessage struct {
 	ChatID    int64
 	MessageID int
-	// Text is the text parameter exactly as the bot sent it.
+	// Text is the text parameter (a photo's caption) exactly as the bot
+	// sent it.
 	Text string
 	// Plain is the text a user reads: for MarkdownV2, markup and escapes
 	// removed; otherwise the same as Text.
 	Plain     string
 	ParseMode string
+	// Entities are the styles a user sees on Plain (MarkdownV2 only), with
+	// offsets and lengths in UTF-16 code units as Telegram counts them.
+	Entities []models.MessageEntity
+	// Photo is sendPhoto's photo parameter: the URL the bot gave, or
+	// "attach://<name>" for an upload; "" for a text message.
+	Photo string
 	// ReplyToMessageID is reply_parameters.message_id (or the legacy
 	// reply_to_message_id), 0 if the message is not a reply.
 	ReplyToMessageID int
@@ -261,8 +268,12 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 		return s.getWebhookInfo, true
 	case "sendmessage":
 		return s.sendMessage, true
+	case "sendphoto":
+		return s.sendPhoto, true
 	case "sendchataction":
 		return s.sendChatAction, true
+	case "getchat":
+		return s.getChat, true
 	case "setmycommands", "deletemycommands":
 		return func(context.Context, params) (any, *Fault) { return true, nil }, true
 	}

@@ -69,6 +69,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"JobRoundTrip", testJobRoundTrip},
 		{"SessionRecordRoundTrip", testSessionRecordRoundTrip},
 		{"ConversationsList", testConversationsList},
+		{"ConversationsByActivity", testConversationsByActivity},
 		{"SessionRecordsSplitAtTheGap", testSessionRecordsSplitAtTheGap},
 		{"FreezePromptKeepsTheFirst", testFreezePromptKeepsTheFirst},
 		{"SummarizedRecords", testSummarizedRecords},
@@ -94,6 +95,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"CronTurnWaitsForAQueuedRun", testCronTurnWaitsForAQueuedRun},
 		{"CancelRecurringWhileClaimed", testCancelRecurringWhileClaimed},
 		{"AppendTriggerJoinsOrStartsARecord", testAppendTriggerJoinsOrStartsARecord},
+		{"RoutedMessageIdempotencyAndFirstRecord", testRoutedMessageIdempotencyAndFirstRecord},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,88 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
+)
+
+var _ core.ImageSender = (*Adapter)(nil)
+
+// Slack's limits on the blocks SendImage posts.
+const (
+	maxSectionText = 3000
+	maxAltText     = 2000
+)
+
+// SendImage posts msg.ImageURL as an image block (Slack fetches the URL)
+// under a section holding msg.Text in mrkdwn (rendered with markup.Slack
+// for rich text, escaped otherwise). The message's text, which Slack shows
+// in notifications, is the caption as plain text; it is also the image's
+// alt text ("Image" without a caption). A caption over a section's 3,000
+// characters is not cut: the image goes alone and the text follows as
+// messages of its own (through Send). Retries and errors are as for Send.
+// The result holds the image message's ts, then those of the text after
+// it.
+func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return core.SendResult{}, fmt.Errorf("sending slack image: %w", err)
+	}
+	api, err := a.live()
+	if err != nil {
+		return core.SendResult{}, fmt.Errorf("sending slack image: %w", err)
+	}
+	if strings.TrimSpace(msg.ImageURL) == "" {
+		return core.SendResult{}, &core.PermanentError{Reason: "no image URL"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	defer cancel()
+	channel, err := a.channelOf(ctx, msg)
+	if err != nil {
+		return core.SendResult{}, err
+	}
+
+	caption, plain := escapeMrkdwn(msg.Text), msg.Text
+	if msg.Format == core.FormatRichText {
+		caption, plain = markup.Slack(msg.Text), markup.Plain(msg.Text)
+	}
+	alt := strings.TrimSpace(plain)
+	if alt == "" {
+		alt = "Image"
+	}
+	if utf8.RuneCountInString(alt) > maxAltText {
+		alt = string([]rune(alt)[:maxAltText-1]) + "…"
+	}
+	var blocks []slack.Block
+	apart := false
+	switch {
+	case strings.TrimSpace(caption) == "":
+	case utf8.RuneCountInString(caption) <= maxSectionText:
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, caption, false, false), nil, nil))
+	default:
+		apart = true
+	}
+	blocks = append(blocks, slack.NewImageBlock(msg.ImageURL, alt, "", nil))
+	res, err := a.post(ctx, api, channel, [][]slack.MsgOption{{slack.MsgOptionText(alt, true), slack.MsgOptionBlocks(blocks...)}})
+	if err != nil || !apart {
+		return res, err
+	}
+	text := msg
+	text.ChannelThreadID, text.ImageURL = channel, ""
+	more, err := a.Send(ctx, text)
+	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
+	if err != nil {
+		return res, fmt.Errorf("sending the caption after the slack image: %w", err)
+	}
+	return res, nil
+}
+
+// escapeMrkdwn escapes the three characters Slack requires.
+func escapeMrkdwn(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/coretest"
+)
+
+// browserTimeout bounds the whole browser session: a cold Chromium start
+// on a loaded CI machine takes seconds.
+const browserTimeout = 90 * time.Second
+
+// TestConsoleInABrowser drives the web console of a running bot in
+// headless Chromium: log in through the form, open a conversation, see its
+// transcript and scheduled message, cancel the message. The job must be
+// cancelled in the database and shown so. A screenshot is kept.
+func TestConsoleInABrowser(t *testing.T) {
+	t.Parallel()
+	browser := findBrowser(t)
+	b := setup(t)
+	path := b.writeConfig(t, "bot:\n  timezone: Europe/Berlin\n")
+	cfg, err := config.Load(path, b.lookup)
+	require.NoError(t, err)
+	ctx := context.Background()
+	logs := &coretest.Logs{}
+	a, err := buildApp(ctx, cfg, logs.Logger(), appOptions{
+		wantAdapter: func(_ string, enabled bool) bool { return enabled },
+		serveHTTP:   true,
+	})
+	require.NoError(t, err)
+	started := false
+	t.Cleanup(func() {
+		if started {
+			require.NoError(t, a.stop())
+		} else {
+			a.close()
+		}
+		if t.Failed() {
+			t.Logf("the bot's log:\n%s", logs)
+		}
+	})
+
+	// A conversation with a reply, a silent turn, user text that looks like
+	// markup, and a message the bot promised to send in an hour.
+	now := time.Now().UTC()
+	in, err := a.store.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "browser-1",
+		ChannelUserID: "browser-1", DisplayName: "Ada", TimeZone: "Europe/Berlin",
+		Text: "remind me to check the bread in an hour", Now: now.Add(-time.Minute)})
+	require.NoError(t, err)
+	conv := in.Conversation
+	for i, m := range []core.Message{
+		{Role: core.RoleAssistant, Source: core.SourceReply, Content: "I will remind you in an hour."},
+		{Role: core.RoleUser, Source: core.SourceUser, Content: `thanks <b>so</b> much <script>window.pwned = 1</script>`},
+		{Role: core.RoleAssistant, Source: core.SourceReply, Metadata: map[string]any{"silent": true}},
+	} {
+		m.ConversationID, m.CreatedAt = conv.ID, now.Add(time.Duration(i-30)*time.Second)
+		require.NoError(t, a.store.AppendMessage(ctx, &m))
+	}
+	job := core.Job{ConversationID: conv.ID, Text: "Time to check on the bread!", DueAt: now.Add(time.Hour),
+		Origin: "tool", CreatedByToolCallID: "call-bread"}
+	_, err = a.store.ScheduleMessage(ctx, &job, false, 50)
+	require.NoError(t, err)
+	for i, v := range []float64{0.2, 0.5, 0.1} {
+		require.NoError(t, a.store.AddMood(ctx, &core.MoodPoint{ConversationID: conv.ID, Valence: v, Arousal: v - 0.3,
+			Source: "set_mood", CreatedAt: now.Add(time.Duration(i-3) * time.Minute)}))
+	}
+
+	require.NoError(t, a.start(ctx))
+	started = true
+	base := "http://" + a.http.Addr()
+
+	bctx := newBrowser(t, browser)
+	jobRow := chromedp.ID(fmt.Sprintf("job-%d", job.ID))
+
+	// Any console page asks for the token first.
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(base+"/console/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), b.env["PARLEY_API_TOKEN"]),
+		chromedp.Click(chromedp.ID("login")),
+		chromedp.WaitVisible(chromedp.ID("conversations")),
+	))
+	list, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("conversations")))
+	require.NoError(t, err)
+	require.Contains(t, list, "Ada")
+	require.Contains(t, list, "web")
+
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#conversations a[href="/console/conversations/%d"]`, conv.ID))),
+		chromedp.WaitVisible(chromedp.ID("transcript")),
+	))
+	transcript, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("transcript")))
+	require.NoError(t, err)
+	require.Contains(t, transcript, "remind me to check the bread in an hour")
+	require.Contains(t, transcript, "I will remind you in an hour.")
+	require.Contains(t, transcript, "silent turn: nothing was sent")
+	require.Contains(t, transcript, "<script>window.pwned = 1</script>", "user text shows as text")
+	pwned, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`window.pwned === 1`))
+	require.NoError(t, err)
+	require.False(t, pwned, "user text never runs")
+	zone, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("zone")))
+	require.NoError(t, err)
+	require.Contains(t, zone, "Europe/Berlin")
+
+	row, err := chromedp.Run(bctx, chromedp.Text(jobRow))
+	require.NoError(t, err)
+	require.Contains(t, row, "pending")
+	require.Contains(t, row, "Time to check on the bread!")
+	require.Contains(t, row, job.DueAt.In(mustZone(t, "Europe/Berlin")).Format("2006-01-02 15:04:05 MST"))
+
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(chromedp.ID(fmt.Sprintf("cancel-%d", job.ID))),
+		chromedp.WaitVisible(chromedp.ID("notice")),
+	))
+	notice, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("notice")))
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("Job %d cancelled.", job.ID), strings.TrimSpace(notice))
+	status, err := chromedp.Run(bctx, chromedp.AttributeValue(jobRow, "data-status"))
+	require.NoError(t, err)
+	require.Equal(t, "cancelled", status.Value)
+	row, err = chromedp.Run(bctx, chromedp.Text(jobRow))
+	require.NoError(t, err)
+	require.Contains(t, row, "cancelled by console")
+
+	stored, err := a.store.Job(ctx, job.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.JobCancelled, stored.Status)
+	require.Equal(t, "console", stored.CancelledByToolCallID)
+
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG screenshot")
+	shot := filepath.Join(artifactDir(t), "console-cancel.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot of the console after the cancel: %s", shot)
+}
+
+// findBrowser returns the Chromium to drive. Without one the test skips,
+// loudly, except in CI (CI set), where a missing browser is a failure:
+// .ci/run installs it, so its absence there is a broken set-up.
+func findBrowser(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium" // Debian's package
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no chromium: install it with apt-get install chromium (the web console's browser test needs it)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; CI is set, so this is a failure, not a skip")
+	}
+	t.Skip("!!! SKIPPED: " + msg)
+	return ""
+}
+
+// newBrowser starts headless Chromium at path for the test and returns a
+// tab's context; the browser is gone when the test ends.
+func newBrowser(t *testing.T, path string) context.Context {
+	t.Helper()
+	profile := t.TempDir() // made before the browser's cleanup, removed after it
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1280, 1600),
+		// Nothing may phone home on a closed network, or wait for it.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc() // waits for the browser process to exit
+	})
+	// The first call starts the browser; its context must be the tab's own,
+	// so the deadline is set on what follows.
+	require.NoError(t, chromedp.Do(ctx), "starting %s", path)
+	ctx, cancel := context.WithTimeout(ctx, browserTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// artifactDir is where the tests keep files for people to look at:
+// $PARLEY_TEST_ARTIFACTS, else test-artifacts/ at the repository's root.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
+	if dir == "" {
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		root, err := moduleRoot(wd)
+		require.NoError(t, err)
+		dir = filepath.Join(root, "test-artifacts")
+	}
+	dir, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// moduleRoot is the nearest directory at or above dir with a go.mod.
+func moduleRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no go.mod at or above " + dir)
+		}
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
+}

@@ -1,0 +1,28 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/parleybot/parley/core"
+)
+
+// ConversationsByActivity lists conversations by their newest message,
+// most recent first, limit at a time (limit <= 0 means all); those without
+// a message come last, newest first. The web console lists them so: an
+// owner looks for who talked to the bot lately, not for the oldest id.
+func (s *Store) ConversationsByActivity(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	// "IS NULL" first: SQLite and PostgreSQL disagree on where NULLs sort
+	// by default, and both understand this.
+	q := `SELECT ` + conversationCols + ` FROM conversations
+		ORDER BY last_message_at IS NULL, last_message_at DESC, id DESC LIMIT ? OFFSET ?`
+	out, err := queryAll(s.r.WithContext(ctx), q, []any{limit, max(offset, 0)}, conversationDest)
+	if err != nil {
+		return nil, fmt.Errorf("listing conversations by activity: %w", err)
+	}
+	return out, nil
+}
