@@ -131,13 +131,8 @@ func (s *Store) ScheduleMessage(ctx context.Context, j *core.Job, replace bool, 
 				return err
 			}
 		}
-		var pending int64
-		if err := tx.Raw(`SELECT COUNT(*) FROM jobs WHERE conversation_id = ? AND kind = 'message' AND status IN ('pending', 'sending')`,
-			job.ConversationID).Row().Scan(&pending); err != nil {
+		if err := checkPending(tx, job.ConversationID, max); err != nil {
 			return err
-		}
-		if pending >= int64(max) {
-			return core.ErrTooManyPending
 		}
 		return tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, created_by_tool_call_id, created_at, updated_at)
 			VALUES (?, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.Text, job.Name,
@@ -151,6 +146,20 @@ func (s *Store) ScheduleMessage(ctx context.Context, j *core.Job, replace bool, 
 	}
 	*j = job
 	return cancelled, nil
+}
+
+// checkPending refuses, with core.ErrTooManyPending, a new message job for
+// a conversation that already has max waiting.
+func checkPending(tx *gorm.DB, convID int64, max int) error {
+	var pending int64
+	if err := tx.Raw(`SELECT COUNT(*) FROM jobs WHERE conversation_id = ? AND kind = 'message' AND status IN ('pending', 'sending')`,
+		convID).Row().Scan(&pending); err != nil {
+		return err
+	}
+	if pending >= int64(max) {
+		return core.ErrTooManyPending
+	}
+	return nil
 }
 
 // CancelJob cancels a pending job of the conversation, noting the tool call

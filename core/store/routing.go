@@ -106,13 +106,8 @@ func (s *Store) routeMessage(ctx context.Context, j *core.Job, max int, since ti
 				return err
 			}
 		}
-		var pending int64
-		if err := tx.Raw(`SELECT COUNT(*) FROM jobs WHERE conversation_id = ? AND kind = 'message' AND status IN ('pending', 'sending')`,
-			job.ConversationID).Row().Scan(&pending); err != nil {
+		if err := checkPending(tx, job.ConversationID, max); err != nil {
 			return err
-		}
-		if pending >= int64(max) {
-			return core.ErrTooManyPending
 		}
 		err := tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, format, image_url, idempotency_key,
 				created_at, updated_at)
