@@ -98,12 +98,27 @@ type DispatcherConfig struct {
 	// recurring job's missed occurrence still run, after downtime; older
 	// ones are missed (scheduler.late_grace, default 24h).
 	LateGrace time.Duration
-	// Metrics, when set, is told about scheduled sends.
+	// JobLease is how long a claimed job is this process's before another
+	// may take it over (scheduler.job_lease, default 5m).
+	JobLease time.Duration
+	// Metrics, when set, is told about turns, model calls, sends and jobs.
 	Metrics Metrics
+	// Listener, when set, tells this dispatcher when other processes queue
+	// work (PostgreSQL's LISTEN/NOTIFY), so replicas need not wait for
+	// their next poll.
+	Listener WorkListener
 	// JobWaker, when set, is what plugins that create jobs (the schedule
 	// tools) call to wake the job loop, so a job due soon is not left to
 	// the loop's next look (default: a waker of its own).
 	JobWaker *Waker
+}
+
+// WorkListener reports work queued by any process: it calls wake with
+// "runs" or "jobs" until ctx ends (returning nil) or it fails (returning
+// the error; it is called again after a pause). Returning nil at once
+// means there is nothing to listen to.
+type WorkListener interface {
+	Listen(ctx context.Context, wake func(topic string)) error
 }
 
 // Waker wakes a loop without blocking; several Wakes before the loop looks
@@ -179,13 +194,14 @@ type Dispatcher struct {
 	mu       sync.Mutex
 	stopping bool
 	// inflight cancels the turns this process executes, by run id.
-	inflight  map[int64]context.CancelCauseFunc
-	cancel    context.CancelFunc
-	runCtx    context.Context
-	loopDone  chan struct{}
-	maintDone chan struct{}
-	jobsDone  chan struct{}
-	turns     sync.WaitGroup
+	inflight   map[int64]context.CancelCauseFunc
+	cancel     context.CancelFunc
+	runCtx     context.Context
+	loopDone   chan struct{}
+	maintDone  chan struct{}
+	jobsDone   chan struct{}
+	listenDone chan struct{}
+	turns      sync.WaitGroup
 }
 
 // NewDispatcher checks cfg and fills in defaults.
@@ -247,6 +263,9 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	}
 	if cfg.LateGrace <= 0 {
 		cfg.LateGrace = 24 * time.Hour
+	}
+	if cfg.JobLease <= 0 {
+		cfg.JobLease = 5 * time.Minute
 	}
 	if cfg.HistoryCacheSize <= 0 {
 		cfg.HistoryCacheSize = 4096
@@ -338,6 +357,8 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.runCtx, d.cancel = runCtx, cancel
 	d.loopDone, d.maintDone, d.jobsDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	d.listenDone = make(chan struct{})
+	go d.listen(runCtx)
 	go d.claimLoop(runCtx)
 	go d.maintain(runCtx)
 	if len(d.jobKinds) > 0 {
@@ -372,6 +393,7 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 		cancel()
 		<-d.maintDone
 		<-d.jobsDone
+		<-d.listenDone
 		d.lanes.running.Wait()
 		return nil
 	case <-ctx.Done():
@@ -379,6 +401,7 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 		<-done
 		<-d.maintDone
 		<-d.jobsDone
+		<-d.listenDone
 		d.lanes.running.Wait()
 		return fmt.Errorf("stopping dispatcher: in-flight turns cancelled: %w", ctx.Err())
 	}

@@ -15,9 +15,6 @@ import (
 // finishes the run.
 
 const (
-	// jobLease is how long a claimed job is this process's before another
-	// may take it over (its run normally settles it within seconds).
-	jobLease = 5 * time.Minute
 	// jobBusyRetry is when a follow-up is tried again after finding its
 	// conversation with a turn already queued.
 	jobBusyRetry = time.Minute
@@ -71,7 +68,7 @@ func (d *Dispatcher) runDueJobs(ctx context.Context) {
 		return
 	}
 	now := d.cfg.Clock.Now().UTC()
-	jobs, err := d.cfg.Store.ClaimDueJobs(ctx, d.cfg.Owner, now, now.Add(jobLease), d.jobKinds, maxInFlight-d.SendsInFlight(), d.platforms...)
+	jobs, err := d.cfg.Store.ClaimDueJobs(ctx, d.cfg.Owner, now, now.Add(d.cfg.JobLease), d.jobKinds, maxInFlight-d.SendsInFlight(), d.platforms...)
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("claiming due jobs", "err", err)

@@ -19,9 +19,10 @@ import (
 // second go out in about one; see BENCHMARKS.md).
 const sendConcurrency = 64
 
-// jobLeaseMargin is how much of its lease a claimed job must have left to
-// be sent: a send may take up to a platform's timeout.
-const jobLeaseMargin = time.Minute
+// leaseMargin is how much of its lease a claimed job must have left to be
+// sent: a send may take up to a platform's timeout. A fifth of the lease,
+// at most a minute, so that a short lease (a fast take-over) still sends.
+func (d *Dispatcher) leaseMargin() time.Duration { return min(time.Minute, d.cfg.JobLease/5) }
 
 // maxInFlight bounds the scheduled messages claimed and not yet settled;
 // the job loop claims no more until sends catch up.
@@ -187,7 +188,7 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 			log.Error("settling a scheduled message", "err", err)
 		}
 	}
-	if j.LeaseUntil != nil && now.After(j.LeaseUntil.Add(-jobLeaseMargin)) {
+	if j.LeaseUntil != nil && now.After(j.LeaseUntil.Add(-d.leaseMargin())) {
 		// Claimed in a batch that took too long to reach this job: its
 		// lease is (nearly) over and another process may take it; sending
 		// now could send it twice.

@@ -173,6 +173,9 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		Workers:          cfg.Runs.Workers,
 		JobMaxAttempts:   cfg.Scheduler.MaxAttempts,
 		LateGrace:        cfg.Scheduler.LateGrace,
+		JobLease:         cfg.Scheduler.JobLease,
+		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
+		Listener: a.store,
 		// Every process sends the scheduled messages of the platforms it
 		// serves; `parley chat` too, for the terminal's.
 		ScheduledMessages: true,

@@ -85,6 +85,10 @@ type Scheduler struct {
 	LateGrace time.Duration `yaml:"late_grace"`
 	// MaxPendingPerConversation caps pending jobs (default 50).
 	MaxPendingPerConversation int `yaml:"max_pending_per_conversation"`
+	// JobLease is how long a claimed job belongs to the process that
+	// claimed it; a process that died leaves it to another after this
+	// (default 5m).
+	JobLease time.Duration `yaml:"job_lease"`
 }
 
 // HTTP configures Parley's HTTP server.

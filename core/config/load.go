@@ -56,6 +56,7 @@ func Default() *Config {
 			MaxAttempts:               3,
 			LateGrace:                 24 * time.Hour,
 			MaxPendingPerConversation: 50,
+			JobLease:                  5 * time.Minute,
 		},
 		HTTP:    HTTP{Listen: "127.0.0.1:8080"},
 		Log:     Log{Format: "text", Level: "info"},

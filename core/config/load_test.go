@@ -198,12 +198,14 @@ func TestValidateWithoutLines(t *testing.T) {
 	c.Runs.DuringGeneration = "later"
 	c.LLM.MaxToolRounds = 0
 	c.HTTP.Listen = "8080"
+	c.Scheduler.JobLease = 500 * time.Millisecond
 
 	err := c.Validate()
 
 	require.EqualError(t, err, strings.Join([]string{
 		`config: llm.max_tool_rounds: must be between 1 and 32, got 0`,
 		`config: runs.during_generation: must be reject, queue or restart, got "later"`,
+		`config: scheduler.job_lease: must be at least 1s, got 500ms`,
 		`config: http.listen: must be host:port (e.g. "127.0.0.1:8080"), got "8080"`,
 	}, "\n"))
 	for _, e := range configErrors(t, err) {

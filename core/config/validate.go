@@ -103,6 +103,9 @@ func (c *Config) problems() []problem {
 	atLeastOne(add, "scheduler.max_attempts", c.Scheduler.MaxAttempts)
 	notNegative(add, "scheduler.late_grace", c.Scheduler.LateGrace)
 	atLeastOne(add, "scheduler.max_pending_per_conversation", c.Scheduler.MaxPendingPerConversation)
+	if c.Scheduler.JobLease < time.Second {
+		add("scheduler.job_lease", "must be at least 1s", c.Scheduler.JobLease)
+	}
 
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)

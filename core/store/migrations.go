@@ -278,6 +278,25 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX jobs_idempotency_key ON jobs (idempotency_key) WHERE idempotency_key IS NOT NULL`,
 		},
 	},
+	{
+		version: 7,
+		name:    "replica wake-ups",
+		// Replicas on one PostgreSQL wake each other: queuing a run or a
+		// job notifies parley_work, whoever writes it (see listen.go).
+		// PostgreSQL folds a transaction's identical notifications into
+		// one. Heartbeats and other updates notify nothing.
+		postgres: []string{
+			`CREATE FUNCTION parley_notify_work() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				PERFORM pg_notify('parley_work', TG_TABLE_NAME);
+				RETURN NULL;
+			END $$`,
+			`CREATE TRIGGER runs_notify_work AFTER INSERT OR UPDATE OF status, run_after ON runs
+				FOR EACH ROW WHEN (NEW.status = 'queued') EXECUTE FUNCTION parley_notify_work()`,
+			`CREATE TRIGGER jobs_notify_work AFTER INSERT OR UPDATE OF status, due_at ON jobs
+				FOR EACH ROW WHEN (NEW.status = 'pending') EXECUTE FUNCTION parley_notify_work()`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

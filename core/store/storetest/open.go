@@ -63,6 +63,13 @@ func PostgresDSN(t testing.TB) string {
 	return WithSearchPath(base, schema)
 }
 
+// OpenPostgresAt opens an unmigrated store on dsn (from PostgresDSN), closed
+// at cleanup: several stores on one schema are several replicas.
+func OpenPostgresAt(t testing.TB, dsn string) *store.Store {
+	t.Helper()
+	return open(t, store.DriverPostgres, dsn)
+}
+
 func open(t testing.TB, driver, dsn string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{Driver: driver, DSN: dsn})

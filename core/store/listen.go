@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// workChannel is the channel migration 7's triggers notify when a run or
+// a job is queued; the payload is the table ("runs" or "jobs").
+const workChannel = "parley_work"
+
+// Listen calls wake with "runs" or "jobs" each time any process queues a
+// run or a job, until ctx ends or the connection fails (its error is
+// returned; the caller listens again). It calls wake with both once
+// listening, for what was queued while it was not. It holds one pooled
+// connection. On SQLite it returns nil at once: the processes sharing a
+// SQLite file poll.
+func (s *Store) Listen(ctx context.Context, wake func(topic string)) error {
+	if s.driver != DriverPostgres {
+		return nil
+	}
+	conn, err := s.pools[0].Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("listening for work: %w", err)
+	}
+	defer func() { _ = conn.Close() }()
+	err = conn.Raw(func(dc any) error {
+		sc, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("the postgres driver connection is a %T, not pgx's", dc)
+		}
+		pc := sc.Conn()
+		if _, err := pc.Exec(ctx, "LISTEN "+workChannel); err != nil {
+			return err
+		}
+		wake("runs")
+		wake("jobs")
+		for {
+			n, err := pc.WaitForNotification(ctx)
+			if err != nil {
+				return err
+			}
+			wake(n.Payload)
+		}
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err == nil {
+		err = errors.New("the listening connection ended")
+	}
+	return fmt.Errorf("listening for work: %w", err)
+}
