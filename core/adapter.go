@@ -156,6 +156,17 @@ type HTTPMounter interface {
 	Mount(mux *http.ServeMux)
 }
 
+// ExclusiveInbound is an optional Adapter capability: an adapter whose
+// intake allows one consumer at a time across all replicas (Telegram's
+// long polling) names the lock it needs. The app takes that lock (a
+// PostgreSQL advisory lock) before Start and holds it until Stop; without
+// it the adapter does not start.
+type ExclusiveInbound interface {
+	// InboundLock returns the lock's name, and false when the current
+	// mode needs none (Telegram webhooks, served by any replica).
+	InboundLock() (name string, exclusive bool)
+}
+
 // HealthReporter is an optional Adapter capability: report connection state
 // for /healthz. A nil error means healthy.
 type HealthReporter interface {

@@ -52,6 +52,12 @@ type Adapter struct {
 	// APIURL is the origin the REST API (/api/v9/...) and the gateway
 	// discovery are requested from (default "": https://discord.com).
 	APIURL string `yaml:"api_url"`
+	// ShardID and ShardCount split the gateway between replicas: each
+	// replica runs one shard, shard_id of shard_count (default 0 of 1).
+	// Discord sends every DM to shard 0: the replica running it takes the
+	// DMs in; any replica sends.
+	ShardID    int `yaml:"shard_id"`
+	ShardCount int `yaml:"shard_count"`
 
 	log   *slog.Logger
 	clock core.Clock
@@ -150,6 +156,12 @@ func (a *Adapter) Validate() error {
 		if _, err := parseOrigin(a.APIURL); err != nil {
 			bad("api_url %v", err)
 		}
+	}
+	switch {
+	case a.ShardCount < 0:
+		bad("shard_count must be at least 1, got %d", a.ShardCount)
+	case a.ShardID < 0 || a.ShardID >= max(a.ShardCount, 1):
+		bad("shard_id must be from 0 to shard_count-1 (%d), got %d", max(a.ShardCount, 1)-1, a.ShardID)
 	}
 	return errors.Join(errs...)
 }

@@ -76,6 +76,9 @@ func TestValidate(t *testing.T) {
 		{"Bot prefix", func(a *Adapter) { a.Token = "Bot MTIz.SECRET" }, `discord adapter: token must not contain spaces (give the bare bot token, without "Bot ")`},
 		{"api_url without scheme", func(a *Adapter) { a.APIURL = "discord.com" }, `discord adapter: api_url must be an http or https URL, got "discord.com"`},
 		{"api_url with path", func(a *Adapter) { a.APIURL = "https://discord.com/api/v9" }, `discord adapter: api_url must be an origin like https://discord.com, without path, query or user, got "https://discord.com/api/v9"`},
+		{"shard out of range", func(a *Adapter) { a.ShardID, a.ShardCount = 2, 2 }, "discord adapter: shard_id must be from 0 to shard_count-1 (1), got 2"},
+		{"shard without count", func(a *Adapter) { a.ShardID = 1 }, "discord adapter: shard_id must be from 0 to shard_count-1 (0), got 1"},
+		{"negative count", func(a *Adapter) { a.ShardCount = -1 }, "discord adapter: shard_count must be at least 1, got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

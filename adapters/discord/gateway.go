@@ -23,6 +23,8 @@ func (a *Adapter) newSession(runCtx context.Context, client *http.Client, conns 
 		NetDialContext:   conns.dialer(runCtx),
 	}
 	s.Identify.Intents = discordgo.IntentsDirectMessages
+	// discordgo sends the shard with IDENTIFY when there is more than one.
+	s.ShardID, s.ShardCount = a.ShardID, max(a.ShardCount, 1)
 	// discordgo's reconnect loop outlives Close; the adapter's supervisor
 	// reconnects instead.
 	s.ShouldReconnectOnError = false

@@ -26,12 +26,13 @@ func init() {
 
 // Interface guards.
 var (
-	_ core.Adapter         = (*Adapter)(nil)
-	_ core.TypingIndicator = (*Adapter)(nil)
-	_ core.HTTPMounter     = (*Adapter)(nil)
-	_ core.HealthReporter  = (*Adapter)(nil)
-	_ core.Provisioner     = (*Adapter)(nil)
-	_ core.Validator       = (*Adapter)(nil)
+	_ core.Adapter          = (*Adapter)(nil)
+	_ core.TypingIndicator  = (*Adapter)(nil)
+	_ core.HTTPMounter      = (*Adapter)(nil)
+	_ core.HealthReporter   = (*Adapter)(nil)
+	_ core.ExclusiveInbound = (*Adapter)(nil)
+	_ core.Provisioner      = (*Adapter)(nil)
+	_ core.Validator        = (*Adapter)(nil)
 )
 
 // Modes and formats.
@@ -203,6 +204,17 @@ func (a *Adapter) apiURL() string {
 // Start checks the token with getMe, then, in polling mode, removes any
 // webhook and starts the getUpdates loop; in webhook mode it registers
 // webhook_url when one is set. It returns once the adapter is ready.
+// InboundLock names the lock a polling bot needs: Telegram gives updates
+// to one getUpdates consumer, so only one replica may poll. It is keyed by
+// the bot's id, the token's public part before the colon.
+func (a *Adapter) InboundLock() (string, bool) {
+	botID, _, ok := strings.Cut(a.Token.Reveal(), ":")
+	if !ok || strings.Trim(botID, "0123456789") != "" {
+		botID = "?" // not a token's shape: name no part of it
+	}
+	return "telegram-polling:" + botID, a.Mode != ModeWebhook
+}
+
 func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting telegram adapter: %w", err)

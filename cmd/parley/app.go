@@ -80,6 +80,8 @@ type app struct {
 	disp     *core.Dispatcher
 	http     *httpapi.Server
 	started  []core.Adapter
+	// unlocks release the cross-replica locks the started adapters hold.
+	unlocks  []func()
 	services []core.Service
 	metrics  *metrics
 }
@@ -213,6 +215,31 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	return a, nil
 }
 
+// startAdapter starts ad, first taking the lock its intake needs across
+// replicas (Telegram polling), which it then holds until stop.
+func (a *app) startAdapter(ctx context.Context, ad core.Adapter) error {
+	unlock := func() {}
+	if el, ok := ad.(core.ExclusiveInbound); ok {
+		if name, exclusive := el.InboundLock(); exclusive {
+			u, held, err := a.store.TryLock(ctx, name)
+			if err != nil {
+				return err
+			}
+			if !held {
+				return fmt.Errorf("another replica already holds %s: only one may consume this intake; "+
+					"run the others without it (Telegram: mode: webhook behind any replica)", name)
+			}
+			unlock = u
+		}
+	}
+	if err := ad.Start(ctx, a.disp); err != nil {
+		unlock()
+		return err
+	}
+	a.unlocks = append(a.unlocks, unlock)
+	return nil
+}
+
 // adapterFor is the enabled adapter of a platform.
 func (a *app) adapterFor(p core.Platform) (core.Adapter, bool) {
 	for _, ad := range a.adapters {
@@ -237,7 +264,7 @@ func (a *app) start(ctx context.Context) error {
 	// others down: it is logged, shown on /healthz, and the rest run.
 	var failed []error
 	for _, ad := range a.adapters {
-		if err := ad.Start(ctx, a.disp); err != nil {
+		if err := a.startAdapter(ctx, ad); err != nil {
 			err = fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
 			a.log.Error("adapter did not start; the other adapters keep running", "adapter", ad.Name(), "err", err)
 			failed = append(failed, err)
@@ -285,6 +312,10 @@ func (a *app) stop() error {
 			errs = append(errs, fmt.Errorf("stopping adapter %s: %w", ad.Name(), err))
 		}
 	}
+	for _, unlock := range a.unlocks {
+		unlock()
+	}
+	a.unlocks = nil
 	if a.http != nil {
 		if err := a.http.Shutdown(ctx); err != nil {
 			errs = append(errs, err)

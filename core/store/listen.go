@@ -54,3 +54,31 @@ func (s *Store) Listen(ctx context.Context, wake func(topic string)) error {
 	}
 	return fmt.Errorf("listening for work: %w", err)
 }
+
+// TryLock takes the cluster-wide lock name for this process until unlock
+// is called or the process dies (a PostgreSQL session advisory lock, on a
+// connection held for it); ok is false when another process holds it. On
+// SQLite, where one host runs the bot, it always succeeds.
+func (s *Store) TryLock(ctx context.Context, name string) (unlock func(), ok bool, err error) {
+	if s.driver != DriverPostgres {
+		return func() {}, true, nil
+	}
+	conn, err := s.pools[0].Conn(ctx)
+	if err != nil {
+		return nil, false, fmt.Errorf("taking lock %q: %w", name, err)
+	}
+	if err := conn.QueryRowContext(ctx, `SELECT pg_try_advisory_lock(hashtextextended($1, 0))`, name).Scan(&ok); err != nil {
+		_ = conn.Close()
+		return nil, false, fmt.Errorf("taking lock %q: %w", name, err)
+	}
+	if !ok {
+		_ = conn.Close()
+		return nil, false, nil
+	}
+	return func() {
+		// Closing the session would release it too, but the pool keeps
+		// connections open.
+		_, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock(hashtextextended($1, 0))`, name)
+		_ = conn.Close()
+	}, true, nil
+}

@@ -38,6 +38,8 @@ const writeTimeout = 5 * time.Second
 type gwSession struct {
 	id      string
 	intents int
+	// shard is [shard_id, shard_count] from IDENTIFY ([0, 1] when none).
+	shard [2]int
 	seq     int64    // last sequence number used
 	log     [][]byte // log[i] is the dispatch with sequence i+1
 	conn    *gwConn  // the live connection, nil while disconnected
@@ -219,11 +221,19 @@ func (s *Server) tokenOK(token string) bool {
 // code if the connection must end.
 func (s *Server) identify(c *gwConn, d json.RawMessage) int {
 	var id struct {
-		Token   string `json:"token"`
-		Intents int    `json:"intents"`
+		Token   string  `json:"token"`
+		Intents int     `json:"intents"`
+		Shard   *[2]int `json:"shard"`
 	}
 	if json.Unmarshal(d, &id) != nil {
 		return closeWith(c, 4002, "Error while decoding payload.")
+	}
+	shard := [2]int{0, 1}
+	if id.Shard != nil {
+		shard = *id.Shard
+	}
+	if shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1] {
+		return closeWith(c, 4010, "Invalid shard.")
 	}
 	if !s.tokenOK(id.Token) {
 		return closeWith(c, 4004, "Authentication failed.")
@@ -234,7 +244,7 @@ func (s *Server) identify(c *gwConn, d json.RawMessage) int {
 		return closeWith(c, 4005, "Already authenticated.")
 	}
 	s.nextSession++
-	sess := &gwSession{id: "discordtest-session-" + strconv.Itoa(s.nextSession), intents: id.Intents}
+	sess := &gwSession{id: "discordtest-session-" + strconv.Itoa(s.nextSession), intents: id.Intents, shard: shard}
 	s.sessions[sess.id] = sess
 	sess.conn, c.session = c, sess
 	c.heartbeats = 0
@@ -315,6 +325,9 @@ func (s *Server) dispatchLocked(eventType string, d any, ch *channel) {
 	raw, _ := json.Marshal(d)
 	var blank json.RawMessage
 	for _, sess := range s.sessions {
+		if ch != nil && ch.typ == channelDM && sess.shard[0] != 0 {
+			continue // Discord sends DMs to shard 0 only
+		}
 		payload := json.RawMessage(raw)
 		if s.strictIntents && ch != nil {
 			need := intentGuildMessages
