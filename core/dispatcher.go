@@ -454,6 +454,11 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		WhileRunning:      d.cfg.DuringGeneration,
 		SessionGap:        d.limits.Gap,
 	})
+	if errors.Is(err, ErrDuplicateInbound) {
+		// Already stored, and its turn planned, by this or another replica.
+		log.Debug("a redelivered message was already stored", "platform_message_id", msg.PlatformMessageID)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("recording inbound message: %w", err)
 	}

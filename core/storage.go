@@ -13,6 +13,11 @@ var ErrNotFound = errors.New("not found")
 // pending scheduled messages as allowed.
 var ErrTooManyPending = errors.New("too many pending scheduled messages")
 
+// ErrDuplicateInbound is returned by RecordInbound for a user message the
+// conversation already has (the same platform message id): a platform's
+// redelivery, perhaps to another replica. Nothing is written.
+var ErrDuplicateInbound = errors.New("the message is already stored")
+
 // ErrTooManyRecurring is returned when a conversation already has as many
 // recurring jobs as allowed.
 var ErrTooManyRecurring = errors.New("too many recurring jobs")

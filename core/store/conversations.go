@@ -71,6 +71,18 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 			in.DisplayName, in.TimeZone, now, now, now).Row().Scan(dest...); err != nil {
 			return fmt.Errorf("upserting conversation: %w", err)
 		}
+		if in.PlatformMessageID != "" {
+			// The upsert holds the conversation's row (on PostgreSQL, until
+			// commit), so two replicas given one redelivery see each other.
+			var dup bool
+			if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
+				AND role = 'user' AND platform_message_id <> '')`, res.Conversation.ID, in.PlatformMessageID).Row().Scan(&dup); err != nil {
+				return fmt.Errorf("looking for a redelivery: %w", err)
+			}
+			if dup {
+				return core.ErrDuplicateInbound
+			}
+		}
 		if err := s.joinRecord(tx, &res, prev, in.Now, in.SessionGap, now); err != nil {
 			return err
 		}

@@ -297,6 +297,16 @@ var migrations = []migration{
 				FOR EACH ROW WHEN (NEW.status = 'pending') EXECUTE FUNCTION parley_notify_work()`,
 		},
 	},
+	{
+		version: 8,
+		name:    "inbound redeliveries",
+		statements: []string{
+			// RecordInbound's check for a user message the conversation
+			// already has: a platform redelivering it, to any replica.
+			`CREATE INDEX messages_inbound_platform_id ON messages (conversation_id, platform_message_id)
+				WHERE role = 'user' AND platform_message_id <> ''`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

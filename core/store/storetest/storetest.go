@@ -96,6 +96,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"CancelRecurringWhileClaimed", testCancelRecurringWhileClaimed},
 		{"AppendTriggerJoinsOrStartsARecord", testAppendTriggerJoinsOrStartsARecord},
 		{"RoutedMessageIdempotencyAndFirstRecord", testRoutedMessageIdempotencyAndFirstRecord},
+		{"RedeliveryStoredOnce", testRedeliveryStoredOnce},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
