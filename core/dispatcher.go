@@ -425,7 +425,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		log.Debug("ignoring a user not in bot.allow_users", "user", msg.ChannelUserID)
 		return nil
 	}
-	text := msg.Text
+	text := storableText(msg.Text)
 	if strings.TrimSpace(text) == "" {
 		log.Debug("ignoring an empty message")
 		return nil
@@ -443,7 +443,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		Platform:          msg.Platform,
 		ChannelThreadID:   msg.ChannelThreadID,
 		ChannelUserID:     msg.ChannelUserID,
-		DisplayName:       msg.DisplayName,
+		DisplayName:       storableText(msg.DisplayName),
 		TimeZone:          d.cfg.Location.String(),
 		Text:              text,
 		PlatformMessageID: msg.PlatformMessageID,
@@ -557,6 +557,14 @@ func newOwnerID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
+}
+
+// storableText is s as every store can keep it: PostgreSQL's text type
+// takes neither NUL nor invalid UTF-8, so each becomes U+FFFD (a platform
+// payload may carry "\u0000", and a message the store refuses would be
+// retried, or block a Telegram poller, forever).
+func storableText(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a rune.

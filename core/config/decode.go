@@ -18,6 +18,7 @@ var (
 	durationType        = reflect.TypeFor[time.Duration]()
 	timeType            = reflect.TypeFor[time.Time]()
 	nodeType            = reflect.TypeFor[yaml.Node]()
+	secretType          = reflect.TypeFor[Secret]()
 	sectionType         = reflect.TypeFor[Section]()
 	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -38,6 +39,10 @@ type decoder struct {
 	skip map[*yaml.Node]bool
 	// fromEnv holds paths whose value held an environment reference.
 	fromEnv map[string]bool
+	// secrets holds the values decoded into Secret fields, which err
+	// takes out of every message: an alias, or the same text written
+	// under another key, would show them.
+	secrets []string
 }
 
 // hiddenEnvValue stands for a value from the environment in error messages:
@@ -60,8 +65,30 @@ func (d *decoder) fail(n *yaml.Node, path, msg string) {
 	d.failed[path] = true
 }
 
-// err returns every recorded error in file order, or nil.
-func (d *decoder) err() error { return joinErrors(d.errs) }
+// err returns every recorded error in file order, or nil, with the
+// secrets' values redacted.
+func (d *decoder) err() error {
+	for _, e := range d.errs {
+		e.Msg = redact(e.Msg, d.secrets)
+	}
+	return joinErrors(d.errs)
+}
+
+// minRawSecret is the shortest secret redacted wherever it appears in a
+// message; a shorter one is redacted only where a message quotes it, so
+// that a test value like "x" does not garble the words around it.
+const minRawSecret = 8
+
+// redact replaces each secret in msg with "[redacted]".
+func redact(msg string, secrets []string) string {
+	for _, s := range secrets {
+		msg = strings.ReplaceAll(msg, strconv.Quote(s), strconv.Quote(redacted))
+		if len(s) >= minRawSecret {
+			msg = strings.ReplaceAll(msg, s, redacted)
+		}
+	}
+	return msg
+}
 
 // value decodes n into v, which must be settable. A null value keeps what v
 // already holds (its default).
@@ -247,6 +274,9 @@ func (d *decoder) str(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	v.SetString(n.Value)
+	if v.Type() == secretType && n.Value != "" {
+		d.secrets = append(d.secrets, n.Value)
+	}
 }
 
 // duration decodes a Go duration string ("1500ms", "2m"); negative durations

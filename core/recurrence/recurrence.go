@@ -165,20 +165,22 @@ func wallTime(y int, mo time.Month, d, h, min int, loc *time.Location) time.Time
 // WallTime is the instant of a wall-clock time in loc: the moment right
 // after the jump for a time the clocks skip (spring forward), the first
 // occurrence of a time they repeat (fall back). time.Date leaves both
-// choices to chance.
+// choices to chance. Clock changes of any size are settled, a whole day
+// skipped or repeated (Samoa in 2011, Sitka in 1867) included.
 func WallTime(y int, mo time.Month, d, h, min, sec int, loc *time.Location) time.Time {
 	t := time.Date(y, mo, d, h, min, sec, 0, loc)
-	if t.Hour() != h || t.Minute() != min {
+	wall := time.Date(y, mo, d, h, min, sec, 0, time.UTC)
+	if !sameWall(t, wall) {
 		return Jump(t)
 	}
 	// Repeated? Then the same wall time also stood before the clocks went
-	// back, by the difference of the offsets.
-	if start, _ := t.ZoneBounds(); !start.IsZero() && t.Sub(start) < 3*time.Hour {
+	// back, by the difference of the offsets, if t is that close to the
+	// change.
+	if start, _ := t.ZoneBounds(); !start.IsZero() {
 		_, before := start.Add(-time.Second).Zone()
 		_, after := t.Zone()
-		if before > after {
-			earlier := t.Add(-time.Duration(before-after) * time.Second)
-			if e := earlier.In(loc); e.Hour() == h && e.Minute() == min && e.Day() == d {
+		if back := time.Duration(before-after) * time.Second; back > 0 && t.Sub(start) < back {
+			if earlier := t.Add(-back); sameWall(earlier.In(loc), wall) {
 				return earlier
 			}
 		}
@@ -186,17 +188,34 @@ func WallTime(y int, mo time.Month, d, h, min, sec int, loc *time.Location) time
 	return t
 }
 
+// sameWall reports whether t's wall clock in its location is wall's in UTC.
+func sameWall(t, wall time.Time) bool {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	wy, wmo, wd := wall.Date()
+	wh, wmi, ws := wall.Clock()
+	return y == wy && mo == wmo && d == wd && h == wh && mi == wmi && s == ws
+}
+
 // Jump returns the clock change next to t, for t that time.Date made of a
 // wall time the clocks skip: Go reads such a time with the offset from
-// before or after the jump (it does not say which), so the jump is the
-// start or the end of t's zone period, whichever is within a few hours.
+// before or after the jump (it does not say which), so t lies within the
+// jump's size after the start of its zone period, or before its end, and
+// that boundary is the jump.
 func Jump(t time.Time) time.Time {
 	start, end := t.ZoneBounds()
-	switch {
-	case !start.IsZero() && t.Sub(start) >= 0 && t.Sub(start) < 3*time.Hour:
-		return start
-	case !end.IsZero() && end.Sub(t) > 0 && end.Sub(t) < 3*time.Hour:
-		return end
+	_, off := t.Zone()
+	if !start.IsZero() {
+		_, before := start.Add(-time.Second).Zone()
+		if gap := time.Duration(off-before) * time.Second; gap > 0 && t.Sub(start) >= 0 && t.Sub(start) < gap {
+			return start
+		}
+	}
+	if !end.IsZero() {
+		_, after := end.Zone()
+		if gap := time.Duration(after-off) * time.Second; gap > 0 && end.Sub(t) > 0 && end.Sub(t) <= gap {
+			return end
+		}
 	}
 	return t
 }

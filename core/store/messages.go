@@ -25,6 +25,11 @@ const insertMessagePG = `INSERT INTO messages
 // on PostgreSQL it writes its search tokens too. meta is m.Metadata encoded, createdAt
 // m.CreatedAt bound.
 func (s *Store) insertMessage(tx *gorm.DB, m *core.Message, meta string, createdAt any) error {
+	if !s.q.sqlite {
+		// PostgreSQL's text takes neither NUL nor invalid UTF-8; a model's
+		// reply may hold either, and must still be kept.
+		m.Content = strings.ToValidUTF8(strings.ReplaceAll(m.Content, "\x00", "\uFFFD"), "\uFFFD")
+	}
 	args := []any{m.ConversationID, m.Seq, string(m.Role), m.Content, string(m.Source),
 		m.PlatformMessageID, nid(m.SessionRecordID), nid(m.RunID), meta, createdAt}
 	q := insertMessageSQL

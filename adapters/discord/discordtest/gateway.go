@@ -40,9 +40,9 @@ type gwSession struct {
 	intents int
 	// shard is [shard_id, shard_count] from IDENTIFY ([0, 1] when none).
 	shard [2]int
-	seq     int64    // last sequence number used
-	log     [][]byte // log[i] is the dispatch with sequence i+1
-	conn    *gwConn  // the live connection, nil while disconnected
+	seq   int64    // last sequence number used
+	log   [][]byte // log[i] is the dispatch with sequence i+1
+	conn  *gwConn  // the live connection, nil while disconnected
 }
 
 // gwConn is one websocket connection. Frames go out through queue, written

@@ -47,3 +47,16 @@ func testRedeliveryStoredOnce(t *testing.T, open Opener) {
 	require.Equal(t, int64(1), conv.LastSeq, "a refused delivery takes no seq")
 	require.EqualValues(t, 1, b.count(t, "runs", "conversation_id = ?", conv.ID))
 }
+
+// testRepliesWithNULAreKept: a reply with a NUL or invalid UTF-8 (a model
+// may write either) is stored, with U+FFFD in their place on PostgreSQL.
+func testRepliesWithNULAreKept(t *testing.T, open Opener) {
+	b := setup(t, open)
+	conv := b.inbound(t, "chat-1", "hi", b.t0, false).Conversation
+	m := &core.Message{ConversationID: conv.ID, Role: core.RoleAssistant, Source: core.SourceReply, Content: "a\x00b\xffc", CreatedAt: b.t0}
+	require.NoError(t, b.st.AppendMessage(b.ctx, m))
+	msgs, err := b.st.Messages(b.ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Contains(t, []string{"a\x00b\xffc", "a\uFFFDb\uFFFDc"}, msgs[1].Content)
+}

@@ -97,6 +97,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"AppendTriggerJoinsOrStartsARecord", testAppendTriggerJoinsOrStartsARecord},
 		{"RoutedMessageIdempotencyAndFirstRecord", testRoutedMessageIdempotencyAndFirstRecord},
 		{"RedeliveryStoredOnce", testRedeliveryStoredOnce},
+		{"RepliesWithNULAreKept", testRepliesWithNULAreKept},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
