@@ -224,7 +224,15 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 			return
 		}
 	}
-	res, sendErr := d.send(ctx, a, OutboundMessage{
+	// The send must end while the lease holds, or another process (or
+	// this one) may claim the job again and send it twice: a platform's
+	// flood-control waits could otherwise outlast it.
+	sendCtx, cancel := ctx, context.CancelFunc(func() {})
+	if j.LeaseUntil != nil {
+		sendCtx, cancel = context.WithTimeout(ctx, j.LeaseUntil.Sub(now)-d.leaseMargin()/2)
+	}
+	defer cancel()
+	res, sendErr := d.send(sendCtx, a, OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,
 		ChannelUserID:   conv.ChannelUserID,
@@ -235,6 +243,13 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 	})
 	if sendErr != nil {
 		d.cfg.Metrics.SendFailed(conv.Platform)
+	}
+	if sendErr != nil && len(res.PlatformMessageIDs) == 0 && ctx.Err() == nil && sendCtx.Err() != nil {
+		// Not the platform's failure: the lease's time was up. Handed back
+		// to be sent afresh, no attempt spent.
+		log.Warn("a scheduled send outlasted its lease; handed back", "err", sendErr)
+		settle(JobPending, d.cfg.Clock.Now().UTC(), "the send outlasted its lease: handed back")
+		return
 	}
 	if sendErr != nil && len(res.PlatformMessageIDs) == 0 {
 		attempts := j.Attempts + 1

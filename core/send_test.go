@@ -3,6 +3,8 @@ package core_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -161,4 +163,47 @@ func TestASlowConversationHoldsUpNoOther(t *testing.T) {
 	close(ad.release)
 	sent = ad.WaitSent(t, 2, waitFor)
 	require.Equal(t, "stuck on a slow platform", sent[1].Text)
+}
+
+// stallAdapter's first send waits, as a platform's flood control might,
+// until its context gives up; later sends go through.
+type stallAdapter struct {
+	*coretest.Adapter
+	stalled atomic.Int32
+}
+
+func (a *stallAdapter) Send(ctx context.Context, m core.OutboundMessage) (core.SendResult, error) {
+	if a.stalled.Add(1) == 1 {
+		<-ctx.Done()
+		return core.SendResult{}, fmt.Errorf("waiting out a 429: %w", ctx.Err())
+	}
+	return a.Adapter.Send(ctx, m)
+}
+
+// A send that would outlast its job's lease is cut off before the lease
+// ends and the job handed back, attempt unspent: no second process (nor
+// this one) can claim it while it is still being sent.
+func TestASendNeverOutlastsItsLease(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ad := &stallAdapter{Adapter: coretest.NewAdapter(core.PlatformWeb)}
+	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{ad},
+		ScheduledMessages: true, JobLease: 2 * time.Second, PollInterval: 50 * time.Millisecond})
+	require.NoError(t, err)
+	ctx := t.Context()
+	require.NoError(t, ad.Start(ctx, d))
+	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u1", Text: "hi", Now: time.Now()})
+	require.NoError(t, err)
+	j := &core.Job{ConversationID: res.Conversation.ID, Text: "on its way", DueAt: time.Now()}
+	_, err = st.ScheduleMessage(ctx, j, false, 50)
+	require.NoError(t, err)
+	require.NoError(t, d.Start(ctx))
+	t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
+
+	sent := ad.WaitSent(t, 1, waitFor)
+	require.Equal(t, "on its way", sent[0].Text)
+	require.EqualValues(t, 2, ad.stalled.Load(), "cut off once, then sent")
+	var got core.Job
+	require.Eventually(t, func() bool { got, _ = st.Job(ctx, j.ID); return got.Status == core.JobSent }, waitFor, 5*time.Millisecond)
+	require.Equal(t, 1, got.Attempts, "the cut-off send spent no attempt")
 }
