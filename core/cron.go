@@ -161,7 +161,9 @@ func (d *Dispatcher) startCron(ctx context.Context, run *Run, job *Job, conv Con
 	if run.OccurrenceAt != nil {
 		occ = *run.OccurrenceAt
 	}
-	ct := &CronTurn{Job: *job, Occurrence: occ, Late: run.RunAfter.Sub(occ) > cronOnTime}
+	// Late is judged by when the run was queued: a user message that joined
+	// the queued run moves its RunAfter, not its lateness.
+	ct := &CronTurn{Job: *job, Occurrence: occ, Late: run.CreatedAt.Sub(occ) > cronOnTime}
 	loc := d.location(conv)
 	tpl := prompts.CronAgentTurn
 	ct.Trigger = Message{
