@@ -80,6 +80,16 @@ func (r *Recorder) Messages() []core.InboundMessage {
 	return append([]core.InboundMessage(nil), r.msgs...)
 }
 
+// Take returns what was received since the last Take and forgets it: a
+// fuzz target looks at each input's messages alone.
+func (r *Recorder) Take() []core.InboundMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	got := r.msgs
+	r.msgs = nil
+	return got
+}
+
 // Wait blocks until at least n messages have arrived and returns them all;
 // it fails the test if that takes longer than timeout.
 func (r *Recorder) Wait(t *testing.T, n int, timeout time.Duration) []core.InboundMessage {

@@ -8,37 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 )
-
-// fuzzInbox is a core that keeps the messages handed to it since the last
-// take.
-type fuzzInbox struct {
-	mu  sync.Mutex
-	got []core.InboundMessage
-}
-
-func (b *fuzzInbox) HandleInbound(_ context.Context, msg core.InboundMessage) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.got = append(b.got, msg)
-	return nil
-}
-
-func (b *fuzzInbox) take() []core.InboundMessage {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	got := b.got
-	b.got = nil
-	return got
-}
 
 // wireCallback is the part of an Events API payload the oracle reads.
 type wireCallback struct {
@@ -108,7 +86,7 @@ func FuzzEvents(f *testing.F) {
 	if err := a.Validate(); err != nil {
 		f.Fatal(err)
 	}
-	box := &fuzzInbox{}
+	box := adaptertest.NewRecorder()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	if err := a.Start(ctx, box); err != nil {
@@ -128,7 +106,7 @@ func FuzzEvents(f *testing.F) {
 			slacktest.SignRequest(req, body, secret, time.Now())
 		}
 		mux.ServeHTTP(rec, req)
-		return rec.Code, box.take()
+		return rec.Code, box.Take()
 	}
 	// Each made event gets an id of its own, so that the adapter's
 	// de-duplication of Slack's retries never hides one.

@@ -8,37 +8,15 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 )
-
-// fuzzInbox is a core that keeps the messages handed to it since the last
-// take.
-type fuzzInbox struct {
-	mu  sync.Mutex
-	got []core.InboundMessage
-}
-
-func (b *fuzzInbox) HandleInbound(_ context.Context, msg core.InboundMessage) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.got = append(b.got, msg)
-	return nil
-}
-
-func (b *fuzzInbox) take() []core.InboundMessage {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	got := b.got
-	b.got = nil
-	return got
-}
 
 // wireUpdate is the part of a Telegram update the oracle reads.
 type wireUpdate struct {
@@ -111,7 +89,7 @@ func FuzzWebhook(f *testing.F) {
 	if err := a.Validate(); err != nil {
 		f.Fatal(err)
 	}
-	box := &fuzzInbox{}
+	box := adaptertest.NewRecorder()
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	if err := a.Start(ctx, box); err != nil {
@@ -129,7 +107,7 @@ func FuzzWebhook(f *testing.F) {
 		req := httptest.NewRequest(http.MethodPost, WebhookPath, bytes.NewReader(body))
 		req.Header.Set("X-Telegram-Bot-Api-Secret-Token", secret)
 		mux.ServeHTTP(rec, req)
-		return rec.Code, box.take()
+		return rec.Code, box.Take()
 	}
 
 	f.Fuzz(func(t *testing.T, body []byte, chatType string, chatID, fromID int64, isBot bool, text, caption string) {
