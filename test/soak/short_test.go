@@ -13,9 +13,8 @@ import (
 // the replicas are built without it): each form under 20 s on two cores.
 // The tests do not run in parallel: they measure, and each keeps both
 // cores busy. Their lease is 8 s, not the long form's 5 s: a send that
-// waits out a 429 can outlive a lease whose margin (a fifth) is shorter
-// than the wait, and be sent twice with no crash (see README.md); a
-// loaded CI machine should not turn that into a flaky test.
+// waits out a 429 longer than the lease allows is cut off and handed
+// back, and a loaded CI machine should not spend its time on that.
 
 func TestSoakShortPostgres(t *testing.T) {
 	soak(t, params{
