@@ -347,7 +347,7 @@ func (b *bundle) render(o *outcome) string {
 	outlived, handed := 0, 0
 	for _, r := range b.reps {
 		outlived += r.logHas("sent after its lease ran out")
-		handed += r.logHas("lease ran out before the send")
+		handed += r.logHas("lease ran out before the send") + r.logHas("outlasted its lease; handed back")
 	}
 	row("sends that outlived their lease / handed back unsent (replica logs)", "%d / %d", outlived, handed)
 	row("model calls", "%d", len(b.model.Requests()))
