@@ -126,6 +126,14 @@ type Capabilities struct {
 	// (0: the core's default, 4s); a platform shows one indication for a
 	// few seconds (Telegram 5s, Discord 10s).
 	TypingRefresh time.Duration
+	// IdempotentSends is true when the platform drops a second message
+	// with the same OutboundMessage.IdempotencyKey (Discord's enforced
+	// nonce), so a scheduled message sent again after a crash cannot
+	// arrive twice. Without it, every scheduled send the platform may have
+	// taken but the database has not recorded is a duplicate should the
+	// process die; the core keeps at most scheduler.max_sends_in_doubt of
+	// them per platform.
+	IdempotentSends bool
 }
 
 // Adapter connects one platform to the core. Send splits text over the

@@ -35,14 +35,17 @@ type systemTimer struct{ t *time.Timer }
 func (s systemTimer) C() <-chan time.Time { return s.t.C }
 func (s systemTimer) Stop() bool          { return s.t.Stop() }
 
-// Sleep waits d on clock; it reports false when ctx ended first.
+// Sleep waits d on clock; it reports false when ctx ended first. An
+// adapter waits out a 429 or a backoff with it: a scheduled send's doubt
+// slot (see doubt.go) is given up meanwhile and taken again after.
 func Sleep(ctx context.Context, clock Clock, d time.Duration) bool {
+	resume := pauseDoubt(ctx)
 	t := clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-t.C():
-		return true
 	}
+	return resume == nil || resume(ctx) == nil
 }

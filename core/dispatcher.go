@@ -101,6 +101,11 @@ type DispatcherConfig struct {
 	// JobLease is how long a claimed job is this process's before another
 	// may take it over (scheduler.job_lease, default 5m).
 	JobLease time.Duration
+	// MaxSendsInDoubt is how many scheduled sends to one platform without
+	// idempotent sends may be in doubt at once, each a duplicate should
+	// this process die (scheduler.max_sends_in_doubt, default 1; see
+	// doubt.go).
+	MaxSendsInDoubt int
 	// Metrics, when set, is told about turns, model calls, sends and jobs.
 	Metrics Metrics
 	// Listener, when set, tells this dispatcher when other processes queue
@@ -266,6 +271,9 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	}
 	if cfg.JobLease <= 0 {
 		cfg.JobLease = 5 * time.Minute
+	}
+	if cfg.MaxSendsInDoubt <= 0 {
+		cfg.MaxSendsInDoubt = 1
 	}
 	if cfg.HistoryCacheSize <= 0 {
 		cfg.HistoryCacheSize = 4096

@@ -15,8 +15,9 @@ import (
 // not user input: it plans no turn, so there is no reply loop.
 
 // sendConcurrency bounds how many conversations' scheduled messages are
-// sent at once; their writes share group commits (10,000 due in one
-// second go out in about one; see BENCHMARKS.md).
+// sent at once to one platform; their writes share group commits (10,000
+// due in one second go out in about one; see BENCHMARKS.md). A platform
+// without idempotent sends has fewer at once: its doubt slots.
 const sendConcurrency = 64
 
 // leaseMargin is how much of its lease a claimed job must have left to be
@@ -30,15 +31,18 @@ const maxInFlight = jobClaimBatch
 
 // lanes sends scheduled messages: one lane per conversation with messages
 // in flight, which sends them in due order, lanes side by side (at most
-// sendConcurrency at once). The job loop hands claimed jobs over and goes
-// on: a slow platform holds up its own lane, never the loop or another
-// conversation.
+// sendConcurrency at once per platform). The job loop hands claimed jobs
+// over and goes on: a slow conversation holds up its own lane, never the
+// loop or another platform.
 type lanes struct {
 	mu       sync.Mutex
 	queues   map[int64][]Job
 	inFlight int
 	freed    chan struct{} // signalled when in-flight jobs settle
-	slots    chan struct{}
+	// slots bound the lanes sending at once, per platform; doubt bounds
+	// the sends in doubt to a platform without idempotent sends (doubt.go).
+	slots map[Platform]chan struct{}
+	doubt map[Platform]doubtSlots
 	// running counts the lane goroutines; Stop waits for them once the
 	// job loop is over.
 	running sync.WaitGroup
@@ -75,8 +79,32 @@ func (d *Dispatcher) sendConversation(ctx context.Context, id int64) (Conversati
 }
 
 func newLanes() *lanes {
-	return &lanes{queues: map[int64][]Job{}, freed: make(chan struct{}, 1), slots: make(chan struct{}, sendConcurrency),
-		convs: map[int64]Conversation{}}
+	return &lanes{queues: map[int64][]Job{}, freed: make(chan struct{}, 1), slots: map[Platform]chan struct{}{},
+		doubt: map[Platform]doubtSlots{}, convs: map[int64]Conversation{}}
+}
+
+// slotsOf returns platform p's lane slots.
+func (l *lanes) slotsOf(p Platform) chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.slots[p]
+	if !ok {
+		s = make(chan struct{}, sendConcurrency)
+		l.slots[p] = s
+	}
+	return s
+}
+
+// doubtOf returns platform p's doubt slots, n of them.
+func (l *lanes) doubtOf(p Platform, n int) doubtSlots {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.doubt[p]
+	if !ok {
+		s = make(doubtSlots, n)
+		l.doubt[p] = s
+	}
+	return s
 }
 
 // sendScheduled hands claimed message jobs to their conversations' lanes,
@@ -135,15 +163,23 @@ func (d *Dispatcher) roomToClaim(ctx context.Context) bool {
 func (d *Dispatcher) runLane(ctx context.Context, conv int64) {
 	l := d.lanes
 	defer l.running.Done()
+	// A conversation stays on its platform: the lane takes that platform's
+	// slot, so a platform whose sends wait (for a doubt slot, on a hung
+	// request) holds up no other.
+	var platform Platform
+	if c, err := d.sendConversation(ctx, conv); err == nil {
+		platform = c.Platform
+	}
+	slots := l.slotsOf(platform)
 	acquired := false
 	select {
-	case l.slots <- struct{}{}:
+	case slots <- struct{}{}:
 		acquired = true
 	case <-ctx.Done():
 	}
 	defer func() {
 		if acquired {
-			<-l.slots
+			<-slots
 		}
 	}()
 	for {
@@ -229,9 +265,27 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 	// flood-control waits could otherwise outlast it.
 	sendCtx, cancel := ctx, context.CancelFunc(func() {})
 	if j.LeaseUntil != nil {
+		// Relative to the Clock's now: a test's clock is not the wall's.
 		sendCtx, cancel = context.WithTimeout(ctx, j.LeaseUntil.Sub(now)-d.leaseMargin()/2)
 	}
 	defer cancel()
+	if !a.Capabilities().IdempotentSends {
+		// Held until the job is settled: from the request until then, a
+		// crash would send the message again (doubt.go). A slot not free
+		// while the lease leaves time for a send hands the job back.
+		slotCtx, cancelSlot := sendCtx, context.CancelFunc(func() {})
+		if j.LeaseUntil != nil {
+			slotCtx, cancelSlot = context.WithTimeout(sendCtx, j.LeaseUntil.Sub(now)-d.leaseMargin())
+		}
+		slot, err := takeDoubtSlot(slotCtx, d.lanes.doubtOf(conv.Platform, d.cfg.MaxSendsInDoubt))
+		cancelSlot()
+		if err != nil {
+			settle(JobPending, d.cfg.Clock.Now().UTC(), "no send slot free before its lease ran out: handed back")
+			return
+		}
+		defer slot.give()
+		sendCtx = slot.in(sendCtx)
+	}
 	res, sendErr := d.send(sendCtx, a, OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,

@@ -16,24 +16,30 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// stampAdapter records when each scheduled message reached it.
+// stampAdapter records when each scheduled message reached it. It keeps
+// the first time of a key, so it drops a repeat when idempotent.
 type stampAdapter struct {
-	mu   sync.Mutex
-	at   map[string]time.Time // by idempotency key, "job-ID"
-	done chan struct{}
-	want int
+	mu         sync.Mutex
+	at         map[string]time.Time // by idempotency key, "job-ID"
+	done       chan struct{}
+	want       int
+	idempotent bool
 }
 
 func (a *stampAdapter) Name() string            { return "bench" }
 func (a *stampAdapter) Platform() core.Platform { return core.PlatformWeb }
 func (a *stampAdapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: 4096}
+	return core.Capabilities{MaxMessageLength: 4096, IdempotentSends: a.idempotent}
 }
 func (a *stampAdapter) Start(context.Context, core.InboundHandler) error { return nil }
 func (a *stampAdapter) Stop(context.Context) error                       { return nil }
 func (a *stampAdapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResult, error) {
 	now := time.Now()
 	a.mu.Lock()
+	if _, ok := a.at[m.IdempotencyKey]; ok && a.idempotent {
+		a.mu.Unlock()
+		return core.SendResult{PlatformMessageIDs: []string{m.IdempotencyKey}}, nil
+	}
 	a.at[m.IdempotencyKey] = now
 	if len(a.at) == a.want {
 		close(a.done)
@@ -57,8 +63,15 @@ func rssMB(b *testing.B) float64 {
 // jobs in a SQLite file over 1,000 conversations, 10,000 of them due in
 // the same second, an instant adapter. It reports how late the 10,000
 // went out (p50, p99), sends/s, and the process's RSS with the million
-// pending.
+// pending. The adapter drops a repeated key, as Discord does
+// ("idempotent": sends side by side), or does not, as Telegram and Slack
+// ("one-in-doubt": one send at a time, scheduler.max_sends_in_doubt 1).
 func BenchmarkScheduledSends(b *testing.B) {
+	b.Run("idempotent", func(b *testing.B) { benchScheduledSends(b, true) })
+	b.Run("one-in-doubt", func(b *testing.B) { benchScheduledSends(b, false) })
+}
+
+func benchScheduledSends(b *testing.B, idempotent bool) {
 	const convs, pending, due = 1000, 1_000_000, 10_000
 	for range b.N {
 		ctx := context.Background()
@@ -93,7 +106,7 @@ func BenchmarkScheduledSends(b *testing.B) {
 		dueAt := time.Now().Add(3 * time.Second).Truncate(time.Second)
 		dueOf := func(id int) time.Time { return dueAt.Add(time.Duration((id-1)%997) * time.Millisecond) }
 		insert(pending-due, pending, func(k int) time.Time { return dueOf(k + 1) })
-		ad := &stampAdapter{at: map[string]time.Time{}, done: make(chan struct{}), want: due}
+		ad := &stampAdapter{at: map[string]time.Time{}, done: make(chan struct{}), want: due, idempotent: idempotent}
 		d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: instantLLM{}, Adapters: []core.Adapter{ad},
 			ScheduledMessages: true})
 		require.NoError(b, err)

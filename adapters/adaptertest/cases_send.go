@@ -71,6 +71,25 @@ func testLongReply(t *testing.T, rig *Rig) {
 	require.Equal(t, 1, whole, "the code block (shorter than the limit) must arrive whole in one part")
 }
 
+// testIdempotentRepeat: an adapter that says the platform drops a repeat
+// of an idempotency key (what the core resends after a crash) shows a
+// two-part message once, and answers the repeat with the first ids.
+func testIdempotentRepeat(t *testing.T, rig *Rig) {
+	if !rig.Adapter.Capabilities().IdempotentSends {
+		t.Skip("adaptertest: the platform does not drop repeats (Capabilities().IdempotentSends is false): the core bounds the sends in doubt instead")
+	}
+	h := begin(t, rig)
+	thread := h.greet(t, users(rig)[0])
+	text := twoParts(rig.Adapter.Capabilities().MaxMessageLength)
+	msg := core.OutboundMessage{ChannelThreadID: thread, Text: text, IdempotencyKey: "job-42"}
+	first := h.sendMsg(t, msg)
+	again := h.sendMsg(t, msg)
+	sent := h.settled(t, thread)
+	require.Len(t, sent, 2, "the repeat must not show again")
+	requireParts(t, h, text, first, sent)
+	require.Equal(t, first.PlatformMessageIDs, again.PlatformMessageIDs, "the repeat is answered with the messages the first send made")
+}
+
 // twoParts returns a text that splits into exactly two parts at limit.
 func twoParts(limit int) string {
 	n := max(limit*3/5, 2)

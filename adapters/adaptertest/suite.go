@@ -54,6 +54,7 @@ func cases() []testCase {
 		{"Reply", testReply},
 		{"ReplyTwoUsers", testReplyTwoUsers},
 		{"LongReply", testLongReply},
+		{"IdempotentRepeat", testIdempotentRepeat},
 		{"RateLimitNextSend", testRateLimitNextSend},
 		{"RateLimitAfter", testRateLimitAfter},
 		{"PermanentErrorBlocked", testPermanentErrorBlocked},
@@ -217,7 +218,9 @@ func (h *harness) sendMsg(t *testing.T, msg core.OutboundMessage) core.SendResul
 func (h *harness) trySendMsg(msg core.OutboundMessage) (core.SendResult, error) {
 	h.sends++
 	msg.ConversationID = 1
-	msg.IdempotencyKey = fmt.Sprintf("adaptertest-%d", h.sends)
+	if msg.IdempotencyKey == "" {
+		msg.IdempotencyKey = fmt.Sprintf("adaptertest-%d", h.sends)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 	defer cancel()
 	if is, ok := h.rig.Adapter.(core.ImageSender); ok && msg.ImageURL != "" {

@@ -116,8 +116,9 @@ func (a *Adapter) Name() string { return "discord" }
 // Platform returns core.PlatformDiscord.
 func (a *Adapter) Platform() core.Platform { return core.PlatformDiscord }
 
-// Capabilities reports 2000-character Markdown messages, rich text, and a
-// typing indicator that lasts 10 seconds (refreshed every 8).
+// Capabilities reports 2000-character Markdown messages, rich text, a
+// typing indicator that lasts 10 seconds (refreshed every 8), and sends a
+// repeat of which Discord drops (the enforced nonce).
 func (a *Adapter) Capabilities() core.Capabilities {
 	return core.Capabilities{
 		MaxMessageLength: maxMessageLength,
@@ -125,6 +126,7 @@ func (a *Adapter) Capabilities() core.Capabilities {
 		Typing:           true,
 		RichText:         true,
 		TypingRefresh:    typingRefresh,
+		IdempotentSends:  true,
 	}
 }
 

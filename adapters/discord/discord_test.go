@@ -27,7 +27,8 @@ func TestRegistered(t *testing.T) {
 	a := info.New()
 	require.Equal(t, "discord", a.Name())
 	require.Equal(t, core.PlatformDiscord, a.Platform())
-	require.Equal(t, core.Capabilities{MaxMessageLength: 2000, Markup: "markdown", Typing: true, RichText: true, TypingRefresh: 8 * time.Second}, a.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 2000, Markup: "markdown", Typing: true, RichText: true,
+		TypingRefresh: 8 * time.Second, IdempotentSends: true}, a.Capabilities())
 	_, images := a.(core.ImageSender)
 	require.True(t, images)
 	_, typing := a.(core.TypingIndicator)

@@ -176,6 +176,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		JobMaxAttempts:   cfg.Scheduler.MaxAttempts,
 		LateGrace:        cfg.Scheduler.LateGrace,
 		JobLease:         cfg.Scheduler.JobLease,
+		MaxSendsInDoubt:  cfg.Scheduler.MaxSendsInDoubt,
 		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
 		Listener: a.store,
 		// Every process sends the scheduled messages of the platforms it

@@ -89,6 +89,12 @@ type Scheduler struct {
 	// claimed it; a process that died leaves it to another after this
 	// (default 5m).
 	JobLease time.Duration `yaml:"job_lease"`
+	// MaxSendsInDoubt is how many scheduled sends to one platform that
+	// cannot drop a repeat (Telegram, Slack, web) a process has in flight
+	// at once; each would be sent again, a duplicate, should the process
+	// die before recording it (default 1). Discord's nonce drops repeats,
+	// so its sends are not bounded by it.
+	MaxSendsInDoubt int `yaml:"max_sends_in_doubt"`
 }
 
 // HTTP configures Parley's HTTP server.

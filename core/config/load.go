@@ -57,6 +57,7 @@ func Default() *Config {
 			LateGrace:                 24 * time.Hour,
 			MaxPendingPerConversation: 50,
 			JobLease:                  5 * time.Minute,
+			MaxSendsInDoubt:           1,
 		},
 		HTTP:    HTTP{Listen: "127.0.0.1:8080"},
 		Log:     Log{Format: "text", Level: "info"},

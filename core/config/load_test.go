@@ -94,6 +94,7 @@ runs:
   debounce: 0s
 scheduler:
   late_grace: 0s
+  max_sends_in_doubt: 8
 http:
   listen: ":9000"
 log: {format: json, level: debug}
@@ -112,6 +113,8 @@ log: {format: json, level: debug}
 	require.Equal(t, time.Duration(0), c.Runs.Debounce)
 	require.Equal(t, 2*time.Minute, c.Runs.StaleAfter)
 	require.Equal(t, time.Duration(0), c.Scheduler.LateGrace)
+	require.Equal(t, 8, c.Scheduler.MaxSendsInDoubt)
+	require.Equal(t, 5*time.Minute, c.Scheduler.JobLease, "an absent key keeps its default")
 	require.Equal(t, ":9000", c.HTTP.Listen)
 	require.Equal(t, config.Log{Format: "json", Level: "debug"}, c.Log)
 }
@@ -190,6 +193,19 @@ func TestLoadFileNamesItInErrors(t *testing.T) {
 	_, err := config.Load(path, nil)
 
 	require.EqualError(t, err, path+`:2: store.driver: must be sqlite or postgres, got "mysql"`)
+}
+
+func TestSendsInDoubtOutOfRangeNamesLineAndKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for src, want := range map[string]string{
+		"scheduler:\n  job_lease: 1m\n  max_sends_in_doubt: 0\n": `config.yaml:3: scheduler.max_sends_in_doubt: must be between 1 and 64, got 0`,
+		"scheduler: {max_sends_in_doubt: 65}\n":                  `config.yaml:1: scheduler.max_sends_in_doubt: must be between 1 and 64, got 65`,
+		"scheduler: {max_sends_in_doubt: many}\n":                `config.yaml:1: scheduler.max_sends_in_doubt: expected an integer, got "many"`,
+	} {
+		_, err := b.parse(src)
+		require.ErrorContains(t, err, want, "source %q", src)
+	}
 }
 
 func TestValidateWithoutLines(t *testing.T) {

@@ -106,6 +106,7 @@ func (c *Config) problems() []problem {
 	if c.Scheduler.JobLease < time.Second {
 		add("scheduler.job_lease", "must be at least 1s", c.Scheduler.JobLease)
 	}
+	between(add, "scheduler.max_sends_in_doubt", c.Scheduler.MaxSendsInDoubt, 1, 64)
 
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)

@@ -24,6 +24,10 @@ type Sent struct {
 type Adapter struct {
 	PlatformName core.Platform
 	MaxLength    int
+	// Idempotent makes the adapter drop a send whose idempotency key it
+	// has seen, answering with the first send's ids, as Discord's nonce
+	// does (core.Capabilities.IdempotentSends).
+	Idempotent bool
 
 	mu      sync.Mutex
 	h       core.InboundHandler
@@ -32,6 +36,7 @@ type Adapter struct {
 	next    int
 	sendErr error
 	changed chan struct{}
+	byKey   map[string]core.SendResult
 }
 
 var (
@@ -50,9 +55,9 @@ func (a *Adapter) Name() string { return string(a.PlatformName) }
 // Platform is the platform the adapter serves.
 func (a *Adapter) Platform() core.Platform { return a.PlatformName }
 
-// Capabilities reports MaxLength and typing.
+// Capabilities reports MaxLength, typing and Idempotent.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: a.MaxLength, Markup: "plain", Typing: true}
+	return core.Capabilities{MaxMessageLength: a.MaxLength, Markup: "plain", Typing: true, IdempotentSends: a.Idempotent}
 }
 
 // Start keeps the handler for Deliver.
@@ -85,11 +90,20 @@ func (a *Adapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResu
 	if a.sendErr != nil {
 		return core.SendResult{}, a.sendErr
 	}
+	if res, ok := a.byKey[m.IdempotencyKey]; ok && a.Idempotent {
+		return res, nil
+	}
 	var res core.SendResult
 	for _, part := range core.SplitText(m.Text, a.MaxLength) {
 		a.next++
 		a.sent = append(a.sent, Sent{ChannelThreadID: m.ChannelThreadID, Text: part, IdempotencyKey: m.IdempotencyKey})
 		res.PlatformMessageIDs = append(res.PlatformMessageIDs, fmt.Sprintf("%s-%d", a.PlatformName, a.next))
+	}
+	if a.Idempotent && m.IdempotencyKey != "" {
+		if a.byKey == nil {
+			a.byKey = map[string]core.SendResult{}
+		}
+		a.byKey[m.IdempotencyKey] = res
 	}
 	a.notify()
 	return res, nil

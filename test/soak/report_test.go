@@ -83,9 +83,12 @@ func (b *bundle) report(t *testing.T) {
 	require.Empty(t, o.lost, "LOST: jobs marked sent whose text never arrived (job indexes)")
 	require.Empty(t, o.failedNoReason, "failed jobs without a last_error (job indexes)")
 	require.Zero(t, o.dcDup, "Discord duplicates: the nonce job-<id> should make Discord drop a resend")
-	// A crash can catch several jobs between the platform's answer and
-	// their commit (the kill table's "already delivered"); what holds is
-	// one duplicate per such job per crash, never one without.
+	// Every Telegram duplicate is a job a crash caught between Telegram's
+	// answer and its commit, and each process has at most one such send
+	// at a time (scheduler.max_sends_in_doubt, 1): one per crash at most.
+	for k, n := range o.dupPerKill {
+		require.LessOrEqual(t, n, 1, "Telegram duplicates from kill %d (of replica %d): max_sends_in_doubt 1 allows one", k+1, b.kills[k].replica)
+	}
 	outlived := 0
 	for _, r := range b.reps {
 		outlived += r.logHas("sent after its lease ran out")
