@@ -126,14 +126,17 @@ type Capabilities struct {
 	// (0: the core's default, 4s); a platform shows one indication for a
 	// few seconds (Telegram 5s, Discord 10s).
 	TypingRefresh time.Duration
-	// IdempotentSends is true when the platform drops a second message
-	// with the same OutboundMessage.IdempotencyKey (Discord's enforced
-	// nonce), so a scheduled message sent again after a crash cannot
-	// arrive twice. Without it, every scheduled send the platform may have
-	// taken but the database has not recorded is a duplicate should the
-	// process die; the core keeps at most scheduler.max_sends_in_doubt of
-	// them per platform.
-	IdempotentSends bool
+	// IdempotencyWindow is how long the platform remembers an
+	// OutboundMessage.IdempotencyKey and drops a second message with it
+	// (Discord's enforced nonce: "a few minutes"); 0 when it never does.
+	// A scheduled message sent again after a crash goes out a job lease
+	// after the first try or a little later, so the core relies on it
+	// only when the window is at least twice scheduler.job_lease.
+	// Otherwise every scheduled send the platform may have taken but the
+	// database has not recorded is a duplicate should the process die,
+	// and the core keeps at most scheduler.max_sends_in_doubt of them per
+	// platform.
+	IdempotencyWindow time.Duration
 }
 
 // Adapter connects one platform to the core. Send splits text over the

@@ -99,7 +99,7 @@ type DispatcherConfig struct {
 	// ones are missed (scheduler.late_grace, default 24h).
 	LateGrace time.Duration
 	// JobLease is how long a claimed job is this process's before another
-	// may take it over (scheduler.job_lease, default 5m).
+	// may take it over (scheduler.job_lease, default 1m).
 	JobLease time.Duration
 	// MaxSendsInDoubt is how many scheduled sends to one platform without
 	// idempotent sends may be in doubt at once, each a duplicate should
@@ -270,7 +270,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 		cfg.LateGrace = 24 * time.Hour
 	}
 	if cfg.JobLease <= 0 {
-		cfg.JobLease = 5 * time.Minute
+		cfg.JobLease = time.Minute
 	}
 	if cfg.MaxSendsInDoubt <= 0 {
 		cfg.MaxSendsInDoubt = 1
@@ -369,6 +369,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	go d.listen(runCtx)
 	go d.claimLoop(runCtx)
 	go d.maintain(runCtx)
+	if d.cfg.ScheduledMessages {
+		d.logSendsInDoubt()
+	}
 	if len(d.jobKinds) > 0 {
 		go d.jobLoop(runCtx)
 	} else {

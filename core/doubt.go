@@ -5,10 +5,37 @@ import (
 	"sync"
 )
 
+// dropsRepeats reports whether a's platform still remembers a scheduled
+// send's key when a crash makes it go out again: a job lease after its
+// claim, or a little later, so the window must be twice the lease.
+func (d *Dispatcher) dropsRepeats(a Adapter) bool {
+	return a.Capabilities().IdempotencyWindow >= 2*d.cfg.JobLease
+}
+
+// logSendsInDoubt says, at start, which platforms' scheduled sends go
+// max_sends_in_doubt at a time, and why a platform that drops repeats
+// does not count as one here.
+func (d *Dispatcher) logSendsInDoubt() {
+	for _, a := range d.adapters {
+		w := a.Capabilities().IdempotencyWindow
+		switch {
+		case d.dropsRepeats(a):
+		case w > 0:
+			d.log.Warn("scheduler.job_lease is too long for the platform to drop a message sent again after a crash; "+
+				"its scheduled sends go max_sends_in_doubt at a time (shorten job_lease to at most half the window to lift that)",
+				"platform", a.Platform(), "job_lease", d.cfg.JobLease, "window", w, "max_sends_in_doubt", d.cfg.MaxSendsInDoubt)
+		default:
+			d.log.Debug("the platform cannot drop a repeated message: scheduled sends go max_sends_in_doubt at a time",
+				"platform", a.Platform(), "max_sends_in_doubt", d.cfg.MaxSendsInDoubt)
+		}
+	}
+}
+
 // A scheduled send is in doubt from its request until its job is recorded
 // sent: should the process die in between, the job is claimed again after
 // its lease and sent again. A platform that drops a repeated idempotency
-// key (Capabilities.IdempotentSends) makes that harmless; on any other,
+// key for long enough (Capabilities.IdempotencyWindow) makes that
+// harmless; on any other,
 // each send in doubt at a crash is a duplicate the user sees. So sends to
 // such a platform take a doubt slot, at most scheduler.max_sends_in_doubt
 // per platform and process (default 1: at most one duplicate per crash),

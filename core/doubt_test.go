@@ -33,9 +33,9 @@ type ledgerAdapter struct {
 	errs      []string
 }
 
-func newLedger(st *store.Store, p core.Platform, idempotent bool, together int) *ledgerAdapter {
+func newLedger(st *store.Store, p core.Platform, window time.Duration, together int) *ledgerAdapter {
 	a := &ledgerAdapter{Adapter: coretest.NewAdapter(p), st: st, together: together, full: make(chan struct{})}
-	a.Idempotent = idempotent
+	a.IdempotencyWindow = window
 	return a
 }
 
@@ -96,17 +96,29 @@ func scheduleFor(t *testing.T, st *store.Store, p core.Platform, thread, text st
 // once at most max_sends_in_doubt-1 others the platform took are still
 // unrecorded: a crash at any instant sends at most that many twice. A
 // platform that drops repeats (Discord's nonce) sends side by side
-// meanwhile.
+// meanwhile, unless it forgets a key before a crashed send would go out
+// again (a window under twice the job lease).
 func TestSendsInDoubtAreBoundedPerPlatform(t *testing.T) {
 	t.Parallel()
-	for _, inDoubt := range []int{1, 3} {
-		t.Run(fmt.Sprintf("max_sends_in_doubt=%d", inDoubt), func(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		inDoubt   int
+		lease     time.Duration
+		dcWindow  time.Duration
+		dcAtOnce  int // Discord sends in flight at once: exactly, or at least 8
+		dcBounded bool
+	}{
+		{name: "max_sends_in_doubt=1", inDoubt: 1, lease: time.Minute, dcWindow: 2 * time.Minute, dcAtOnce: 8},
+		{name: "max_sends_in_doubt=3", inDoubt: 3, lease: time.Minute, dcWindow: 2 * time.Minute, dcAtOnce: 8},
+		{name: "lease longer than Discord remembers", inDoubt: 1, lease: 5 * time.Minute, dcWindow: 2 * time.Minute, dcAtOnce: 1, dcBounded: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			st := openStore(t)
-			tg := newLedger(st, core.PlatformTelegram, false, inDoubt)
-			dc := newLedger(st, core.PlatformDiscord, true, 8)
+			tg := newLedger(st, core.PlatformTelegram, 0, tc.inDoubt)
+			dc := newLedger(st, core.PlatformDiscord, tc.dcWindow, tc.dcAtOnce)
 			d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{tg, dc},
-				ScheduledMessages: true, MaxSendsInDoubt: inDoubt, PollInterval: 50 * time.Millisecond})
+				ScheduledMessages: true, MaxSendsInDoubt: tc.inDoubt, JobLease: tc.lease, PollInterval: 50 * time.Millisecond})
 			require.NoError(t, err)
 			ctx := t.Context()
 			now := time.Now()
@@ -126,9 +138,14 @@ func TestSendsInDoubtAreBoundedPerPlatform(t *testing.T) {
 				require.Empty(t, a.errs)
 				a.mu.Unlock()
 			}
-			require.Equal(t, inDoubt, tg.most, "Telegram sends in flight at once")
-			require.LessOrEqual(t, tg.mostDoubt, inDoubt, "Telegram messages taken and not recorded sent when a send began, with it")
-			require.GreaterOrEqual(t, dc.most, 8, "Discord's sends go side by side")
+			require.Equal(t, tc.inDoubt, tg.most, "Telegram sends in flight at once")
+			require.LessOrEqual(t, tg.mostDoubt, tc.inDoubt, "Telegram messages taken and not recorded sent when a send began, with it")
+			if tc.dcBounded {
+				require.Equal(t, tc.dcAtOnce, dc.most, "Discord sends in flight at once")
+				require.LessOrEqual(t, dc.mostDoubt, tc.inDoubt, "Discord messages taken and not recorded sent when a send began, with it")
+			} else {
+				require.GreaterOrEqual(t, dc.most, tc.dcAtOnce, "Discord's sends go side by side")
+			}
 			jobs, err := st.Jobs(ctx, 0, core.JobSent, 100)
 			require.NoError(t, err)
 			require.Len(t, jobs, 2*perPlatform, "every job recorded sent")

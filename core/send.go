@@ -269,7 +269,7 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 		sendCtx, cancel = context.WithTimeout(ctx, j.LeaseUntil.Sub(now)-d.leaseMargin()/2)
 	}
 	defer cancel()
-	if !a.Capabilities().IdempotentSends {
+	if !d.dropsRepeats(a) {
 		// Held until the job is settled: from the request until then, a
 		// crash would send the message again (doubt.go). A slot not free
 		// while the lease leaves time for a send hands the job back.

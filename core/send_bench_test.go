@@ -19,24 +19,24 @@ import (
 // stampAdapter records when each scheduled message reached it. It keeps
 // the first time of a key, so it drops a repeat when idempotent.
 type stampAdapter struct {
-	mu         sync.Mutex
-	at         map[string]time.Time // by idempotency key, "job-ID"
-	done       chan struct{}
-	want       int
-	idempotent bool
+	mu     sync.Mutex
+	at     map[string]time.Time // by idempotency key, "job-ID"
+	done   chan struct{}
+	want   int
+	window time.Duration // 0: not idempotent
 }
 
 func (a *stampAdapter) Name() string            { return "bench" }
 func (a *stampAdapter) Platform() core.Platform { return core.PlatformWeb }
 func (a *stampAdapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: 4096, IdempotentSends: a.idempotent}
+	return core.Capabilities{MaxMessageLength: 4096, IdempotencyWindow: a.window}
 }
 func (a *stampAdapter) Start(context.Context, core.InboundHandler) error { return nil }
 func (a *stampAdapter) Stop(context.Context) error                       { return nil }
 func (a *stampAdapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResult, error) {
 	now := time.Now()
 	a.mu.Lock()
-	if _, ok := a.at[m.IdempotencyKey]; ok && a.idempotent {
+	if _, ok := a.at[m.IdempotencyKey]; ok && a.window > 0 {
 		a.mu.Unlock()
 		return core.SendResult{PlatformMessageIDs: []string{m.IdempotencyKey}}, nil
 	}
@@ -106,7 +106,10 @@ func benchScheduledSends(b *testing.B, idempotent bool) {
 		dueAt := time.Now().Add(3 * time.Second).Truncate(time.Second)
 		dueOf := func(id int) time.Time { return dueAt.Add(time.Duration((id-1)%997) * time.Millisecond) }
 		insert(pending-due, pending, func(k int) time.Time { return dueOf(k + 1) })
-		ad := &stampAdapter{at: map[string]time.Time{}, done: make(chan struct{}), want: due, idempotent: idempotent}
+		ad := &stampAdapter{at: map[string]time.Time{}, done: make(chan struct{}), want: due}
+		if idempotent {
+			ad.window = time.Hour
+		}
 		d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: instantLLM{}, Adapters: []core.Adapter{ad},
 			ScheduledMessages: true})
 		require.NoError(b, err)

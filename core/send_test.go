@@ -142,7 +142,7 @@ func TestASlowConversationHoldsUpNoOther(t *testing.T) {
 	// Idempotent: a send that hangs is not in doubt beside the others
 	// (doubt_test.go covers a platform where it is).
 	ad := &gateAdapter{Adapter: coretest.NewAdapter(core.PlatformWeb), slow: "slow", release: make(chan struct{}), entered: make(chan struct{}, 1)}
-	ad.Idempotent = true
+	ad.IdempotencyWindow = time.Hour
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{ad},
 		ScheduledMessages: true, Clock: clock, PollInterval: time.Second})
 	require.NoError(t, err)

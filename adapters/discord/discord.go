@@ -126,7 +126,9 @@ func (a *Adapter) Capabilities() core.Capabilities {
 		Typing:           true,
 		RichText:         true,
 		TypingRefresh:    typingRefresh,
-		IdempotentSends:  true,
+		// Discord checks an enforced nonce "in the past few minutes";
+		// two is the most this adapter relies on.
+		IdempotencyWindow: nonceWindow,
 	}
 }
 

@@ -28,7 +28,7 @@ func TestRegistered(t *testing.T) {
 	require.Equal(t, "discord", a.Name())
 	require.Equal(t, core.PlatformDiscord, a.Platform())
 	require.Equal(t, core.Capabilities{MaxMessageLength: 2000, Markup: "markdown", Typing: true, RichText: true,
-		TypingRefresh: 8 * time.Second, IdempotentSends: true}, a.Capabilities())
+		TypingRefresh: 8 * time.Second, IdempotencyWindow: 2 * time.Minute}, a.Capabilities())
 	_, images := a.(core.ImageSender)
 	require.True(t, images)
 	_, typing := a.(core.TypingIndicator)

@@ -32,6 +32,10 @@ const (
 // maxNonceLen is the longest nonce Discord accepts.
 const maxNonceLen = 25
 
+// nonceWindow is how long Discord is relied on to remember an enforced
+// nonce (its documentation says "a few minutes").
+const nonceWindow = 2 * time.Minute
+
 // messageBody is POST /channels/{id}/messages. discordgo v0.29's
 // MessageSend has no nonce fields, so the adapter sends its own body
 // through the session's request path (rate-limit buckets included).

@@ -87,7 +87,8 @@ type Scheduler struct {
 	MaxPendingPerConversation int `yaml:"max_pending_per_conversation"`
 	// JobLease is how long a claimed job belongs to the process that
 	// claimed it; a process that died leaves it to another after this
-	// (default 5m).
+	// (default 1m; at most half of Discord's nonce memory, 2m, so that
+	// Discord drops a message sent again after a crash).
 	JobLease time.Duration `yaml:"job_lease"`
 	// MaxSendsInDoubt is how many scheduled sends to one platform that
 	// cannot drop a repeat (Telegram, Slack, web) a process has in flight

@@ -56,7 +56,7 @@ func Default() *Config {
 			MaxAttempts:               3,
 			LateGrace:                 24 * time.Hour,
 			MaxPendingPerConversation: 50,
-			JobLease:                  5 * time.Minute,
+			JobLease:                  time.Minute,
 			MaxSendsInDoubt:           1,
 		},
 		HTTP:    HTTP{Listen: "127.0.0.1:8080"},

@@ -114,7 +114,7 @@ log: {format: json, level: debug}
 	require.Equal(t, 2*time.Minute, c.Runs.StaleAfter)
 	require.Equal(t, time.Duration(0), c.Scheduler.LateGrace)
 	require.Equal(t, 8, c.Scheduler.MaxSendsInDoubt)
-	require.Equal(t, 5*time.Minute, c.Scheduler.JobLease, "an absent key keeps its default")
+	require.Equal(t, time.Minute, c.Scheduler.JobLease, "an absent key keeps its default")
 	require.Equal(t, ":9000", c.HTTP.Listen)
 	require.Equal(t, config.Log{Format: "json", Level: "debug"}, c.Log)
 }

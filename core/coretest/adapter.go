@@ -24,10 +24,11 @@ type Sent struct {
 type Adapter struct {
 	PlatformName core.Platform
 	MaxLength    int
-	// Idempotent makes the adapter drop a send whose idempotency key it
-	// has seen, answering with the first send's ids, as Discord's nonce
-	// does (core.Capabilities.IdempotentSends).
-	Idempotent bool
+	// IdempotencyWindow, when set, makes the adapter drop a send whose
+	// idempotency key it has seen (however long ago), answering with the
+	// first send's ids, as Discord's nonce does, and report the window
+	// (core.Capabilities.IdempotencyWindow).
+	IdempotencyWindow time.Duration
 
 	mu      sync.Mutex
 	h       core.InboundHandler
@@ -55,9 +56,9 @@ func (a *Adapter) Name() string { return string(a.PlatformName) }
 // Platform is the platform the adapter serves.
 func (a *Adapter) Platform() core.Platform { return a.PlatformName }
 
-// Capabilities reports MaxLength, typing and Idempotent.
+// Capabilities reports MaxLength, typing and IdempotencyWindow.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: a.MaxLength, Markup: "plain", Typing: true, IdempotentSends: a.Idempotent}
+	return core.Capabilities{MaxMessageLength: a.MaxLength, Markup: "plain", Typing: true, IdempotencyWindow: a.IdempotencyWindow}
 }
 
 // Start keeps the handler for Deliver.
@@ -90,7 +91,7 @@ func (a *Adapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResu
 	if a.sendErr != nil {
 		return core.SendResult{}, a.sendErr
 	}
-	if res, ok := a.byKey[m.IdempotencyKey]; ok && a.Idempotent {
+	if res, ok := a.byKey[m.IdempotencyKey]; ok && a.IdempotencyWindow > 0 {
 		return res, nil
 	}
 	var res core.SendResult
@@ -99,7 +100,7 @@ func (a *Adapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResu
 		a.sent = append(a.sent, Sent{ChannelThreadID: m.ChannelThreadID, Text: part, IdempotencyKey: m.IdempotencyKey})
 		res.PlatformMessageIDs = append(res.PlatformMessageIDs, fmt.Sprintf("%s-%d", a.PlatformName, a.next))
 	}
-	if a.Idempotent && m.IdempotencyKey != "" {
+	if a.IdempotencyWindow > 0 && m.IdempotencyKey != "" {
 		if a.byKey == nil {
 			a.byKey = map[string]core.SendResult{}
 		}
