@@ -356,10 +356,10 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	if d.cancel != nil {
 		return errors.New("dispatcher: already started")
 	}
-	if n, err := d.cfg.Store.ReapStaleRuns(ctx, d.cfg.Clock.Now().Add(-d.cfg.StaleAfter)); err != nil {
+	if n, retried, err := d.cfg.Store.ReapStaleRuns(ctx, d.cfg.Clock.Now().UTC(), d.cfg.Clock.Now().Add(-d.cfg.StaleAfter)); err != nil {
 		return fmt.Errorf("reaping stale runs: %w", err)
 	} else if n > 0 {
-		d.log.Warn("failed runs left running by a stopped worker", "count", n)
+		d.log.Warn("failed runs left running by a stopped worker", "count", n, "user_turns_queued_again", retried)
 	}
 	// Turns outlive the caller's ctx on purpose: Stop decides when they end.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -100,9 +100,10 @@ func (d *Dispatcher) heartbeat(ctx context.Context, now time.Time) {
 	}
 }
 
-// reap fails stale runs; the queued runs behind them become claimable.
+// reap fails stale runs; the queued runs behind them become claimable, and
+// a lone user's turn among them is queued again (once).
 func (d *Dispatcher) reap(ctx context.Context, now time.Time) {
-	n, err := d.cfg.Store.ReapStaleRuns(ctx, now.Add(-d.cfg.StaleAfter).UTC())
+	n, retried, err := d.cfg.Store.ReapStaleRuns(ctx, now.UTC(), now.Add(-d.cfg.StaleAfter).UTC())
 	if err != nil {
 		if ctx.Err() == nil {
 			d.log.Error("reaping stale runs", "err", err)
@@ -110,7 +111,8 @@ func (d *Dispatcher) reap(ctx context.Context, now time.Time) {
 		return
 	}
 	if n > 0 {
-		d.log.Warn("failed runs whose process stopped sending heartbeats", "count", n, "stale_after", d.cfg.StaleAfter)
+		d.log.Warn("failed runs whose process stopped sending heartbeats", "count", n, "stale_after", d.cfg.StaleAfter,
+			"user_turns_queued_again", retried)
 		d.signal()
 	}
 }

@@ -311,6 +311,53 @@ func TestCrashedRunIsReapedAndTheQueuedRunExecutes(t *testing.T) {
 	require.Equal(t, core.RunSucceeded, b.waitRun(t, "crash").Status)
 }
 
+// A user's turn whose process died, with no message after it, is queued
+// again by the reaper and answered here: the message is not left
+// unanswered.
+func TestATurnWhoseProcessDiedIsAnsweredByAnother(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	const stale = 2 * time.Minute
+	b := setup(t, setupOpts{clock: clock, staleAfter: stale, noStart: true})
+	b.model.Enqueue(llmtest.Text("here I am"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "lone", "are you there?"))
+	dead, err := b.store.ClaimRun(b.ctx, "dead-process", t0)
+	require.NoError(t, err)
+	require.NotNil(t, dead)
+	require.NoError(t, b.disp.Start(b.ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		require.NoError(t, b.disp.Stop(ctx))
+	})
+
+	// Time passes until the reaper fails the dead run; the turn queued
+	// again then runs in real time (the clock stands still meanwhile).
+	isReaped := func() bool {
+		r, err := b.store.Run(b.ctx, dead.ID)
+		require.NoError(t, err)
+		return r.Status == core.RunFailed
+	}
+	for !isReaped() {
+		require.Less(t, clock.Now().Sub(t0), stale+5*time.Minute, "the dead run was never reaped")
+		if clock.Now().Sub(t0) < stale {
+			require.Empty(t, b.model.Requests(), "nothing runs while the dead run is not stale")
+		}
+		clock.WaitForTimers(t, 2, waitFor)
+		clock.Advance(10 * time.Second)
+		clock.WaitForTimers(t, 2, waitFor)
+	}
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "here I am", sent[0].Text)
+	require.Equal(t, []string{"are you there?"}, userContents(b.model.Requests()[0]))
+	runs, err := b.store.Runs(b.ctx, dead.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	require.Equal(t, core.RunFailed, runs[0].Status)
+	require.Contains(t, runs[0].Error, "stale")
+	require.Equal(t, core.RunSucceeded, b.waitRun(t, "lone").Status)
+}
+
 func TestRunLeftRunningByACrashIsRecoveredOnStart(t *testing.T) {
 	t.Parallel()
 	clock := coretest.NewClock(t0)

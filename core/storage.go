@@ -191,8 +191,10 @@ type Store interface {
 	// CompleteRunAndClaim is CompleteRun and then, in the same transaction,
 	// ClaimRun(owner, c.Now); it returns the claimed run, nil if none is due.
 	CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c RunCompletion, platforms ...Platform) (*Run, error)
-	// ReapStaleRuns fails running runs whose heartbeat is older than before.
-	ReapStaleRuns(ctx context.Context, before time.Time) (int, error)
+	// ReapStaleRuns fails running runs whose heartbeat is older than
+	// before, and queues a user's turn among them again once when nothing
+	// else would answer it; it returns how many it failed and queued.
+	ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error)
 	// Conversation returns a conversation by id (ErrNotFound).
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// ConversationByThread returns a conversation by its platform address.

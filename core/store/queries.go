@@ -53,7 +53,8 @@ func newQueries(driver string) *queries {
 	// runs_one_running lists the running runs; few enough to filter.
 	q.reapStale = `UPDATE runs SET status = 'failed', error = 'stale: no heartbeat since ' || ` + heartbeat + `,
 		finished_at = ?, updated_at = ?
-		WHERE status = 'running' AND heartbeat_at < ?`
+		WHERE status = 'running' AND heartbeat_at < ?
+		RETURNING id, conversation_id, kind, trigger_message_id`
 	return q
 }
 

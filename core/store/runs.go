@@ -321,15 +321,62 @@ func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 	return true, nil
 }
 
-// ReapStaleRuns fails running runs whose heartbeat is older than before and
-// returns how many it failed. Their conversations can run again.
-func (s *Store) ReapStaleRuns(ctx context.Context, before time.Time) (int, error) {
-	now := s.q.t(s.now())
-	res := s.w.WithContext(ctx).Exec(s.q.reapStale, now, now, s.q.t(before))
-	if res.Error != nil {
-		return 0, fmt.Errorf("reaping stale runs: %w", res.Error)
+// ReapStaleRuns fails running runs whose heartbeat is older than before:
+// their process died (or hangs), and the queued run behind each becomes
+// claimable. A user's turn that died with no run queued behind it is
+// queued again, once (a second stale failure of the same trigger is
+// final), unless its reply was stored: another process answers the
+// message. now is the caller's time (a run queued again is due then). It
+// returns how many runs were failed and how many of them were queued
+// again.
+func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error) {
+	at := s.q.t(now)
+	type dead struct {
+		id, conv int64
+		kind     string
+		trigger  *int64
 	}
-	return int(res.RowsAffected), nil
+	err = s.write(ctx, func(tx *gorm.DB) error {
+		reaped, retried = 0, 0
+		rows, err := tx.Raw(s.q.reapStale, at, at, s.q.t(before)).Rows()
+		if err != nil {
+			return err
+		}
+		var runs []dead
+		for rows.Next() {
+			var r dead
+			if err := rows.Scan(&r.id, &r.conv, &r.kind, &r.trigger); err != nil {
+				rows.Close()
+				return err
+			}
+			runs = append(runs, r)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		reaped = len(runs)
+		for _, r := range runs {
+			if r.kind != string(core.RunUserTurn) || r.trigger == nil {
+				continue
+			}
+			res := tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
+				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
+				WHERE NOT EXISTS (SELECT 1 FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ? AND p.id <> ?
+				                    AND p.status = 'failed' AND p.error LIKE 'stale:%')
+				  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.role = 'assistant' AND m.id > ?)
+				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
+				r.conv, *r.trigger, at, at, at, r.conv, *r.trigger, r.id, r.conv, *r.trigger)
+			if res.Error != nil {
+				return fmt.Errorf("queuing run %d's turn again: %w", r.id, res.Error)
+			}
+			retried += int(res.RowsAffected)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("reaping stale runs: %w", err)
+	}
+	return reaped, retried, nil
 }
 
 // Run returns a run by id.

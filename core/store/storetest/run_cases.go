@@ -311,9 +311,10 @@ func testReapStale(t *testing.T, open Opener) {
 	require.Empty(t, stop)
 	queued := b.inbound(t, "waiting", "x", b.t0, true)
 
-	n, err := b.st.ReapStaleRuns(b.ctx, b.at(30*time.Second))
+	n, retried, err := b.st.ReapStaleRuns(b.ctx, b.at(time.Minute), b.at(30*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
+	require.Equal(t, 1, retried, "the unanswered turn is queued again")
 
 	got, err := b.st.Run(b.ctx, stale.ID)
 	require.NoError(t, err)
@@ -334,9 +335,10 @@ func testReapStale(t *testing.T, open Opener) {
 	require.Equal(t, []int64{stale.ID}, stop, "a reaped run is no longer w1's")
 	require.ErrorIs(t, b.st.CompleteRun(b.ctx, stale.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(time.Minute)}), core.ErrLostRun)
 
-	n, err = b.st.ReapStaleRuns(b.ctx, b.at(30*time.Second))
+	n, retried, err = b.st.ReapStaleRuns(b.ctx, b.at(time.Minute), b.at(30*time.Second))
 	require.NoError(t, err)
 	require.Equal(t, 0, n)
+	require.Equal(t, 0, retried)
 
 	// The reaped conversation can run again.
 	next := b.inbound(t, "stale", "retry", b.at(time.Minute), true)
@@ -349,4 +351,63 @@ func testReapStale(t *testing.T, open Opener) {
 	require.NotNil(t, run)
 	claimedIDs = append(claimedIDs, run.ID)
 	require.ElementsMatch(t, []int64{next.Run.ID, queued.Run.ID}, claimedIDs)
+}
+
+// A user's turn whose process died is queued again when nothing else would
+// answer the message, and only once; one whose reply was stored, or with a
+// run already queued behind it, is not.
+func testReapStaleQueuesALoneTurnOnce(t *testing.T, open Opener) {
+	b := setup(t, open)
+	lone := b.claimed(t, "lone", "w1", b.t0)
+	answered := b.claimed(t, "answered", "w1", b.t0)
+	behind := b.claimed(t, "behind", "w1", b.t0)
+	// The dead process had stored its reply in "answered"; "behind" has a
+	// newer message waiting with its own run.
+	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: answered.ConversationID, Role: core.RoleAssistant,
+		Content: "done", Source: core.SourceReply, CreatedAt: b.at(time.Second)}))
+	queued := b.inbound(t, "behind", "still there?", b.at(10*time.Second), true)
+
+	n, retried, err := b.st.ReapStaleRuns(b.ctx, b.at(time.Minute), b.at(30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, 1, retried)
+
+	runs, err := b.st.Runs(b.ctx, lone.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	retry := runs[1]
+	require.Equal(t, core.RunQueued, retry.Status)
+	require.Equal(t, core.RunUserTurn, retry.Kind)
+	require.Equal(t, *lone.TriggerMessageID, *retry.TriggerMessageID, "the same message is answered")
+	runs, err = b.st.Runs(b.ctx, answered.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 1, "the stored reply answered it")
+	runs, err = b.st.Runs(b.ctx, behind.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 2, "the queued run answers both messages")
+	require.Equal(t, queued.Run.ID, runs[1].ID)
+
+	// The process that took both dies too: the retry's failure is final;
+	// the run that was queued in "behind" died for the first time.
+	claimed := map[int64]bool{}
+	for range 2 {
+		r, err := b.st.ClaimRun(b.ctx, "w2", b.at(time.Minute))
+		require.NoError(t, err)
+		require.NotNil(t, r)
+		claimed[r.ID] = true
+	}
+	require.True(t, claimed[retry.ID])
+	n, retried, err = b.st.ReapStaleRuns(b.ctx, b.at(3*time.Minute), b.at(2*time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, 1, retried)
+	runs, err = b.st.Runs(b.ctx, lone.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 2, "a turn is queued again once")
+	require.Equal(t, core.RunFailed, runs[1].Status)
+	runs, err = b.st.Runs(b.ctx, behind.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 3)
+	require.Equal(t, core.RunQueued, runs[2].Status)
+	require.Equal(t, *queued.Run.TriggerMessageID, *runs[2].TriggerMessageID)
 }

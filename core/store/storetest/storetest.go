@@ -55,6 +55,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"CompleteRunAppendsReply", testCompleteAppendsReply},
 		{"CompleteRunRejectsNonFinalStatus", testCompleteNonFinal},
 		{"ReapStaleRuns", testReapStale},
+		{"ReapStaleQueuesALoneTurnOnce", testReapStaleQueuesALoneTurnOnce},
 		{"RecentMessagesOrderAndLimit", testRecentMessages},
 		{"AppendMessage", testAppendMessage},
 		{"NotFound", testNotFound},
