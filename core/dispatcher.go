@@ -78,7 +78,9 @@ type DispatcherConfig struct {
 	// TurnTimeout bounds one turn end to end (default 5m).
 	TurnTimeout time.Duration
 	// PollInterval is the fallback wake-up for runs planned by other
-	// processes (default 2s).
+	// processes, and how often the job loop reads the next due time
+	// (default 2s). On PostgreSQL a job due more than a minute ahead
+	// notifies no one, so keep it under a minute.
 	PollInterval time.Duration
 	// TypingInterval is how often the typing indicator is refreshed (default 4s).
 	TypingInterval time.Duration

@@ -5,15 +5,17 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// workChannel is the channel migration 7's triggers notify when a run or
-// a job is queued; the payload is the table ("runs" or "jobs").
-const workChannel = "parley_work"
+// workChannelQuery names the channel migration 9's triggers notify when a run
+// or a job (due within a minute) is queued, on the connection's schema;
+// the payload is the table ("runs" or "jobs").
+const workChannelQuery = `SELECT 'parley_work_' || left(md5(current_schema()), 16)`
 
 // Listen calls wake with "runs" or "jobs" each time any process queues a
-// run or a job, until ctx ends or the connection fails (its error is
+// run, or a job due within a minute, in this store's schema, until ctx ends or the connection fails (its error is
 // returned; the caller listens again). It calls wake with both once
 // listening, for what was queued while it was not. It holds one pooled
 // connection. On SQLite it returns nil at once: the processes sharing a
@@ -33,7 +35,11 @@ func (s *Store) Listen(ctx context.Context, wake func(topic string)) error {
 			return fmt.Errorf("the postgres driver connection is a %T, not pgx's", dc)
 		}
 		pc := sc.Conn()
-		if _, err := pc.Exec(ctx, "LISTEN "+workChannel); err != nil {
+		var channel string
+		if err := pc.QueryRow(ctx, workChannelQuery).Scan(&channel); err != nil {
+			return err
+		}
+		if _, err := pc.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 			return err
 		}
 		wake("runs")
