@@ -5,6 +5,19 @@ import (
 	"sync"
 )
 
+// A scheduled send is in doubt from its request until its job is recorded
+// sent: should the process die in between, the job is claimed again after
+// its lease and sent again. A platform that drops a repeated idempotency
+// key for long enough (Capabilities.IdempotencyWindow) makes that
+// harmless; on any other, each send in doubt at a crash is a duplicate the
+// user sees. So sends to such a platform take a doubt slot, at most
+// scheduler.max_sends_in_doubt per platform and process (default 1: at
+// most one duplicate per crash), held until the job is settled.
+//
+// A slot is not held while a send waits out a 429 or a backoff (Sleep
+// gives it up): the platform refused that attempt, so nothing is in
+// doubt, and the platform's other sends go on meanwhile.
+
 // dropsRepeats reports whether a's platform still remembers a scheduled
 // send's key when a crash makes it go out again: a job lease after its
 // claim, or a little later, so the window must be twice the lease.
@@ -30,20 +43,6 @@ func (d *Dispatcher) logSendsInDoubt() {
 		}
 	}
 }
-
-// A scheduled send is in doubt from its request until its job is recorded
-// sent: should the process die in between, the job is claimed again after
-// its lease and sent again. A platform that drops a repeated idempotency
-// key for long enough (Capabilities.IdempotencyWindow) makes that
-// harmless; on any other,
-// each send in doubt at a crash is a duplicate the user sees. So sends to
-// such a platform take a doubt slot, at most scheduler.max_sends_in_doubt
-// per platform and process (default 1: at most one duplicate per crash),
-// held until the job is settled.
-//
-// A slot is not held while a send waits out a 429 or a backoff (Sleep
-// gives it up): the platform refused that attempt, so nothing is in
-// doubt, and the platform's other sends go on meanwhile.
 
 // doubtSlots are a platform's slots.
 type doubtSlots chan struct{}
