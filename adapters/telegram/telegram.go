@@ -201,9 +201,6 @@ func (a *Adapter) apiURL() string {
 	return strings.TrimRight(a.APIURL, "/")
 }
 
-// Start checks the token with getMe, then, in polling mode, removes any
-// webhook and starts the getUpdates loop; in webhook mode it registers
-// webhook_url when one is set. It returns once the adapter is ready.
 // InboundLock names the lock a polling bot needs: Telegram gives updates
 // to one getUpdates consumer, so only one replica may poll. It is keyed by
 // the bot's id, the token's public part before the colon.
@@ -215,6 +212,9 @@ func (a *Adapter) InboundLock() (string, bool) {
 	return "telegram-polling:" + botID, a.Mode != ModeWebhook
 }
 
+// Start checks the token with getMe, then, in polling mode, removes any
+// webhook and starts the getUpdates loop; in webhook mode it registers
+// webhook_url when one is set. It returns once the adapter is ready.
 func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting telegram adapter: %w", err)
