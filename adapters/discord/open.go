@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -110,46 +109,14 @@ func (a *Adapter) dmChannel(ctx context.Context, userID string) (*discordgo.Chan
 	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
 	defer cancel()
 	bucket := discordgo.EndpointUserChannels("")
-	rateLimited, failures := 0, 0
-	for {
-		if err := a.waitBucket(ctx, s, bucket, what); err != nil {
-			return nil, err
-		}
-		ch, err := s.UserChannelCreate(userID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
-		if err == nil {
-			if ch == nil || ch.ID == "" {
-				return nil, errors.New("opening discord DM: no channel in the answer")
-			}
-			return ch, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %w", what, ctx.Err())
-		}
-		var wait time.Duration
-		var limited *discordgo.RateLimitError
-		switch {
-		case errors.As(err, &limited):
-			if rateLimited >= a.maxRateLimitRetries {
-				return nil, fmt.Errorf("%s: still rate limited after %d retries", what, rateLimited)
-			}
-			rateLimited++
-			wait = max(limited.RetryAfter, time.Millisecond)
-			if a.pastDeadline(ctx, wait) {
-				return nil, fmt.Errorf("%s: rate limited for %s, past the deadline", what, wait)
-			}
-			a.log.Info("discord rate limit, waiting", "user_id", userID, "retry_after", wait)
-		case retryable(err):
-			if failures >= a.maxServerRetries {
-				return nil, fmt.Errorf("%s: failed after %d retries: %w", what, failures, a.scrub(err))
-			}
-			wait = a.serverBackoff << failures
-			failures++
-			a.log.Warn("opening discord DM failed, retrying", "user_id", userID, "err", a.scrub(err), "retry_in", wait)
-		default:
-			return nil, a.requestError(what, err)
-		}
-		if !a.sleep(ctx, wait) {
-			return nil, fmt.Errorf("%s: %w", what, ctx.Err())
-		}
+	ch, err := retrying(ctx, a, s, bucket, what, []any{"user_id", userID}, func(ctx context.Context) (*discordgo.Channel, error) {
+		return s.UserChannelCreate(userID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
+	})
+	if err != nil {
+		return nil, err
 	}
+	if ch == nil || ch.ID == "" {
+		return nil, errors.New("opening discord DM: no channel in the answer")
+	}
+	return ch, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/markup"
 )
@@ -153,52 +154,52 @@ func (a *Adapter) deliver(ctx context.Context, s *discordgo.Session, msg core.Ou
 // safe even when the first attempt may have been delivered: the nonce
 // makes Discord return that message instead of creating another.
 func (a *Adapter) sendPart(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody) (string, error) {
+	const what = "sending discord message"
 	endpoint := discordgo.EndpointChannelMessages(channelID)
-	rateLimited, failures := 0, 0
-	for {
-		if err := a.waitBucket(ctx, s, endpoint, "sending discord message"); err != nil {
-			return "", err
-		}
-		raw, err := s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint,
+	raw, err := retrying(ctx, a, s, endpoint, what, []any{"channel_id", channelID}, func(ctx context.Context) ([]byte, error) {
+		return s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint,
 			discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
-		if err == nil {
-			var m discordgo.Message
-			if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
-				return "", errors.New("sending discord message: no message in the answer")
-			}
-			return m.ID, nil
-		}
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("sending discord message: %w", ctx.Err())
-		}
-		var wait time.Duration
-		var limited *discordgo.RateLimitError
-		switch {
-		case errors.As(err, &limited):
-			if rateLimited >= a.maxRateLimitRetries {
-				return "", fmt.Errorf("sending discord message: still rate limited after %d retries", rateLimited)
-			}
-			rateLimited++
-			wait = max(limited.RetryAfter, time.Millisecond)
-			if a.pastDeadline(ctx, wait) {
-				return "", fmt.Errorf("sending discord message: rate limited for %s, past the deadline", wait)
-			}
-			a.log.Info("discord rate limit, waiting", "channel_id", channelID, "retry_after", wait)
-		case retryable(err):
-			if failures >= a.maxServerRetries {
-				return "", fmt.Errorf("sending discord message: failed after %d retries: %w", failures, a.scrub(err))
-			}
-			wait = a.serverBackoff << failures
-			failures++
-			a.log.Warn("discord send failed, retrying", "channel_id", channelID, "err", a.scrub(err), "retry_in", wait)
-		default:
-			return "", a.requestError("sending discord message", err)
-		}
-		if !a.sleep(ctx, wait) {
-			return "", fmt.Errorf("sending discord message: %w", ctx.Err())
-		}
+	})
+	if err != nil {
+		return "", err
 	}
+	var m discordgo.Message
+	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
+		return "", errors.New("sending discord message: no message in the answer")
+	}
+	return m.ID, nil
 }
+
+// retrying makes a REST call on bucket's route, retrying what a retry can
+// fix: it first waits out a bucket Discord reported exhausted, a 429 waits
+// what Discord asks, a 5xx or a lost request backs off; a wait past ctx's
+// deadline gives up at once. Anything else fails as requestError says.
+func retrying[T any](ctx context.Context, a *Adapter, s *discordgo.Session, bucket, what string, attrs []any, call func(context.Context) (T, error)) (T, error) {
+	p := retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
+		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "discord"}
+	return retry.Do(ctx, p, what, attrs, func(ctx context.Context) (T, error) {
+		if err := a.waitBucket(ctx, s, bucket, what); err != nil {
+			var zero T
+			return zero, bucketError{err}
+		}
+		return call(ctx)
+	}, func(err error) retry.Verdict {
+		var limited *discordgo.RateLimitError
+		var waited bucketError
+		switch {
+		case errors.As(err, &waited):
+			return retry.Verdict{Kind: retry.Fail, Err: waited.error}
+		case errors.As(err, &limited):
+			return retry.Verdict{Kind: retry.RateLimited, After: max(limited.RetryAfter, time.Millisecond)}
+		case retryable(err):
+			return retry.Verdict{Kind: retry.Transient}
+		}
+		return retry.Verdict{Kind: retry.Fail, Err: a.requestError(what, err)}
+	})
+}
+
+// bucketError is waitBucket's error: final, as it is.
+type bucketError struct{ error }
 
 // waitBucket waits, bounded by ctx, until the route's rate-limit bucket
 // allows a request. discordgo would wait too, but with time.Sleep, deaf to

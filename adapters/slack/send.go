@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/markup"
 )
@@ -113,51 +114,36 @@ func (a *Adapter) post(ctx context.Context, api *slack.Client, channel string, p
 // postPart posts one message, retrying what a retry can fix without
 // posting it twice.
 func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel string, opts ...slack.MsgOption) (string, error) {
-	rateLimited, failures := 0, 0
-	for {
+	const what = "sending slack message"
+	ts, err := retry.Do(ctx, a.retryPolicy(), what, []any{"channel", channel}, func(ctx context.Context) (string, error) {
 		_, ts, err := api.PostMessageContext(ctx, channel, opts...)
-		if err == nil {
-			if ts == "" {
-				return "", errors.New("sending slack message: no ts in the answer")
-			}
-			return ts, nil
-		}
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("sending slack message: %w", ctx.Err())
-		}
-		var wait time.Duration
-		var limited *slack.RateLimitedError
-		switch {
-		case errors.As(err, &limited):
-			if rateLimited >= a.maxRateLimitRetries {
-				return "", fmt.Errorf("sending slack message: still rate limited after %d retries", rateLimited)
-			}
-			rateLimited++
-			wait = max(limited.RetryAfter, time.Second)
-			if a.pastDeadline(ctx, wait) {
-				return "", fmt.Errorf("sending slack message: rate limited for %s, past the deadline", wait)
-			}
-			a.log.Info("slack rate limit, waiting", "channel", channel, "retry_after", wait)
-		case retryable(err):
-			if failures >= a.maxServerRetries {
-				return "", fmt.Errorf("sending slack message: failed after %d retries: %w", failures, a.scrub(err))
-			}
-			wait = a.serverBackoff << failures
-			failures++
-			a.log.Warn("slack send failed, retrying", "channel", channel, "err", a.scrub(err), "retry_in", wait)
-		default:
-			return "", a.apiError("sending slack message", err)
-		}
-		if !a.sleep(ctx, wait) {
-			return "", fmt.Errorf("sending slack message: %w", ctx.Err())
-		}
+		return ts, err
+	}, func(err error) retry.Verdict { return a.judge(err, a.apiError(what, err)) })
+	if err == nil && ts == "" {
+		return "", errors.New("sending slack message: no ts in the answer")
 	}
+	return ts, err
 }
 
-// pastDeadline reports whether waiting d would end after ctx's deadline.
-func (a *Adapter) pastDeadline(ctx context.Context, d time.Duration) bool {
-	deadline, ok := ctx.Deadline()
-	return ok && a.clock.Now().Add(d).After(deadline)
+// retryPolicy is how the adapter retries a Web API call; a rate limit's
+// wait past the send's deadline gives up at once.
+func (a *Adapter) retryPolicy() retry.Policy {
+	return retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
+		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "slack"}
+}
+
+// judge reads a failed Web API call: a rate limit waits what Slack asks
+// (at least a second), a failure Slack did not act on backs off, anything
+// else fails with final.
+func (a *Adapter) judge(err, final error) retry.Verdict {
+	var limited *slack.RateLimitedError
+	switch {
+	case errors.As(err, &limited):
+		return retry.Verdict{Kind: retry.RateLimited, After: max(limited.RetryAfter, time.Second)}
+	case retryable(err):
+		return retry.Verdict{Kind: retry.Transient}
+	}
+	return retry.Verdict{Kind: retry.Fail, Err: final}
 }
 
 // retryable reports whether a failed call may be repeated without posting
@@ -277,20 +263,16 @@ func (a *Adapter) OpenDM(ctx context.Context, userID string) (channelID string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
 	defer cancel()
-	for rateLimited := 0; ; rateLimited++ {
+	const what = "opening slack DM"
+	ch, err := retry.Do(ctx, a.retryPolicy(), what, []any{"user_id", userID}, func(ctx context.Context) (*slack.Channel, error) {
 		ch, _, _, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}, ReturnIM: true})
-		if err == nil {
-			if ch == nil || ch.ID == "" {
-				return "", errors.New("opening slack DM: no channel in the answer")
-			}
-			return ch.ID, nil
-		}
-		var limited *slack.RateLimitedError
-		if !errors.As(err, &limited) || rateLimited >= a.maxRateLimitRetries || a.pastDeadline(ctx, limited.RetryAfter) {
-			return "", a.apiError("opening slack DM", err)
-		}
-		if !a.sleep(ctx, max(limited.RetryAfter, time.Second)) {
-			return "", fmt.Errorf("opening slack DM: %w", ctx.Err())
-		}
+		return ch, err
+	}, func(err error) retry.Verdict { return a.judge(err, a.apiError(what, err)) })
+	if err != nil {
+		return "", err
 	}
+	if ch == nil || ch.ID == "" {
+		return "", errors.New("opening slack DM: no channel in the answer")
+	}
+	return ch.ID, nil
 }

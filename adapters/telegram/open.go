@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 )
 
@@ -71,43 +71,19 @@ func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (c
 // getChat calls getChat, retrying what a retry can fix as sendPart does.
 // Its Bot API errors are returned as they are, to be classified.
 func (a *Adapter) getChat(ctx context.Context, b *bot.Bot, chatID int64) (*models.ChatFullInfo, error) {
-	rateLimited, serverErrors := 0, 0
-	for {
-		rctx, status := withStatus(ctx)
-		chat, err := b.GetChat(rctx, &bot.GetChatParams{ChatID: chatID})
-		if err == nil {
-			if chat == nil || chat.ID == 0 {
-				return nil, errors.New("no chat in the answer")
-			}
-			return chat, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var wait time.Duration
-		var tooMany *bot.TooManyRequestsError
-		switch {
-		case errors.As(err, &tooMany):
-			if rateLimited >= a.maxRateLimitRetries {
-				return nil, fmt.Errorf("still rate limited after %d retries: %w", rateLimited, err)
-			}
-			rateLimited++
-			wait = time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
-			a.log.Info("telegram rate limit, waiting", "chat_id", chatID, "retry_after", wait)
-		case retryable(err, status.code):
-			if serverErrors >= a.maxServerRetries {
-				return nil, fmt.Errorf("failed after %d retries: %w", serverErrors, err)
-			}
-			wait = a.serverBackoff << serverErrors
-			serverErrors++
-			a.log.Warn("telegram getChat failed, retrying", "chat_id", chatID, "err", a.scrub(err), "retry_in", wait)
-		default:
-			return nil, err
-		}
-		if !a.sleep(ctx, wait) {
-			return nil, ctx.Err()
-		}
+	var status *statusBox
+	chat, err := retry.Do(ctx, a.retryPolicy(), "getting telegram chat", []any{"chat_id", chatID}, func(ctx context.Context) (*models.ChatFullInfo, error) {
+		rctx, box := withStatus(ctx)
+		status = box
+		return b.GetChat(rctx, &bot.GetChatParams{ChatID: chatID})
+	}, func(err error) retry.Verdict { return a.judge(err, status.code, err) })
+	if err != nil {
+		return nil, err
 	}
+	if chat == nil || chat.ID == 0 {
+		return nil, errors.New("no chat in the answer")
+	}
+	return chat, nil
 }
 
 // openError explains why getChat failed; a chat Telegram will not let the

@@ -12,6 +12,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/markup"
 )
@@ -88,43 +89,39 @@ func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, params *bot.SendMess
 // backoff. Anything else fails at once, permanently when retrying cannot
 // help. what names the call in errors.
 func (a *Adapter) deliver(ctx context.Context, what string, chatID any, call func(context.Context) (*models.Message, error)) (int, error) {
-	rateLimited, serverErrors := 0, 0
-	for {
-		rctx, status := withStatus(ctx)
-		m, err := call(rctx)
-		if err == nil {
-			if m == nil {
-				return 0, fmt.Errorf("%s: no message in the answer", what)
-			}
-			return m.ID, nil
-		}
-		if ctx.Err() != nil {
-			return 0, fmt.Errorf("%s: %w", what, ctx.Err())
-		}
-		var wait time.Duration
-		var tooMany *bot.TooManyRequestsError
-		switch {
-		case errors.As(err, &tooMany):
-			if rateLimited >= a.maxRateLimitRetries {
-				return 0, fmt.Errorf("%s: still rate limited after %d retries: %w", what, rateLimited, a.scrub(err))
-			}
-			rateLimited++
-			wait = time.Duration(max(tooMany.RetryAfter, 1)) * time.Second
-			a.log.Info("telegram rate limit, waiting", "chat_id", chatID, "retry_after", wait)
-		case retryable(err, status.code):
-			if serverErrors >= a.maxServerRetries {
-				return 0, fmt.Errorf("%s: failed after %d retries: %w", what, serverErrors, a.scrub(err))
-			}
-			wait = a.serverBackoff << serverErrors
-			serverErrors++
-			a.log.Warn("telegram send failed, retrying", "chat_id", chatID, "err", a.scrub(err), "retry_in", wait)
-		default:
-			return 0, a.sendError(what, err)
-		}
-		if !a.sleep(ctx, wait) {
-			return 0, fmt.Errorf("%s: %w", what, ctx.Err())
-		}
+	var status *statusBox
+	m, err := retry.Do(ctx, a.retryPolicy(), what, []any{"chat_id", chatID}, func(ctx context.Context) (*models.Message, error) {
+		rctx, box := withStatus(ctx)
+		status = box
+		return call(rctx)
+	}, func(err error) retry.Verdict { return a.judge(err, status.code, a.sendError(what, err)) })
+	if err != nil {
+		return 0, err
 	}
+	if m == nil {
+		return 0, fmt.Errorf("%s: no message in the answer", what)
+	}
+	return m.ID, nil
+}
+
+// retryPolicy is how the adapter retries a Bot API call.
+func (a *Adapter) retryPolicy() retry.Policy {
+	return retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
+		Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "telegram"}
+}
+
+// judge reads a failed Bot API call that answered status: a 429 waits
+// what Telegram asks (at least a second), a 5xx or a refused connection
+// backs off, anything else fails with final.
+func (a *Adapter) judge(err error, status int, final error) retry.Verdict {
+	var tooMany *bot.TooManyRequestsError
+	switch {
+	case errors.As(err, &tooMany):
+		return retry.Verdict{Kind: retry.RateLimited, After: time.Duration(max(tooMany.RetryAfter, 1)) * time.Second}
+	case retryable(err, status):
+		return retry.Verdict{Kind: retry.Transient}
+	}
+	return retry.Verdict{Kind: retry.Fail, Err: final}
 }
 
 // retryable reports whether a failed request may be repeated: the server
