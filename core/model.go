@@ -166,6 +166,10 @@ type RunRecord struct {
 	ToolCalls []ToolCallRecord `json:"tool_calls,omitempty"`
 	Rounds    int              `json:"rounds,omitempty"`
 	Output    string           `json:"output,omitempty"`
+	// Reasoning is what the model thought before it answered (the
+	// reasoning_content field, <think> blocks), taken out of Output. It
+	// is kept here only: never sent, never in a later prompt.
+	Reasoning string `json:"reasoning,omitempty"`
 	// Notes say what output processors stripped or ignored (control
 	// tokens), and why.
 	Notes []string `json:"notes,omitempty"`
@@ -337,4 +341,23 @@ type FactWork struct {
 	ConversationID int64
 	FromSeq        int64
 	ToSeq          int64
+}
+
+// FormatOf says how an assistant message's Content is written, to show it
+// again (the web chat's history, the console's transcript): what the model
+// wrote (replies, cron and proactive turns) is Markdown, a job's message
+// has the job's format (kept in the message's metadata), and everything
+// else (notices, the user's own text) is text as written.
+func FormatOf(m Message) TextFormat {
+	if f, ok := m.Metadata["format"].(string); ok {
+		return TextFormat(f)
+	}
+	if m.Role != RoleAssistant || m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true {
+		return FormatText
+	}
+	switch m.Source {
+	case SourceReply, SourceCronTurn, SourceProactive:
+		return FormatRichText
+	}
+	return FormatText
 }
