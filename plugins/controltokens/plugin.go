@@ -4,14 +4,17 @@ import (
 	"context"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/modeltext"
 )
 
 func init() {
 	core.RegisterPlugin(core.PluginInfo{Name: "control_tokens", New: func() core.Plugin { return New() }})
 }
 
-// Plugin reads control tokens from the model's output (see Parse); it has
-// no settings beyond enabled (plugins.control_tokens).
+// Plugin acts on the control tokens of the model's output
+// (modeltext.ParseTokens has the rules); it has no settings beyond enabled
+// (plugins.control_tokens). Disabled, the core still strips the tokens,
+// and nothing acts on them.
 type Plugin struct{}
 
 // Interface guards.
@@ -38,11 +41,11 @@ const instructions = `## Silence and saying more
 - If you have more to say right after this message, end it with a last line <WANT_MORE>: you will get to write one more message.
 - These tokens are for you only: they are removed before anything is sent. Never put them in the middle of your text.`
 
-// ProcessOutput reads the tokens out of the reply: the text sent keeps
-// none of them, and what they ask for is set on the reply. A continuation
+// ProcessOutput reads the tokens out of the reply (its reasoning already
+// taken out by the core): the text sent keeps none of them, and what they ask for is set on the reply. A continuation
 // honours no second <WANT_MORE>.
 func (p *Plugin) ProcessOutput(_ context.Context, t *core.Turn, r *core.Reply) error {
-	parsed := Parse(r.Text)
+	parsed := modeltext.ParseTokens(r.Text)
 	r.Text = parsed.Text
 	r.Silent = r.Silent || parsed.Silence
 	r.Notes = append(r.Notes, parsed.Notes...)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/modeltext"
 )
 
 const (
@@ -231,7 +232,8 @@ func (p *Plugin) rememberFact(ctx context.Context, conv int64, now time.Time, ra
 	if err := decodeArgs("remember_fact", raw, &a); err != nil {
 		return "", err
 	}
-	fact := oneLine(a.Fact)
+	// A fact goes into every later prompt: no control token, no reasoning.
+	fact := oneLine(modeltext.Clean(a.Fact))
 	if fact == "" {
 		return "", errors.New("remember_fact: fact is empty")
 	}

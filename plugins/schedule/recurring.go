@@ -11,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/modeltext"
 	"github.com/parleybot/parley/core/recurrence"
 )
 
@@ -73,7 +74,9 @@ func (p *Plugin) scheduleRecurring(ctx context.Context, conv int64, loc *time.Lo
 		return "", fmt.Errorf("%s: schedule %q runs every %s; occurrences must be at least %s apart", tool, a.Schedule,
 			second.Sub(first), MinRecurringGap)
 	}
-	instruction, name := strings.TrimSpace(a.Instruction), strings.Join(strings.Fields(a.Name), " ")
+	// Both reach the user or a later prompt: no control token, no
+	// reasoning.
+	instruction, name := modeltext.Clean(a.Instruction), strings.Join(strings.Fields(modeltext.Clean(a.Name)), " ")
 	catchUp := core.CatchUp(a.CatchUp)
 	switch {
 	case instruction == "":

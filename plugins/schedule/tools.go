@@ -13,6 +13,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/modeltext"
 	"github.com/parleybot/parley/core/recurrence"
 )
 
@@ -126,19 +127,24 @@ func (p *Plugin) schedule(ctx context.Context, conv int64, loc *time.Location, n
 	if err != nil {
 		return "", fmt.Errorf("schedule_private_message: %w", err)
 	}
-	text := strings.TrimSpace(a.MessageText)
+	// Sent verbatim later, so nothing the model must not show may stay
+	// in it: a control token, its reasoning.
+	text := modeltext.Clean(a.MessageText)
 	switch {
 	case !at.After(now):
 		return "", fmt.Errorf("schedule_private_message: send_at %s is in the past (it is now %s)",
 			at.In(loc).Format("2006-01-02 15:04 MST"), now.In(loc).Format("2006-01-02 15:04 MST"))
 	case at.Sub(now) > MaxAhead:
 		return "", fmt.Errorf("schedule_private_message: send_at %s is more than a year ahead", at.In(loc).Format("2006-01-02"))
+	case text == "" && strings.TrimSpace(a.MessageText) != "":
+		return "", errors.New("schedule_private_message: message_text holds only control tokens or reasoning, which are never sent; write the message itself")
 	case text == "":
 		return "", errors.New("schedule_private_message: message_text is empty")
 	case utf8.RuneCountInString(text) > MaxTextRunes:
 		return "", fmt.Errorf("schedule_private_message: message_text has %d characters, at most %d", utf8.RuneCountInString(text), MaxTextRunes)
 	}
 	job := &core.Job{ConversationID: conv, Text: text, Name: "scheduled message", DueAt: at.UTC(), Origin: "tool",
+		Format:              core.FormatRichText, // the model writes Markdown
 		CreatedByToolCallID: llm.ToolCallID(ctx), CreatedAt: now}
 	cancelled, err := p.store.ScheduleMessage(ctx, job, a.ReplaceExisting, p.maxPending)
 	if errors.Is(err, core.ErrTooManyPending) {

@@ -1,4 +1,4 @@
-package controltokens
+package modeltext
 
 import (
 	"fmt"
@@ -58,34 +58,34 @@ func FuzzParseInjected(f *testing.F) {
 		tok := injected[int(which)%len(injected)]
 		at %= uint(len(text) + 1)
 		out := text[:at] + tok + text[at:]
-		p := Parse(out)
+		p := ParseTokens(out)
 
 		if name, ok := knownTokenIn(p.Text); ok {
-			t.Fatalf("Parse(%q).Text = %q still holds <%s>", out, p.Text, name)
+			t.Fatalf("ParseTokens(%q).Text = %q still holds <%s>", out, p.Text, name)
 		}
 		if !isSubsequence(p.Text, out) {
-			t.Fatalf("Parse(%q).Text = %q is not the output with parts taken out", out, p.Text)
+			t.Fatalf("ParseTokens(%q).Text = %q is not the output with parts taken out", out, p.Text)
 		}
-		if again := Parse(p.Text); again.Text != p.Text || again.Silence || again.WantMore ||
+		if again := ParseTokens(p.Text); again.Text != p.Text || again.Silence || again.WantMore ||
 			again.Proactive != nil || len(again.Notes) > 0 {
-			t.Fatalf("Parse is not idempotent on its text %q: %+v", p.Text, again)
+			t.Fatalf("ParseTokens is not idempotent on its text %q: %+v", p.Text, again)
 		}
 		if p.Silence && p.Text != "" {
 			t.Fatalf("silent reply with text %q", p.Text)
 		}
 
 		// Clean text, then a control block of one token on its own line.
-		v := Parse(text).Text
-		silent := Parse(v + "\n<SILENCE>")
+		v := ParseTokens(text).Text
+		silent := ParseTokens(v + "\n<SILENCE>")
 		if silent.Text != v || silent.Silence != (v == "") || silent.WantMore || silent.Proactive != nil {
 			t.Fatalf("clean %q + <SILENCE> parsed to %+v", v, silent)
 		}
-		more := Parse(v + "\n<WANT_MORE>")
+		more := ParseTokens(v + "\n<WANT_MORE>")
 		if more.Text != v || more.WantMore != (v != "") || more.Silence || more.Proactive != nil {
 			t.Fatalf("clean %q + <WANT_MORE> parsed to %+v", v, more)
 		}
 		secs := 1 + int64(at)%int64(MaxProactiveDelay/time.Second)
-		pro := Parse(v + fmt.Sprintf("\n<PROACTIVE>{\"delay_seconds\":%d,\"reason\":\"r\"}", secs))
+		pro := ParseTokens(v + fmt.Sprintf("\n<PROACTIVE>{\"delay_seconds\":%d,\"reason\":\"r\"}", secs))
 		if pro.Text != v || pro.Proactive == nil || pro.Proactive.Delay != time.Duration(secs)*time.Second ||
 			pro.Proactive.Reason != "r" || pro.Proactive.Clamped || pro.WantMore || pro.Silence {
 			t.Fatalf("clean %q + <PROACTIVE> of %ds parsed to %+v (%+v)", v, secs, pro, pro.Proactive)

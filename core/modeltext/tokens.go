@@ -1,59 +1,4 @@
-// Package controltokens reads the control tokens a model may put in its
-// output, and makes sure that none of them, nor anything that looks like
-// one, reaches the user. Tokens are read only from model output: a user's
-// text that holds them is ordinary text and never passes through here.
-//
-// The rules:
-//
-//  1. Token-like text is "<", an optional "/", then a name that starts
-//     with an ASCII letter and goes on with ASCII letters, digits or "_",
-//     at least 3 characters long, an optional "/" (a self-closing
-//     "<SILENCE/>" is the token itself), then ">". Spaces just inside the
-//     brackets are allowed ("< SILENCE >"). The known tokens are SILENCE,
-//     WANT_MORE and PROACTIVE, in any case ("<silence>" is the same
-//     token). Any other name is token-like only when it is ALL UPPERCASE,
-//     so "<b>", "<br>", "<div>", "List<T>", "Map<K,V>", "Optional<String>"
-//     and "a <3 b" are ordinary text and kept, while unknown ("<FOO_BAR>")
-//     and closing ("</SILENCE>") tokens are stripped.
-//  2. "<PROACTIVE>" may be followed, after spaces and at most one line
-//     break, by a JSON object, which is part of the token and is removed
-//     with it wherever it stands. The object is strict: exactly the fields
-//     "delay_seconds" (required, a JSON number that is whole: 60 or 60.0)
-//     and "reason" (optional, a string). No object, or a malformed one,
-//     gets the token stripped and ignored. When the text after the token
-//     starts with "{" but is not a complete JSON object, the token is
-//     stripped through the end of the line the object starts on (through
-//     the end of the output when the output ends inside the object), so
-//     half an object never shows.
-//  3. A delay of 0 or less is ignored; one over MaxProactiveDelay is
-//     clamped to it. A reason is stripped of token-like text, trimmed and
-//     cut to MaxReasonRunes runes.
-//  4. Only the final control block is honoured: the last lines of the
-//     output (trailing blank lines aside) that hold nothing but known
-//     tokens separated by whitespace. There, WANT_MORE asks for a
-//     continuation, PROACTIVE for a follow-up, SILENCE counts towards
-//     silence. Each kind is honoured once; a repeat is ignored. A known
-//     token anywhere else (amid the text, or on a line with text) is
-//     stripped and ignored, except SILENCE (rule 5).
-//  5. The reply is silent when the output holds a SILENCE token anywhere
-//     and no visible text is left once every token is stripped. With
-//     visible text the text is sent and SILENCE is ignored. An empty
-//     output without SILENCE is not silent, its text is just empty.
-//  6. WANT_MORE is honoured only when the reply is not silent and has
-//     text. PROACTIVE is honoured even when silent: quiet now, a
-//     follow-up later.
-//  7. The text is the output with every token-like text (and PROACTIVE
-//     object) removed, without the spaces a removal would leave around it
-//     and without the lines a removal left blank, then trimmed. Other
-//     whitespace and markdown stay as written.
-//  8. Removing a token never makes a new one ("<SIL<ABC>ENCE>"): the text
-//     is stripped again, innermost first, until nothing token-like is
-//     left. Tokens made that way are stripped, never honoured.
-//  9. Parse never panics, whatever the input, invalid UTF-8 included.
-//
-// Every token stripped or ignored, and every clamped delay, leaves a note
-// for the logs and the run record.
-package controltokens
+package modeltext
 
 import (
 	"bytes"
@@ -293,8 +238,59 @@ func cleanReason(r string) string {
 	return r
 }
 
-// Parse reads the control tokens of a model's output by the package rules.
-func Parse(output string) Parsed {
+// ParseTokens reads the control tokens of a model's output. Tokens are read
+// only from model output: a user's text that holds them is ordinary text
+// and never passes through here. The rules:
+//
+//  1. Token-like text is "<", an optional "/", then a name that starts
+//     with an ASCII letter and goes on with ASCII letters, digits or "_",
+//     at least 3 characters long, an optional "/" (a self-closing
+//     "<SILENCE/>" is the token itself), then ">". Spaces just inside the
+//     brackets are allowed ("< SILENCE >"). The known tokens are SILENCE,
+//     WANT_MORE and PROACTIVE, in any case ("<silence>" is the same
+//     token). Any other name is token-like only when it is ALL UPPERCASE,
+//     so "<b>", "<br>", "<div>", "List<T>", "Map<K,V>", "Optional<String>"
+//     and "a <3 b" are ordinary text and kept, while unknown ("<FOO_BAR>")
+//     and closing ("</SILENCE>") tokens are stripped.
+//  2. "<PROACTIVE>" may be followed, after spaces and at most one line
+//     break, by a JSON object, which is part of the token and is removed
+//     with it wherever it stands. The object is strict: exactly the fields
+//     "delay_seconds" (required, a JSON number that is whole: 60 or 60.0)
+//     and "reason" (optional, a string). No object, or a malformed one,
+//     gets the token stripped and ignored. When the text after the token
+//     starts with "{" but is not a complete JSON object, the token is
+//     stripped through the end of the line the object starts on (through
+//     the end of the output when the output ends inside the object), so
+//     half an object never shows.
+//  3. A delay of 0 or less is ignored; one over MaxProactiveDelay is
+//     clamped to it. A reason is stripped of token-like text, trimmed and
+//     cut to MaxReasonRunes runes.
+//  4. Only the final control block is honoured: the last lines of the
+//     output (trailing blank lines aside) that hold nothing but known
+//     tokens separated by whitespace. There, WANT_MORE asks for a
+//     continuation, PROACTIVE for a follow-up, SILENCE counts towards
+//     silence. Each kind is honoured once; a repeat is ignored. A known
+//     token anywhere else (amid the text, or on a line with text) is
+//     stripped and ignored, except SILENCE (rule 5).
+//  5. The reply is silent when the output holds a SILENCE token anywhere
+//     and no visible text is left once every token is stripped. With
+//     visible text the text is sent and SILENCE is ignored. An empty
+//     output without SILENCE is not silent, its text is just empty.
+//  6. WANT_MORE is honoured only when the reply is not silent and has
+//     text. PROACTIVE is honoured even when silent: quiet now, a
+//     follow-up later.
+//  7. The text is the output with every token-like text (and PROACTIVE
+//     object) removed, without the spaces a removal would leave around it
+//     and without the lines a removal left blank, then trimmed. Other
+//     whitespace and markdown stay as written.
+//  8. Removing a token never makes a new one ("<SIL<ABC>ENCE>"): the text
+//     is stripped again, innermost first, until nothing token-like is
+//     left. Tokens made that way are stripped, never honoured.
+//  9. ParseTokens never panics, whatever the input, invalid UTF-8 included.
+//
+// Every token stripped or ignored, and every clamped delay, leaves a note
+// for the logs and the run record.
+func ParseTokens(output string) Parsed {
 	var p Parsed
 	note := func(format string, args ...any) { p.Notes = append(p.Notes, fmt.Sprintf(format, args...)) }
 

@@ -1,4 +1,4 @@
-package controltokens
+package modeltext
 
 import (
 	"strings"
@@ -112,7 +112,7 @@ func TestParse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := Parse(tc.in)
+			p := ParseTokens(tc.in)
 			require.Equal(t, tc.text, p.Text, "text")
 			require.Equal(t, tc.silence, p.Silence, "silence")
 			require.Equal(t, tc.wantMore, p.WantMore, "want more")
@@ -129,7 +129,7 @@ func TestParse(t *testing.T) {
 
 func TestParseNotesOnePerToken(t *testing.T) {
 	t.Parallel()
-	p := Parse("Hi <ABC> <WANT_MORE> <SILENCE> there\n</SILENCE>")
+	p := ParseTokens("Hi <ABC> <WANT_MORE> <SILENCE> there\n</SILENCE>")
 	require.Equal(t, "Hi there", p.Text)
 	require.Equal(t, []string{
 		"stripped unknown token <ABC>",
@@ -143,7 +143,7 @@ func TestParseDeepNesting(t *testing.T) {
 	t.Parallel()
 	// One level of nesting must not cost a pass over the whole text.
 	const n = 100000
-	p := Parse("Hi <" + strings.Repeat("<", n) + strings.Repeat("ABC>", n) + "SILENCE> there")
+	p := ParseTokens("Hi <" + strings.Repeat("<", n) + strings.Repeat("ABC>", n) + "SILENCE> there")
 	require.Equal(t, "Hi there", p.Text)
 	require.Len(t, p.Notes, n+1)
 	require.False(t, p.Silence)
@@ -151,7 +151,7 @@ func TestParseDeepNesting(t *testing.T) {
 
 func TestParseLongReasonIsCut(t *testing.T) {
 	t.Parallel()
-	p := Parse("Ok\n<PROACTIVE>" + `{"delay_seconds":60,"reason":"` + strings.Repeat("é", 600) + `"}`)
+	p := ParseTokens("Ok\n<PROACTIVE>" + `{"delay_seconds":60,"reason":"` + strings.Repeat("é", 600) + `"}`)
 	require.NotNil(t, p.Proactive)
 	require.Equal(t, strings.Repeat("é", MaxReasonRunes), p.Proactive.Reason)
 }

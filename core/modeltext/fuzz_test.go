@@ -1,4 +1,4 @@
-package controltokens
+package modeltext
 
 import (
 	"strings"
@@ -32,7 +32,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		p := Parse(in)
+		p := ParseTokens(in)
 		if ContainsTokenLike(p.Text) {
 			t.Fatalf("token-like text survived in %q", p.Text)
 		}
@@ -46,7 +46,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("note %q is not one line", n)
 			}
 		}
-		again := Parse(p.Text)
+		again := ParseTokens(p.Text)
 		if again.Text != p.Text || again.Silence || again.WantMore || again.Proactive != nil {
 			t.Fatalf("clean text %q parsed again to %+v", p.Text, again)
 		}
