@@ -193,8 +193,10 @@ type TemplateRecord struct {
 
 // ContinuationRecord is the second call of a turn that wanted to say more.
 type ContinuationRecord struct {
-	Nudge     string `json:"nudge"`
-	Output    string `json:"output"`
+	Nudge  string `json:"nudge"`
+	Output string `json:"output"`
+	// Reasoning is the continuation's reasoning, as RunRecord.Reasoning.
+	Reasoning string `json:"reasoning,omitempty"`
 	Dropped   string `json:"dropped,omitempty"`
 	ToolCalls int    `json:"tool_calls,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/modeltext"
 )
 
 // execute runs one claimed run to its end and records the outcome; it
@@ -166,27 +167,43 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	if err != nil {
 		return failed(err)
 	}
-	record.Output = res.Content
+	ans := readAnswer(res)
+	record.Output, record.Reasoning = ans.text, ans.reasoning
 	if stopped(ctx) {
 		return failed(context.Cause(ctx))
 	}
-	reply, err := d.processOutput(ctx, t, res.Content)
+	if ans.refused != "" {
+		return failed(&answerError{ans.refused})
+	}
+	reply, err := d.processOutput(ctx, t, ans.text)
 	if err != nil {
 		return failed(err)
 	}
 	record.Notes = reply.Notes
+	if !reply.Silent && reply.Text == "" {
+		// Only <SILENCE> is silence: nothing to show is a failure the
+		// user hears about.
+		return failed(&answerError{emptyAnswer(ans, res.Content)})
+	}
+	if ans.cut && !reply.Silent {
+		// Cut at llm.max_tokens: what came is sent, marked, and the
+		// model is asked once to go on.
+		reply.Text += cutMark
+		reply.Continue = true
+		record.Notes = append(record.Notes, "the answer was cut at llm.max_tokens (finish_reason length); asked the model to go on")
+	}
 	c := RunCompletion{Status: RunSucceeded, Record: record}
 	addUsage(&c, res.Usage)
 	o := Outcome{Status: RunSucceeded, Usage: res.Usage}
 	d.followUp(log, t, reply, &c)
-	if (reply.Silent || strings.TrimSpace(reply.Text) == "") && t.Cron != nil {
+	if reply.Silent && t.Cron != nil {
 		// A cron turn never ends unseen.
 		msg := d.cronNothingToReport(ctx, log, t, a)
 		c.Messages = []*Message{msg}
 		o.Reply = msg
 		return o, c, false
 	}
-	if reply.Silent || strings.TrimSpace(reply.Text) == "" {
+	if reply.Silent {
 		log.Debug("turn ended silent")
 		// Kept, undelivered, so that the next turn knows it chose silence.
 		c.Messages = []*Message{{
@@ -222,7 +239,12 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	c.Messages = []*Message{msg}
 	o.Reply = msg
 	if reply.Continue && !t.Continuation {
-		if more := d.continueTurn(ctx, log, t, a, prompt, tools, msg.Content, &c); more != nil {
+		from := continued{said: msg.Content, nudge: d.cfg.ContinueNudge}
+		if ans.cut {
+			// The model goes on from exactly what it wrote.
+			from = continued{said: ans.text, nudge: DefaultLengthNudge}
+		}
+		if more := d.continueTurn(ctx, log, t, a, prompt, tools, from, &c); more != nil {
 			c.Messages = append(c.Messages, more)
 		}
 	}
@@ -238,7 +260,9 @@ func (d *Dispatcher) callModel(ctx context.Context, req llm.Request) (llm.Result
 }
 
 // processOutput runs the output processors (control tokens) over the
-// model's text.
+// model's text, its reasoning already out. Whatever they did, no control
+// token or token-like text is left in the reply: with the control_tokens
+// plugin disabled the core strips them and nothing acts on them.
 func (d *Dispatcher) processOutput(ctx context.Context, t *Turn, text string) (*Reply, error) {
 	reply := &Reply{Text: text, Metadata: map[string]any{}}
 	for _, p := range d.cfg.Plugins {
@@ -250,6 +274,12 @@ func (d *Dispatcher) processOutput(ctx context.Context, t *Turn, text string) (*
 			return nil, fmt.Errorf("plugin %s processing output: %w", p.Name(), err)
 		}
 	}
+	if modeltext.ContainsTokenLike(reply.Text) {
+		parsed := modeltext.ParseTokens(reply.Text)
+		reply.Text = parsed.Text
+		reply.Notes = append(reply.Notes, parsed.Notes...)
+	}
+	reply.Text = strings.TrimSpace(reply.Text)
 	return reply, nil
 }
 
@@ -297,32 +327,49 @@ func (d *Dispatcher) followUp(log *slog.Logger, t *Turn, r *Reply, c *RunComplet
 // more: the model is called again with its reply and a hidden nudge, and
 // what it adds is sent, unless the user wrote meanwhile (the conversation
 // moved on) or it has nothing more to say.
-func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn, a Adapter, prompt []llm.Message, tools []llm.Tool, said string, c *RunCompletion) *Message {
-	rec := &ContinuationRecord{Nudge: d.cfg.ContinueNudge}
+// continued is what a continuation goes on from: the reply as the model
+// said it and the hidden nudge that asks for more.
+type continued struct {
+	said, nudge string
+}
+
+func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn, a Adapter, prompt []llm.Message, tools []llm.Tool, from continued, c *RunCompletion) *Message {
+	rec := &ContinuationRecord{Nudge: from.nudge}
 	c.Record.Continuation = rec
 	msgs := make([]llm.Message, 0, len(prompt)+2)
 	msgs = append(msgs, prompt...)
-	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: said}, llm.Message{Role: llm.RoleUser, Content: d.cfg.ContinueNudge})
+	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: from.said}, llm.Message{Role: llm.RoleUser, Content: from.nudge})
 	res, err := d.callModel(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
 	addUsage(c, res.Usage)
-	rec.Output, rec.ToolCalls = res.Content, len(res.ToolCalls)
+	ans := readAnswer(res)
+	rec.Output, rec.Reasoning, rec.ToolCalls = ans.text, ans.reasoning, len(res.ToolCalls)
 	if err != nil {
 		rec.Dropped = "the model failed: " + err.Error()
 		log.Warn("continuation failed; the reply stands alone", "err", err)
 		return nil
 	}
+	if ans.refused != "" {
+		rec.Dropped = ans.refused
+		log.Warn("continuation refused; the reply stands alone", "why", ans.refused)
+		return nil
+	}
 	ct := *t
 	ct.Continuation = true
-	reply, err := d.processOutput(ctx, &ct, res.Content)
+	reply, err := d.processOutput(ctx, &ct, ans.text)
 	if err != nil {
 		rec.Dropped = err.Error()
 		return nil
 	}
 	c.Record.Notes = append(c.Record.Notes, reply.Notes...)
 	d.followUp(log, t, reply, c)
-	if reply.Silent || strings.TrimSpace(reply.Text) == "" {
+	if reply.Silent || reply.Text == "" {
 		rec.Dropped = "nothing more to say"
 		return nil
+	}
+	if ans.cut {
+		// Cut again: sent as it is, marked; there is no third call.
+		reply.Text += cutMark
+		c.Record.Notes = append(c.Record.Notes, "the continuation was cut at llm.max_tokens too")
 	}
 	conv, err := d.cfg.Store.Conversation(ctx, t.Conversation.ID)
 	switch {
@@ -422,6 +469,7 @@ func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Messa
 		ChannelThreadID: t.Conversation.ChannelThreadID,
 		ChannelUserID:   t.Conversation.ChannelUserID,
 		Text:            msg.Content,
+		Format:          FormatOf(*msg), // what the model wrote is Markdown
 		IdempotencyKey:  fmt.Sprintf("run-%d", t.Run.ID),
 	})
 	if msg.Metadata == nil {

@@ -108,6 +108,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			a.close() // release what was built before the failure
 		}
 	}()
+	a.metrics = newMetrics(log.With("component", "metrics"))
 	model, err := llm.New(llm.Config{
 		BaseURL:       cfg.LLM.BaseURL,
 		APIKey:        cfg.LLM.APIKey.Reveal(),
@@ -115,11 +116,15 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		Timeout:       cfg.LLM.Timeout,
 		MaxToolRounds: cfg.LLM.MaxToolRounds,
 		MaxRetries:    cfg.LLM.MaxRetries,
+		MaxTokens:     cfg.LLM.MaxTokens,
+		AuthHint:      authHint(cfg),
+		OnFinish:      a.metrics.Finished,
 		Logger:        log.With("component", "llm"),
 	})
 	if err != nil {
 		return nil, usageError{fmt.Errorf("llm: %w", err)}
 	}
+	logModel(log, cfg)
 	env := core.Env{Logger: log, Clock: opts.clock, Location: cfg.Location(), BotName: "Parley"}
 	// Every section is decoded before anything is opened, so a bad config
 	// fails (exit 2) without touching the database.
@@ -146,7 +151,8 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if a.store, err = openStore(ctx, cfg, log.With("component", "store")); err != nil {
 		return nil, err
 	}
-	env.Store, env.LLM, env.LightModel = a.store, model, cfg.LLM.LightModel
+	// Summaries and facts must not keep a reasoning model's thinking.
+	env.Store, env.LLM, env.LightModel = a.store, core.WithoutReasoning(model), cfg.LLM.LightModel
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	jobWaker := core.NewWaker()
 	env.JobsChanged = jobWaker.Wake
@@ -156,7 +162,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if a.plugins, err = provisionPlugins(ctx, decoded, env); err != nil {
 		return nil, err
 	}
-	a.metrics = newMetrics(a.store, log.With("component", "metrics"))
+	a.metrics.watchStore(a.store)
 	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
 		Store:            a.store,
 		LLM:              model,
@@ -173,6 +179,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
 		StaleAfter:       cfg.Runs.StaleAfter,
 		Workers:          cfg.Runs.Workers,
+		TurnTimeout:      cfg.Runs.TurnTimeout,
 		JobMaxAttempts:   cfg.Scheduler.MaxAttempts,
 		LateGrace:        cfg.Scheduler.LateGrace,
 		JobLease:         cfg.Scheduler.JobLease,
@@ -192,6 +199,9 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.serveHTTP {
 		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
 		a.http.AddHealthCheck("store", a.store.Ping)
+		// Reported, never failing the check: a load balancer must not take
+		// a replica out because the model provider is down.
+		a.http.AddHealthReport("llm", func() string { return model.Health().State })
 		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
 		httpapi.NewAPI(httpapi.APIConfig{
 			Token:       cfg.HTTP.APIToken.Reveal(),

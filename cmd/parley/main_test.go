@@ -33,6 +33,8 @@ type testBundle struct {
 	dbPath string
 	model  *llmtest.Server
 	env    map[string]string
+	// llmExtra is more YAML under llm:, each line indented two spaces.
+	llmExtra string
 }
 
 func setup(t *testing.T) *testBundle {
@@ -81,12 +83,13 @@ llm:
   model: test-model
   timeout: 2s
   max_retries: 1
+%s
 http:
   listen: 127.0.0.1:0
   api_token: ${PARLEY_API_TOKEN}
 log:
   level: debug
-%s`, driver, dsn, b.model.URL(), extra)
+%s`, driver, dsn, b.model.URL(), b.llmExtra, extra)
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path
 }

@@ -30,6 +30,8 @@ type metrics struct {
 	turnTime  *prometheus.HistogramVec
 	llmTime   *prometheus.HistogramVec
 	llmTokens *prometheus.CounterVec
+	finishes  *prometheus.CounterVec
+	log       *slog.Logger
 }
 
 var _ core.Metrics = (*metrics)(nil)
@@ -43,9 +45,10 @@ type metricsStore interface {
 // secondsBuckets spans a fast send to a slow model call.
 var secondsBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
-func newMetrics(st metricsStore, log *slog.Logger) *metrics {
+func newMetrics(log *slog.Logger) *metrics {
 	m := &metrics{
 		reg: prometheus.NewRegistry(),
+		log: log,
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "parley_job_fire_lateness_seconds",
 			Help:    "How long after its due time a job went out.",
@@ -78,10 +81,30 @@ func newMetrics(st metricsStore, log *slog.Logger) *metrics {
 			Help: "Tokens the model reported for turns, by type (prompt, completion).",
 		}, []string{"type"}),
 	}
-	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens,
-		&storeCollector{st: st, log: log},
+	m.finishes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_llm_finish_total",
+		Help: "Model answers by finish_reason (stop, length, tool_calls, content_filter, ...), every call counted: turns, tool rounds, summaries.",
+	}, []string{"reason"})
+	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// watchStore adds the figures read from the database at each scrape.
+func (m *metrics) watchStore(st metricsStore) {
+	m.reg.MustRegister(&storeCollector{st: st, log: m.log})
+}
+
+// Finished counts a model answer by its finish reason. The label is the
+// server's word, so a server that invents reasons cannot grow the series
+// without bound: anything unknown counts as "other".
+func (m *metrics) Finished(_, reason string) {
+	switch reason {
+	case "stop", "length", "tool_calls", "content_filter", "function_call", "unknown":
+	default:
+		reason = "other"
+	}
+	m.finishes.WithLabelValues(reason).Inc()
 }
 
 // Fired observes a job's lateness.

@@ -71,7 +71,8 @@ func TestMetricsCountJobsAndLateness(t *testing.T) {
 
 func TestMetricsCountSendErrors(t *testing.T) {
 	t.Parallel()
-	m := newMetrics(fixedCounts{}, slog.New(slog.DiscardHandler))
+	m := newMetrics(slog.New(slog.DiscardHandler))
+	m.watchStore(fixedCounts{})
 	m.SendFailed(core.PlatformTelegram)
 	m.SendFailed(core.PlatformTelegram)
 	m.Fired(core.JobMessage, -time.Second) // early counts as on time

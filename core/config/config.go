@@ -47,6 +47,9 @@ type LLM struct {
 	MaxToolRounds int `yaml:"max_tool_rounds"`
 	// MaxRetries bounds retries on 429 and 5xx (default 3).
 	MaxRetries int `yaml:"max_retries"`
+	// MaxTokens bounds each completion (default 2048); it is sent as
+	// max_tokens, or max_completion_tokens where the server wants that.
+	MaxTokens int `yaml:"max_tokens"`
 }
 
 // Bot configures who the bot talks to and how it fails.
@@ -75,6 +78,9 @@ type Runs struct {
 	// Workers is how many turns of different conversations run at once
 	// (default 8).
 	Workers int `yaml:"workers"`
+	// TurnTimeout bounds one turn end to end: model calls, tools, sending
+	// (default 5m; longer than llm.timeout).
+	TurnTimeout time.Duration `yaml:"turn_timeout"`
 }
 
 // Scheduler configures the job engine.

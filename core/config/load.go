@@ -38,6 +38,7 @@ func Default() *Config {
 			Timeout:       60 * time.Second,
 			MaxToolRounds: 4,
 			MaxRetries:    3,
+			MaxTokens:     2048,
 		},
 		Bot: Bot{
 			Timezone:       "UTC",
@@ -51,6 +52,7 @@ func Default() *Config {
 			DuringGeneration: "queue",
 			StaleAfter:       2 * time.Minute,
 			Workers:          8,
+			TurnTimeout:      5 * time.Minute,
 		},
 		Scheduler: Scheduler{
 			MaxAttempts:               3,
@@ -124,7 +126,11 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 		if d.failed[p.key] {
 			continue
 		}
-		d.errs = append(d.errs, &Error{File: file, Line: d.lines[p.key], Key: p.key, Msg: p.message(d.fromEnv[p.key])})
+		line := d.lines[p.key]
+		if line == 0 && p.lineOf != "" {
+			line = d.lines[p.lineOf]
+		}
+		d.errs = append(d.errs, &Error{File: file, Line: line, Key: p.key, Msg: p.message(d.fromEnv[p.key])})
 	}
 	if err := d.err(); err != nil {
 		return nil, err

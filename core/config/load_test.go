@@ -239,3 +239,27 @@ func TestErrorAs(t *testing.T) {
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, config.Error{File: "config.yaml", Line: 2, Key: "llm.timeout", Msg: `invalid duration "5 parsecs"`}, *ce)
 }
+
+func TestTurnTimeoutAndMaxTokensNameLineAndKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for src, want := range map[string]string{
+		// The default turn_timeout (5m) against a longer llm.timeout: the
+		// error points at the line that made the clash.
+		"llm:\n  timeout: 10m\n":                           `config.yaml:2: runs.turn_timeout: must be longer than llm.timeout (10m0s): a turn makes at least one model call, got 5m0s`,
+		"llm: {timeout: 90s}\nruns:\n  turn_timeout: 1m\n": `config.yaml:3: runs.turn_timeout: must be longer than llm.timeout (1m30s): a turn makes at least one model call, got 1m0s`,
+		"runs:\n  turn_timeout: 0s\n":                      `config.yaml:2: runs.turn_timeout: must be greater than 0, got 0s`,
+		"runs:\n  turn_timeout: soon\n":                    `config.yaml:2: runs.turn_timeout: invalid duration "soon"`,
+		"llm:\n  max_tokens: 0\n":                          `config.yaml:2: llm.max_tokens: must be between 16 and 1048576, got 0`,
+		"llm:\n  max_tokens: lots\n":                       `config.yaml:2: llm.max_tokens: expected an integer, got "lots"`,
+	} {
+		_, err := b.parse(src)
+		require.ErrorContains(t, err, want, "source %q", src)
+	}
+	c, err := b.parse("llm: {max_tokens: 512, timeout: 30s}\nruns: {turn_timeout: 2m}\n")
+	require.NoError(t, err)
+	require.Equal(t, 512, c.LLM.MaxTokens)
+	require.Equal(t, 2*time.Minute, c.Runs.TurnTimeout)
+	require.Equal(t, 2048, config.Default().LLM.MaxTokens)
+	require.Equal(t, 5*time.Minute, config.Default().Runs.TurnTimeout)
+}

@@ -16,6 +16,9 @@ type problem struct {
 	key, msg, got string
 	// bare joins got with a space ("unknown time zone "X"") instead of ", got ".
 	bare bool
+	// lineOf is the key whose line the error points at when key itself is
+	// not in the file (a default at odds with a value that is).
+	lineOf string
 }
 
 // message joins msg and got. A value that came from the environment is not
@@ -78,6 +81,7 @@ func (c *Config) problems() []problem {
 	positive(add, "llm.timeout", c.LLM.Timeout)
 	between(add, "llm.max_tool_rounds", c.LLM.MaxToolRounds, 1, 32)
 	between(add, "llm.max_retries", c.LLM.MaxRetries, 0, 10)
+	between(add, "llm.max_tokens", c.LLM.MaxTokens, 16, 1<<20)
 
 	if _, err := time.LoadLocation(c.Bot.Timezone); err != nil {
 		ps = append(ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
@@ -99,6 +103,15 @@ func (c *Config) problems() []problem {
 	oneOf("runs.during_generation", c.Runs.DuringGeneration, "reject", "queue", "restart")
 	positive(add, "runs.stale_after", c.Runs.StaleAfter)
 	between(add, "runs.workers", c.Runs.Workers, 1, 1024)
+	switch {
+	case c.Runs.TurnTimeout <= 0:
+		add("runs.turn_timeout", "must be greater than 0", c.Runs.TurnTimeout)
+	case c.LLM.Timeout > 0 && c.Runs.TurnTimeout <= c.LLM.Timeout:
+		// A turn makes at least one model call, often several.
+		ps = append(ps, problem{key: "runs.turn_timeout", lineOf: "llm.timeout",
+			msg: fmt.Sprintf("must be longer than llm.timeout (%s): a turn makes at least one model call", c.LLM.Timeout),
+			got: c.Runs.TurnTimeout.String()})
+	}
 
 	atLeastOne(add, "scheduler.max_attempts", c.Scheduler.MaxAttempts)
 	notNegative(add, "scheduler.late_grace", c.Scheduler.LateGrace)

@@ -19,6 +19,11 @@ import (
 // HealthCheck reports one component's health; a nil error is healthy.
 type HealthCheck func(ctx context.Context) error
 
+// HealthReport reports the state of a component that /healthz shows but
+// that does not decide the status (the model server: a replica whose
+// provider is down is not a replica to take out of a load balancer).
+type HealthReport func() string
+
 // Server serves Parley's HTTP routes.
 type Server struct {
 	log    *slog.Logger
@@ -26,8 +31,10 @@ type Server struct {
 	srv    *http.Server
 	mu     sync.Mutex
 	checks map[string]HealthCheck
-	ln     net.Listener
-	done   chan struct{}
+	// reports are shown on /healthz without deciding its status.
+	reports map[string]HealthReport
+	ln      net.Listener
+	done    chan struct{}
 }
 
 // New returns a server for addr with /healthz mounted.
@@ -35,7 +42,7 @@ func New(addr string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, mux: http.NewServeMux(), checks: map[string]HealthCheck{}}
+	s := &Server{log: log, mux: http.NewServeMux(), checks: map[string]HealthCheck{}, reports: map[string]HealthReport{}}
 	s.srv = &http.Server{
 		Addr:              addr,
 		Handler:           s.mux,
@@ -55,6 +62,14 @@ func (s *Server) AddHealthCheck(name string, c HealthCheck) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.checks[name] = c
+}
+
+// AddHealthReport adds a component that /healthz shows but that never
+// makes it unhealthy.
+func (s *Server) AddHealthReport(name string, r HealthReport) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reports[name] = r
 }
 
 // Start listens and serves in the background. It fails at once if the
@@ -102,7 +117,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // healthz answers 200 {"status":"ok"} when every check passes, else 503
-// with the failing components.
+// with the failing components; the reported components (llm) are shown
+// either way and never change the status.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	names := make([]string, 0, len(s.checks))
@@ -112,6 +128,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	checks := make(map[string]HealthCheck, len(s.checks))
 	for n, c := range s.checks {
 		checks[n] = c
+	}
+	reports := make(map[string]HealthReport, len(s.reports))
+	for n, r := range s.reports {
+		reports[n] = r
 	}
 	s.mu.Unlock()
 	sort.Strings(names)
@@ -126,6 +146,9 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		components[n] = "ok"
+	}
+	for n, r := range reports {
+		components[n] = r()
 	}
 	WriteJSON(w, code, map[string]any{"status": status, "components": components})
 }

@@ -62,3 +62,33 @@ func TestStartFailsOnATakenAddress(t *testing.T) {
 	err := b.Start()
 	require.ErrorContains(t, err, "listening on "+a.Addr())
 }
+
+func TestHealthzReportsWithoutFailing(t *testing.T) {
+	t.Parallel()
+	s := httpapi.New("127.0.0.1:0", nil)
+	var state atomic.Value
+	state.Store("unknown")
+	s.AddHealthCheck("store", func(context.Context) error { return nil })
+	s.AddHealthReport("llm", func() string { return state.Load().(string) })
+	require.NoError(t, s.Start())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+	})
+	get := func() (int, map[string]any) {
+		resp, err := http.Get("http://" + s.Addr() + "/healthz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, body
+	}
+	for _, st := range []string{"unknown", "auth", "ok"} {
+		state.Store(st)
+		code, body := get()
+		require.Equal(t, http.StatusOK, code, "a report never fails the check")
+		require.Equal(t, "ok", body["status"])
+		require.Equal(t, map[string]any{"store": "ok", "llm": st}, body["components"])
+	}
+}
