@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -57,9 +59,30 @@ type Config struct {
 	// Sleep waits between attempts; it must return early with ctx's error
 	// when ctx is done (default: a timer). Tests inject it to observe delays.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now tells the time, to read Retry-After dates (default time.Now).
+	// Now tells the time, to read Retry-After dates and stamp Health.Since
+	// (default time.Now).
 	Now func() time.Time
+	// MaxTokens bounds each completion (0: no bound is sent). It goes out
+	// as max_tokens, which Ollama, vLLM, llama.cpp and LM Studio accept,
+	// or as max_completion_tokens for api.openai.com and the models
+	// go-openai treats as reasoning models (o1, o3, o4, gpt-5, its GPT-6
+	// ids), which refuse max_tokens. A server that answers 400 saying the
+	// field is unsupported gets the other one from then on.
+	MaxTokens int
+	// AuthHint ends the message of a 401 or 403 error, to tell the operator
+	// where the key is configured, e.g. "check llm.api_key
+	// (OPENAI_API_KEY)". It must not hold the key.
+	AuthHint string
+	// OnFinish, when set, is called once per chat completion response with
+	// a choice (every round of Run, and Complete) with the model asked for
+	// and the response's finish_reason ("unknown" when the server sent
+	// none), e.g. to count finish reasons. It is called outside any lock
+	// and must be cheap and safe for concurrent use.
+	OnFinish func(model, reason string)
 }
+
+// openAIHost is OpenAI's API host, which is sent max_completion_tokens.
+const openAIHost = "api.openai.com"
 
 // NoRetries as Config.MaxRetries disables retrying.
 const NoRetries = -1
@@ -72,6 +95,13 @@ type Client struct {
 	cfg    Config
 	redact redactor
 	log    *slog.Logger
+
+	// health is the state as of the last finished call; nil while unknown.
+	health atomic.Pointer[Health]
+	// completionTokens says the bound goes out as max_completion_tokens
+	// rather than max_tokens. It starts from the host and flips, for the
+	// client's lifetime, when the server refuses the field it was sent.
+	completionTokens atomic.Bool
 }
 
 // New validates cfg, applies defaults and builds a Client.
@@ -80,8 +110,8 @@ func New(cfg Config) (*Client, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("llm: base url %q must be an http or https url", u.Redacted())
 	}
-	if cfg.Timeout < 0 || cfg.MaxToolRounds < 0 || cfg.MaxRetryDelay < 0 || cfg.RetryBase < 0 {
-		return nil, errors.New("llm: timeout, max tool rounds and retry delays must not be negative")
+	if cfg.Timeout < 0 || cfg.MaxToolRounds < 0 || cfg.MaxRetryDelay < 0 || cfg.RetryBase < 0 || cfg.MaxTokens < 0 {
+		return nil, errors.New("llm: timeout, max tool rounds, retry delays and max tokens must not be negative")
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -134,6 +164,9 @@ func New(cfg Config) (*Client, error) {
 		redact:     c.redact,
 	}
 	c.http = &hc
+	// OpenAI's own API refuses max_tokens for its newer models and takes
+	// max_completion_tokens for all of them.
+	c.completionTokens.Store(strings.EqualFold(u.Hostname(), openAIHost))
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL

@@ -15,5 +15,15 @@
 // the model as the tool's result and never fails the turn. Client.Complete is
 // a single request without tools, for summaries and fact extraction.
 //
+// Config.MaxTokens goes out as max_tokens, or as max_completion_tokens for
+// api.openai.com and OpenAI's reasoning models; a server that answers 400
+// "Unsupported parameter" for one gets the other, at once and from then on.
+// Result.Reasoning and Result.Refusal carry the reasoning_content and
+// refusal the server returned; reasoning is never sent back to the model.
+//
+// Client.Health reports what the last finished call said about the server
+// (ok, auth, unreachable, server_error, rate_limited); calls the caller
+// cancelled do not count.
+//
 // Every error the package returns is an *Error; none contains the API key.
 package llm

@@ -22,6 +22,10 @@ type Error struct {
 	// Err is the underlying cause when there is one worth matching with
 	// errors.Is, e.g. context.Canceled.
 	Err error
+
+	// health is the Health state this failure puts the client in; "" leaves
+	// the state as it was (the caller cancelled, or the request never left).
+	health string
 }
 
 // Error returns the message.

@@ -35,7 +35,7 @@ func setup(t *testing.T, tweak ...func(*llm.Config)) testBundle {
 		APIKey:  apiKey,
 		Model:   "test-model",
 		Sleep:   sleeps.sleep,
-		Logger:  slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:  newLogger(logs),
 	}
 	for _, f := range tweak {
 		f(&cfg)
@@ -43,6 +43,11 @@ func setup(t *testing.T, tweak ...func(*llm.Config)) testBundle {
 	client, err := llm.New(cfg)
 	require.NoError(t, err)
 	return testBundle{srv: srv, client: client, sleeps: sleeps, logs: logs}
+}
+
+// newLogger logs everything, as text, to buf.
+func newLogger(buf *syncBuffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 func userSays(text string) llm.Request {

@@ -72,6 +72,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 					Message:   fmt.Sprintf("llm: request failed%s: %s", attemptsText(attempt+1), t.redact.clean(err.Error())),
 					Retryable: true,
 					Err:       t.redact.wrap(err),
+					health:    HealthUnreachable,
 				}
 			}
 			delay := t.backoff(attempt)
@@ -138,6 +139,7 @@ func (t *retryTransport) timeoutError() error {
 		Retryable: true,
 		Timeout:   true,
 		Err:       context.DeadlineExceeded,
+		health:    HealthUnreachable,
 	}
 }
 

@@ -6,9 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strings"
+	"syscall"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/parleybot/parley/core/modeltext"
 )
 
 // Run executes one turn: it sends req, runs the tools the model asks for and
@@ -34,6 +39,7 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 	}
 	apiTools := toOpenAITools(req.Tools)
 	msgs := toOpenAIMessages(req.Messages)
+	maxTokens := c.maxTokens(req)
 
 	var res Result
 	// readOnce are the read-once tool results the model has not yet
@@ -48,7 +54,7 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 		if res.Rounds >= maxRounds {
 			offer = nil
 		}
-		resp, err := c.create(ctx, model, msgs, offer)
+		resp, err := c.create(ctx, model, msgs, offer, maxTokens)
 		if err != nil {
 			return res, err
 		}
@@ -58,18 +64,27 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 		pending = pending[:0]
 		res.Usage = res.Usage.Add(fromOpenAIUsage(resp.Usage))
 		choice := resp.Choices[0]
+		// reply carries no reasoning_content (see fromOpenAIMessage), so
+		// what the model thought never goes back to it in later rounds.
 		reply := fromOpenAIMessage(choice.Message)
 		res.FinishReason = string(choice.FinishReason)
+		res.Reasoning = joinReasoning(res.Reasoning, choice.Message.ReasoningContent)
 
 		if len(reply.ToolCalls) == 0 || len(offer) == 0 {
 			// A final answer. Tool calls the model made without being
 			// offered tools are dropped: nothing would answer them.
 			reply.ToolCalls = nil
 			res.Content = reply.Content
+			res.Refusal = choice.Message.Refusal
 			res.Appended = append(res.Appended, reply)
 			return res, nil
 		}
 
+		// Text beside tool calls may hold <think> blocks: they go to the
+		// result's reasoning, not back to the model in the next round.
+		var thought string
+		reply.Content, thought = modeltext.StripReasoning(reply.Content)
+		res.Reasoning = joinReasoning(res.Reasoning, thought)
 		res.Rounds++
 		res.Appended = append(res.Appended, reply)
 		msgs = append(msgs, toOpenAIMessage(reply))
@@ -96,7 +111,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	resp, err := c.create(ctx, model, toOpenAIMessages(req.Messages), nil)
+	resp, err := c.create(ctx, model, toOpenAIMessages(req.Messages), nil, c.maxTokens(req))
 	if err != nil {
 		return Result{}, err
 	}
@@ -105,10 +120,33 @@ func (c *Client) Complete(ctx context.Context, req Request) (Result, error) {
 	reply.ToolCalls = nil
 	return Result{
 		Content:      reply.Content,
+		Reasoning:    choice.Message.ReasoningContent,
+		Refusal:      choice.Message.Refusal,
 		Appended:     []Message{reply},
 		Usage:        fromOpenAIUsage(resp.Usage),
 		FinishReason: string(choice.FinishReason),
 	}, nil
+}
+
+// joinReasoning appends one round's reasoning to the turn's, a blank line
+// between rounds.
+func joinReasoning(all, round string) string {
+	switch {
+	case round == "":
+		return all
+	case all == "":
+		return round
+	default:
+		return all + "\n\n" + round
+	}
+}
+
+// maxTokens is the completion bound for req: its own, else the client's.
+func (c *Client) maxTokens(req Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
+	}
+	return c.cfg.MaxTokens
 }
 
 func (c *Client) model(req Request) (string, error) {
@@ -121,22 +159,142 @@ func (c *Client) model(req Request) (string, error) {
 	return "", &Error{Message: "llm: no model: set Config.Model or Request.Model"}
 }
 
-// create sends one chat completion request (retried by the transport) and
-// checks that the answer has a choice.
-func (c *Client) create(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool) (openai.ChatCompletionResponse, error) {
-	actx, attempts := withAttempts(ctx)
-	resp, err := c.api.CreateChatCompletion(actx, openai.ChatCompletionRequest{
-		Model:    model,
-		Messages: msgs,
-		Tools:    tools,
-	})
-	if err != nil {
-		return resp, c.convertError(ctx, err, int(attempts.Load()))
+// create sends one chat completion request (retried by the transport),
+// checks that the answer has a choice, and records the outcome: the
+// client's health and the finish reason.
+func (c *Client) create(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int) (openai.ChatCompletionResponse, error) {
+	resp, err := c.send(ctx, model, msgs, tools, maxTokens)
+	c.recordHealth(err)
+	if err == nil && c.cfg.OnFinish != nil {
+		reason := string(resp.Choices[0].FinishReason)
+		if reason == "" {
+			reason = "unknown"
+		}
+		c.cfg.OnFinish(model, reason)
 	}
-	if len(resp.Choices) == 0 {
-		return resp, &Error{Message: "llm: response has no choices", StatusCode: http.StatusOK}
+	return resp, err
+}
+
+// Token bound fields of a chat completion request.
+const (
+	fieldMaxTokens           = "max_tokens"
+	fieldMaxCompletionTokens = "max_completion_tokens"
+)
+
+// send sends the request with the token bound in the field the server
+// takes. When the server refuses that field as unsupported, it switches the
+// client to the other one and sends the request again, once, at once.
+func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int) (openai.ChatCompletionResponse, error) {
+	req := openai.ChatCompletionRequest{Model: model, Messages: msgs, Tools: tools}
+	// go-openai refuses max_tokens for its reasoning models before sending,
+	// so for them there is no choice to make or remember.
+	forced := maxTokens > 0 && refusesMaxTokens(model)
+	for retried := false; ; retried = true {
+		completion := forced || c.completionTokens.Load()
+		setMaxTokens(&req, completion, maxTokens)
+		actx, attempts := withAttempts(ctx)
+		resp, err := c.api.CreateChatCompletion(actx, req)
+		if err != nil {
+			field := fieldMaxTokens
+			if completion {
+				field = fieldMaxCompletionTokens
+			}
+			if maxTokens > 0 && !forced && !retried && ctx.Err() == nil && refusesField(err, field) {
+				if c.completionTokens.CompareAndSwap(completion, !completion) {
+					c.log.WarnContext(ctx, "llm: the server does not take this token bound field; using the other from now on",
+						"refused", field, "model", model)
+				}
+				continue
+			}
+			return resp, c.convertError(ctx, err, int(attempts.Load()))
+		}
+		if len(resp.Choices) == 0 {
+			return resp, &Error{Message: "llm: response has no choices", StatusCode: http.StatusOK, health: HealthServerError}
+		}
+		return resp, nil
 	}
-	return resp, nil
+}
+
+// setMaxTokens puts the bound n in the field chosen, and clears the other.
+func setMaxTokens(req *openai.ChatCompletionRequest, completion bool, n int) {
+	req.MaxTokens, req.MaxCompletionTokens = 0, 0 //lint:ignore SA1019 local servers take only max_tokens
+	if completion {
+		req.MaxCompletionTokens = n
+	} else {
+		req.MaxTokens = n //lint:ignore SA1019 local servers take only max_tokens
+	}
+}
+
+// refusesMaxTokens reports whether go-openai rejects max_tokens for model
+// (its ReasoningValidator: o1*, o3*, o4*, gpt-5*, the GPT-6 ids). Asking the
+// validator itself keeps this in step with the library.
+func refusesMaxTokens(model string) bool {
+	//lint:ignore SA1019 asking whether the library refuses the deprecated field
+	err := openai.NewReasoningValidator().Validate(openai.ChatCompletionRequest{Model: model, MaxTokens: 1})
+	return errors.Is(err, openai.ErrReasoningModelMaxTokensDeprecated)
+}
+
+// refusesField reports whether err is a server's refusal of the request
+// because it carried field, e.g. OpenAI's 400 "Unsupported parameter:
+// 'max_tokens' is not supported with this model. Use
+// 'max_completion_tokens' instead." (and the reverse), or a 422 "Extra
+// inputs are not permitted" for it. A 400 about the field's value ("too
+// large") is not a refusal of the field.
+func refusesField(err error, field string) bool {
+	var (
+		status              int
+		msg, param, errCode string
+	)
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+		if apiErr.Param != nil {
+			param = *apiErr.Param
+		}
+		errCode, _ = apiErr.Code.(string)
+	case errors.As(err, &reqErr):
+		status, msg = reqErr.HTTPStatusCode, string(reqErr.Body)
+	default:
+		return false
+	}
+	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
+		return false
+	}
+	if param != "" && param != field {
+		return false
+	}
+	if errCode == "unsupported_parameter" && param == field {
+		return true
+	}
+	// The field named first is the one complained about: "'max_tokens' is
+	// not supported ... Use 'max_completion_tokens' instead".
+	msg = strings.ToLower(msg)
+	if firstField(msg) != field {
+		return false
+	}
+	for _, phrase := range []string{"unsupported", "not supported", "not permitted", "unrecognized", "unknown"} {
+		if strings.Contains(msg, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstField returns whichever token bound field msg names first, or "".
+// Neither name contains the other, so plain substring search is exact.
+func firstField(msg string) string {
+	i := strings.Index(msg, fieldMaxTokens)
+	j := strings.Index(msg, fieldMaxCompletionTokens)
+	switch {
+	case i < 0 && j < 0:
+		return ""
+	case j < 0 || (i >= 0 && i < j):
+		return fieldMaxTokens
+	default:
+		return fieldMaxCompletionTokens
+	}
 }
 
 // convertError turns whatever go-openai or the transport returned into an
@@ -158,14 +316,31 @@ func (c *Client) convertError(ctx context.Context, err error, attempts int) erro
 	}
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 		return &Error{
 			StatusCode: http.StatusOK,
 			Message:    "llm: malformed response: " + c.redact.clean(err.Error()),
 			Err:        c.redact.wrap(err),
+			health:     HealthServerError,
 		}
 	}
-	return &Error{Message: "llm: chat completion: " + c.redact.clean(err.Error()), Err: c.redact.wrap(err)}
+	return &Error{
+		Message: "llm: chat completion: " + c.redact.clean(err.Error()),
+		Err:     c.redact.wrap(err),
+		health:  otherHealth(err),
+	}
+}
+
+// otherHealth classifies an error that is neither a status nor a malformed
+// body: a network failure while reading the answer makes the server
+// unreachable; anything else (go-openai refusing a request before sending
+// it) says nothing about the server.
+func otherHealth(err error) string {
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, syscall.ECONNRESET) {
+		return HealthUnreachable
+	}
+	return ""
 }
 
 func (c *Client) statusError(code int, status, msg string, attempts int, err error) error {
@@ -176,11 +351,15 @@ func (c *Client) statusError(code int, status, msg string, attempts int, err err
 	if msg != "" {
 		text += ": " + c.redact.clean(msg)
 	}
+	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.cfg.AuthHint != "" {
+		text += "; " + c.redact.clean(c.cfg.AuthHint)
+	}
 	return &Error{
 		StatusCode: code,
 		Message:    text,
 		Retryable:  retryableStatus(code),
 		Err:        c.redact.wrap(err),
+		health:     statusHealth(code),
 	}
 }
 

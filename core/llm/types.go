@@ -72,6 +72,9 @@ type Request struct {
 	// MaxToolRounds bounds how many rounds of tool calls are executed; zero
 	// means the client's default.
 	MaxToolRounds int
+	// MaxTokens, when positive, bounds each completion of this request
+	// instead of Config.MaxTokens.
+	MaxTokens int
 }
 
 // ToolCallResult is one executed tool call.
@@ -85,7 +88,16 @@ type ToolCallResult struct {
 // loop appended after the request's messages (assistant tool-call messages,
 // tool results and the final answer), the executed tool calls and the usage.
 type Result struct {
-	Content      string
+	Content string
+	// Reasoning is the reasoning_content the server returned (DeepSeek-R1,
+	// vLLM and some Ollama builds send it beside the answer): every round's,
+	// in order, joined by a blank line. It is never part of Appended, so it
+	// is never sent back to the model. <think> tags inside Content are left
+	// for the caller.
+	Reasoning string
+	// Refusal is the final message's refusal (OpenAI's structured refusal;
+	// Content is then usually empty).
+	Refusal      string
 	Appended     []Message
 	ToolCalls    []ToolCallResult
 	Usage        Usage

@@ -9,7 +9,9 @@
 // A test scripts the model's answers in order with Enqueue (text, tool calls,
 // error statuses, malformed bodies, slow answers), or installs a dynamic
 // responder with Respond, and then inspects what reached the "model" with
-// Requests or WaitRequests. With nothing scripted the server answers 500 with
-// "llmtest: no scripted response", so a test that forgets to script fails
-// loudly instead of hanging.
+// Requests or WaitRequests. Like a real server it honours max_tokens, and it
+// can require an API key (WithAPIKey), refuse a token bound field
+// (WithMaxTokensField) or answer slowly (WithLatency). With nothing scripted
+// the server answers 500 with "llmtest: no scripted response", so a test
+// that forgets to script fails loudly instead of hanging.
 package llmtest

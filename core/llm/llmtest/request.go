@@ -49,6 +49,27 @@ func (r Request) ToolMessage(callID string) (openai.ChatCompletionMessage, bool)
 	return openai.ChatCompletionMessage{}, false
 }
 
+// MaxTokens returns the completion bound the request sent, as
+// max_completion_tokens or max_tokens (the former when both were sent), or
+// 0 when it sent none.
+func (r Request) MaxTokens() int {
+	if r.Chat.MaxCompletionTokens > 0 {
+		return r.Chat.MaxCompletionTokens
+	}
+	return r.Chat.MaxTokens //lint:ignore SA1019 what local-model clients send
+}
+
+// HasReasoningContent reports whether any message in the request carries
+// reasoning_content: a client should never send the model's reasoning back.
+func (r Request) HasReasoningContent() bool {
+	for _, m := range r.Chat.Messages {
+		if m.ReasoningContent != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Echo is a responder that answers with the last user message verbatim. Use
 // it with Server.Respond for manual runs and plugin tests that only need a
 // model that says something.

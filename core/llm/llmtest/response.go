@@ -1,7 +1,9 @@
 package llmtest
 
 import (
+	"strings"
 	"time"
+	"unicode"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -41,11 +43,19 @@ type Response struct {
 	hold         <-chan struct{}
 	usage        *openai.Usage
 	finishReason string
+	reasoning    string
+	refusal      string
 }
 
 // Text answers with an assistant message holding content.
 func Text(content string) Response {
 	return Response{status: 200, content: content}
+}
+
+// Refusal answers the way OpenAI's models decline: an assistant message with
+// refusal set, no content, and finish_reason "stop".
+func Refusal(refusal string) Response {
+	return Response{status: 200, refusal: refusal}
 }
 
 // ToolCalls answers with an assistant message asking for the given calls.
@@ -114,6 +124,14 @@ func (r Response) WithText(content string) Response {
 	return r
 }
 
+// WithReasoning sets the message's reasoning_content, as DeepSeek-R1, vLLM
+// and some Ollama builds send what the model thought beside its answer.
+// Streamed, it arrives as reasoning_content deltas before the content.
+func (r Response) WithReasoning(reasoning string) Response {
+	r.reasoning = reasoning
+	return r
+}
+
 // WithFinishReason overrides the finish reason (default "stop" for text,
 // "tool_calls" for tool calls).
 func (r Response) WithFinishReason(reason string) Response {
@@ -143,8 +161,66 @@ func (r Response) finish() openai.FinishReason {
 	}
 }
 
+// limit applies a request's token bound the way a real server does: a text
+// answer longer than maxTokens tokens (whitespace-separated words, see
+// CountTokens) is cut after its first maxTokens words and finishes with
+// "length" unless the script forced a finish reason; unscripted usage then
+// reports maxTokens completion tokens. Tool-call answers, errors and answers
+// within the bound are left alone.
+func (r Response) limit(maxTokens int) Response {
+	if maxTokens <= 0 || r.status != 200 || r.raw || r.malformed || len(r.toolCalls) > 0 {
+		return r
+	}
+	cut, ok := firstTokens(r.content, maxTokens)
+	if !ok {
+		return r
+	}
+	r.content = cut
+	if r.finishReason == "" {
+		r.finishReason = string(openai.FinishReasonLength)
+	}
+	if r.usage == nil {
+		r = r.WithUsage(DefaultPromptTokens, maxTokens)
+	}
+	return r
+}
+
+// CountTokens counts tokens the way the server does when it honours
+// max_tokens: one token per whitespace-separated word. Real tokenizers
+// differ; this one is simple enough to script against.
+func CountTokens(s string) int {
+	return len(strings.Fields(s))
+}
+
+// firstTokens returns s up to the end of its nth word and true, or s and
+// false when s has no more than n words. What follows the nth word,
+// whitespace included, is dropped.
+func firstTokens(s string, n int) (string, bool) {
+	words := 0
+	inWord := false
+	for i, c := range s {
+		space := unicode.IsSpace(c)
+		switch {
+		case !space && !inWord:
+			if words == n {
+				return strings.TrimRightFunc(s[:i], unicode.IsSpace), true
+			}
+			words++
+			inWord = true
+		case space:
+			inWord = false
+		}
+	}
+	return s, false
+}
+
 func (r Response) message() openai.ChatCompletionMessage {
-	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: r.content}
+	msg := openai.ChatCompletionMessage{
+		Role:             openai.ChatMessageRoleAssistant,
+		Content:          r.content,
+		Refusal:          r.refusal,
+		ReasoningContent: r.reasoning,
+	}
 	for _, c := range r.toolCalls {
 		msg.ToolCalls = append(msg.ToolCalls, openai.ToolCall{
 			ID:       c.ID,

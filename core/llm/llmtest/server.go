@@ -2,10 +2,12 @@ package llmtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,13 +32,44 @@ func WithResponder(f func(Request) Response) Option {
 	return func(s *Server) { s.responder = f }
 }
 
+// WithAPIKey makes the server require "Authorization: Bearer <key>", as
+// OpenAI does: any other request gets 401 with OpenAI's error body
+// (code invalid_api_key), which shows only the last four characters of the
+// key sent. "" (the default) accepts any request.
+func WithAPIKey(key string) Option {
+	return func(s *Server) { s.apiKey = key }
+}
+
+// WithMaxTokensField makes the server take the completion bound only in the
+// named field, "max_tokens" or "max_completion_tokens", and refuse a request
+// carrying the other with OpenAI's 400 (code unsupported_parameter), as
+// OpenAI's reasoning models refuse max_tokens. It panics on any other name,
+// a mistake in the test.
+func WithMaxTokensField(name string) Option {
+	if name != fieldMaxTokens && name != fieldMaxCompletionTokens {
+		panic("llmtest: WithMaxTokensField takes max_tokens or max_completion_tokens, not " + strconv.Quote(name))
+	}
+	return func(s *Server) { s.maxTokensField = name }
+}
+
+// WithLatency makes every model answer wait d (or until the client gives
+// up) before it is sent, on top of any response's own WithDelay: a model
+// that takes a while, without scripting each response. Refusals the server
+// itself makes (authentication, unsupported parameter) are not delayed.
+func WithLatency(d time.Duration) Option {
+	return func(s *Server) { s.latency = d }
+}
+
 // Server is a fake OpenAI-compatible server. It is safe for concurrent use.
 type Server struct {
-	srv   *httptest.Server
-	model string
-	done  chan struct{} // closed on cleanup so slow answers stop waiting
+	srv            *httptest.Server
+	model          string
+	maxTokensField string
+	latency        time.Duration
+	done           chan struct{} // closed on cleanup so slow answers stop waiting
 
 	mu        sync.Mutex
+	apiKey    string
 	queue     []Response
 	responder func(Request) Response
 	requests  []Request
@@ -78,6 +111,14 @@ func (s *Server) Enqueue(rs ...Response) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, rs...)
+}
+
+// SetAPIKey changes the key the server requires (see WithAPIKey); "" accepts
+// any request. A test can make authentication fail and then recover.
+func (s *Server) SetAPIKey(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.apiKey = key
 }
 
 // Pending returns how many scripted responses have not been used yet.
@@ -126,6 +167,16 @@ func (s *Server) WaitRequests(t testing.TB, n int, timeout time.Duration) []Requ
 	}
 }
 
+// recordRefused stores a request the server refused itself; it takes no
+// scripted response.
+func (s *Server) recordRefused(req Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, req)
+	close(s.arrived)
+	s.arrived = make(chan struct{})
+}
+
 // record stores a request and picks its response: a scripted one, or the
 // responder to call (outside the lock, so it may use the Server).
 func (s *Server) record(req Request) (Response, string, func(Request) Response) {
@@ -159,19 +210,22 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := Request{Chat: chat, Authorization: r.Header.Get("Authorization"), Body: body}
+	if !s.authorized(w, req.Authorization) {
+		s.recordRefused(req)
+		return
+	}
+	if field := s.refusedField(body); field != "" {
+		s.recordRefused(req)
+		writeUnsupportedParameter(w, field, s.maxTokensField)
+		return
+	}
 	resp, id, responder := s.record(req)
 	if responder != nil {
 		resp = responder(req)
 	}
 
-	if resp.delay > 0 {
-		timer := time.NewTimer(resp.delay)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-r.Context().Done():
-			return
-		case <-s.done:
+	for _, d := range []time.Duration{s.latency, resp.delay} {
+		if !s.wait(r, d) {
 			return
 		}
 	}
@@ -184,7 +238,102 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.write(w, chat, resp, id)
+	s.write(w, chat, resp.limit(req.MaxTokens()), id)
+}
+
+// wait waits d and reports true, or false when the client or the server
+// gave up first.
+func (s *Server) wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.done:
+		return false
+	}
+}
+
+// authorized checks the Authorization header against the required key and
+// answers 401 the way OpenAI does when it does not match.
+func (s *Server) authorized(w http.ResponseWriter, auth string) bool {
+	s.mu.Lock()
+	key := s.apiKey
+	s.mu.Unlock()
+	if key == "" || auth == "Bearer "+key {
+		return true
+	}
+	sent, hasBearer := strings.CutPrefix(auth, "Bearer ")
+	if !hasBearer || sent == "" {
+		writeAPIError(w, http.StatusUnauthorized, apiError{
+			Message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as the password field (with blank username) if you're accessing the API from your browser and are prompted for a username and password. You can obtain an API key from https://platform.openai.com/account/api-keys.",
+			Type:    "invalid_request_error",
+		})
+		return false
+	}
+	writeAPIError(w, http.StatusUnauthorized, apiError{
+		Message: "Incorrect API key provided: " + maskKey(sent) + ". You can find your API key at https://platform.openai.com/account/api-keys.",
+		Type:    "invalid_request_error",
+		Code:    "invalid_api_key",
+	})
+	return false
+}
+
+// maskKey shows a key the way OpenAI's errors do, "sk-...abcd": only its
+// last four characters (and its "sk-" prefix), never the whole of it.
+func maskKey(key string) string {
+	if len(key) < 8 {
+		return "***"
+	}
+	prefix := ""
+	if strings.HasPrefix(key, "sk-") {
+		prefix = "sk-"
+	}
+	return prefix + "..." + key[len(key)-4:]
+}
+
+// refusedField returns the token bound field the request carries that the
+// server does not take (see WithMaxTokensField), or "".
+func (s *Server) refusedField(body []byte) string {
+	var other string
+	switch s.maxTokensField {
+	case fieldMaxTokens:
+		other = fieldMaxCompletionTokens
+	case fieldMaxCompletionTokens:
+		other = fieldMaxTokens
+	default:
+		return ""
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(body, &fields) != nil {
+		return ""
+	}
+	if _, ok := fields[other]; ok {
+		return other
+	}
+	return ""
+}
+
+// Token bound fields of a chat completion request.
+const (
+	fieldMaxTokens           = "max_tokens"
+	fieldMaxCompletionTokens = "max_completion_tokens"
+)
+
+// writeUnsupportedParameter answers as OpenAI does when a model does not
+// take a parameter.
+func writeUnsupportedParameter(w http.ResponseWriter, field, instead string) {
+	writeAPIError(w, http.StatusBadRequest, apiError{
+		Message: fmt.Sprintf("Unsupported parameter: '%s' is not supported with this model. Use '%s' instead.", field, instead),
+		Type:    "invalid_request_error",
+		Param:   field,
+		Code:    "unsupported_parameter",
+	})
 }
 
 func (s *Server) write(w http.ResponseWriter, chat openai.ChatCompletionRequest, resp Response, id string) {
@@ -224,7 +373,10 @@ func (s *Server) write(w http.ResponseWriter, chat openai.ChatCompletionRequest,
 	}
 }
 
-func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(w, r.Header.Get("Authorization")) {
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{
 		"object": "list",
@@ -237,6 +389,14 @@ func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
 	})
 }
 
+// apiError is the "error" object of an OpenAI error body.
+type apiError struct {
+	Message string
+	Type    string
+	Param   string // "": null
+	Code    string // "": null
+}
+
 // writeError writes an OpenAI-style error body.
 func writeError(w http.ResponseWriter, status int, msg, errType string) {
 	if errType == "" {
@@ -245,9 +405,21 @@ func writeError(w http.ResponseWriter, status int, msg, errType string) {
 			errType = "invalid_request_error"
 		}
 	}
+	writeAPIError(w, status, apiError{Message: msg, Type: errType})
+}
+
+// writeAPIError writes e as an OpenAI error body; a missing param or code
+// is null, as OpenAI sends it.
+func writeAPIError(w http.ResponseWriter, status int, e apiError) {
+	null := func(s string) any {
+		if s == "" {
+			return nil
+		}
+		return s
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"error": map[string]any{"message": msg, "type": errType, "code": nil},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"message": e.Message, "type": e.Type, "param": null(e.Param), "code": null(e.Code),
+	}})
 }

@@ -9,8 +9,8 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 )
 
-// writeStream sends resp as server-sent events the way OpenAI streams: the
-// text split into a few deltas, tool calls as indexed deltas whose arguments
+// writeStream sends resp as server-sent events the way OpenAI streams: any
+// reasoning_content and refusal deltas, the text split into a few deltas, tool calls as indexed deltas whose arguments
 // arrive in pieces, a final chunk with the finish reason, an optional usage
 // chunk, and "data: [DONE]".
 func (s *Server) writeStream(w http.ResponseWriter, chat openai.ChatCompletionRequest, resp Response, id string) {
@@ -39,6 +39,13 @@ func (s *Server) writeStream(w http.ResponseWriter, chat openai.ChatCompletionRe
 	}
 
 	delta(openai.ChatCompletionStreamChoiceDelta{Role: openai.ChatMessageRoleAssistant}, "")
+	// Reasoning servers stream what the model thinks before its answer.
+	for _, part := range split(resp.reasoning, 2) {
+		delta(openai.ChatCompletionStreamChoiceDelta{ReasoningContent: part}, "")
+	}
+	for _, part := range split(resp.refusal, 2) {
+		delta(openai.ChatCompletionStreamChoiceDelta{Refusal: part}, "")
+	}
 	for _, part := range split(resp.content, 3) {
 		delta(openai.ChatCompletionStreamChoiceDelta{Content: part}, "")
 	}
