@@ -16,6 +16,15 @@
 // lists indented; block quotes become the platform's quote lines; images
 // become links to the image; a thematic break becomes "———".
 //
+// A text longer than a platform's message limit is rendered and split
+// into parts by SplitTelegram, SplitDiscord, SplitSlack and SplitPlain
+// (split.go): every part renders on its own, cut between blocks, lines or
+// words, never inside a span, an escape or a character; a code block cut
+// across parts is closed and reopened. Each part carries its visible text
+// too (unrender.go), for when a platform refuses the markup.
+//
+// HTML renders Markdown as sanitised HTML for the web chat (html.go).
+//
 // markup imports nothing of Parley: adapters call it, and the core calls
 // Plain for platforms without rich text.
 package markup

@@ -66,13 +66,28 @@ func normalize(md string) string {
 }
 
 func render(md string, f flavor) string {
-	md = normalize(md)
-	if strings.TrimSpace(md) == "" {
+	r, lines := renderLines(md, f, false)
+	if r == nil {
 		return ""
 	}
-	r := &renderer{src: []byte(md), f: f}
+	return r.assemble(lines)
+}
+
+// renderLines renders md as lines, without the blank lines at the end;
+// split has them annotated for splitting. The renderer is nil when md is
+// blank.
+func renderLines(md string, f flavor, split bool) (*renderer, []line) {
+	md = normalize(md)
+	if strings.TrimSpace(md) == "" {
+		return nil, nil
+	}
+	r := &renderer{src: []byte(md), f: f, split: split}
 	doc := mdParser.Parse(text.NewReader(r.src))
-	return r.assemble(r.blocks(doc, false, true))
+	lines := r.blocks(doc, false, true)
+	for len(lines) > 0 && lines[len(lines)-1].text == "" && !lines[len(lines)-1].quote {
+		lines = lines[:len(lines)-1]
+	}
+	return r, lines
 }
 
 // renderer renders one document. Blocks become lines, so that quote
@@ -81,18 +96,34 @@ func render(md string, f flavor) string {
 type renderer struct {
 	src []byte
 	f   flavor
+	// split has lines annotated with where they may be cut; whole-text
+	// rendering skips that work.
+	split bool
 }
 
-// line is one output line; quote marks it as part of a block quote.
+// line is one output line; quote marks it as part of a block quote. The
+// other fields say where the text may be cut into parts (split.go); they
+// are only set when the renderer splits.
 type line struct {
 	quote bool
 	text  string
+	// open: a span or link goes on past the end of this line, so the text
+	// may not be cut after it.
+	open bool
+	// start: the line starts a block (paragraph, list item, heading, code
+	// block...), the best place for a cut.
+	start bool
+	// code is the line's place in a code block.
+	code codePos
+	// fence and unfence are, on the lines of a fenced code block, the
+	// lines that open it again at the start of a part and close it at the
+	// end of one (indented as a continuation line, without list marker).
+	fence, unfence string
+	// cuts are the places between words where the line may be cut.
+	cuts []cut
 }
 
 func (r *renderer) assemble(lines []line) string {
-	for len(lines) > 0 && lines[len(lines)-1].text == "" && !lines[len(lines)-1].quote {
-		lines = lines[:len(lines)-1]
-	}
 	var b strings.Builder
 	for i, l := range lines {
 		if i > 0 {
@@ -130,6 +161,7 @@ func (r *renderer) blocks(parent ast.Node, quoted, spaced bool) []line {
 		if len(out) > 0 && spaced {
 			out = append(out, line{quote: quoted})
 		}
+		ls[0].start = true
 		out = append(out, ls...)
 	}
 	return out
@@ -205,12 +237,15 @@ func (r *renderer) inlineBlock(n ast.Node, heading bool) []line {
 	if s == "" {
 		return nil
 	}
-	parts := strings.Split(s, "\n")
-	out := make([]line, len(parts))
-	for i, p := range parts {
-		out[i] = line{text: p}
+	if !r.split {
+		parts := strings.Split(s, "\n")
+		out := make([]line, len(parts))
+		for i, p := range parts {
+			out[i] = line{text: p}
+		}
+		return out
 	}
-	return out
+	return r.annotated(s, w.breaks, w.cuts)
 }
 
 func (r *renderer) list(l *ast.List, quoted bool) []line {
@@ -235,13 +270,25 @@ func (r *renderer) list(l *ast.List, quoted bool) []line {
 		}
 		indent := strings.Repeat(" ", width)
 		for j := range ls {
+			l := &ls[j]
+			var shift int
 			switch {
 			case j == 0:
-				ls[j].text = marker + ls[j].text
-			case ls[j].text != "":
-				ls[j].text = indent + ls[j].text
+				l.text = marker + l.text
+				shift = len(marker)
+			case l.text != "":
+				l.text = indent + l.text
+				shift = len(indent)
+			}
+			for k := range l.cuts {
+				l.cuts[k].end += shift
+				l.cuts[k].next += shift
+			}
+			if l.fence != "" {
+				l.fence, l.unfence = indent+l.fence, indent+l.unfence
 			}
 		}
+		ls[0].start = true
 		out = append(out, ls...)
 	}
 	return out
@@ -280,7 +327,15 @@ func (r *renderer) codeBlock(lang, code string, quoted bool) []line {
 	}
 	var out []line
 	for _, l := range strings.Split(s, "\n") {
-		out = append(out, line{text: l})
+		out = append(out, line{text: l, code: codeBody})
+	}
+	if r.f != plain && len(out) >= 3 {
+		// The fences are the first and last lines.
+		fence, unfence := out[0].text, out[len(out)-1].text
+		for i := range out {
+			out[i].fence, out[i].unfence = fence, unfence
+		}
+		out[0].code, out[len(out)-1].code = codeOpen, codeClose
 	}
 	return out
 }
@@ -331,10 +386,18 @@ type inline struct {
 	// closedAt is len(buf) just after a style's last close marker: a span
 	// of the same style starting right there continues it instead.
 	closedAt [nStyles]int
+	// openedAt is len(buf) just after a style's last open marker.
+	openedAt [nStyles]int
 	// join is set after a Slack marker closed: Slack only reads markers at
 	// word boundaries, so a word character right after needs a separator.
 	join   bool
 	inLink bool
+	// depth counts the spans and links open around the current node.
+	depth int
+	// breaks and cuts are, when splitting, the line ends and the spaces
+	// written outside every span: places where the text may be cut.
+	breaks []int
+	cuts   []cut
 }
 
 // zwsp separates a Slack marker from an adjacent word character.
@@ -356,7 +419,7 @@ func (w *inline) children(n ast.Node) {
 			c = c.NextSibling()
 			if t.HardLineBreak() || t.SoftLineBreak() {
 				w.text(run.String())
-				w.raw("\n")
+				w.newline()
 				break
 			}
 			if t, ok = c.(*ast.Text); !ok {
@@ -381,7 +444,7 @@ func (w *inline) node(n ast.Node) {
 	case *ast.Text:
 		w.text(w.textValue(n))
 		if n.HardLineBreak() || n.SoftLineBreak() {
-			w.raw("\n")
+			w.newline()
 		}
 	case *ast.String:
 		if n.IsCode() || n.IsRaw() {
@@ -423,6 +486,14 @@ func (w *inline) raw(s string) {
 	w.buf = append(w.buf, s...)
 }
 
+// newline writes a line break.
+func (w *inline) newline() {
+	if w.r.split && w.depth == 0 {
+		w.breaks = append(w.breaks, len(w.buf))
+	}
+	w.raw("\n")
+}
+
 // text writes s escaped.
 func (w *inline) text(s string) {
 	if s == "" {
@@ -435,7 +506,51 @@ func (w *inline) text(s string) {
 		}
 	}
 	lineStart := len(w.buf) == 0 || w.buf[len(w.buf)-1] == '\n'
+	start := len(w.buf)
 	w.buf = append(w.buf, w.r.escape(s, lineStart)...)
+	if w.r.split && w.depth == 0 {
+		w.mark(start)
+	}
+}
+
+// mark records the spaces and line ends written from start on as places
+// to cut: text outside every span, where a cut cuts no markup.
+func (w *inline) mark(start int) {
+	b := w.buf
+	for i := start; i < len(b); i++ {
+		switch b[i] {
+		case '\n':
+			w.breaks = append(w.breaks, i)
+		case ' ':
+			j := i + 1
+			for j < len(b) && b[j] == ' ' {
+				j++
+			}
+			w.cuts = append(w.cuts, cut{end: i, next: j})
+			i = j - 1
+		}
+	}
+}
+
+// separateBold keeps, on Discord, an italic span's opening star apart
+// from a bold span's starting its text ("*" "**a** b*"), which Discord
+// would read as bold first; "***a***", both ending together, reads well.
+func (w *inline) separateBold(st style, content int) {
+	if w.r.f != discord || st != italic || w.openedAt[bold] != content+2 ||
+		w.closedAt[bold] == len(w.buf) || !strings.HasPrefix(string(w.buf[content:]), "**") {
+		return
+	}
+	w.buf = append(w.buf[:content], append([]byte(zwsp), w.buf[content:]...)...)
+}
+
+// closesHere reports whether a span's closing marker ends buf.
+func (w *inline) closesHere() bool {
+	for _, at := range w.closedAt {
+		if at == len(w.buf) && at > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // open writes an opening Slack-style marker, kept off a preceding word.
@@ -468,14 +583,23 @@ func (w *inline) styled(st style, n ast.Node) {
 		w.buf = w.buf[:len(w.buf)-len(m)]
 		w.join = false
 	} else {
+		if w.r.f == discord && m[0] == '*' && w.closesHere() {
+			// "**a**" then "*b*" would be "**a***b*", which Discord reads
+			// as bold "a*" and a stray star: keep the markers apart.
+			w.buf = append(w.buf, zwsp...)
+		}
 		w.open(m)
 	}
 	content := len(w.buf)
+	w.openedAt[st] = content
 	w.active[st] = true
+	w.depth++
 	w.children(n)
+	w.depth--
 	w.active[st] = false
 	switch {
 	case len(w.buf) > content:
+		w.separateBold(st, content)
 		w.closeMarker(m)
 		w.closedAt[st] = len(w.buf)
 	case merged:
@@ -550,7 +674,8 @@ func (w *inline) link(n ast.Node, dest string) {
 		return
 	}
 	w.inLink = true
-	defer func() { w.inLink = false }()
+	w.depth++
+	defer func() { w.inLink = false; w.depth-- }()
 	switch w.r.f {
 	case telegram, discord:
 		start := len(w.buf)

@@ -54,6 +54,20 @@ var renderCases = []renderCase{
 		visible: "ab",
 	},
 	{
+		// "**a***b*" would read as bold "a*" on Discord.
+		name: "bold then italic", md: "**a***b* *c***d**",
+		telegram: "*a*_b_ _c_*d*", discord: "**a**\u200b*b* *c*\u200b**d**",
+		slack: "*a*_b_ _c_*d*", plain: "ab cd",
+		visible: "ab cd", skipVisible: true, // Discord shows the zero-width spaces
+	},
+	{
+		// "***a** b*" would read as bold "*a" on Discord.
+		name: "bold at the start of italic", md: "***a** b* ***c* d**",
+		telegram: "_*a* b_ *_c_ d*", discord: "*\u200b**a** b* ***c* d**",
+		slack: "_*a* b_ *_c_ d*", plain: "a b c d",
+		visible: "a b c d", skipVisible: true,
+	},
+	{
 		name: "strikethrough", md: "~~gone~~ and ~one~",
 		telegram: "~gone~ and ~one~", discord: "~~gone~~ and ~~one~~",
 		slack: "~gone~ and ~one~", plain: "gone and one",

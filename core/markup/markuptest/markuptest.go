@@ -2,7 +2,9 @@
 // shows it, for tests and fake platforms: the text a user sees and which
 // parts of it are styled. TelegramV2 also refuses what Telegram refuses,
 // with Telegram's message; Discord and Slack never refuse markup, they
-// show what they cannot read as text.
+// show what they cannot read as text. HTML reads the web chat's HTML as a
+// browser shows it, and UnsafeHTML lists what in HTML could run script or
+// load anything.
 //
 // The readers follow the platforms' documented rules closely enough to
 // check what core/markup writes and what a bot would commonly send; they

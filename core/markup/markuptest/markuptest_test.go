@@ -95,3 +95,40 @@ func filter(spans []markuptest.Span, s markuptest.Style) []markuptest.Span {
 	}
 	return out
 }
+
+func TestHTMLReads(t *testing.T) {
+	t.Parallel()
+	r, err := markuptest.HTML("<h2>Head</h2>\n<p>  <strong>b</strong> <em>i</em> <b>B</b> <i>I</i> <u>u</u> <del>d</del> <s>s</s>\n" +
+		"<code>c &lt; d</code> <a href=\"https://e.com/x?a=1&amp;b=2\">l</a><br>next</p>\n" +
+		"<blockquote>\n<p>q1</p>\n<p>q2</p>\n</blockquote>\n<ul>\n<li>one</li>\n<li>two<ul><li>inner</li></ul></li>\n</ul>\n" +
+		"<pre><code class=\"language-py\">x = 1\n  y\n</code></pre>\n<table><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>2</td></tr></table>" +
+		"<script>alert(1)</script><p>end</p>")
+	require.NoError(t, err)
+	require.Equal(t, "Head\nb i B I u d s c < d l\nnext\nq1\nq2\none\ntwo\ninner\nx = 1\n  y\na\tb\n1\t2\nend", r.Text)
+	require.Equal(t, []string{"Head"}, r.Styled(markuptest.Heading))
+	require.Equal(t, []string{"b", "B"}, r.Styled(markuptest.Bold))
+	require.Equal(t, []string{"i", "I"}, r.Styled(markuptest.Italic))
+	require.Equal(t, []string{"u"}, r.Styled(markuptest.Underline))
+	require.Equal(t, []string{"d", "s"}, r.Styled(markuptest.Strike))
+	require.Equal(t, []string{"c < d"}, r.Styled(markuptest.Code))
+	require.Equal(t, "https://e.com/x?a=1&b=2", r.LinkTo("l"))
+	require.Equal(t, []string{"q1\nq2"}, r.Styled(markuptest.Quote))
+	require.Equal(t, []string{"x = 1\n  y\n"}, r.Styled(markuptest.Pre))
+	require.Equal(t, "py", filter(r.Spans, markuptest.Pre)[0].Language)
+}
+
+func TestUnsafeHTML(t *testing.T) {
+	t.Parallel()
+	for s, want := range map[string][]string{
+		`<p>fine <a href="https://e.com">x</a> &lt;script&gt;</p>`: nil,
+		`<SCRIPT>alert(1)</SCRIPT>`:                                {"<script>"},
+		`<img src=x onerror=alert(1)>`:                             {"<img> loads x", "onerror= on <img>"},
+		`<a href=" JaVa&#x09;Script:alert(1)">x</a>`:               {"javascript: URL in href of <a>"},
+		`<a href="data:text/html,x">x</a>`:                         {"data: URL in href of <a>"},
+		`<iframe src="https://e.com"></iframe>`:                    {"<iframe>"},
+		`<p style="background:url(x)">x</p>`:                       {"style= on <p>"},
+		`<code>onclick=x javascript:y</code>`:                      nil,
+	} {
+		require.Equal(t, want, markuptest.UnsafeHTML(s), s)
+	}
+}
