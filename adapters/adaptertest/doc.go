@@ -24,8 +24,14 @@
 // reaches the platform as written, Markdown-like characters and all);
 // RichText, RichTextReserved and LongRichText (core.FormatRichText shows
 // styled, with no markup and no parse error, every reserved character as
-// written, over the limit in parts with nothing lost; skipped without
-// Capabilities().RichText or without Sent.Shown); Image and
+// written, over the limit in parts that each keep their formatting, with
+// nothing lost; skipped without Capabilities().RichText or without
+// Sent.Shown); LongCodeBlock (a fenced code block over the limit shows as
+// a code block with its language in every part, the code exact);
+// RefusedMarkup and RefusedMarkupLater (a part the platform refuses as
+// malformed markup arrives once as plain text, the parts around it
+// formatted; skipped without Rig.RefuseNextMarkup or
+// Rig.RefuseMarkupAfter); Image and
 // ImageLongCaption (a core.ImageSender shows the image with its caption,
 // and a caption too long to go with it whole after it; skipped for other
 // adapters); TypingConsistent and Typing; Stop (prompt, no goroutine left

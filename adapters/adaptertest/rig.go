@@ -75,6 +75,16 @@ type Rig struct {
 	// RateLimitAfter is like RateLimitNextSend but lets n sends succeed
 	// first (for a split reply whose later part is limited).
 	RateLimitAfter func(t *testing.T, n int, retryAfter time.Duration)
+	// RefuseNextMarkup makes the fake refuse the next formatted send as
+	// malformed markup, the way the platform does (Telegram's 400 "can't
+	// parse entities", Discord's 400 Invalid Form Body, Slack's
+	// invalid_blocks or invalid_arguments); the plain text the adapter
+	// sends instead, and every send after it, are accepted.
+	RefuseNextMarkup func(t *testing.T)
+	// RefuseMarkupAfter is like RefuseNextMarkup but lets n formatted
+	// sends through first (for a split reply whose later part is
+	// refused).
+	RefuseMarkupAfter func(t *testing.T, n int)
 	// Block makes user block the bot: sends to them fail permanently.
 	Block func(t *testing.T, user User)
 	// UnknownThread is a chat id the platform does not know (a user who
@@ -92,6 +102,14 @@ type Rig struct {
 	// SingleUser says the platform has exactly one user (the console): the
 	// suite uses only Users[0] and skips the cases that need two people.
 	SingleUser bool
+	// WholeRichText says the platform shows rich text of any length as
+	// one message (the web chat's HTML): the long rich text cases then
+	// expect one part where a platform with a limit has several.
+	WholeRichText bool
+	// NoCodeLanguage says the platform's code blocks show no language
+	// (Slack's mrkdwn has none), so the code block case does not ask for
+	// one.
+	NoCodeLanguage bool
 	// NoMessageIDs says the fake cannot observe the platform message ids of
 	// what the bot sent (the console prints text only), so Sent leaves
 	// PlatformMessageID empty; the suite then checks that SendResult holds

@@ -48,6 +48,8 @@ func TestRun(t *testing.T) {
 			},
 			RateLimitNextSend: func(_ *testing.T, d time.Duration) { p.limitAfter(0, d) },
 			RateLimitAfter:    func(_ *testing.T, n int, d time.Duration) { p.limitAfter(n, d) },
+			RefuseNextMarkup:  func(*testing.T) { p.refuseAfter(0) },
+			RefuseMarkupAfter: func(_ *testing.T, n int) { p.refuseAfter(n) },
 			Block:             func(_ *testing.T, u adaptertest.User) { p.block(u.ID) },
 			UnknownThread:     "999999999",
 			TypingShown:       func(_ *testing.T, thread string) int { return p.typingIn(thread) },
@@ -71,6 +73,9 @@ func (e errRateLimited) Error() string { return "rate limited" }
 
 var errForbidden = errors.New("forbidden: bot was blocked or chat not found")
 
+// errMalformed is the fake platform refusing a message's markup.
+var errMalformed = errors.New("malformed markup")
+
 // platform is an in-memory chat service.
 type platform struct {
 	updates chan update
@@ -83,6 +88,9 @@ type platform struct {
 	seq     int
 	okLeft  int           // sends to allow before limiting
 	retry   time.Duration // 0: no limit armed
+	// refuse are the formatted sends to let through before refusing one,
+	// in order.
+	refuse []int
 }
 
 func newPlatform() *platform {
@@ -111,6 +119,12 @@ func (p *platform) limitAfter(n int, d time.Duration) {
 	p.okLeft, p.retry = n, d
 }
 
+func (p *platform) refuseAfter(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refuse = append(p.refuse, n)
+}
+
 func (p *platform) block(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -118,10 +132,12 @@ func (p *platform) block(id string) {
 }
 
 // message is what the bot posts: text, read as Discord-style markdown
-// when markdown is set, and an image.
+// when markdown is set, and an image. plain is a markdown message's text
+// without markup, posted instead should the platform refuse it.
 type message struct {
 	text     string
 	markdown bool
+	plain    string
 	imageURL string
 }
 
@@ -138,6 +154,13 @@ func (p *platform) post(thread string, m message) (string, error) {
 			return "", errRateLimited{d}
 		}
 		p.okLeft--
+	}
+	if m.markdown && len(p.refuse) > 0 {
+		if p.refuse[0] == 0 {
+			p.refuse = p.refuse[1:]
+			return "", errMalformed
+		}
+		p.refuse[0]--
 	}
 	p.seq++
 	id := strconv.Itoa(p.seq)
@@ -223,18 +246,15 @@ func (a *refAdapter) Stop(ctx context.Context) error {
 	}
 }
 
-// Send renders rich text as markdown in one message, or, over the limit,
-// sends its plain text split.
+// Send renders rich text as markdown split to the limit, every part
+// formatted, and text as it is.
 func (a *refAdapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	var msgs []message
-	switch md := markup.Discord(msg.Text); {
-	case msg.Format == core.FormatRichText && utf8.RuneCountInString(md) <= a.limit:
-		msgs = append(msgs, message{text: md, markdown: true})
-	case msg.Format == core.FormatRichText:
-		for _, part := range core.SplitText(markup.Plain(msg.Text), a.limit) {
-			msgs = append(msgs, message{text: part})
+	if msg.Format == core.FormatRichText {
+		for _, part := range markup.SplitDiscord(msg.Text, a.limit) {
+			msgs = append(msgs, message{text: part.Text, markdown: true, plain: part.Plain})
 		}
-	default:
+	} else {
 		for _, part := range core.SplitText(msg.Text, a.limit) {
 			msgs = append(msgs, message{text: part})
 		}
@@ -276,6 +296,17 @@ func (a *refAdapter) post(ctx context.Context, thread string, msgs []message) (c
 					continue
 				case <-ctx.Done():
 					return res, fmt.Errorf("waiting out a rate limit: %w", ctx.Err())
+				}
+			case errors.Is(err, errMalformed) && m.markdown:
+				// Refused markup: the part goes again as plain text.
+				var plain []message
+				for _, part := range core.SplitText(m.plain, a.limit) {
+					plain = append(plain, message{text: part})
+				}
+				more, err := a.post(ctx, thread, plain)
+				res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
+				if err != nil {
+					return res, err
 				}
 			case errors.Is(err, errForbidden):
 				return res, &core.PermanentError{Reason: "forbidden", Err: err}

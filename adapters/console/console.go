@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
 )
 
 func init() {
@@ -267,7 +268,10 @@ func (a *Adapter) Stop(ctx context.Context) error {
 }
 
 // Send prints msg.Text as "<bot name>: <text>", one line per part, then the
-// prompt, and returns one id per part.
+// prompt, and returns one id per part. A terminal shows no markup: the
+// core hands it the model's Markdown already as plain text (Capabilities
+// has no RichText), and rich text sent here directly is made plain the
+// same way (markup.SplitPlain), so no ** or ` ever shows.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("printing to console: %w", err)
@@ -281,7 +285,7 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if a.Out == nil {
 		return core.SendResult{}, errors.New("printing to console: no output")
 	}
-	parts := core.SplitText(msg.Text, maxMessageLength)
+	parts := textParts(msg)
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
@@ -307,6 +311,20 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	}
 	a.atPrompt = true
 	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// textParts is msg's text as the parts to print.
+func textParts(msg core.OutboundMessage) []string {
+	if msg.Format != core.FormatRichText {
+		return core.SplitText(msg.Text, maxMessageLength)
+	}
+	var out []string
+	for _, p := range markup.SplitPlain(msg.Text, maxMessageLength) {
+		if strings.TrimSpace(p.Text) != "" {
+			out = append(out, p.Text)
+		}
+	}
+	return out
 }
 
 // printPrompt writes the prompt unless it is already showing.

@@ -342,3 +342,16 @@ func TestSendRejectsEmptyText(t *testing.T) {
 	_, err := b.adapter.Send(context.Background(), core.OutboundMessage{ChannelThreadID: "console:ada"})
 	require.True(t, core.IsPermanent(err), "got %v", err)
 }
+
+func TestRichTextPrintsWithoutMarkers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.out.waitFor(t, "> ")
+	const md = "# Plan\n\n**Bold** step: run `go test` and read [the log](https://ci.example.com/1).\n\n- one\n- two"
+
+	res, err := b.adapter.Send(context.Background(), core.OutboundMessage{ChannelThreadID: "console:ada", Text: md, Format: core.FormatRichText})
+	require.NoError(t, err)
+
+	require.Len(t, res.PlatformMessageIDs, 1)
+	b.out.waitFor(t, "> \nSubaru: Plan\n\nBold step: run go test and read the log (https://ci.example.com/1).\n\n• one\n• two\n> ")
+}

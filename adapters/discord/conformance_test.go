@@ -82,6 +82,8 @@ func TestConformance(t *testing.T) {
 			},
 			RateLimitNextSend: func(_ *testing.T, d time.Duration) { srv.RateLimitNext("messages", d) },
 			RateLimitAfter:    func(_ *testing.T, n int, d time.Duration) { srv.RateLimitAfter("messages", n, d) },
+			RefuseNextMarkup:  func(*testing.T) { srv.RefuseNextMarkup() },
+			RefuseMarkupAfter: func(_ *testing.T, n int) { srv.RefuseMarkupAfter(n) },
 			Block:             func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
 			UnknownThread:     "555000111222333444",
 			TypingShown:       func(_ *testing.T, thread string) int { return srv.Typing(thread) },

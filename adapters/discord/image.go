@@ -45,9 +45,7 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 	case utf8.RuneCountInString(caption) <= maxDescriptionLength:
 		embed.Description = caption
 	default:
-		for _, p := range textParts(msg) {
-			bodies = append(bodies, &messageBody{Content: p})
-		}
+		bodies = append(bodies, textBodies(msg)...)
 	}
 	return a.deliver(ctx, s, msg, bodies)
 }

@@ -46,12 +46,12 @@ func TestRichTextIsDiscordMarkdown(t *testing.T) {
 	require.Equal(t, ids(sent), res.PlatformMessageIDs)
 }
 
-func TestLongRichTextGoesPlainAndEscaped(t *testing.T) {
+func TestLongRichTextStaysFormatted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ch := b.greet(t, ada)
 	var md strings.Builder
-	for i := 0; md.Len() < 3000; i++ {
+	for i := 0; md.Len() < 5000; i++ {
 		md.WriteString("**item_" + strconv.Itoa(i) + "** costs 2*3.\n\n")
 	}
 
@@ -59,16 +59,98 @@ func TestLongRichTextGoesPlainAndEscaped(t *testing.T) {
 	require.NoError(t, err)
 
 	sent := b.srv.Sent(ch)
-	require.GreaterOrEqual(t, len(sent), 2)
+	require.GreaterOrEqual(t, len(sent), 3)
 	var shown strings.Builder
 	for i, m := range sent {
 		require.LessOrEqual(t, utf8.RuneCountInString(m.Content), 2000, "part %d", i+1)
 		r := markuptest.Discord(m.Content)
-		require.Empty(t, r.Spans, "part %d shows no styles: it is plain text", i+1)
+		bold := r.Styled(markuptest.Bold)
+		require.NotEmpty(t, bold, "part %d keeps its formatting", i+1)
+		for _, w := range bold {
+			require.Regexp(t, `^item_\d+$`, w, "part %d: a bold span is a whole item", i+1)
+		}
+		require.Equal(t, "run-31."+strconv.Itoa(i), m.Nonce)
+		shown.WriteString(r.Text + "\n")
+	}
+	require.Equal(t, strings.Fields(markup.Plain(md.String())), strings.Fields(shown.String()), "in order, nothing lost, shown as written")
+	require.Equal(t, ids(sent), res.PlatformMessageIDs)
+}
+
+func TestRefusedMarkupIsSentAgainAsPlainText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+	b.srv.RefuseNextMarkup()
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, IdempotencyKey: "run-32", Format: core.FormatRichText,
+		Text: "**Done** with `snake_case` and 2 * 3 <@1>"})
+	require.NoError(t, err, "a message is never lost to markup")
+
+	sent := b.srv.Sent(ch)
+	require.Len(t, sent, 1)
+	r := markuptest.Discord(sent[0].Content)
+	require.Equal(t, "Done with snake_case and 2 * 3 <@1>", r.Text, "the plain text, escaped so it shows as written")
+	require.Empty(t, r.Spans)
+	require.Equal(t, "run-32.0p.0", sent[0].Nonce, "the resend has a nonce of its own")
+	require.Equal(t, ids(sent), res.PlatformMessageIDs)
+	require.Equal(t, 2, b.srv.Calls("messages"))
+	logs := b.logs.String()
+	require.Contains(t, logs, "level=WARN")
+	require.Contains(t, logs, "discord refused a message's markup")
+	require.Contains(t, logs, "field=content", "the field Discord named")
+}
+
+func TestRefusedLaterPartIsTheOnlyOneResent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+	var md strings.Builder
+	for i := 0; md.Len() < 5000; i++ {
+		md.WriteString("**item_" + strconv.Itoa(i) + "** costs 2*3.\n\n")
+	}
+	b.srv.RefuseMarkupAfter(1)
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, IdempotencyKey: "run-33", Format: core.FormatRichText, Text: md.String()})
+	require.NoError(t, err)
+
+	sent := b.srv.Sent(ch)
+	require.GreaterOrEqual(t, len(sent), 3)
+	for i, m := range sent {
+		r := markuptest.Discord(m.Content)
+		if i == 1 {
+			require.Empty(t, r.Spans, "the refused part goes plain")
+			require.Equal(t, "run-33.1p.0", m.Nonce)
+			continue
+		}
+		require.NotEmpty(t, r.Styled(markuptest.Bold), "part %d stays formatted", i+1)
+	}
+	require.Equal(t, len(sent)+1, b.srv.Calls("messages"), "one refused call; no part sent twice")
+	require.Equal(t, ids(sent), res.PlatformMessageIDs)
+}
+
+func TestRefusedPlainTextThatEscapesLongIsSplit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+	// Stars in code need no escapes, so the part fits; as plain text each
+	// is escaped and the resend is over 2000 characters, so it is cut.
+	stars := strings.Repeat("*", 1980)
+	md := "**a** `" + stars + "`"
+	b.srv.RefuseNextMarkup()
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, IdempotencyKey: "run-34", Format: core.FormatRichText, Text: md})
+	require.NoError(t, err)
+
+	sent := b.srv.Sent(ch)
+	require.GreaterOrEqual(t, len(sent), 2, "the escaped plain text is over 2000 characters")
+	var shown strings.Builder
+	for i, m := range sent {
+		require.LessOrEqual(t, utf8.RuneCountInString(m.Content), 2000, "part %d", i+1)
+		r := markuptest.Discord(m.Content)
+		require.Empty(t, r.Spans, "part %d is plain", i+1)
 		shown.WriteString(r.Text)
 	}
-	require.Equal(t, strings.ReplaceAll(markup.Plain(md.String()), "\n", ""), strings.ReplaceAll(shown.String(), "\n", ""),
-		"in order, nothing lost, shown as written")
+	require.Equal(t, "a"+stars, strings.ReplaceAll(shown.String(), " ", ""), "shown as written, nothing lost")
 	require.Equal(t, ids(sent), res.PlatformMessageIDs)
 }
 

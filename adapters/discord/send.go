@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,10 @@ type messageBody struct {
 	// with this nonce instead of creating another.
 	EnforceNonce    bool                              `json:"enforce_nonce,omitempty"`
 	AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
+	// formatted marks Content as rendered Markdown; plain is its text
+	// without markup, sent instead should Discord refuse Content.
+	formatted bool
+	plain     string
 }
 
 // noPings parses no mentions: text from the model never pings anyone.
@@ -57,26 +62,23 @@ func noPings() *discordgo.MessageAllowedMentions {
 
 // Send delivers msg.Text to the DM channel msg.ChannelThreadID, split into
 // parts of at most 2000 characters, in order. Rich text
-// (core.FormatRichText) is rendered with markup.Discord as one message;
-// when that is over 2000 characters the text goes plain instead
-// (markup.Plain, escaped so Discord shows it as written), split. Each part
-// carries a nonce derived from msg.IdempotencyKey, so Discord drops a part
-// it already has. A part that gets 429 is sent again after the delay
-// Discord asks for; 5xx answers and broken connections are retried with
-// backoff; the whole send is bounded by a deadline. The result holds the
-// ids of the delivered parts even when a later part fails.
+// (core.FormatRichText) is rendered and split with markup.SplitDiscord,
+// every part formatted; should Discord refuse a part as invalid (400,
+// code 50035), that part alone is sent again as its plain text, escaped so
+// Discord shows it as written. Each part carries a nonce derived from
+// msg.IdempotencyKey, so Discord drops a part it already has. A part that
+// gets 429 is sent again after the delay Discord asks for; 5xx answers
+// and broken connections are retried with backoff; the whole send is
+// bounded by a deadline. The result holds the ids of the delivered parts
+// even when a later part fails.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	s, err := a.sendable(ctx, msg, "sending discord message")
 	if err != nil {
 		return core.SendResult{}, err
 	}
-	parts := textParts(msg)
-	if len(parts) == 0 {
+	bodies := textBodies(msg)
+	if len(bodies) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
-	}
-	bodies := make([]*messageBody, len(parts))
-	for i, p := range parts {
-		bodies[i] = &messageBody{Content: p}
 	}
 	return a.deliver(ctx, s, msg, bodies)
 }
@@ -96,23 +98,30 @@ func (a *Adapter) sendable(ctx context.Context, msg core.OutboundMessage, what s
 	return s, nil
 }
 
-// textParts is msg's text as the contents of the messages to send.
-func textParts(msg core.OutboundMessage) []string {
+// textBodies is msg's text as the messages to send.
+func textBodies(msg core.OutboundMessage) []*messageBody {
+	var out []*messageBody
 	if msg.Format != core.FormatRichText {
-		return core.SplitText(msg.Text, maxMessageLength)
-	}
-	if md := markup.Discord(msg.Text); utf8.RuneCountInString(md) <= maxMessageLength {
-		if strings.TrimSpace(md) == "" {
-			return nil
+		for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+			out = append(out, &messageBody{Content: p})
 		}
-		return []string{md}
+		return out
 	}
-	// Cutting the markup could split a span (a ** left open shows as
-	// stars), so over one message the text goes plain. It is split before
-	// escaping, so no escape is cut; a part whose escapes take it over the
-	// limit is split again at half, which always fits.
+	for _, p := range markup.SplitDiscord(msg.Text, maxMessageLength) {
+		if strings.TrimSpace(p.Text) != "" {
+			out = append(out, &messageBody{Content: p.Text, formatted: true, plain: p.Plain})
+		}
+	}
+	return out
+}
+
+// escapedParts is plain text as message contents Discord shows as
+// written. It is split before escaping, so no escape is cut; a part whose
+// escapes take it over the limit is split again at half, which always
+// fits.
+func escapedParts(plain string) []string {
 	var out []string
-	for _, p := range core.SplitText(markup.Plain(msg.Text), maxMessageLength) {
+	for _, p := range core.SplitText(plain, maxMessageLength) {
 		if e := markup.EscapeDiscord(p); utf8.RuneCountInString(e) <= maxMessageLength {
 			out = append(out, e)
 			continue
@@ -139,15 +148,92 @@ func (a *Adapter) deliver(ctx context.Context, s *discordgo.Session, msg core.Ou
 	for i, body := range bodies {
 		body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce(key, i), true, noPings()
 		id, err := a.sendPart(ctx, s, msg.ChannelThreadID, body)
+		switch {
+		case err == nil:
+			ids = append(ids, id)
+		case body.formatted:
+			var more []string
+			more, err = a.resendPlain(ctx, s, msg.ChannelThreadID, body, err, fmt.Sprintf("%s.%dp", key, i), i, len(bodies))
+			ids = append(ids, more...)
+		}
 		if err != nil {
 			if len(bodies) > 1 {
 				err = fmt.Errorf("part %d of %d: %w", i+1, len(bodies), err)
 			}
 			return core.SendResult{PlatformMessageIDs: ids}, err
 		}
-		ids = append(ids, id)
 	}
 	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// resendPlain handles a formatted part that failed with err: when Discord
+// refused it as invalid (400, code 50035), the refusal is logged with the
+// field Discord named and the part's plain text goes instead, escaped and
+// split again should the escapes take it over the limit. Its messages
+// carry nonces of their own, derived from key. Any other error is
+// returned as it is. part and parts number the part for the log.
+func (a *Adapter) resendPlain(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody, err error, key string, part, parts int) ([]string, error) {
+	field, refused := invalidFormBody(err)
+	if !refused {
+		return nil, err
+	}
+	a.log.Warn("discord refused a message's markup; sending it again as plain text",
+		"channel_id", channelID, "part", part+1, "parts", parts, "field", field, "err", err)
+	plain := escapedParts(body.plain)
+	if len(plain) == 0 {
+		return nil, fmt.Errorf("sending the plain text of a refused message: %w", err)
+	}
+	var ids []string
+	for j, p := range plain {
+		b := &messageBody{Content: p, Nonce: nonce(key, j), EnforceNonce: true, AllowedMentions: noPings()}
+		id, err := a.sendPart(ctx, s, channelID, b)
+		if err != nil {
+			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// invalidFormBody reports whether err is Discord's 400 Invalid Form Body
+// (code 50035), and the first field its errors name ("content",
+// "embeds.0.description"; "" when it names none).
+func invalidFormBody(err error) (string, bool) {
+	var re *discordgo.RESTError
+	if !errors.As(err, &re) || re.Message == nil || re.Message.Code != codeInvalidFormBody {
+		return "", false
+	}
+	var body struct {
+		Errors map[string]json.RawMessage `json:"errors"`
+	}
+	if json.Unmarshal(re.ResponseBody, &body) != nil {
+		return "", true
+	}
+	return firstField(body.Errors), true
+}
+
+// firstField is the path of the first field in Discord's nested errors
+// object, in key order: {"content":{"_errors":[...]}} is "content",
+// {"embeds":{"0":{"description":{"_errors":[...]}}}} "embeds.0.description".
+func firstField(errs map[string]json.RawMessage) string {
+	keys := make([]string, 0, len(errs))
+	for k := range errs {
+		if k != "_errors" {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Strings(keys)
+	var inner map[string]json.RawMessage
+	if json.Unmarshal(errs[keys[0]], &inner) != nil {
+		return keys[0]
+	}
+	if rest := firstField(inner); rest != "" {
+		return keys[0] + "." + rest
+	}
+	return keys[0]
 }
 
 // sendPart sends one message, retrying what a retry can fix. Retrying is

@@ -102,8 +102,11 @@ func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
 		RateLimitAfter: func(_ *testing.T, n int, d time.Duration) {
 			srv.RateLimitAfter("chat.postMessage", n, d)
 		},
-		Block:         func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
-		UnknownThread: "D0UNKNOWN01",
+		RefuseNextMarkup:  func(*testing.T) { srv.RefuseNextMarkup() },
+		RefuseMarkupAfter: func(_ *testing.T, n int) { srv.RefuseMarkupAfter(n) },
+		NoCodeLanguage:    true, // mrkdwn code blocks have no language
+		Block:             func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
+		UnknownThread:     "D0UNKNOWN01",
 	}
 	// The fake goes on delivering after Stop (the echo of the last reply,
 	// retried while the adapter refuses it), and its POSTs leave

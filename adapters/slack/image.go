@@ -26,7 +26,9 @@ const (
 // in notifications, is the caption as plain text; it is also the image's
 // alt text ("Image" without a caption). A caption over a section's 3,000
 // characters is not cut: the image goes alone and the text follows as
-// messages of its own (through Send). Retries and errors are as for Send.
+// messages of its own (through Send). Should Slack refuse a rich
+// caption's mrkdwn, the image is posted again with the caption as plain
+// text. Retries and errors are as for Send.
 // The result holds the image message's ts, then those of the text after
 // it.
 func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
@@ -55,20 +57,24 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 	if alt == "" {
 		alt = "Image"
 	}
-	if utf8.RuneCountInString(alt) > maxAltText {
-		alt = string([]rune(alt)[:maxAltText-1]) + "…"
-	}
-	var blocks []slack.Block
+	alt = truncate(alt, maxAltText)
+	image := slack.NewImageBlock(msg.ImageURL, alt, "", nil)
+	p := post{opts: []slack.MsgOption{slack.MsgOptionText(alt, true), slack.MsgOptionBlocks(image)}}
 	apart := false
 	switch {
 	case strings.TrimSpace(caption) == "":
 	case utf8.RuneCountInString(caption) <= maxSectionText:
-		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, caption, false, false), nil, nil))
+		section := slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, caption, false, false), nil, nil)
+		p.opts[1] = slack.MsgOptionBlocks(section, image)
+		if msg.Format == core.FormatRichText && strings.TrimSpace(plain) != "" {
+			// Should Slack refuse the caption's mrkdwn, it goes as plain text.
+			asText := slack.NewSectionBlock(slack.NewTextBlockObject(slack.PlainTextType, truncate(plain, maxSectionText), false, false), nil, nil)
+			p.instead = [][]slack.MsgOption{{slack.MsgOptionText(alt, true), slack.MsgOptionBlocks(asText, image)}}
+		}
 	default:
 		apart = true
 	}
-	blocks = append(blocks, slack.NewImageBlock(msg.ImageURL, alt, "", nil))
-	res, err := a.post(ctx, api, channel, [][]slack.MsgOption{{slack.MsgOptionText(alt, true), slack.MsgOptionBlocks(blocks...)}})
+	res, err := a.post(ctx, api, channel, []post{p})
 	if err != nil || !apart {
 		return res, err
 	}
@@ -85,4 +91,12 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 // escapeMrkdwn escapes the three characters Slack requires.
 func escapeMrkdwn(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// truncate cuts s to at most n runes, ending it with "…" when cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

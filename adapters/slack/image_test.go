@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/markup"
 	"github.com/parleybot/parley/core/markup/markuptest"
@@ -45,12 +44,12 @@ func TestRichTextIsMrkdwn(t *testing.T) {
 	require.Equal(t, []string{sent[0].TS}, res.PlatformMessageIDs)
 }
 
-func TestLongRichTextGoesPlainWithoutMrkdwn(t *testing.T) {
+func TestLongRichTextStaysFormatted(t *testing.T) {
 	t.Parallel()
 	b := setup(t, ModeSocket)
 	ch := b.greet(t, ada)
 	var md strings.Builder
-	for md.Len() < 6000 {
+	for md.Len() < 10000 {
 		md.WriteString("**Fish** & *chips* <3\n\n")
 	}
 
@@ -58,15 +57,111 @@ func TestLongRichTextGoesPlainWithoutMrkdwn(t *testing.T) {
 	require.NoError(t, err)
 
 	sent := b.srv.Sent(ch)
-	require.Len(t, sent, 2)
+	require.GreaterOrEqual(t, len(sent), 3)
 	var shown strings.Builder
 	for i, m := range sent {
-		require.False(t, m.Mrkdwn, "part %d: plain text, shown as written", i+1)
-		require.LessOrEqual(t, utf8.RuneCountInString(slacktest.Unescape(m.Text)), maxMessageLength)
-		shown.WriteString(markuptest.Slack(m.Text, false).Text)
+		require.True(t, m.Mrkdwn, "part %d is formatted", i+1)
+		require.LessOrEqual(t, utf8.RuneCountInString(m.Text), maxMessageLength)
+		r := markuptest.Slack(m.Text, true)
+		require.NotEmpty(t, r.Styled(markuptest.Bold), "part %d keeps its formatting", i+1)
+		for _, w := range r.Styled(markuptest.Bold) {
+			require.Equal(t, "Fish", w, "part %d", i+1)
+		}
+		shown.WriteString(r.Text + "\n")
 		require.Equal(t, m.TS, res.PlatformMessageIDs[i])
 	}
-	require.Equal(t, strings.ReplaceAll(markup.Plain(md.String()), "\n", ""), strings.ReplaceAll(shown.String(), "\n", ""))
+	require.Equal(t, strings.Fields(markup.Plain(md.String())), strings.Fields(shown.String()))
+}
+
+func TestRefusedMarkupIsPostedAgainAsPlainText(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ModeSocket)
+	ch := b.greet(t, ada)
+	b.srv.RefuseNextMarkup()
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, Format: core.FormatRichText,
+		Text: "**Fish** & *chips* for <b>, see `menu_v2`"})
+	require.NoError(t, err, "a message is never lost to markup")
+
+	sent := b.srv.Sent(ch)
+	require.Len(t, sent, 1)
+	require.False(t, sent[0].Mrkdwn, "posted with mrkdwn off")
+	r := sent[0].Shown()
+	require.Equal(t, "Fish & chips for <b>, see menu_v2", r.Text, "the plain text, shown as written")
+	require.Empty(t, r.Spans)
+	require.Equal(t, []string{sent[0].TS}, res.PlatformMessageIDs)
+	require.Equal(t, 2, b.srv.Calls("chat.postMessage"))
+	logs := b.logs.String()
+	require.Contains(t, logs, "level=WARN")
+	require.Contains(t, logs, "slack refused a message's markup")
+	require.Contains(t, logs, "error=invalid_arguments")
+	require.Contains(t, logs, "pointer=/text", "what Slack pointed at")
+}
+
+func TestRefusedLaterPartIsTheOnlyOneResent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ModeSocket)
+	ch := b.greet(t, ada)
+	var md strings.Builder
+	for md.Len() < 10000 {
+		md.WriteString("**Fish** & *chips* <3\n\n")
+	}
+	b.srv.RefuseMarkupAfter(1)
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, Format: core.FormatRichText, Text: md.String()})
+	require.NoError(t, err)
+
+	sent := b.srv.Sent(ch)
+	require.GreaterOrEqual(t, len(sent), 3)
+	for i, m := range sent {
+		require.Equal(t, i != 1, m.Mrkdwn, "only part 2 goes plain")
+		if i == 1 {
+			require.Empty(t, m.Shown().Spans)
+		} else {
+			require.NotEmpty(t, m.Shown().Styled(markuptest.Bold), "part %d stays formatted", i+1)
+		}
+		require.Equal(t, m.TS, res.PlatformMessageIDs[i])
+	}
+	require.Len(t, res.PlatformMessageIDs, len(sent))
+	require.Equal(t, len(sent)+1, b.srv.Calls("chat.postMessage"), "one refused call; no part sent twice")
+}
+
+func TestRefusedPlainResendIsPermanent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ModeSocket)
+	ch := b.greet(t, ada)
+	// The markup is refused before Slack looks at the channel; the plain
+	// resend then finds the user gone.
+	b.srv.RefuseNextMarkup()
+	b.srv.Block(ada.ID)
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, Format: core.FormatRichText, Text: "**hi**"})
+
+	require.Contains(t, permanentReasonOf(t, err), "archived")
+	require.ErrorContains(t, err, "posting the plain text of a refused message")
+	require.Empty(t, res.PlatformMessageIDs)
+	require.Empty(t, b.srv.Sent(ch))
+	require.Equal(t, 2, b.srv.Calls("chat.postMessage"), "resent once, not again")
+}
+
+func TestRefusedCaptionIsPostedAgainAsPlainText(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ModeSocket)
+	ch := b.greet(t, ada)
+	b.srv.RefuseNextMarkup()
+
+	res, err := b.sendMsg(core.OutboundMessage{ChannelThreadID: ch, Format: core.FormatRichText, ImageURL: "https://example.com/cat.png",
+		Text: "A **cat** & 1 < 2"})
+	require.NoError(t, err)
+
+	sent := b.srv.Sent(ch)
+	require.Len(t, sent, 1)
+	require.Len(t, sent[0].Blocks, 2)
+	require.Equal(t, "plain_text", sent[0].Blocks[0].TextType)
+	require.Equal(t, "A cat & 1 < 2", sent[0].Blocks[0].Shown().Text)
+	require.Equal(t, "https://example.com/cat.png", sent[0].Blocks[1].ImageURL)
+	require.Equal(t, []string{sent[0].TS}, res.PlatformMessageIDs)
+	require.Contains(t, b.logs.String(), "pointer=/blocks/0/text")
 }
 
 func TestImageIsABlock(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -22,14 +22,15 @@ import (
 // that user or msg.ChannelUserID, found or opened with conversations.open),
 // split into parts of at most 4,000 characters, in order. & < > are
 // escaped, so the text shows as written and cannot ping anyone. Rich text
-// (core.FormatRichText) is rendered as mrkdwn (markup.Slack) in one
-// message; when that is over 4,000 characters the text goes plain instead
-// (markup.Plain, posted with mrkdwn off so Slack shows it as written),
-// split. A part that gets 429 is sent again after the Retry-After Slack
-// asks for, once: a 429 means Slack did not post it. A 5xx answer or a
-// refused connection is retried with backoff; the whole send is bounded by
-// a deadline. The result holds the ts of the delivered parts even when a
-// later part fails.
+// (core.FormatRichText) is rendered and split as mrkdwn with
+// markup.SplitSlack, every part formatted; should Slack refuse a part's
+// markup (invalid_blocks, invalid_blocks_format, invalid_arguments), that
+// part alone is posted again as its plain text with mrkdwn off. A part
+// that gets 429 is sent again after the Retry-After Slack asks for, once:
+// a 429 means Slack did not post it. A 5xx answer or a refused connection
+// is retried with backoff; the whole send is bounded by a deadline. The
+// result holds the ts of the delivered parts even when a later part
+// fails.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending slack message: %w", err)
@@ -72,43 +73,113 @@ func (a *Adapter) channelOf(ctx context.Context, msg core.OutboundMessage) (stri
 	return channel, nil
 }
 
+// post is one chat.postMessage call of a send.
+type post struct {
+	opts []slack.MsgOption
+	// instead, for a post in mrkdwn, are the posts to make should Slack
+	// refuse its markup: the same text, plain.
+	instead [][]slack.MsgOption
+}
+
 // textPosts is msg's text as the chat.postMessage calls that deliver it.
-func textPosts(msg core.OutboundMessage) [][]slack.MsgOption {
-	var posts [][]slack.MsgOption
+func textPosts(msg core.OutboundMessage) []post {
+	var posts []post
 	if msg.Format == core.FormatRichText {
-		switch md := markup.Slack(msg.Text); {
-		case strings.TrimSpace(md) == "":
-			return nil
-		case utf8.RuneCountInString(md) <= maxMessageLength:
-			return [][]slack.MsgOption{{slack.MsgOptionText(md, false)}}
-		}
-		// Cutting the markup could split a span, so over one message the
-		// text goes plain; mrkdwn off keeps its * _ ~ from styling it.
-		for _, p := range core.SplitText(markup.Plain(msg.Text), maxMessageLength) {
-			posts = append(posts, []slack.MsgOption{slack.MsgOptionText(p, true), slack.MsgOptionDisableMarkdown()})
+		for _, p := range markup.SplitSlack(msg.Text, maxMessageLength) {
+			if strings.TrimSpace(p.Text) == "" {
+				continue
+			}
+			posts = append(posts, post{opts: []slack.MsgOption{slack.MsgOptionText(p.Text, false)}, instead: plainPosts(p.Plain)})
 		}
 		return posts
 	}
 	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
-		posts = append(posts, []slack.MsgOption{slack.MsgOptionText(p, true)})
+		posts = append(posts, post{opts: []slack.MsgOption{slack.MsgOptionText(p, true)}})
 	}
 	return posts
 }
 
+// plainPosts posts plain text as written: escaped, mrkdwn off so its
+// * _ ~ style nothing.
+func plainPosts(plain string) [][]slack.MsgOption {
+	var out [][]slack.MsgOption
+	for _, p := range core.SplitText(plain, maxMessageLength) {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, []slack.MsgOption{slack.MsgOptionText(p, true), slack.MsgOptionDisableMarkdown()})
+		}
+	}
+	return out
+}
+
 // post makes the calls of one logical send in order.
-func (a *Adapter) post(ctx context.Context, api *slack.Client, channel string, posts [][]slack.MsgOption) (core.SendResult, error) {
+func (a *Adapter) post(ctx context.Context, api *slack.Client, channel string, posts []post) (core.SendResult, error) {
 	ids := make([]string, 0, len(posts))
-	for i, opts := range posts {
-		ts, err := a.postPart(ctx, api, channel, opts...)
+	for i, p := range posts {
+		ts, err := a.postPart(ctx, api, channel, p.opts...)
+		switch {
+		case err == nil:
+			ids = append(ids, ts)
+		case len(p.instead) > 0:
+			var more []string
+			more, err = a.postInstead(ctx, api, channel, p, err, i, len(posts))
+			ids = append(ids, more...)
+		}
 		if err != nil {
 			if len(posts) > 1 {
 				err = fmt.Errorf("part %d of %d: %w", i+1, len(posts), err)
 			}
 			return core.SendResult{PlatformMessageIDs: ids}, err
 		}
-		ids = append(ids, ts)
 	}
 	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// postInstead handles a post in mrkdwn that failed with err: when Slack
+// refused its markup, the refusal is logged with what Slack pointed at and
+// p.instead is posted. Any other error is returned as it is. part and
+// parts number the post for the log.
+func (a *Adapter) postInstead(ctx context.Context, api *slack.Client, channel string, p post, err error, part, parts int) ([]string, error) {
+	pointer, refused := markupRefused(err)
+	if !refused {
+		return nil, err
+	}
+	a.log.Warn("slack refused a message's markup; posting it again as plain text",
+		"channel", channel, "part", part+1, "parts", parts, "error", errorCode(err), "pointer", pointer)
+	var ids []string
+	for _, opts := range p.instead {
+		ts, err := a.postPart(ctx, api, channel, opts...)
+		if err != nil {
+			return ids, fmt.Errorf("posting the plain text of a refused message: %w", err)
+		}
+		ids = append(ids, ts)
+	}
+	return ids, nil
+}
+
+// jsonPointer finds the "[json-pointer:/blocks/0/text]" of Slack's
+// response_metadata messages.
+var jsonPointer = regexp.MustCompile(`json-pointer:([^\]\s]+)`)
+
+// markupRefused reports whether err is Slack refusing a post's markup
+// (invalid_blocks, invalid_blocks_format, invalid_arguments), and the JSON
+// pointers its response_metadata names ("" when none).
+func markupRefused(err error) (string, bool) {
+	switch errorCode(err) {
+	case "invalid_blocks", "invalid_blocks_format", "invalid_arguments":
+	default:
+		return "", false
+	}
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) {
+		return "", true
+	}
+	var pointers []string
+	for _, m := range se.ResponseMetadata.Messages {
+		for _, sm := range jsonPointer.FindAllStringSubmatch(m, -1) {
+			pointers = append(pointers, sm[1])
+		}
+	}
+	return strings.Join(pointers, " "), true
 }
 
 // postPart posts one message, retrying what a retry can fix without
@@ -217,8 +288,14 @@ func permanentReason(code string) string {
 // errorCode.
 func (a *Adapter) apiError(what string, err error) error {
 	code := errorCode(err)
+	// Slack's answer stays whole in the chain (its response_metadata
+	// names what a refused post got wrong); it holds no secret.
+	var se slack.SlackErrorResponse
+	if !errors.As(err, &se) {
+		se.Err = code
+	}
 	if reason := permanentReason(code); reason != "" {
-		return &core.PermanentError{Reason: reason, Err: fmt.Errorf("slack error %w", slack.SlackErrorResponse{Err: code})}
+		return &core.PermanentError{Reason: reason, Err: fmt.Errorf("slack error %w", se)}
 	}
 	var status slack.StatusCodeError
 	switch {
@@ -227,7 +304,7 @@ func (a *Adapter) apiError(what string, err error) error {
 	case code == "missing_scope":
 		return fmt.Errorf("%s: missing_scope (the bot token needs chat:write, im:history, im:write and users:read)", what)
 	case code != "":
-		return fmt.Errorf("%s: slack error %w", what, slack.SlackErrorResponse{Err: code})
+		return fmt.Errorf("%s: slack error %w", what, se)
 	case errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusRequestTimeout:
 		return &core.PermanentError{Reason: fmt.Sprintf("slack rejected the request (HTTP %d)", status.Code), Err: a.scrub(err)}
 	default:

@@ -62,8 +62,10 @@ func TestConformance(t *testing.T) {
 			RateLimitAfter: func(_ *testing.T, n int, d time.Duration) {
 				srv.FailAfter("sendMessage", n, telegramtest.TooManyRequests(seconds(d)))
 			},
-			Block:         func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
-			UnknownThread: "555000111",
+			RefuseNextMarkup:  func(*testing.T) { srv.RefuseNextMarkup() },
+			RefuseMarkupAfter: func(_ *testing.T, n int) { srv.RefuseMarkupAfter(n) },
+			Block:             func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
+			UnknownThread:     "555000111",
 			TypingShown: func(t *testing.T, thread string) int {
 				id, err := strconv.ParseInt(thread, 10, 64)
 				require.NoError(t, err)

@@ -20,11 +20,13 @@
 // gets 401 and the update is not processed.
 //
 // Send splits text to Telegram's 4096-character limit, counted as Telegram
-// counts it (UTF-16 code units, after MarkdownV2 escaping), retries a part
-// after the delay a 429 asks for and retries 5xx answers with backoff,
-// without ever resending a part already delivered. Failures retrying cannot
-// fix (the user blocked the bot, the chat does not exist) are
-// *core.PermanentError.
+// counts it (UTF-16 code units), retries a part after the delay a 429 asks
+// for and retries 5xx answers with backoff, without ever resending a part
+// already delivered. The model's Markdown goes in MarkdownV2, every part
+// formatted (markup.SplitTelegram); a part Telegram still refuses ("can't
+// parse entities") is sent again as plain text, so no reply is lost to
+// markup. Failures retrying cannot fix (the user blocked the bot, the chat
+// does not exist) are *core.PermanentError.
 //
 // The bot token is in every Bot API URL; the adapter removes it from every
 // error it returns or logs.

@@ -24,8 +24,10 @@ const maxCaptionLength = 1024
 // writes text. A caption longer than Telegram's 1024 characters, measured
 // as sent (markup and escapes included), is not cut: the photo goes
 // without one and the text follows as a message of its own (through Send,
-// so split if it must be). Retries and errors are as for Send. The result
-// holds the photo's id, then the ids of the text that followed it.
+// so split if it must be). A formatted caption Telegram refuses ("can't
+// parse entities") is logged and the photo sent again with the caption as
+// plain text. Retries and errors are as for Send. The result holds the
+// photo's id, then the ids of the text that followed it.
 func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending telegram photo: %w", err)
@@ -42,18 +44,23 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 		return core.SendResult{}, &core.PermanentError{Reason: "no image URL"}
 	}
 	params := &bot.SendPhotoParams{ChatID: chatID, Photo: &models.InputFileString{Data: msg.ImageURL}}
-	caption, mode := a.caption(msg)
+	caption, mode, fits := a.caption(msg)
 	apart := false
 	switch {
-	case strings.TrimSpace(caption) == "":
-	case utf16Len(caption) <= maxCaptionLength:
-		params.Caption, params.ParseMode = caption, mode
+	case strings.TrimSpace(caption.Text) == "":
+	case fits:
+		params.Caption, params.ParseMode = caption.Text, mode
 	default:
 		apart = true
 	}
-	id, err := a.deliver(ctx, "sending telegram photo", chatID, func(ctx context.Context) (*models.Message, error) {
-		return b.SendPhoto(ctx, params)
-	})
+	send := func(ctx context.Context) (*models.Message, error) { return b.SendPhoto(ctx, params) }
+	id, err := a.deliver(ctx, "sending telegram photo", chatID, send)
+	if offset, refused := parseEntitiesOffset(err); refused && params.ParseMode != "" {
+		a.log.Warn("telegram refused a photo caption's markup; sending it again as plain text",
+			"chat_id", chatID, "byte_offset", offset, "err", err)
+		params.Caption, params.ParseMode = caption.Plain, ""
+		id, err = a.deliver(ctx, "sending telegram photo", chatID, send)
+	}
 	if err != nil {
 		return core.SendResult{}, err
 	}
@@ -71,14 +78,26 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 	return res, nil
 }
 
-// caption is msg.Text as a caption, with its parse mode.
-func (a *Adapter) caption(msg core.OutboundMessage) (string, models.ParseMode) {
+// caption is msg.Text as a photo's caption (Text as sent, Plain its plain
+// text for a resend), its parse mode, and whether it fits one caption:
+// rendered in one part of at most 1024 UTF-16 units.
+func (a *Adapter) caption(msg core.OutboundMessage) (markup.Part, models.ParseMode, bool) {
+	var parts []markup.Part
+	var mode models.ParseMode
 	switch {
-	case msg.Format == core.FormatRichText:
-		return markup.TelegramV2(msg.Text), models.ParseModeMarkdown
-	case a.Format == FormatMarkdownV2:
-		return escapeMarkdownV2(msg.Text), models.ParseModeMarkdown
+	case msg.Format != core.FormatRichText:
+		return markup.Part{Text: msg.Text, Plain: msg.Text}, "", utf16Len(msg.Text) <= maxCaptionLength
+	case a.formatted():
+		parts, mode = markup.SplitTelegram(msg.Text, maxCaptionLength), models.ParseModeMarkdown
 	default:
-		return msg.Text, ""
+		parts = markup.SplitPlain(msg.Text, maxCaptionLength)
 	}
+	switch len(parts) {
+	case 0:
+		return markup.Part{}, mode, true
+	case 1:
+		return parts[0], mode, utf16Len(parts[0].Text) <= maxCaptionLength
+	}
+	// Over one caption: the text follows the photo through Send.
+	return markup.Part{Text: msg.Text, Plain: markup.Plain(msg.Text)}, mode, false
 }

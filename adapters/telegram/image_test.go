@@ -48,7 +48,7 @@ func styled(m telegramtest.SentMessage, typ models.MessageEntityType) []string {
 
 func TestRichTextIsMarkdownV2(t *testing.T) {
 	t.Parallel()
-	for _, format := range []string{FormatPlain, FormatMarkdownV2} {
+	for _, format := range []string{FormatMarkdown, FormatMarkdownV2} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, func(a *Adapter) { a.Format = format })
@@ -69,28 +69,50 @@ func TestRichTextIsMarkdownV2(t *testing.T) {
 	}
 }
 
-func TestLongRichTextGoesPlain(t *testing.T) {
+func TestLongRichTextStaysFormatted(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.greet(t, ada)
 	var md strings.Builder
-	for i := 0; md.Len() < 6000; i++ {
-		md.WriteString("**word" + strconv.Itoa(i) + "** and *more*.\n\n")
+	for i := 0; md.Len() < 12000; i++ {
+		md.WriteString("**word" + strconv.Itoa(i) + "** and *more* (1.5 + 2 = 3.5!)\n\n")
 	}
 
 	res, err := b.sendRich(ada.ID, md.String())
 	require.NoError(t, err)
 
 	sent := b.srv.Sent(ada.ID)
-	require.GreaterOrEqual(t, len(sent), 2, "over one message: split")
+	require.GreaterOrEqual(t, len(sent), 3, "over one message: split")
 	var joined strings.Builder
 	for i, m := range sent {
-		require.Empty(t, m.ParseMode, "part %d: a split part cannot carry markup safely", i+1)
-		joined.WriteString(m.Text)
+		require.Equal(t, "MarkdownV2", m.ParseMode, "part %d is formatted", i+1)
+		require.LessOrEqual(t, len(utf16.Encode([]rune(m.Text))), 4096, "part %d as sent", i+1)
+		bold := styled(m, models.MessageEntityTypeBold)
+		require.NotEmpty(t, bold, "part %d shows its bold words", i+1)
+		for _, w := range bold {
+			require.Regexp(t, `^word\d+$`, w, "part %d: a bold span is a whole word", i+1)
+		}
+		require.NotContains(t, m.Plain, "**", "part %d: no markers show", i+1)
+		joined.WriteString(m.Plain + "\n")
 	}
-	require.Equal(t, strings.ReplaceAll(markup.Plain(md.String()), "\n", ""), strings.ReplaceAll(joined.String(), "\n", ""),
-		"the plain text, in order, nothing lost")
-	require.NotContains(t, joined.String(), "**")
+	require.Equal(t, strings.Fields(markup.Plain(md.String())), strings.Fields(joined.String()),
+		"the text, in order, nothing lost")
+	require.Equal(t, ids(sent), res.PlatformMessageIDs)
+}
+
+func TestRichTextWithFormatPlainHasNoMarkers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(a *Adapter) { a.Format = FormatPlain })
+	b.greet(t, ada)
+	require.False(t, b.adapter.Capabilities().RichText, "the core sends plain text to a plain bot")
+
+	res, err := b.sendRich(ada.ID, "# Done\n\n**All** tests pass, see `make test` and [the log](https://ci.example.com/1).")
+	require.NoError(t, err)
+
+	sent := b.srv.Sent(ada.ID)
+	require.Len(t, sent, 1)
+	require.Empty(t, sent[0].ParseMode)
+	require.Equal(t, "Done\n\nAll tests pass, see make test and the log (https://ci.example.com/1).", sent[0].Plain)
 	require.Equal(t, ids(sent), res.PlatformMessageIDs)
 }
 
@@ -113,7 +135,7 @@ func TestImageWithRichCaption(t *testing.T) {
 
 func TestImageWithPlainCaption(t *testing.T) {
 	t.Parallel()
-	for _, format := range []string{FormatPlain, FormatMarkdownV2} {
+	for _, format := range []string{FormatMarkdown, FormatPlain, FormatMarkdownV2} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, func(a *Adapter) { a.Format = format })

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,9 +19,14 @@ import (
 )
 
 // Send delivers msg.Text to the chat msg.ChannelThreadID, split into parts
-// Telegram accepts, in order. Rich text (core.FormatRichText) is rendered
-// as MarkdownV2 whatever the format setting, in one message; when that is
-// over 4096 UTF-16 units it goes as plain text (markup.Plain) instead. A part that gets 429 is sent again after the
+// Telegram accepts, in order. Text (core.FormatText) goes as written, with
+// no parse mode, whatever the format setting. Rich text
+// (core.FormatRichText, Markdown) is rendered with markup.SplitTelegram
+// and every part goes with parse_mode MarkdownV2 (format markdown, the
+// default), or as plain text without the markers (format plain). A part
+// Telegram refuses with "can't parse entities" is logged with the byte
+// offset Telegram names and sent once more as its plain text, so a message
+// is never lost to markup. A part that gets 429 is sent again after the
 // delay Telegram asks for; a 5xx answer is retried with backoff; parts
 // already delivered are never sent twice. The result holds the ids of the
 // delivered parts even when a later part fails.
@@ -36,44 +42,112 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if err != nil {
 		return core.SendResult{}, err
 	}
-	if msg.Format == core.FormatRichText {
-		if text := markup.TelegramV2(msg.Text); strings.TrimSpace(text) != "" && utf16Len(text) <= maxMessageLength {
-			id, err := a.sendPart(ctx, b, &bot.SendMessageParams{ChatID: chatID, Text: text, ParseMode: models.ParseModeMarkdown})
-			if err != nil {
-				return core.SendResult{}, err
-			}
-			return core.SendResult{PlatformMessageIDs: []string{strconv.Itoa(id)}}, nil
-		}
-		// Over one message: cutting the markup could split an entity
-		// (Telegram refuses the unbalanced parts), so the text goes plain,
-		// split the usual way.
-		msg.Text = markup.Plain(msg.Text)
-	}
-	markdown := a.Format == FormatMarkdownV2
-	parts := splitMessage(msg.Text, maxMessageLength, markdown)
+	parts, formatted := a.textParts(msg)
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	params := bot.SendMessageParams{ChatID: chatID}
-	if markdown {
-		params.ParseMode = models.ParseModeMarkdown
-	}
 	ids := make([]string, 0, len(parts))
 	for i, p := range parts {
-		params.Text = p
-		if markdown {
-			params.Text = escapeMarkdownV2(p)
+		params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text}
+		if formatted {
+			params.ParseMode = models.ParseModeMarkdown
 		}
-		id, err := a.sendPart(ctx, b, &params)
+		id, err := a.sendPart(ctx, b, params)
+		switch {
+		case err == nil:
+			ids = append(ids, strconv.Itoa(id))
+		case formatted:
+			var more []string
+			more, err = a.resendPlain(ctx, b, chatID, p, err, i, len(parts))
+			ids = append(ids, more...)
+		}
 		if err != nil {
 			if len(parts) > 1 {
 				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
 			}
 			return core.SendResult{PlatformMessageIDs: ids}, err
 		}
-		ids = append(ids, strconv.Itoa(id))
 	}
 	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// textParts is msg's text as the messages to send, and whether they are
+// MarkdownV2. Parts that are only white space are left out: Telegram
+// refuses them.
+func (a *Adapter) textParts(msg core.OutboundMessage) ([]markup.Part, bool) {
+	var parts []markup.Part
+	switch {
+	case msg.Format == core.FormatRichText && a.formatted():
+		for _, p := range markup.SplitTelegram(msg.Text, maxMessageLength) {
+			if strings.TrimSpace(p.Text) != "" {
+				parts = append(parts, p)
+			}
+		}
+		return parts, true
+	case msg.Format == core.FormatRichText:
+		// SplitPlain counts runes; Telegram counts UTF-16 units, so a
+		// part heavy with emoji is cut again.
+		for _, p := range markup.SplitPlain(msg.Text, maxMessageLength) {
+			for _, q := range splitMessage(p.Text, maxMessageLength) {
+				parts = append(parts, markup.Part{Text: q, Plain: q})
+			}
+		}
+		return parts, false
+	}
+	for _, q := range splitMessage(msg.Text, maxMessageLength) {
+		parts = append(parts, markup.Part{Text: q, Plain: q})
+	}
+	return parts, false
+}
+
+// resendPlain handles a formatted part that failed with err: when Telegram
+// refused its markup ("can't parse entities"), the failure is logged with
+// the byte offset Telegram named and the part's plain text goes instead,
+// without a parse mode (split again should it be over the limit). Any
+// other error is returned as it is. part and parts number the part for
+// the log.
+func (a *Adapter) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int) ([]string, error) {
+	offset, refused := parseEntitiesOffset(err)
+	if !refused {
+		return nil, err
+	}
+	a.log.Warn("telegram refused a message's markup; sending it again as plain text",
+		"chat_id", chatID, "part", part+1, "parts", parts, "byte_offset", offset, "err", err)
+	var ids []string
+	plain := splitMessage(p.Plain, maxMessageLength)
+	if len(plain) == 0 {
+		return nil, fmt.Errorf("sending the plain text of a refused message: %w", err)
+	}
+	for _, q := range plain {
+		id, err := a.sendPart(ctx, b, &bot.SendMessageParams{ChatID: chatID, Text: q})
+		if err != nil {
+			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
+		}
+		ids = append(ids, strconv.Itoa(id))
+	}
+	return ids, nil
+}
+
+// entitiesOffset finds the byte offset in Telegram's "can't parse
+// entities: ... at byte offset N".
+var entitiesOffset = regexp.MustCompile(`byte offset (\d+)`)
+
+// parseEntitiesOffset reports whether err is Telegram refusing a text's
+// markup (400 "Bad Request: can't parse entities: ..."), and the byte
+// offset it names (-1 when it names none, as for a reserved character).
+func parseEntitiesOffset(err error) (int, bool) {
+	if err == nil || !strings.Contains(err.Error(), "can't parse entities") {
+		return 0, false
+	}
+	m := entitiesOffset.FindStringSubmatch(err.Error())
+	if m == nil {
+		return -1, true
+	}
+	n, convErr := strconv.Atoi(m[1])
+	if convErr != nil {
+		return -1, true
+	}
+	return n, true
 }
 
 // sendPart sends one message, retrying what a retry can fix.

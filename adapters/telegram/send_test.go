@@ -82,38 +82,25 @@ func TestEmojiHeavyReplyFitsUTF16Limit(t *testing.T) {
 	require.Len(t, res.PlatformMessageIDs, len(sent))
 }
 
-func TestMarkdownV2RendersLiterally(t *testing.T) {
+func TestTextIsSentAsWrittenWhateverTheFormat(t *testing.T) {
 	t.Parallel()
-	b := setup(t, func(a *Adapter) { a.Format = FormatMarkdownV2 })
-	b.greet(t, ada)
-	text := "Prices: 1.5 + 2 = 3.5! *not bold* _nor italic_ [no](link) `x` ~s~ ||sp|| #tag {a} > q a\\b C:\\dir\\_x"
+	for _, format := range []string{FormatMarkdown, FormatMarkdownV2, FormatPlain} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, func(a *Adapter) { a.Format = format })
+			b.greet(t, ada)
+			text := "Prices: 1.5 + 2 = 3.5! *not bold* _nor italic_ [no](link) `x` ~s~ ||sp|| #tag {a} > q a\\b C:\\dir\\_x"
 
-	_, err := b.send(ada.ID, text)
-	require.NoError(t, err, "the fake's MarkdownV2 parser accepts the escaped text")
+			_, err := b.send(ada.ID, text)
+			require.NoError(t, err)
 
-	sent := b.srv.Sent(ada.ID)
-	require.Len(t, sent, 1)
-	require.Equal(t, "MarkdownV2", sent[0].ParseMode)
-	require.Equal(t, text, sent[0].Plain, "the user reads exactly the text")
-}
-
-func TestMarkdownV2LongReplyStaysUnderLimit(t *testing.T) {
-	t.Parallel()
-	b := setup(t, func(a *Adapter) { a.Format = FormatMarkdownV2 })
-	b.greet(t, ada)
-	text := strings.Repeat("a.b! ", 1000) // 5000 characters, 7000 after escaping
-
-	_, err := b.send(ada.ID, text)
-	require.NoError(t, err)
-
-	sent := b.srv.Sent(ada.ID)
-	require.GreaterOrEqual(t, len(sent), 2)
-	var joined strings.Builder
-	for i, m := range sent {
-		require.LessOrEqual(t, len(utf16.Encode([]rune(m.Text))), 4096, "part %d, escaped", i+1)
-		joined.WriteString(m.Plain)
+			sent := b.srv.Sent(ada.ID)
+			require.Len(t, sent, 1)
+			require.Empty(t, sent[0].ParseMode, "text that is not the model's has no parse mode")
+			require.Equal(t, text, sent[0].Plain, "the user reads exactly the text")
+			require.Empty(t, sent[0].Entities)
+		})
 	}
-	require.Equal(t, text, joined.String())
 }
 
 func TestRateLimitIsHonoured(t *testing.T) {

@@ -40,7 +40,11 @@ const (
 	ModePolling = "polling"
 	ModeWebhook = "webhook"
 
-	FormatPlain      = "plain"
+	// FormatMarkdown shows the model's Markdown formatted (MarkdownV2).
+	FormatMarkdown = "markdown"
+	// FormatPlain shows it as plain text without the markers.
+	FormatPlain = "plain"
+	// FormatMarkdownV2 is the old name of FormatMarkdown, still accepted.
 	FormatMarkdownV2 = "markdownv2"
 )
 
@@ -65,9 +69,11 @@ type Adapter struct {
 	// When set, Start registers it (setWebhook); when empty in webhook mode
 	// the owner registers it themselves (default "").
 	WebhookURL string `yaml:"webhook_url"`
-	// Format is how replies are sent: plain (the default) or markdownv2
-	// (MarkdownV2 with every special character escaped, so text shows
-	// exactly as written).
+	// Format is how the model's replies (Markdown) are shown: markdown
+	// (the default) renders them in Telegram's formatting (MarkdownV2);
+	// plain sends them as plain text without the markers. markdownv2 is
+	// accepted as markdown. Text that is not the model's (notices, API
+	// messages of type text) is always sent as written.
 	Format string `yaml:"format"`
 	// PollTimeout is the getUpdates long-poll timeout (default 30s).
 	PollTimeout time.Duration `yaml:"poll_timeout"`
@@ -106,7 +112,7 @@ type Adapter struct {
 func New() *Adapter {
 	return &Adapter{
 		Mode:                ModePolling,
-		Format:              FormatPlain,
+		Format:              FormatMarkdown,
 		PollTimeout:         30 * time.Second,
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
@@ -125,11 +131,20 @@ func (a *Adapter) Name() string { return "telegram" }
 // Platform returns core.PlatformTelegram.
 func (a *Adapter) Platform() core.Platform { return core.PlatformTelegram }
 
-// Capabilities reports 4096-character messages in the configured format,
-// rich text (MarkdownV2) and a typing indicator.
+// Capabilities reports 4096-character messages, a typing indicator and,
+// unless format is plain, rich text in MarkdownV2. With format plain the
+// core hands Send the model's Markdown already turned into plain text.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: a.Format, Typing: true, RichText: true}
+	c := core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "plain", Typing: true}
+	if a.formatted() {
+		c.Markup, c.RichText = "markdownv2", true
+	}
+	return c
 }
+
+// formatted reports whether rich text is shown formatted (format markdown
+// or its old name markdownv2).
+func (a *Adapter) formatted() bool { return a.Format != FormatPlain }
 
 // Provision takes the logger and clock from the host.
 func (a *Adapter) Provision(_ context.Context, env core.Env) error {
@@ -183,9 +198,9 @@ func (a *Adapter) Validate() error {
 		}
 	}
 	switch a.Format {
-	case FormatPlain, FormatMarkdownV2:
+	case FormatMarkdown, FormatPlain, FormatMarkdownV2:
 	default:
-		bad("format must be plain or markdownv2, got %q", a.Format)
+		bad("format must be markdown or plain (markdownv2 is read as markdown), got %q", a.Format)
 	}
 	if a.PollTimeout < time.Second || a.PollTimeout > 10*time.Minute {
 		bad("poll_timeout must be between 1s and 10m, got %s", a.PollTimeout)

@@ -21,7 +21,7 @@ func TestRegistered(t *testing.T) {
 	a := info.New()
 	require.Equal(t, "telegram", a.Name())
 	require.Equal(t, core.PlatformTelegram, a.Platform())
-	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "plain", Typing: true, RichText: true}, a.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "markdownv2", Typing: true, RichText: true}, a.Capabilities())
 	_, typing := a.(core.TypingIndicator)
 	require.True(t, typing)
 	_, images := a.(core.ImageSender)
@@ -37,7 +37,7 @@ api_url: http://127.0.0.1:8081
 mode: webhook
 webhook_secret: s3cret_-
 webhook_url: https://bot.example.com/webhooks/telegram
-format: markdownv2
+format: plain
 poll_timeout: 45s
 `), &node))
 	a := New()
@@ -47,15 +47,23 @@ poll_timeout: 45s
 	require.Equal(t, ModeWebhook, a.Mode)
 	require.Equal(t, config.Secret("s3cret_-"), a.WebhookSecret)
 	require.Equal(t, "https://bot.example.com/webhooks/telegram", a.WebhookURL)
-	require.Equal(t, FormatMarkdownV2, a.Format)
+	require.Equal(t, FormatPlain, a.Format)
 	require.Equal(t, 45*time.Second, a.PollTimeout)
 	require.NoError(t, a.Validate())
-	require.Equal(t, "markdownv2", a.Capabilities().Markup)
+	require.Equal(t, "plain", a.Capabilities().Markup)
+	require.False(t, a.Capabilities().RichText, "format plain: the core sends plain text")
+
+	// The old name of markdown is still read.
+	old := New()
+	old.Token, old.Format = "123:abc", FormatMarkdownV2
+	require.NoError(t, old.Validate())
+	require.Equal(t, New().Capabilities(), old.Capabilities())
 
 	// Defaults.
 	d := New()
 	require.Equal(t, ModePolling, d.Mode)
-	require.Equal(t, FormatPlain, d.Format)
+	require.Equal(t, FormatMarkdown, d.Format)
+	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "markdownv2", Typing: true, RichText: true}, d.Capabilities())
 	require.Equal(t, 30*time.Second, d.PollTimeout)
 	require.Empty(t, d.APIURL)
 }
@@ -87,7 +95,7 @@ func TestValidate(t *testing.T) {
 			a.Mode, a.WebhookSecret, a.WebhookURL = ModeWebhook, "s", "http://bot.example.com/webhooks/telegram"
 		}, `telegram adapter: webhook_url must be an https URL (Telegram only posts to https), got "http://bot.example.com/webhooks/telegram"`},
 		{"webhook_url while polling", func(a *Adapter) { a.WebhookURL = "https://bot.example.com/x" }, `telegram adapter: webhook_url is set but mode is "polling"`},
-		{"bad format", func(a *Adapter) { a.Format = "html" }, `telegram adapter: format must be plain or markdownv2, got "html"`},
+		{"bad format", func(a *Adapter) { a.Format = "html" }, `telegram adapter: format must be markdown or plain (markdownv2 is read as markdown), got "html"`},
 		{"short poll timeout", func(a *Adapter) { a.PollTimeout = 0 }, "telegram adapter: poll_timeout must be between 1s and 10m, got 0s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

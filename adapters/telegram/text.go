@@ -12,25 +12,6 @@ import (
 // Plane counts twice.
 const maxMessageLength = 4096
 
-// markdownV2Special are the characters MarkdownV2 gives a meaning to. The
-// backslash is among them: bot.EscapeMarkdown leaves it alone, so "\_"
-// written by the model would render as "_" instead of "\_".
-const markdownV2Special = "_*[]()~`>#+-=|{}.!\\"
-
-// escapeMarkdownV2 escapes s so that Telegram's MarkdownV2 parser shows it
-// exactly as written.
-func escapeMarkdownV2(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/8)
-	for _, r := range s {
-		if r < utf8.RuneSelf && strings.IndexByte(markdownV2Special, byte(r)) >= 0 {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
 // utf16Len is the length of s in UTF-16 code units, as Telegram counts it.
 func utf16Len(s string) int {
 	n := 0
@@ -49,33 +30,16 @@ func runeUnits(r rune) int {
 	return 1
 }
 
-// escapedLen is the UTF-16 length of escapeMarkdownV2(s), without building it.
-func escapedLen(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeUnits(r)
-		if r < utf8.RuneSelf && strings.IndexByte(markdownV2Special, byte(r)) >= 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// splitMessage splits text into parts Telegram accepts: each part's cost
-// (its UTF-16 length, measured after escaping when markdown is true) is at
-// most limit. It splits with core.SplitText, which counts runes, and splits
-// a part again with a smaller rune budget while its cost is over the limit.
-// Every rune costs at most 2, so a budget of limit/2 runes always fits.
-// Parts that are only white space are dropped: Telegram rejects them.
-// Splitting happens on the unescaped text, so an escape is never cut in two.
-func splitMessage(text string, limit int, markdown bool) []string {
-	cost := utf16Len
-	if markdown {
-		cost = escapedLen
-	}
+// splitMessage splits text into parts Telegram accepts: each part's
+// UTF-16 length is at most limit. It splits with core.SplitText, which
+// counts runes, and splits a part again with a smaller rune budget while
+// it is over the limit. Every rune costs at most 2, so a budget of
+// limit/2 runes always fits. Parts that are only white space are dropped:
+// Telegram rejects them.
+func splitMessage(text string, limit int) []string {
 	var out []string
 	for _, p := range core.SplitText(text, limit) {
-		for _, q := range fit(p, limit, cost) {
+		for _, q := range fit(p, limit, utf16Len) {
 			if strings.TrimSpace(q) != "" {
 				out = append(out, q)
 			}

@@ -8,23 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestEscapeMarkdownV2(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{"", ""},
-		{"plain words", "plain words"},
-		{"_*[]()~`>#+-=|{}.!", `\_\*\[\]\(\)\~\` + "`" + `\>\#\+\-\=\|\{\}\.\!`},
-		{`a\b`, `a\\b`},
-		{`\_ stays \_`, `\\\_ stays \\\_`},
-		{"1.5 + 2 = 3.5!", `1\.5 \+ 2 \= 3\.5\!`},
-		{"日本語 😀 café", "日本語 😀 café"},
-		{"**bold** and `code`", `\*\*bold\*\* and \` + "`" + `code\` + "`"},
-	} {
-		require.Equal(t, tc.want, escapeMarkdownV2(tc.in), "escaping %q", tc.in)
-		require.Equal(t, utf16Len(tc.want), escapedLen(tc.in), "escapedLen(%q)", tc.in)
-	}
-}
-
 func TestUTF16Len(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, 0, utf16Len(""))
@@ -51,17 +34,17 @@ func TestSplitMessage(t *testing.T) {
 	t.Parallel()
 	t.Run("short text is one part", func(t *testing.T) {
 		t.Parallel()
-		require.Equal(t, []string{"hi there"}, splitMessage("hi there", maxMessageLength, false))
+		require.Equal(t, []string{"hi there"}, splitMessage("hi there", maxMessageLength))
 	})
 	t.Run("empty text has no parts", func(t *testing.T) {
 		t.Parallel()
-		require.Empty(t, splitMessage("", maxMessageLength, false))
-		require.Empty(t, splitMessage(" \n\n ", maxMessageLength, false))
+		require.Empty(t, splitMessage("", maxMessageLength))
+		require.Empty(t, splitMessage(" \n\n ", maxMessageLength))
 	})
 	t.Run("long text splits at the limit", func(t *testing.T) {
 		t.Parallel()
 		text := strings.Repeat("word ", 1000) // 5000 characters
-		parts := splitMessage(text, maxMessageLength, false)
+		parts := splitMessage(text, maxMessageLength)
 		require.Len(t, parts, 2)
 		requireSplit(t, text, parts, maxMessageLength, utf16Len)
 	})
@@ -69,35 +52,18 @@ func TestSplitMessage(t *testing.T) {
 		t.Parallel()
 		// 4000 runes fit core.SplitText's limit but are 8000 UTF-16 units.
 		text := strings.Repeat("😀", 4000)
-		parts := splitMessage(text, maxMessageLength, false)
+		parts := splitMessage(text, maxMessageLength)
 		require.Len(t, parts, 2)
 		requireSplit(t, text, parts, maxMessageLength, utf16Len)
 	})
 	t.Run("emoji-heavy words split between words", func(t *testing.T) {
 		t.Parallel()
 		text := strings.Repeat("😀😀😀 hi ", 900) // 8100 runes, 10800 units
-		parts := splitMessage(text, maxMessageLength, false)
+		parts := splitMessage(text, maxMessageLength)
 		requireSplit(t, text, parts, maxMessageLength, utf16Len)
 		for _, p := range parts[:len(parts)-1] {
 			require.True(t, strings.HasSuffix(p, " "), "parts end at a space")
 		}
-	})
-	t.Run("markdown escapes count", func(t *testing.T) {
-		t.Parallel()
-		// 4000 dots escape to 8000 characters.
-		text := strings.Repeat(".", 4000)
-		parts := splitMessage(text, maxMessageLength, true)
-		require.Len(t, parts, 2)
-		requireSplit(t, text, parts, maxMessageLength, escapedLen)
-		for _, p := range parts {
-			require.LessOrEqual(t, utf16Len(escapeMarkdownV2(p)), maxMessageLength)
-		}
-	})
-	t.Run("markdown with emoji and escapes", func(t *testing.T) {
-		t.Parallel()
-		text := strings.Repeat("😀.\\ ", 3000)
-		parts := splitMessage(text, maxMessageLength, true)
-		requireSplit(t, text, parts, maxMessageLength, escapedLen)
 	})
 	t.Run("a code block cut for length keeps its fence", func(t *testing.T) {
 		t.Parallel()
@@ -107,7 +73,7 @@ func TestSplitMessage(t *testing.T) {
 			b.WriteString("x := \"😀😀😀😀\"\n") // 15 runes, 19 units
 		}
 		b.WriteString("```\n")
-		parts := splitMessage(b.String(), maxMessageLength, false)
+		parts := splitMessage(b.String(), maxMessageLength)
 		require.Greater(t, len(parts), 1)
 		for i, p := range parts {
 			require.LessOrEqual(t, utf16Len(p), maxMessageLength, "part %d", i+1)
@@ -118,7 +84,7 @@ func TestSplitMessage(t *testing.T) {
 	t.Run("small limit", func(t *testing.T) {
 		t.Parallel()
 		text := "ab😀cd😀😀e"
-		parts := splitMessage(text, 3, false)
+		parts := splitMessage(text, 3)
 		requireSplit(t, text, parts, 3, utf16Len)
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // TestConformance runs the adapter conformance suite with browsers as the
@@ -45,6 +46,8 @@ func TestConformance(t *testing.T) {
 			Sent:        func(_ *testing.T, thread string) []adaptertest.Sent { return b.sent(thread) },
 			TypingShown: func(_ *testing.T, thread string) int { return b.typing(thread) },
 			Quiesce:     b.quiesce,
+			// A page shows a reply's HTML whole, however long.
+			WholeRichText: true,
 			// Group, Channel, Own, Edit: a browser only ever writes in its own
 			// one-to-one chat. RateLimit*, Block, UnknownThread: the web chat
 			// has no rate limits, no blocking, and a send to a client with no
@@ -164,15 +167,35 @@ func (b *browsers) record(clientID string, p *page, name, data string) {
 		var m struct {
 			ID   string `json:"id"`
 			Text string `json:"text"`
+			HTML string `json:"html"`
 		}
 		if err := json.Unmarshal([]byte(data), &m); err != nil {
 			// Shown as a message so the case that expects text fails on it.
 			m.Text = "undecodable message event: " + err.Error()
 		}
-		p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: clientID, Text: m.Text, PlatformMessageID: m.ID, At: at})
+		p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: clientID, Text: m.Text, Shown: pageShows(m.Text, m.HTML),
+			PlatformMessageID: m.ID, At: at})
 	case "typing":
 		p.typing++
 	}
+}
+
+// pageShows is what the chat page shows of a message: its HTML, read as a
+// browser would, when it has some; its text, as written, otherwise. HTML a
+// browser would run or fetch from is shown as a failure, so every case
+// that looks at what a user sees fails on it.
+func pageShows(text, html string) *markuptest.Rendered {
+	if html == "" {
+		return &markuptest.Rendered{Text: text}
+	}
+	if unsafe := markuptest.UnsafeHTML(html); len(unsafe) > 0 {
+		return &markuptest.Rendered{Text: "unsafe html: " + strings.Join(unsafe, "; ")}
+	}
+	r, err := markuptest.HTML(html)
+	if err != nil {
+		return &markuptest.Rendered{Text: "unreadable html: " + err.Error()}
+	}
+	return &r
 }
 
 // post sends text as user from their page.

@@ -5,8 +5,11 @@
 // file, no build step, no external assets) and three endpoints under /web/:
 // POST /web/messages hands a typed message to the core, GET /web/events is a
 // Server-Sent Events stream of the bot's replies and typing signals for one
-// browser, and GET /web/history returns the conversation so far so that a
-// page that loads, reloads or reconnects shows everything.
+// browser, GET /web/history returns the conversation so far so that a
+// page that loads, reloads or reconnects shows everything, and GET
+// /web/status says whether the bot's model is answering, for the page's
+// banner. The model's replies (Markdown) reach the page as sanitised HTML
+// beside their text.
 //
 // Each browser keeps a random client id; it is both the conversation's
 // channel_thread_id and channel_user_id on the "web" platform. Replies are

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/markup"
 )
 
 const (
@@ -46,6 +48,7 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST /web/messages", a.handleMessage)
 	mux.HandleFunc("GET /web/events", a.handleEvents)
 	mux.HandleFunc("GET /web/history", a.handleHistory)
+	mux.HandleFunc("GET /web/status", a.handleStatus)
 }
 
 // postedMessage is the body of POST /web/messages.
@@ -213,9 +216,45 @@ func historyForPage(msgs []core.Message) []wireMessage {
 		if id == "" {
 			id = "m-" + strconv.FormatInt(m.ID, 10)
 		}
-		out = append(out, wireMessage{ID: id, Role: string(m.Role), Text: m.Content, At: m.CreatedAt.UTC().Format(time.RFC3339)})
+		w := wireMessage{ID: id, Role: string(m.Role), Text: m.Content, At: m.CreatedAt.UTC().Format(time.RFC3339)}
+		if m.Role == core.RoleAssistant && core.FormatOf(m) == core.FormatRichText {
+			w.HTML = markup.HTML(m.Content)
+		}
+		out = append(out, w)
 	}
 	return out
+}
+
+// statusBody is GET /web/status: what the page tells its user about the
+// bot. It is public, so it holds states and times only, never an error's
+// text.
+type statusBody struct {
+	Model modelStatus `json:"model"`
+}
+
+// modelStatus is the model server's state (an llm.Health state: ok,
+// unknown, auth, unreachable, server_error, rate_limited) and since when,
+// in RFC 3339 (left out while unknown).
+type modelStatus struct {
+	State string `json:"state"`
+	Since string `json:"since,omitempty"`
+}
+
+// handleStatus is GET /web/status: the model's health as the core's
+// ModelHealthReporter last saw it, so the page can warn that replies may
+// fail; unknown when the core reports none (or the chat is not running).
+func (a *Adapter) handleStatus(w http.ResponseWriter, _ *http.Request) {
+	st := modelStatus{State: llm.HealthUnknown}
+	if r, ok := a.inboundHandler().(core.ModelHealthReporter); ok {
+		h := r.ModelHealth()
+		if h.State != "" {
+			st.State = h.State
+		}
+		if !h.Since.IsZero() {
+			st.Since = h.Since.UTC().Format(time.RFC3339)
+		}
+	}
+	writeJSON(w, http.StatusOK, statusBody{Model: st})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
 )
 
 func init() {
@@ -81,9 +82,10 @@ func (a *Adapter) Name() string { return "web" }
 // Platform returns core.PlatformWeb.
 func (a *Adapter) Platform() core.Platform { return core.PlatformWeb }
 
-// Capabilities reports plain text up to 16000 runes per part, with typing.
+// Capabilities reports rich text (Markdown shown as sanitised HTML), text
+// up to 16000 runes per part, and typing.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "plain", Typing: true}
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "html", Typing: true, RichText: true}
 }
 
 // Provision takes the logger, clock and bot name from the host.
@@ -143,10 +145,14 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Send pushes msg.Text, split to 16000-rune parts, to every open page of
-// the client msg.ChannelThreadID and returns one id per part. A client with
-// no page open is not an error: the core has stored the message and the
-// page shows it from the history when it loads.
+// Send pushes msg.Text to every open page of the client
+// msg.ChannelThreadID and returns one id per part. Rich text
+// (core.FormatRichText, Markdown) goes whole, as one message carrying the
+// Markdown and its sanitised HTML (markup.HTML): a browser has no length
+// limit worth cutting formatting for. Text goes as written, split to
+// 16000-rune parts. A client with no page open is not an error: the core
+// has stored the message and the page shows it from the history when it
+// loads.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending to web client: %w", err)
@@ -157,7 +163,7 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if msg.ChannelThreadID == "" {
 		return core.SendResult{}, &core.PermanentError{Reason: "no channel thread id"}
 	}
-	parts := core.SplitText(msg.Text, maxMessageLength)
+	parts := textParts(msg)
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
@@ -166,7 +172,8 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	evs := make([]event, len(parts))
 	for i, p := range parts {
 		ids[i] = a.nextID()
-		data, err := json.Marshal(wireMessage{ID: ids[i], Role: string(core.RoleAssistant), Text: p, At: at})
+		p.ID, p.Role, p.At = ids[i], string(core.RoleAssistant), at
+		data, err := json.Marshal(p)
 		if err != nil {
 			return core.SendResult{}, fmt.Errorf("encoding web message: %w", err)
 		}
@@ -184,11 +191,31 @@ func (a *Adapter) Typing(_ context.Context, channelThreadID string) error {
 	return nil
 }
 
+// textParts is msg as the messages to push, without id, role or time.
+func textParts(msg core.OutboundMessage) []wireMessage {
+	if msg.Format == core.FormatRichText {
+		html := markup.HTML(msg.Text)
+		if strings.TrimSpace(html) == "" {
+			return nil
+		}
+		return []wireMessage{{Text: msg.Text, HTML: html}}
+	}
+	var out []wireMessage
+	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+		out = append(out, wireMessage{Text: p})
+	}
+	return out
+}
+
 // wireMessage is a message as the page sees it, in events and history.
 type wireMessage struct {
 	ID   string `json:"id"`
 	Role string `json:"role"`
+	// Text is the message as written: Markdown for the model's replies.
 	Text string `json:"text"`
+	// HTML is Text rendered and sanitised, for a message in Markdown; the
+	// page shows it instead of Text.
+	HTML string `json:"html,omitempty"`
 	At   string `json:"at"`
 }
 

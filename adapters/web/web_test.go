@@ -20,6 +20,7 @@ import (
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/llm"
 )
 
 const waitFor = 5 * time.Second
@@ -37,6 +38,8 @@ type fakeCore struct {
 	history      []core.Message
 	historyErr   error
 	historyCalls []historyCall
+
+	health llm.Health
 }
 
 type historyCall struct {
@@ -71,6 +74,12 @@ func (f *fakeCore) History(_ context.Context, p core.Platform, thread string, li
 	defer f.mu.Unlock()
 	f.historyCalls = append(f.historyCalls, historyCall{p, thread, limit})
 	return f.history, f.historyErr
+}
+
+func (f *fakeCore) ModelHealth() llm.Health {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.health
 }
 
 func (f *fakeCore) messages() []core.InboundMessage {
@@ -268,6 +277,7 @@ type wireMessage struct {
 	ID   string `json:"id"`
 	Role string `json:"role"`
 	Text string `json:"text"`
+	HTML string `json:"html,omitempty"`
 	At   string `json:"at"`
 }
 
@@ -296,7 +306,7 @@ func TestRegistered(t *testing.T) {
 	a := info.New()
 	require.Equal(t, "web", a.Name())
 	require.Equal(t, core.PlatformWeb, a.Platform())
-	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "plain", Typing: true}, a.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "html", Typing: true, RichText: true}, a.Capabilities())
 }
 
 func TestValidateRejectsEmptyTitle(t *testing.T) {

@@ -41,6 +41,9 @@ type Store interface {
 	SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error)
 	// MoodHistory returns up to limit of the newest mood points, oldest first.
 	MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error)
+	// Run returns one run with its record (core.ErrNotFound when there is
+	// none).
+	Run(ctx context.Context, id int64) (core.Run, error)
 }
 
 // Config configures the console.
@@ -285,10 +288,42 @@ func (s *Console) conversation(w http.ResponseWriter, r *http.Request, sess sess
 			return
 		}
 	}
+	runs, err := s.runsOf(ctx, d.messages)
+	if err != nil {
+		s.internal(w, r, "reading run records", err)
+		return
+	}
+	d.runs = runs
 	v := s.conversationView(d)
 	v.CSRF = sess.csrf
 	v.Notice = notice(r.URL.Query())
 	s.render(w, r, http.StatusOK, "conversation", v)
+}
+
+// runsOf reads the runs that wrote the assistant messages shown, by id,
+// one query per run: a page shows a few hundred messages at most, and
+// reading every run of a long conversation (each record holds a rendered
+// prompt) would cost more. A run gone from the store is left out.
+func (s *Console) runsOf(ctx context.Context, msgs []core.Message) (map[int64]core.Run, error) {
+	runs := map[int64]core.Run{}
+	for _, m := range msgs {
+		if m.RunID == nil || m.Role != core.RoleAssistant {
+			continue
+		}
+		id := *m.RunID
+		if _, done := runs[id]; done {
+			continue
+		}
+		run, err := s.store.Run(ctx, id)
+		if errors.Is(err, core.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		runs[id] = run
+	}
+	return runs, nil
 }
 
 // cancelJob is POST /console/conversations/{id}/jobs/{job}/cancel.

@@ -427,3 +427,70 @@ func matches(s, re string) []string {
 	}
 	return out
 }
+
+// replyWithRun records a user message and the run that answered it with
+// reply (Markdown) and rec, as a turn does, and returns the run's id.
+func (b *testBundle) replyWithRun(t *testing.T, text, reply string, rec core.RunRecord) int64 {
+	t.Helper()
+	ctx := context.Background()
+	at := t0.Add(time.Minute)
+	_, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "777",
+		ChannelUserID: "777", Text: text, Now: at, PlanRun: true})
+	require.NoError(t, err)
+	run, err := b.st.ClaimRun(ctx, "test-owner", at)
+	require.NoError(t, err)
+	require.NotNil(t, run, "the user message planned a run")
+	require.NoError(t, b.st.CompleteRun(ctx, run.ID, "test-owner", core.RunCompletion{
+		Status: core.RunSucceeded, Record: rec, PromptTokens: 1200, CompletionTokens: 80, TotalTokens: 1280, Now: at.Add(time.Second),
+		Messages: []*core.Message{{Role: core.RoleAssistant, Source: core.SourceReply, Content: reply}},
+	}))
+	return run.ID
+}
+
+func TestRepliesAreRenderedMarkdown(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token)
+	b.replyWithRun(t, "plan?", "**Step one**: run `go test`.\n\n- read the *log*\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1))",
+		core.RunRecord{})
+
+	body, _ := b.page(t, b.convPath(), b.login(t))
+
+	require.Contains(t, body, "<strong>Step one</strong>", "the model's Markdown is shown formatted")
+	require.Contains(t, body, "<code>go test</code>")
+	require.Contains(t, body, "<li>read the <em>log</em></li>")
+	require.NotContains(t, body, "<script", "sanitised")
+	require.NotContains(t, body, `href="javascript:`, "sanitised")
+	// Text that is not the model's Markdown stays text, as written.
+	require.Contains(t, body, `<pre class="content">Sorry, something went wrong.</pre>`)
+	require.Regexp(t, `(?s)<div class="content rich"><p>I will, in an hour.</p>\s*</div>\s*</td>`, body,
+		"a reply without a run: rendered, and no run record")
+}
+
+func TestRunRecordAndReasoningAreCollapsedUnderTheReply(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token)
+	runID := b.replyWithRun(t, "why?", "Because.", core.RunRecord{
+		PromptID: "persona", PromptVersion: "3", Rounds: 2,
+		ToolCalls: []core.ToolCallRecord{{ID: "call-1", Name: "retrieve_history"}},
+		Notes:     []string{"stripped <WANT_MORE>"},
+		Reasoning: "The user asks why; <b>keep it short</b>.",
+	})
+
+	body, _ := b.page(t, b.convPath(), b.login(t))
+
+	record := regexp.MustCompile(fmt.Sprintf(`(?s)<details class="run" id="run-%d"><summary>Run record</summary>.*?</details>\s*</details>`, runID)).FindString(body)
+	require.NotEmpty(t, record, "a collapsed run record under the reply")
+	require.Regexp(t, `(?s)Because\..*<details class="run"`, body, "under the reply it belongs to")
+	for _, want := range []string{
+		fmt.Sprintf("%d · user_turn · succeeded", runID),
+		"<code>persona</code> version <code>3</code>",
+		"1200 prompt + 80 output = 1280",
+		"2 · 1 tool call(s)",
+		"<li>stripped &lt;WANT_MORE&gt;</li>",
+		`<details class="reasoning"><summary>Reasoning</summary><pre class="content">The user asks why; &lt;b&gt;keep it short&lt;/b&gt;.</pre></details>`,
+	} {
+		require.Contains(t, record, want)
+	}
+	require.NotContains(t, record, "<details open", "collapsed until clicked")
+	require.Equal(t, 1, strings.Count(body, `<summary>Run record</summary>`), "only the reply written by a run has one")
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/markup"
 )
 
 //go:embed templates/*.html
@@ -102,6 +103,8 @@ type conversationData struct {
 	facts     []core.Fact
 	summaries []core.SessionRecord
 	mood      []core.MoodPoint
+	// runs are the runs that wrote the messages, by id.
+	runs map[int64]core.Run
 }
 
 type conversationView struct {
@@ -125,11 +128,41 @@ type messageItem struct {
 	Role    string
 	Source  string
 	Content string
+	// HTML is Content rendered, for a message in Markdown (the model's
+	// replies): markup.HTML sanitises it, so it is safe as markup.
+	HTML template.HTML
 	// Flags say what kind of message it is beyond its source; each is a
 	// fixed label.
 	Silent, Failure, Busy bool
 	Status                string
 	Undelivered           string
+	// Run is the record of the run that wrote the message, under the
+	// run's last message; nil elsewhere.
+	Run *runItem
+}
+
+// runItem is a run record as the transcript shows it, collapsed.
+type runItem struct {
+	ID            int64
+	Kind          string
+	Status        string
+	Error         string
+	PromptID      string
+	PromptVersion string
+	PromptTokens  int
+	OutputTokens  int
+	TotalTokens   int
+	Rounds        int
+	ToolCalls     int
+	Notes         []string
+	Reasoning     string
+}
+
+func newRunItem(r core.Run) *runItem {
+	return &runItem{ID: r.ID, Kind: string(r.Kind), Status: string(r.Status), Error: r.Error,
+		PromptID: r.Record.PromptID, PromptVersion: r.Record.PromptVersion,
+		PromptTokens: r.PromptTokens, OutputTokens: r.CompletionTokens, TotalTokens: r.TotalTokens,
+		Rounds: r.Record.Rounds, ToolCalls: len(r.Record.ToolCalls), Notes: r.Record.Notes, Reasoning: r.Record.Reasoning}
 }
 
 type jobItem struct {
@@ -177,14 +210,30 @@ func (s *Console) conversationView(d conversationData) conversationView {
 	if len(d.messages) > 0 {
 		v.Older = max(d.messages[0].Seq-1, 0)
 	}
-	for _, m := range d.messages {
+	// A run's record goes under the last message it wrote.
+	lastOfRun := map[int64]int{}
+	for i, m := range d.messages {
+		if m.RunID != nil && m.Role == core.RoleAssistant {
+			lastOfRun[*m.RunID] = i
+		}
+	}
+	for i, m := range d.messages {
 		it := messageItem{Seq: m.Seq, Time: at(m.CreatedAt), Role: string(m.Role), Source: string(m.Source), Content: m.Content,
 			Silent: m.Metadata["silent"] == true, Failure: m.Metadata["failure_notice"] == true, Busy: m.Metadata["busy_notice"] == true}
+		if m.Role == core.RoleAssistant && core.FormatOf(m) == core.FormatRichText {
+			// markup.HTML's output is sanitised: safe to insert as markup.
+			it.HTML = template.HTML(markup.HTML(m.Content))
+		}
 		if st, ok := m.Metadata["status_notice"].(string); ok {
 			it.Status = st
 		}
 		if e, ok := m.Metadata["undelivered"].(string); ok {
 			it.Undelivered = e
+		}
+		if m.RunID != nil && lastOfRun[*m.RunID] == i {
+			if r, ok := d.runs[*m.RunID]; ok {
+				it.Run = newRunItem(r)
+			}
 		}
 		v.Messages = append(v.Messages, it)
 	}

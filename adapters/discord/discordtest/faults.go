@@ -56,6 +56,38 @@ func (s *Server) FailNext(route string, status, code int, message string) {
 	s.addFault(route, fault{status: status, code: code, message: message})
 }
 
+// RefuseNextMarkup makes the next message with content answer 400 / 50035
+// "Invalid Form Body" with Discord's nested errors naming "content", as
+// if Discord had refused the content's markup. Messages without content
+// (an embed alone) pass and do not count. Refusals form a queue, as
+// FailNext's do.
+func (s *Server) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
+
+// RefuseMarkupAfter lets n messages with content through, then refuses
+// one as RefuseNextMarkup does (for a split reply whose later part is
+// refused).
+func (s *Server) RefuseMarkupAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markupFaults = append(s.markupFaults, n)
+}
+
+// takeMarkupFault consumes one message with content from the refusal
+// queue and reports whether to refuse it.
+func (s *Server) takeMarkupFault() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.markupFaults) == 0 {
+		return false
+	}
+	if s.markupFaults[0] > 0 {
+		s.markupFaults[0]--
+		return false
+	}
+	s.markupFaults = s.markupFaults[1:]
+	return true
+}
+
 func (s *Server) addFault(route string, f fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -108,6 +108,10 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, channelID
 		writeError(w, http.StatusBadRequest, apiError{Message: "Cannot send an empty message", Code: codeEmptyMessage})
 		return
 	}
+	if body.Content != "" && s.takeMarkupFault() {
+		writeError(w, http.StatusBadRequest, invalidField("content", "CONTENT_INVALID", "Invalid message content."))
+		return
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -185,6 +185,35 @@ func TestMessageValidation(t *testing.T) {
 	require.Len(t, tb.srv.Sent(chID), 1)
 }
 
+func TestRefuseNextMarkup(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	c := tb.restClient(t)
+	chID, _ := tb.srv.SendDM(tb.alice, "hi")
+
+	tb.srv.RefuseNextMarkup()
+	_, err := c.dg.ChannelMessageSendEmbed(chID, &discordgo.MessageEmbed{Description: "an embed alone passes"})
+	require.NoError(t, err)
+	_, err = c.dg.ChannelMessageSend(chID, "**refused**")
+	re := requireRESTError(t, err, http.StatusBadRequest, 50035)
+	require.Equal(t, "Invalid Form Body", re.Message.Message)
+	require.Contains(t, string(re.ResponseBody), `"content":{"_errors":[`, "the errors name the content")
+	_, err = c.dg.ChannelMessageSend(chID, "**accepted**")
+	require.NoError(t, err, "one refusal only")
+
+	tb.srv.RefuseMarkupAfter(1)
+	_, err = c.dg.ChannelMessageSend(chID, "first")
+	require.NoError(t, err)
+	_, err = c.dg.ChannelMessageSend(chID, "second")
+	requireRESTError(t, err, http.StatusBadRequest, 50035)
+
+	var contents []string
+	for _, m := range tb.srv.Sent(chID) {
+		contents = append(contents, m.Content)
+	}
+	require.Equal(t, []string{"", "**accepted**", "first"}, contents, "refused messages are not created")
+}
+
 func TestBlockedUser(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)

@@ -138,6 +138,8 @@ type Server struct {
 	typing   map[string]int
 	calls    map[string]int
 	faults   map[string][]fault
+	// markupFaults are RefuseMarkupAfter's pass counts, in order.
+	markupFaults []int
 
 	nextSession int
 	sessions    map[string]*gwSession

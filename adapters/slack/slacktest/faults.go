@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -51,6 +52,60 @@ func (s *Server) FailNext(method string, code string) {
 // as a slack.StatusCodeError.
 func (s *Server) FailNextStatus(method string, status int) {
 	s.addFault(method, &fault{status: status})
+}
+
+// RefuseNextMarkup makes the next chat.postMessage in mrkdwn fail as if
+// Slack had refused its markup: a post with blocks answers invalid_blocks,
+// one with text only invalid_arguments, each with response_metadata
+// naming the JSON pointer of the refused text ("/blocks/0/text",
+// "/text"). A post with mrkdwn off and no mrkdwn section (the plain text
+// a bot sends instead) is not refused and does not count. Refusals form a
+// queue, as FailNext's do.
+func (s *Server) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
+
+// RefuseMarkupAfter lets n posts in mrkdwn through, then refuses one as
+// RefuseNextMarkup does (for a split reply whose later part is refused).
+func (s *Server) RefuseMarkupAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markupFaults = append(s.markupFaults, n)
+}
+
+// refuseMarkup consumes a post in mrkdwn from the refusal queue; when it
+// is refused it returns the error code and the JSON pointer to name.
+func (s *Server) refuseMarkup(p params) (code, pointer string) {
+	pointer = "/text"
+	formatted := p["mrkdwn"] != "false"
+	if nonEmptyJSONList(p["blocks"]) {
+		blocks, bad := readBlocks(p["blocks"])
+		if bad != "" {
+			return "", "" // the post fails as it is
+		}
+		formatted = false
+		for i, b := range blocks {
+			if b.Type == "section" && b.TextType == "mrkdwn" {
+				formatted, pointer = true, fmt.Sprintf("/blocks/%d/text", i)
+				break
+			}
+		}
+	}
+	if !formatted {
+		return "", ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.markupFaults) == 0 {
+		return "", ""
+	}
+	if s.markupFaults[0] > 0 {
+		s.markupFaults[0]--
+		return "", ""
+	}
+	s.markupFaults = s.markupFaults[1:]
+	if strings.HasPrefix(pointer, "/blocks/") {
+		return "invalid_blocks", pointer
+	}
+	return "invalid_arguments", pointer
 }
 
 func (s *Server) addFault(method string, f *fault) {

@@ -133,6 +133,8 @@ type Server struct {
 	sentIdx  map[string][]int
 	calls    map[string]int
 	faults   map[string][]*fault
+	// markupFaults are RefuseMarkupAfter's pass counts, in order.
+	markupFaults []int
 
 	nextEvent   int
 	events      map[string]*event

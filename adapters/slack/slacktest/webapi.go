@@ -73,6 +73,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		writeError(w, code)
 		return
 	}
+	if name == "chat.postMessage" {
+		if code, pointer := s.refuseMarkup(p); code != "" {
+			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": code,
+				"response_metadata": map[string]any{"messages": []string{"[ERROR] failed to match all allowed schemas [json-pointer:" + pointer + "]"}}})
+			return
+		}
+	}
 	res, code := handle(p)
 	if code != "" {
 		writeError(w, code)

@@ -203,6 +203,40 @@ func TestPostMessageErrors(t *testing.T) {
 	require.Equal(t, 9, tb.srv.Calls("chat.postMessage"))
 }
 
+func TestRefuseNextMarkup(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.srv.AddUser(tb.alice)
+	section := func(typ, text string) slack.MsgOption {
+		return slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(typ, text, false, false), nil, nil))
+	}
+	pointers := func(err error) []string {
+		var se slack.SlackErrorResponse
+		require.ErrorAs(t, err, &se)
+		return se.ResponseMetadata.Messages
+	}
+
+	tb.srv.RefuseNextMarkup()
+	_, _, err := tb.api.PostMessage(tb.alice.ID, slack.MsgOptionText("*plain*", false), slack.MsgOptionDisableMarkdown())
+	require.NoError(t, err, "mrkdwn off: not refused, not counted")
+	_, _, err = tb.api.PostMessage(tb.alice.ID, slack.MsgOptionText("*bold*", false))
+	requireSlackError(t, err, "invalid_arguments")
+	require.Equal(t, []string{"[ERROR] failed to match all allowed schemas [json-pointer:/text]"}, pointers(err))
+	_, _, err = tb.api.PostMessage(tb.alice.ID, slack.MsgOptionText("*bold*", false))
+	require.NoError(t, err, "one refusal only")
+
+	tb.srv.RefuseMarkupAfter(1)
+	_, _, err = tb.api.PostMessage(tb.alice.ID, section(slack.MarkdownType, "*first*"))
+	require.NoError(t, err)
+	_, _, err = tb.api.PostMessage(tb.alice.ID, slack.MsgOptionText("alt", false), section(slack.PlainTextType, "not counted"))
+	require.NoError(t, err)
+	_, _, err = tb.api.PostMessage(tb.alice.ID, slack.MsgOptionText("alt", false), section(slack.MarkdownType, "*second*"))
+	requireSlackError(t, err, "invalid_blocks")
+	require.Equal(t, []string{"[ERROR] failed to match all allowed schemas [json-pointer:/blocks/0/text]"}, pointers(err))
+
+	require.Len(t, tb.srv.AllSent(), 4, "refused posts are not recorded")
+}
+
 func TestConversationsOpen(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)

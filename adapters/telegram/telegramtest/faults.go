@@ -101,3 +101,54 @@ func (s *Server) Unblock(userID int64) {
 	defer s.mu.Unlock()
 	delete(s.blocked, userID)
 }
+
+// RefuseNextMarkup makes the next sendMessage or sendPhoto that has a
+// parse_mode answer as Telegram does markup it cannot parse: 400 "Bad
+// Request: can't parse entities: Can't find end of Bold entity at byte
+// offset N" (N where the first entity opens in the text, else 0). A call
+// without a parse mode (the plain text a bot sends instead) is not
+// refused and does not count. Refusals form a queue, as FailNext's do.
+func (s *Server) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
+
+// RefuseMarkupAfter lets n calls with a parse_mode through, then refuses
+// one as RefuseNextMarkup does (for a split reply whose later part is
+// refused).
+func (s *Server) RefuseMarkupAfter(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.markupFaults = append(s.markupFaults, n)
+}
+
+// takeMarkupFault consumes one formatted call from the refusal queue and
+// returns the fault to answer text with, if any.
+func (s *Server) takeMarkupFault(text string) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.markupFaults) == 0 {
+		return nil
+	}
+	if s.markupFaults[0] > 0 {
+		s.markupFaults[0]--
+		return nil
+	}
+	s.markupFaults = s.markupFaults[1:]
+	kind, offset := "Bold", 0
+	for i := 0; i < len(text); i++ {
+		if text[i] == '\\' {
+			i++
+			continue
+		}
+		if k, ok := entityOpeners[text[i]]; ok {
+			kind, offset = k, i
+			break
+		}
+	}
+	f := badRequest(fmt.Sprintf("can't parse entities: Can't find end of %s entity at byte offset %d", kind, offset))
+	return &f
+}
+
+// entityOpeners are the MarkdownV2 characters that open an entity, with
+// the name Telegram gives it in errors.
+var entityOpeners = map[byte]string{
+	'*': "Bold", '_': "Italic", '~': "Strikethrough", '`': "Code", '[': "TextUrl", '|': "Spoiler",
+}

@@ -48,6 +48,11 @@ func (s *Server) chatTarget(p params) (*chatState, *Fault) {
 func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
 	text := p["text"]
 	parseMode := p["parse_mode"]
+	if parseMode != "" {
+		if f := s.takeMarkupFault(text); f != nil {
+			return nil, f
+		}
+	}
 	plain, ents, f := parseText(text, parseMode)
 	if f != nil {
 		return nil, f

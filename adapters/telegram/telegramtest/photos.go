@@ -27,6 +27,11 @@ func (s *Server) sendPhoto(_ context.Context, p params) (any, *Fault) {
 		f := badRequest("wrong file identifier/HTTP URL specified")
 		return nil, &f
 	}
+	if p["parse_mode"] != "" {
+		if f := s.takeMarkupFault(p["caption"]); f != nil {
+			return nil, f
+		}
+	}
 	caption, ents, f := parseText(p["caption"], p["parse_mode"])
 	if f != nil {
 		return nil, f

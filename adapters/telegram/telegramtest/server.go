@@ -113,6 +113,8 @@ type Server struct {
 	actions      map[int64][]string
 	calls        map[string]int
 	faults       map[string][]*scheduledFault
+	// markupFaults are RefuseMarkupAfter's pass counts, in order.
+	markupFaults []int
 
 	webhookURL    string
 	webhookSecret string

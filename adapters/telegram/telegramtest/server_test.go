@@ -413,6 +413,60 @@ func TestMarkdownV2(t *testing.T) {
 	}
 }
 
+func TestMalformedMarkdownV2GetsTelegramsError(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	b, _ := tb.newBot(t)
+	tb.srv.SendPrivate(tb.alice, "hi")
+
+	_, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: tb.alice.ID,
+		Text: `Sure\! *never closed`, ParseMode: models.ParseModeMarkdown})
+
+	require.ErrorIs(t, err, bot.ErrorBadRequest)
+	require.EqualError(t, err, "bad request, Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 7",
+		"Telegram's own words, with the byte offset where the entity opened")
+	require.Len(t, tb.srv.Sent(tb.alice.ID), 0)
+}
+
+func TestRefuseNextMarkup(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	b, _ := tb.newBot(t)
+	tb.srv.SendPrivate(tb.alice, "hi")
+	ctx := context.Background()
+	send := func(text string, mode models.ParseMode) error {
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: tb.alice.ID, Text: text, ParseMode: mode})
+		return err
+	}
+
+	tb.srv.RefuseNextMarkup()
+	require.NoError(t, send("plain text is never refused", ""))
+	err := send(`fine \- *bold*`, models.ParseModeMarkdown)
+	require.ErrorIs(t, err, bot.ErrorBadRequest)
+	require.ErrorContains(t, err, "Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 8")
+	require.NoError(t, send(`fine \- *bold*`, models.ParseModeMarkdown), "one refusal only")
+
+	tb.srv.RefuseMarkupAfter(1)
+	require.NoError(t, send("_first_", models.ParseModeMarkdown))
+	require.NoError(t, send("not counted", ""))
+	err = send("_second_", models.ParseModeMarkdown)
+	require.ErrorContains(t, err, "can't parse entities: Can't find end of Italic entity at byte offset 0")
+
+	_, err = b.SendPhoto(ctx, &bot.SendPhotoParams{ChatID: tb.alice.ID, Photo: &models.InputFileString{Data: "https://example.com/a.png"},
+		Caption: "*cat*", ParseMode: models.ParseModeMarkdown})
+	require.NoError(t, err, "the queue is empty")
+	tb.srv.RefuseNextMarkup()
+	_, err = b.SendPhoto(ctx, &bot.SendPhotoParams{ChatID: tb.alice.ID, Photo: &models.InputFileString{Data: "https://example.com/a.png"},
+		Caption: "*cat*", ParseMode: models.ParseModeMarkdown})
+	require.ErrorContains(t, err, "can't parse entities", "captions are refused too")
+
+	var plain []string
+	for _, m := range tb.srv.Sent(tb.alice.ID) {
+		plain = append(plain, m.Plain)
+	}
+	require.Equal(t, []string{"plain text is never refused", "fine - bold", "first", "not counted", "cat"}, plain)
+}
+
 func TestWebhook(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)

@@ -1,0 +1,265 @@
+package web_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/web"
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm"
+)
+
+// browserTimeout bounds the whole browser session: a cold Chromium start
+// on a loaded CI machine takes seconds.
+const browserTimeout = 90 * time.Second
+
+// pageCore is the core behind the page in the browser test: a canned
+// history and a model health the test changes.
+type pageCore struct {
+	mu      sync.Mutex
+	history []core.Message
+	health  llm.Health
+}
+
+func (c *pageCore) HandleInbound(context.Context, core.InboundMessage) error { return nil }
+
+func (c *pageCore) History(context.Context, core.Platform, string, int) ([]core.Message, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.history, nil
+}
+
+func (c *pageCore) ModelHealth() llm.Health {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.health
+}
+
+func (c *pageCore) setHealth(h llm.Health) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.health = h
+}
+
+// markdownReply is a reply as a model writes one: bold, a numbered list, a
+// code block with a line too long for the bubble, a link, a quote, a
+// table.
+const markdownReply = "Here's how to **run the tests**:\n\n" +
+	"1. Install Go 1.24 or newer.\n" +
+	"2. Run the whole suite with the race detector:\n\n" +
+	"```sh\ngo test -race -count=1 ./... # this line is long on purpose, so that the code block has to scroll sideways\n```\n\n" +
+	"- Read the [testing guide](https://go.dev/doc/tutorial/add-a-test) first.\n" +
+	"- Run `go vet ./...` too.\n\n" +
+	"> Tip: a test should wait on a condition, *never* on a sleep.\n\n" +
+	"| command | what |\n|---|---|\n| `go test` | runs tests |\n| `go vet` | finds bugs |"
+
+// TestWebChatInABrowser loads the chat page in headless Chromium with a
+// Markdown reply in the history, one pushed live, and a model that is
+// failing: the replies show formatted (no Markdown markers, lists, code
+// that scrolls, a visible link), the banner says replies may fail, and it
+// goes away once the model answers again. A screenshot is kept.
+func TestWebChatInABrowser(t *testing.T) {
+	t.Parallel()
+	browser := findBrowser(t)
+	at := time.Now().UTC().Add(-time.Minute)
+	pc := &pageCore{
+		history: []core.Message{
+			{ID: 1, Seq: 1, Role: core.RoleUser, Source: core.SourceUser, Content: "How do I run the tests? **asking** literally", CreatedAt: at},
+			{ID: 2, Seq: 2, Role: core.RoleAssistant, Source: core.SourceReply, Content: markdownReply, CreatedAt: at.Add(time.Second)},
+		},
+		health: llm.Health{State: llm.HealthUnreachable, Err: "dial tcp: connection refused", Since: at},
+	}
+	a := web.New()
+	a.Title = "Parley"
+	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
+	require.NoError(t, a.Validate())
+	require.NoError(t, a.Start(context.Background(), pc))
+	mux := http.NewServeMux()
+	a.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, a.Stop(ctx)) // ends the page's event stream
+		srv.Close()
+	})
+
+	bctx := newBrowser(t, browser)
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(".msg.assistant.rich strong")),
+		chromedp.WaitVisible(chromedp.ID("banner")),
+	))
+	eval := func(js string) any {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[any](js))
+		require.NoError(t, err, js)
+		return v
+	}
+
+	// The banner: one line, in words for users, announced politely.
+	require.Equal(t, "The bot can't reach its model right now — replies may fail.", eval(`document.getElementById("banner").textContent`))
+	require.Equal(t, "status", eval(`document.getElementById("banner").getAttribute("role")`))
+
+	// The reply from the history, formatted.
+	reply := `document.querySelector(".msg.assistant.rich")`
+	require.Equal(t, "run the tests", eval(reply+`.querySelector("strong").textContent`))
+	require.Equal(t, float64(2), eval(reply+`.querySelectorAll("ol > li").length`))
+	require.Equal(t, float64(2), eval(reply+`.querySelectorAll("ul > li").length`))
+	require.Equal(t, "sh", eval(`(`+reply+`.querySelector("pre code").className.match(/language-(\w+)/) || [])[1]`))
+	require.Equal(t, "https://go.dev/doc/tutorial/add-a-test", eval(reply+`.querySelector("a").getAttribute("href")`))
+	require.Equal(t, float64(3), eval(reply+`.querySelectorAll("tr").length`))
+	text := eval(reply + `.innerText`).(string)
+	for _, marker := range []string{"**", "```", "](", "| ---"} {
+		require.NotContains(t, text, marker, "no Markdown marker shows")
+	}
+	// The user's text is text: their asterisks stay.
+	require.Equal(t, "How do I run the tests? **asking** literally", eval(`document.querySelector(".msg.user").textContent`))
+	// White space collapses between the HTML's blocks (no doubled lines),
+	// code keeps its own and scrolls inside the bubble rather than
+	// widening it.
+	require.Equal(t, "normal", eval(`getComputedStyle(`+reply+`).whiteSpace`))
+	require.Equal(t, "pre", eval(`getComputedStyle(`+reply+`.querySelector("pre")).whiteSpace`))
+	require.Equal(t, true, eval(`(() => { const p = `+reply+`.querySelector("pre"); return p.scrollWidth > p.clientWidth; })()`),
+		"the long code line scrolls")
+	require.Equal(t, true, eval(`(() => { const b = `+reply+`.getBoundingClientRect(), l = document.getElementById("log").getBoundingClientRect();
+		return b.width <= l.width * 0.8 + 1; })()`), "the bubble keeps its width")
+	require.Equal(t, true, eval(`(() => { const p = `+reply+`.querySelector("p"); return p.getBoundingClientRect().height < 40; })()`),
+		"a one-line paragraph is one line high")
+	// Links stand out from the bubble's text.
+	require.NotEqual(t, eval(`getComputedStyle(`+reply+`).color`), eval(`getComputedStyle(`+reply+`.querySelector("a")).color`))
+
+	// A reply pushed live is rendered the same way.
+	clientID := eval(`localStorage.getItem("parley.client_id")`).(string)
+	_, err := a.Send(context.Background(), core.OutboundMessage{ChannelThreadID: clientID, Format: core.FormatRichText,
+		Text: "Live: *fixed* — see `make test`."})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(".msg.assistant.rich:nth-of-type(3) em"))))
+	require.Equal(t, "Live: fixed — see make test.", eval(`document.querySelectorAll(".msg.assistant.rich")[1].textContent.trim()`))
+
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG screenshot")
+	shot := filepath.Join(artifactDir(t), "web-chat-markdown.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot of the web chat with a Markdown reply and the banner: %s", shot)
+
+	// On a phone the banner wraps rather than hiding its end, and the code
+	// still scrolls inside its bubble.
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2))))
+	require.Equal(t, true, eval(`(() => { const b = document.getElementById("banner"); return b.scrollWidth <= b.clientWidth; })()`),
+		"the whole banner text shows")
+	require.Equal(t, true, eval(`(() => { const b = `+reply+`.getBoundingClientRect(); return b.right <= window.innerWidth; })()`),
+		"the bubble fits the screen")
+	png, err = chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	shot = filepath.Join(artifactDir(t), "web-chat-markdown-phone.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot of the web chat on a phone: %s", shot)
+
+	// The model answers again: the next reply's status check hides the
+	// banner.
+	pc.setHealth(llm.Health{State: llm.HealthOK, Since: time.Now()})
+	_, err = a.Send(context.Background(), core.OutboundMessage{ChannelThreadID: clientID, Format: core.FormatRichText, Text: "Back **online**."})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx, chromedp.WaitNotVisible(chromedp.ID("banner"))))
+	require.Equal(t, true, eval(`document.getElementById("banner").hidden`))
+}
+
+// findBrowser returns the Chromium to drive. Without one the test skips,
+// loudly, except in CI (CI set), where a missing browser is a failure:
+// .ci/run installs it, so its absence there is a broken set-up.
+func findBrowser(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
+		return "/usr/bin/chromium" // Debian's package
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const msg = "no chromium: install it with apt-get install chromium (the web chat's browser test needs it)"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; CI is set, so this is a failure, not a skip")
+	}
+	t.Skip("!!! SKIPPED: " + msg)
+	return ""
+}
+
+// newBrowser starts headless Chromium at path for the test and returns a
+// tab's context; the browser is gone when the test ends.
+func newBrowser(t *testing.T, path string) context.Context {
+	t.Helper()
+	profile := t.TempDir() // made before the browser's cleanup, removed after it
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1000, 1200),
+		// Nothing may phone home on a closed network, or wait for it.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc() // waits for the browser process to exit
+	})
+	// The first call starts the browser; its context must be the tab's own,
+	// so the deadline is set on what follows.
+	require.NoError(t, chromedp.Do(ctx), "starting %s", path)
+	ctx, cancel := context.WithTimeout(ctx, browserTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// artifactDir is where the tests keep files for people to look at:
+// $PARLEY_TEST_ARTIFACTS, else test-artifacts/ at the repository's root.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
+	if dir == "" {
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		root, err := moduleRoot(wd)
+		require.NoError(t, err)
+		dir = filepath.Join(root, "test-artifacts")
+	}
+	dir, err := filepath.Abs(dir)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// moduleRoot is the nearest directory at or above dir with a go.mod.
+func moduleRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", errors.New("no go.mod at or above " + dir)
+		}
+	}
+}
