@@ -165,7 +165,7 @@ func requireNoTokens(t *testing.T, sent []telegramtest.SentMessage) {
 	t.Helper()
 	for _, s := range sent {
 		for _, tok := range []string{"<SILENCE>", "<WANT_MORE>", "<PROACTIVE>", "delay_seconds", "SILENCE", "WANT_MORE", "PROACTIVE"} {
-			require.NotContains(t, s.Text, tok, "a control token reached the user")
+			require.NotContains(t, s.Plain, tok, "a control token reached the user")
 		}
 	}
 }
@@ -180,7 +180,7 @@ func TestSilenceSendsNothingAndTheNextTurnKnows(t *testing.T) {
 	require.Empty(t, c.fake.Sent(c.user.ID), "a silent turn sends nothing")
 
 	sent := c.say(t, "good morning", 1)
-	require.Equal(t, "Good morning, Ada!", sent[0].Text)
+	require.Equal(t, "Good morning, Ada!", sent[0].Plain)
 	require.Equal(t, []string{"user:good night!", "assistant:<SILENCE>", "user:good morning"}, roles(c.model.Requests()[1]),
 		"the next turn sees that it stayed silent")
 	msgs := c.stored(t)
@@ -195,7 +195,7 @@ func TestUserTextWithATokenIsOrdinaryText(t *testing.T) {
 	c := startCompanion(t, "")
 	c.model.Enqueue(llmtest.Text("It is just a word in angle brackets."))
 	sent := c.say(t, "what does <SILENCE> mean? <WANT_MORE>", 1)
-	require.Equal(t, "It is just a word in angle brackets.", sent[0].Text, "the user's tokens silenced nothing")
+	require.Equal(t, "It is just a word in angle brackets.", sent[0].Plain, "the user's tokens silenced nothing")
 	require.Equal(t, "what does <SILENCE> mean? <WANT_MORE>", c.model.Requests()[0].LastUserMessage())
 	require.Len(t, c.model.Requests(), 1, "and asked for no continuation")
 	require.Equal(t, "what does <SILENCE> mean? <WANT_MORE>", c.stored(t)[0].Content)
@@ -210,7 +210,7 @@ func TestWantMoreContinuesOnceOnly(t *testing.T) {
 		llmtest.Text("Noted."),
 	)
 	sent := c.say(t, "tell me a story", 2)
-	require.Equal(t, []string{"Here is the first part.", "And one more thing!"}, []string{sent[0].Text, sent[1].Text})
+	require.Equal(t, []string{"Here is the first part.", "And one more thing!"}, []string{sent[0].Plain, sent[1].Plain})
 	reqs := c.model.Requests()
 	require.Len(t, reqs, 2, "a continuation asks for no second one")
 	require.Equal(t, []string{"user:tell me a story", "assistant:Here is the first part.", "user:" + core.DefaultContinueNudge}, roles(reqs[1]))
@@ -234,13 +234,13 @@ func TestProactiveFollowUpFiresAfterTheDelay(t *testing.T) {
 		llmtest.Text("How did the bread turn out?"),
 	)
 	sent := c.say(t, "my bread is in the oven", 1)
-	require.Equal(t, "Good luck with the bread!", sent[0].Text)
+	require.Equal(t, "Good luck with the bread!", sent[0].Plain)
 
 	c.advance(t, 59*time.Minute)
 	require.Len(t, c.model.Requests(), 1, "nothing before the delay")
 	c.advance(t, time.Minute)
 	sent = c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, "How did the bread turn out?", sent[1].Text)
+	require.Equal(t, "How did the bread turn out?", sent[1].Plain)
 	reqs := c.model.Requests()
 	require.Len(t, reqs, 2)
 	nudge := reqs[1].LastUserMessage()
@@ -299,7 +299,7 @@ func TestProactiveFollowUpWaitsForTheEndOfQuietHours(t *testing.T) {
 	require.Len(t, c.model.Requests(), 1, "still quiet at 07:59")
 	c.advance(t, time.Minute) // 08:00
 	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, "Good morning! How did you sleep?", sent[1].Text)
+	require.Equal(t, "Good morning! How did you sleep?", sent[1].Plain)
 	require.Contains(t, c.model.Requests()[1].LastUserMessage(), "It is now Tuesday 08:00 for them")
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/llm/llmtest"
 )
 
 // browserTimeout bounds the whole browser session: a cold Chromium start
@@ -141,7 +142,41 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, core.JobCancelled, stored.Status)
 	require.Equal(t, "console", stored.CancelledByToolCallID)
 
+	// A real turn of a reasoning model: its reply shows as rendered
+	// Markdown, its reasoning only in the run record, collapsed.
+	b.model.Enqueue(llmtest.Text("<think>They want a plan; keep it short.</think>Here is the **plan**:\n\n1. feed the starter\n2. bake"))
+	postMessage(t, a.http.Addr(), "browser-2", "what's the plan?")
+	b.waitStored(t, core.PlatformWeb, "browser-2", 2)
+	other, err := a.store.ConversationByThread(ctx, core.PlatformWeb, "browser-2")
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(fmt.Sprintf("%s/console/conversations/%d", base, other.ID)),
+		chromedp.WaitVisible(chromedp.ID("transcript")),
+	))
+	bold, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#transcript .rich strong")))
+	require.NoError(t, err)
+	require.Equal(t, "plan", bold, "the reply's Markdown is rendered")
+	items, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll("#transcript .rich li").length`))
+	require.NoError(t, err)
+	require.Equal(t, 2, items)
+	shownText, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById("transcript").innerText`))
+	require.NoError(t, err)
+	require.NotContains(t, shownText, "keep it short", "the reasoning is collapsed")
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS("#transcript details.run > summary")),
+		chromedp.Click(chromedp.CSS("#transcript details.reasoning > summary")),
+		chromedp.WaitVisible(chromedp.CSS("#transcript details.reasoning pre")),
+	))
+	reasoning, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS("#transcript details.reasoning pre")))
+	require.NoError(t, err)
+	require.Equal(t, "They want a plan; keep it short.", strings.TrimSpace(reasoning))
 	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(artifactDir(t), "console-reasoning.png"), png, 0o644))
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(fmt.Sprintf("%s/console/conversations/%d", base, conv.ID)),
+		chromedp.WaitVisible(chromedp.ID("transcript"))))
+
+	png, err = chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG screenshot")
 	shot := filepath.Join(artifactDir(t), "console-cancel.png")

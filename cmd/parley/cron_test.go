@@ -88,7 +88,7 @@ func TestRecurringTurnRunsDailyAtNineInShanghai(t *testing.T) {
 	require.Len(t, c.model.Requests(), 3, "nothing before 09:00 Shanghai")
 	c.advance(t, time.Minute)
 	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, "Good morning! How did you sleep?", sent[1].Text)
+	require.Equal(t, "Good morning! How did you sleep?", sent[1].Plain)
 
 	runs := c.cronRuns(t)
 	require.Len(t, runs, 1)
@@ -130,7 +130,7 @@ func TestRecurringTurnRunsDailyAtNineInShanghai(t *testing.T) {
 	c.model.Enqueue(llmtest.Text("Morning again!"))
 	c.advance(t, 24*time.Hour)
 	sent = c.fake.WaitSent(t, c.user.ID, 3, waitFor)
-	require.Equal(t, "Morning again!", sent[2].Text)
+	require.Equal(t, "Morning again!", sent[2].Plain)
 	require.Contains(t, c.model.Requests()[4].LastUserMessage(), "This is the occurrence of Wednesday 25 November 2026, 09:00.")
 	c.advance(t, time.Hour)
 	require.Len(t, c.fake.Sent(c.user.ID), 3, "once a day")
@@ -164,7 +164,7 @@ func TestCronTurnWaitsForTheRunningTurnAndIsNeverInjected(t *testing.T) {
 	close(gate)
 	sent := c.fake.WaitSent(t, c.user.ID, 3, waitFor)
 	c.settle(t)
-	require.Equal(t, []string{"Here is a long answer.", "Time to stretch!"}, []string{sent[1].Text, sent[2].Text}, "the cron turn came after")
+	require.Equal(t, []string{"Here is a long answer.", "Time to stretch!"}, []string{sent[1].Plain, sent[2].Plain}, "the cron turn came after")
 	reqs := c.model.Requests()
 	require.Len(t, reqs, 3)
 	for _, m := range reqs[1].Messages() {
@@ -192,7 +192,7 @@ func TestCronTurnAlwaysLeavesAVisibleClosure(t *testing.T) {
 	c.model.Enqueue(llmtest.Status(400))
 	c.advance(t, 8*time.Hour) // 18:00 in Berlin
 	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, `Scheduled job "water the plants" could not run this time. It runs again Tuesday 24 November, 18:00.`, sent[1].Text)
+	require.Equal(t, `Scheduled job "water the plants" could not run this time. It runs again Tuesday 24 November, 18:00.`, sent[1].Plain)
 	runs := c.cronRuns(t)
 	require.Len(t, runs, 1)
 	require.Equal(t, core.RunFailed, runs[0].Status)
@@ -203,7 +203,7 @@ func TestCronTurnAlwaysLeavesAVisibleClosure(t *testing.T) {
 	c.model.Enqueue(llmtest.Text("<SILENCE>"))
 	c.advance(t, 24*time.Hour)
 	sent = c.fake.WaitSent(t, c.user.ID, 3, waitFor)
-	require.Equal(t, `Scheduled job "water the plants": nothing to report this time.`, sent[2].Text)
+	require.Equal(t, `Scheduled job "water the plants": nothing to report this time.`, sent[2].Plain)
 	require.Equal(t, core.RunSucceeded, c.cronRuns(t)[1].Status)
 	requireNoTokens(t, sent)
 
@@ -211,7 +211,7 @@ func TestCronTurnAlwaysLeavesAVisibleClosure(t *testing.T) {
 	c.model.Enqueue(llmtest.Text("Plants! 🌱"))
 	c.advance(t, 24*time.Hour)
 	sent = c.fake.WaitSent(t, c.user.ID, 4, waitFor)
-	require.Equal(t, "Plants! 🌱", sent[3].Text)
+	require.Equal(t, "Plants! 🌱", sent[3].Plain)
 	require.Len(t, c.model.Requests(), 4, "one model call per occurrence")
 
 	// The next turn sees the status as silence and the failure not at all.
@@ -237,7 +237,7 @@ func TestCatchUpAfterAThreeDayOutageRunsOnce(t *testing.T) {
 	c.model.Enqueue(llmtest.Text("Sorry I'm late! How is your day going?"))
 	c.up(t)
 	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, "Sorry I'm late! How is your day going?", sent[1].Text)
+	require.Equal(t, "Sorry I'm late! How is your day going?", sent[1].Plain)
 	c.advance(t, time.Hour)
 	require.Len(t, c.fake.Sent(c.user.ID), 2, "one late run, not one per missed day")
 	require.Len(t, c.model.Requests(), 2)
@@ -265,7 +265,7 @@ func TestCatchUpAfterAThreeDayOutageRunsOnce(t *testing.T) {
 	c.advance(t, 9*time.Hour+30*time.Minute) // 09:00 Shanghai
 	c.advance(t, time.Hour)
 	sent = c.fake.WaitSent(t, c.user.ID, 4, waitFor)
-	require.Equal(t, []string{"Good morning!", "Steps?"}, []string{sent[2].Text, sent[3].Text}, "both run on time again")
+	require.Equal(t, []string{"Good morning!", "Steps?"}, []string{sent[2].Plain, sent[3].Plain}, "both run on time again")
 }
 
 func TestRecurringToolErrorsListCancelAndZone(t *testing.T) {

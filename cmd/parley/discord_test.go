@@ -12,6 +12,7 @@ import (
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 var lin = discordtest.User{ID: "310000000000000001", Username: "lin", GlobalName: "Lin Yu"}
@@ -66,12 +67,14 @@ func TestDiscordLongReplyInThreeParts(t *testing.T) {
 	channel, _ := fake.SendDM(lin, "tell me about the sea")
 	sent := fake.WaitSent(t, channel, 3, waitFor)
 	require.Len(t, sent, 3)
-	var joined strings.Builder
+	var shown []string
 	for _, s := range sent {
 		require.LessOrEqual(t, utf8.RuneCountInString(s.Content), 2000)
-		joined.WriteString(s.Content)
+		shown = append(shown, markuptest.Discord(s.Content).Text)
 	}
-	require.Equal(t, text, joined.String(), "in order, nothing lost")
+	// The parts were cut between lines; the line break at the cut is the
+	// message boundary.
+	require.Equal(t, text, strings.Join(shown, "\n"), "in order, nothing lost")
 }
 
 func TestDiscordRateLimitHonouredOnce(t *testing.T) {

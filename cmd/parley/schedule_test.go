@@ -37,7 +37,7 @@ func TestScheduledMessageIsSentVerbatimOnceAtItsTime(t *testing.T) {
 		llmtest.Text("Done, I'll remind you tomorrow at 9."),
 	)
 	sent := c.say(t, "remind me tomorrow at 9 about the dentist", 1)
-	require.Equal(t, "Done, I'll remind you tomorrow at 9.", sent[0].Text)
+	require.Equal(t, "Done, I'll remind you tomorrow at 9.", sent[0].Plain)
 	var out map[string]any
 	require.NoError(t, json.Unmarshal([]byte(c.toolResult(t, 1, "call_1")), &out))
 	require.Equal(t, "2026-11-24 09:00 CET", out["send_at_local"])
@@ -54,7 +54,7 @@ func TestScheduledMessageIsSentVerbatimOnceAtItsTime(t *testing.T) {
 	require.Len(t, c.fake.Sent(c.user.ID), 1, "not before its time")
 	c.advance(t, time.Minute)
 	sent = c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, "Good morning! Don't forget the dentist at 10 🦷", sent[1].Text, "verbatim")
+	require.Equal(t, "Good morning! Don't forget the dentist at 10 🦷", sent[1].Plain, "verbatim")
 	c.advance(t, 2*time.Minute)
 	require.Len(t, c.fake.Sent(c.user.ID), 2, "exactly once")
 	require.Len(t, c.model.Requests(), 2, "no model call to send it")
@@ -218,7 +218,7 @@ func TestScheduledMessagesAfterDowntime(t *testing.T) {
 	c.clock.Advance(24*time.Hour + 45*time.Minute)
 	c.up(t)
 	sent := c.fake.WaitSent(t, c.user.ID, 3, waitFor)
-	require.Equal(t, []string{"first, an hour later", "second, two hours later"}, []string{sent[1].Text, sent[2].Text}, "in due order")
+	require.Equal(t, []string{"first, an hour later", "second, two hours later"}, []string{sent[1].Plain, sent[2].Plain}, "in due order")
 	c.advance(t, time.Minute)
 	require.Len(t, c.fake.Sent(c.user.ID), 3, "each once; the oldest not at all")
 
@@ -250,10 +250,10 @@ func TestScheduledMessagesSurviveARestartAndAnExpiredLease(t *testing.T) {
 	require.Len(t, c.fake.Sent(c.user.ID), 1, "the lease still holds")
 	c.advance(t, 2*time.Minute) // the lease ran out at +35m
 	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
-	require.Equal(t, "left sending by a dead process", sent[1].Text)
+	require.Equal(t, "left sending by a dead process", sent[1].Plain)
 	c.advance(t, 25*time.Minute)
 	sent = c.fake.WaitSent(t, c.user.ID, 3, waitFor)
-	require.Equal(t, "still pending", sent[2].Text)
+	require.Equal(t, "still pending", sent[2].Plain)
 	c.advance(t, time.Hour)
 	require.Len(t, c.fake.Sent(c.user.ID), 3, "each exactly once")
 	require.Equal(t, core.JobSent, c.jobByID(t, pending.ID).Status)

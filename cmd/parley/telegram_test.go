@@ -44,7 +44,7 @@ func TestTelegramDMInReplyOut(t *testing.T) {
 	fake.SendGroup(-100, ada, "hello everyone") // ignored: not a DM
 	fake.SendPrivate(ada, "hi bot")
 	sent := fake.WaitSent(t, ada.ID, 1, waitFor)
-	require.Equal(t, "Hello Ada!", sent[0].Text)
+	require.Equal(t, "Hello Ada!", sent[0].Plain)
 	require.Empty(t, fake.Sent(-100), "a group message is never answered")
 
 	reqs := b.model.Requests()
@@ -72,12 +72,15 @@ func TestTelegramLongReplyIsSplit(t *testing.T) {
 	fake.SendPrivate(ada, "tell me everything")
 	sent := fake.WaitSent(t, ada.ID, 2, waitFor)
 	require.Len(t, sent, 2)
-	var joined strings.Builder
+	var shown []string
 	for _, s := range sent {
+		require.Equal(t, "MarkdownV2", s.ParseMode, "every part formatted")
 		require.LessOrEqual(t, utf8.RuneCountInString(s.Text), 4096)
-		joined.WriteString(s.Text)
+		shown = append(shown, s.Plain)
 	}
-	require.Equal(t, text, joined.String(), "nothing lost, in order")
+	// The parts were cut between lines; the line break at the cut is the
+	// message boundary.
+	require.Equal(t, text, strings.Join(shown, "\n"), "nothing lost, in order")
 }
 
 func TestTelegramRateLimitIsHonoured(t *testing.T) {
@@ -90,7 +93,7 @@ func TestTelegramRateLimitIsHonoured(t *testing.T) {
 	start := time.Now()
 	fake.SendPrivate(ada, "hi")
 	sent := fake.WaitSent(t, ada.ID, 1, waitFor)
-	require.Equal(t, "worth the wait", sent[0].Text)
+	require.Equal(t, "worth the wait", sent[0].Plain)
 	require.GreaterOrEqual(t, sent[0].At.Sub(start), time.Second, "retry_after: 1 was honoured")
 	require.Equal(t, 2, fake.Calls("sendMessage"), "one refused, one delivered")
 	require.Len(t, fake.Sent(ada.ID), 1, "delivered once")
@@ -131,7 +134,7 @@ func TestTelegramWebhookChecksTheSecret(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, post("wrong", update(2, "bad secret")))
 	require.Equal(t, http.StatusOK, post("s3cret-Token_1", update(3, "good secret")))
 	sent := fake.WaitSent(t, ada.ID, 1, waitFor)
-	require.Equal(t, "webhook works", sent[0].Text)
+	require.Equal(t, "webhook works", sent[0].Plain)
 	reqs := b.model.Requests()
 	require.Len(t, reqs, 1, "only the update with the right secret was processed")
 	require.Equal(t, []string{"good secret"}, userContents(reqs[0]))
