@@ -28,7 +28,9 @@ func TestReadAnswer(t *testing.T) {
 // completerFunc is a Completer from a func.
 type completerFunc func(context.Context, llm.Request) (llm.Result, error)
 
-func (f completerFunc) Complete(ctx context.Context, r llm.Request) (llm.Result, error) { return f(ctx, r) }
+func (f completerFunc) Complete(ctx context.Context, r llm.Request) (llm.Result, error) {
+	return f(ctx, r)
+}
 
 func TestWithoutReasoning(t *testing.T) {
 	t.Parallel()
