@@ -12,6 +12,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // scheduleCall is the model asking for a scheduled message.
@@ -274,4 +275,30 @@ func TestScheduledMessageToABlockedUserFails(t *testing.T) {
 	require.Contains(t, got.LastError, "permanent")
 
 	require.Empty(t, c.fake.Sent(c.user.ID)[1:], "nothing went out")
+}
+
+// TestScheduledMessageTextIsCleanedAndFormatted: what the model writes
+// into message_text is sent later as written, but never with a control
+// token or its reasoning in it, and its Markdown is shown formatted.
+func TestScheduledMessageTextIsCleanedAndFormatted(t *testing.T) {
+	t.Parallel()
+	c := startCompanion(t, "")
+	c.model.Enqueue(
+		scheduleCall("call_1", "2026-11-23 11:00", "<think>they will be busy</think>Time to take the **bread** out!\n<WANT_MORE>", false),
+		scheduleCall("call_2", "2026-11-23 12:00", "<SILENCE>", false),
+		llmtest.Text("Both noted."),
+	)
+	c.say(t, "remind me about the bread in an hour", 1)
+	require.Contains(t, c.toolResult(t, 2, "call_2"), "only control tokens or reasoning", "the model is told why")
+	j := c.job(t)
+	require.Equal(t, "Time to take the **bread** out!", j.Text, "stored without token or reasoning")
+	require.Equal(t, core.FormatRichText, j.Format)
+
+	c.advance(t, time.Hour)
+	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
+	require.Equal(t, "Time to take the bread out!", sent[1].Plain)
+	requireNoTokens(t, sent)
+	shown, err := markuptest.TelegramV2(sent[1].Text)
+	require.NoError(t, err)
+	require.True(t, shown.Has(markuptest.Bold, "bread"), "formatted: %+v", shown)
 }

@@ -134,9 +134,10 @@ func (s *Store) ScheduleMessage(ctx context.Context, j *core.Job, replace bool, 
 		if err := checkPending(tx, job.ConversationID, max); err != nil {
 			return err
 		}
-		return tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, created_by_tool_call_id, created_at, updated_at)
-			VALUES (?, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.Text, job.Name,
-			s.q.t(job.DueAt), job.Origin, job.CreatedByToolCallID, t, t).Row().Scan(&job.ID)
+		return tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, created_by_tool_call_id,
+			format, created_at, updated_at)
+			VALUES (?, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.Text, job.Name,
+			s.q.t(job.DueAt), job.Origin, job.CreatedByToolCallID, string(job.Format), t, t).Row().Scan(&job.ID)
 	})
 	if err != nil {
 		if errors.Is(err, core.ErrTooManyPending) {

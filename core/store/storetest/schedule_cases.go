@@ -98,3 +98,22 @@ func testClaimDueJobsScopedToPlatforms(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 }
+
+// testScheduledMessageKeepsItsFormat: a message the model scheduled is
+// Markdown, and is sent as such when it is due.
+func testScheduledMessageKeepsItsFormat(t *testing.T, open Opener) {
+	b := setup(t, open)
+	conv := b.inbound(t, "fmt", "hi", b.t0, false).Conversation
+	rich := &core.Job{ConversationID: conv.ID, Text: "**bread**", DueAt: b.t0, Format: core.FormatRichText}
+	_, err := b.st.ScheduleMessage(b.ctx, rich, false, 50)
+	require.NoError(t, err)
+	plain := &core.Job{ConversationID: conv.ID, Text: "as written", DueAt: b.t0}
+	_, err = b.st.ScheduleMessage(b.ctx, plain, false, 50)
+	require.NoError(t, err)
+	got, err := b.st.Job(b.ctx, rich.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.FormatRichText, got.Format)
+	got, err = b.st.Job(b.ctx, plain.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.FormatText, got.Format)
+}

@@ -90,6 +90,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"ClaimEndedRecords", testClaimEndedRecords},
 		{"RememberAndForgetFacts", testRememberAndForgetFacts},
 		{"TwoSchedulersSendEachJobOnce", testTwoSchedulersSendEachJobOnce},
+		{"ScheduledMessageKeepsItsFormat", testScheduledMessageKeepsItsFormat},
 		{"ClaimDueJobsScopedToPlatforms", testClaimDueJobsScopedToPlatforms},
 		{"RecurringJobLifecycle", testRecurringJobLifecycle},
 		{"CronOccurrenceRunsOnce", testCronOccurrenceRunsOnce},
