@@ -3,11 +3,9 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/internal/browsertest"
 )
 
 // browserTimeout bounds the whole browser session: a cold Chromium start
@@ -72,7 +71,7 @@ const markdownReply = "Here's how to **run the tests**:\n\n" +
 // goes away once the model answers again. A screenshot is kept.
 func TestWebChatInABrowser(t *testing.T) {
 	t.Parallel()
-	browser := findBrowser(t)
+	browser := browsertest.Find(t, "the web chat")
 	at := time.Now().UTC().Add(-time.Minute)
 	pc := &pageCore{
 		history: []core.Message{
@@ -96,7 +95,7 @@ func TestWebChatInABrowser(t *testing.T) {
 		srv.Close()
 	})
 
-	bctx := newBrowser(t, browser)
+	bctx := browsertest.Start(t, browser, 1000, 1200, browserTimeout)
 	require.NoError(t, chromedp.Do(bctx,
 		chromedp.Navigate(srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(".msg.assistant.rich strong")),
@@ -152,7 +151,7 @@ func TestWebChatInABrowser(t *testing.T) {
 	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG screenshot")
-	shot := filepath.Join(artifactDir(t), "web-chat-markdown.png")
+	shot := filepath.Join(browsertest.ArtifactDir(t), "web-chat-markdown.png")
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	t.Logf("screenshot of the web chat with a Markdown reply and the banner: %s", shot)
 
@@ -165,7 +164,7 @@ func TestWebChatInABrowser(t *testing.T) {
 		"the bubble fits the screen")
 	png, err = chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	shot = filepath.Join(artifactDir(t), "web-chat-markdown-phone.png")
+	shot = filepath.Join(browsertest.ArtifactDir(t), "web-chat-markdown-phone.png")
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	t.Logf("screenshot of the web chat on a phone: %s", shot)
 
@@ -176,90 +175,4 @@ func TestWebChatInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(bctx, chromedp.WaitNotVisible(chromedp.ID("banner"))))
 	require.Equal(t, true, eval(`document.getElementById("banner").hidden`))
-}
-
-// findBrowser returns the Chromium to drive. Without one the test skips,
-// loudly, except in CI (CI set), where a missing browser is a failure:
-// .ci/run installs it, so its absence there is a broken set-up.
-func findBrowser(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium" // Debian's package
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const msg = "no chromium: install it with apt-get install chromium (the web chat's browser test needs it)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + "; CI is set, so this is a failure, not a skip")
-	}
-	t.Skip("!!! SKIPPED: " + msg)
-	return ""
-}
-
-// newBrowser starts headless Chromium at path for the test and returns a
-// tab's context; the browser is gone when the test ends.
-func newBrowser(t *testing.T, path string) context.Context {
-	t.Helper()
-	profile := t.TempDir() // made before the browser's cleanup, removed after it
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1000, 1200),
-		// Nothing may phone home on a closed network, or wait for it.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc() // waits for the browser process to exit
-	})
-	// The first call starts the browser; its context must be the tab's own,
-	// so the deadline is set on what follows.
-	require.NoError(t, chromedp.Do(ctx), "starting %s", path)
-	ctx, cancel := context.WithTimeout(ctx, browserTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// artifactDir is where the tests keep files for people to look at:
-// $PARLEY_TEST_ARTIFACTS, else test-artifacts/ at the repository's root.
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
-	if dir == "" {
-		wd, err := os.Getwd()
-		require.NoError(t, err)
-		root, err := moduleRoot(wd)
-		require.NoError(t, err)
-		dir = filepath.Join(root, "test-artifacts")
-	}
-	dir, err := filepath.Abs(dir)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	return dir
-}
-
-// moduleRoot is the nearest directory at or above dir with a go.mod.
-func moduleRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", errors.New("no go.mod at or above " + dir)
-		}
-	}
 }

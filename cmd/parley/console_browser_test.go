@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/internal/browsertest"
 )
 
 // browserTimeout bounds the whole browser session: a cold Chromium start
@@ -31,7 +30,7 @@ const browserTimeout = 90 * time.Second
 // cancelled in the database and shown so. A screenshot is kept.
 func TestConsoleInABrowser(t *testing.T) {
 	t.Parallel()
-	browser := findBrowser(t)
+	browser := browsertest.Find(t, "the web console")
 	b := setup(t)
 	path := b.writeConfig(t, "bot:\n  timezone: Europe/Berlin\n")
 	cfg, err := config.Load(path, b.lookup)
@@ -84,7 +83,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	started = true
 	base := "http://" + a.http.Addr()
 
-	bctx := newBrowser(t, browser)
+	bctx := browsertest.Start(t, browser, 1280, 1600, browserTimeout)
 	jobRow := chromedp.ID(fmt.Sprintf("job-%d", job.ID))
 
 	// Any console page asks for the token first.
@@ -172,102 +171,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, "They want a plan; keep it short.", strings.TrimSpace(reasoning))
 	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(artifactDir(t), "console-reasoning.png"), png, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(browsertest.ArtifactDir(t), "console-reasoning.png"), png, 0o644))
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(fmt.Sprintf("%s/console/conversations/%d", base, conv.ID)),
 		chromedp.WaitVisible(chromedp.ID("transcript"))))
 
 	png, err = chromedp.Run(bctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")), "a PNG screenshot")
-	shot := filepath.Join(artifactDir(t), "console-cancel.png")
+	shot := filepath.Join(browsertest.ArtifactDir(t), "console-cancel.png")
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	t.Logf("screenshot of the console after the cancel: %s", shot)
-}
-
-// findBrowser returns the Chromium to drive. Without one the test skips,
-// loudly, except in CI (CI set), where a missing browser is a failure:
-// .ci/run installs it, so its absence there is a broken set-up.
-func findBrowser(t *testing.T) string {
-	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium" // Debian's package
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const msg = "no chromium: install it with apt-get install chromium (the web console's browser test needs it)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + "; CI is set, so this is a failure, not a skip")
-	}
-	t.Skip("!!! SKIPPED: " + msg)
-	return ""
-}
-
-// newBrowser starts headless Chromium at path for the test and returns a
-// tab's context; the browser is gone when the test ends.
-func newBrowser(t *testing.T, path string) context.Context {
-	t.Helper()
-	profile := t.TempDir() // made before the browser's cleanup, removed after it
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1280, 1600),
-		// Nothing may phone home on a closed network, or wait for it.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-	)
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(func() {
-		cancelTab()
-		cancelAlloc() // waits for the browser process to exit
-	})
-	// The first call starts the browser; its context must be the tab's own,
-	// so the deadline is set on what follows.
-	require.NoError(t, chromedp.Do(ctx), "starting %s", path)
-	ctx, cancel := context.WithTimeout(ctx, browserTimeout)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// artifactDir is where the tests keep files for people to look at:
-// $PARLEY_TEST_ARTIFACTS, else test-artifacts/ at the repository's root.
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
-	if dir == "" {
-		wd, err := os.Getwd()
-		require.NoError(t, err)
-		root, err := moduleRoot(wd)
-		require.NoError(t, err)
-		dir = filepath.Join(root, "test-artifacts")
-	}
-	dir, err := filepath.Abs(dir)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	return dir
-}
-
-// moduleRoot is the nearest directory at or above dir with a go.mod.
-func moduleRoot(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", errors.New("no go.mod at or above " + dir)
-		}
-	}
 }
 
 func mustZone(t *testing.T, name string) *time.Location {

@@ -182,21 +182,7 @@ func openEvents(t *testing.T, addr, client string) *sseReader {
 // nextMessage returns the text of the next "message" event.
 func (s *sseReader) nextMessage(t *testing.T) string {
 	t.Helper()
-	deadline := time.After(waitFor)
-	for {
-		select {
-		case ev, ok := <-s.events:
-			require.True(t, ok, "event stream ended")
-			if ev[0] != "message" {
-				continue
-			}
-			var m struct{ Text string }
-			require.NoError(t, json.Unmarshal([]byte(ev[1]), &m))
-			return m.Text
-		case <-deadline:
-			t.Fatal("no message event arrived")
-		}
-	}
+	return s.nextWireMessage(t).Text
 }
 
 func postMessage(t *testing.T, addr, client, text string) {
