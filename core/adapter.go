@@ -20,6 +20,11 @@ type InboundMessage struct {
 	// Direct is true for a one-to-one DM. Adapters drop everything else, and
 	// the core ignores a message that is not direct as a second guard.
 	Direct bool
+	// Attachments are the files sent with the message (a photo, a voice
+	// note, a document, a sticker), in the platform's order; Text is then
+	// the caption, and may be empty. An adapter delivers a DM with an
+	// attachment even when it has no text.
+	Attachments []Attachment
 }
 
 // InboundHandler takes normalised inbound messages from adapters. The core's

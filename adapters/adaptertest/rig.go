@@ -85,6 +85,17 @@ type Rig struct {
 	// sends through first (for a split reply whose later part is
 	// refused).
 	RefuseMarkupAfter func(t *testing.T, n int)
+	// SendFile makes user send f in a DM (a photo, a voice note, a
+	// document, a sticker, with f.Caption as its text) and returns the
+	// channel thread id; the fake serves f.Data for the adapter to fetch.
+	// Nil skips the file cases.
+	SendFile func(t *testing.T, user User, f File) (channelThreadID string)
+	// FileKinds are the kinds of file the platform has, for the file
+	// cases (nil: image, voice, document and sticker).
+	FileKinds []core.AttachmentKind
+	// FailNextFetch makes the fake fail the next downloads of a file (a
+	// 5xx each time, more than the adapter retries), then serve again.
+	FailNextFetch func(t *testing.T)
 	// Block makes user block the bot: sends to them fail permanently.
 	Block func(t *testing.T, user User)
 	// UnknownThread is a chat id the platform does not know (a user who

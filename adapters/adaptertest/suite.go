@@ -68,6 +68,8 @@ func cases() []testCase {
 		{"RefusedMarkupLater", testRefusedMarkupLater},
 		{"Image", testImage},
 		{"ImageLongCaption", testImageLongCaption},
+		{"Files", testFiles},
+		{"FileFetchFails", testFileFetchFails},
 		{"TypingConsistent", testTypingConsistent},
 		{"Typing", testTyping},
 		{"Stop", testStop},
