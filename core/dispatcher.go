@@ -108,6 +108,8 @@ type DispatcherConfig struct {
 	// this process die (scheduler.max_sends_in_doubt, default 1; see
 	// doubt.go).
 	MaxSendsInDoubt int
+	// Media says what turns do with the files users send.
+	Media MediaConfig
 	// Metrics, when set, is told about turns, model calls, sends and jobs.
 	Metrics Metrics
 	// Listener, when set, tells this dispatcher when other processes queue
@@ -184,7 +186,10 @@ type Dispatcher struct {
 	platforms []Platform
 	allow     map[string]bool
 	history   *historyCache
-	records   *recordCache
+	// media keeps opened files (images, documents' text) for the later
+	// turns of a session.
+	media   *mediaCache
+	records *recordCache
 	// limits come from the SessionPolicy plugin, or the defaults.
 	limits SessionLimits
 	// proactive is the ProactivePolicy plugin; nil when none is enabled.
@@ -302,6 +307,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	default:
 		return nil, fmt.Errorf("dispatcher: during_generation %q: want reject, queue or restart", cfg.DuringGeneration)
 	}
+	cfg.Media.defaults()
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = 5 * time.Minute
 	}
@@ -319,6 +325,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 		wake:     make(chan struct{}, 1),
 		inflight: map[int64]context.CancelCauseFunc{},
 		history:  newHistoryCache(cfg.HistoryLimit, cfg.HistoryCacheSize),
+		media:    newMediaCache(64 << 20),
 		records:  newRecordCache(cfg.HistoryCacheSize),
 		limits:   limits,
 		jobWake:  cfg.JobWaker,
@@ -439,7 +446,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		return nil
 	}
 	text := storableText(msg.Text)
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(text) == "" && len(msg.Attachments) == 0 {
 		log.Debug("ignoring an empty message")
 		return nil
 	}
@@ -447,6 +454,14 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 	if len(text) > MaxInboundBytes {
 		meta = map[string]any{"truncated_from_bytes": len(text)}
 		text = truncateUTF8(text, MaxInboundBytes)
+	}
+	if len(msg.Attachments) > 0 {
+		// Their description only: the bytes stay on the platform until a
+		// turn opens them.
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["attachments"] = cleanAttachments(msg.Attachments)
 	}
 	if msg.Platform == "" || msg.ChannelThreadID == "" {
 		return errors.New("inbound message without platform or channel thread id")

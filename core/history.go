@@ -135,3 +135,24 @@ func (h *historyCache) insertLocked(conv Conversation, win []Message) {
 		delete(h.entries, last.Value.(*historyEntry).convID)
 	}
 }
+
+// replaced puts a stored message's new text (a voice note's transcript)
+// into the conversation's cached window, in a new slice: turns hold on to
+// the windows they were given.
+func (h *historyCache) replaced(convID int64, m Message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	el, ok := h.entries[convID]
+	if !ok {
+		return
+	}
+	e := el.Value.(*historyEntry)
+	for i := range e.window {
+		if e.window[i].ID == m.ID {
+			win := append([]Message(nil), e.window...)
+			win[i] = m
+			e.window = win
+			return
+		}
+	}
+}

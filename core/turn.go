@@ -132,7 +132,8 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	if t.Cron != nil {
 		history = withExecutionPrompt(history, t.Cron)
 	}
-	prompt, historyLen := renderPrompt(system, history)
+	files := d.openFiles(ctx, log, t, a)
+	prompt, historyLen := renderPrompt(system, history, files)
 	record := RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
 	if n := len(t.History); n > 0 {
 		record.History = &HistoryRef{FromSeq: t.History[0].Seq, ToSeq: t.History[n-1].Seq, Count: historyLen}
@@ -490,7 +491,7 @@ func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Messa
 
 // renderPrompt writes the system prompt followed by the messages (L5); it
 // also reports how many messages at the end came from the history.
-func renderPrompt(system string, history []Message) ([]llm.Message, int) {
+func renderPrompt(system string, history []Message, files map[int64]userMedia) ([]llm.Message, int) {
 	msgs := make([]llm.Message, 0, len(history)+1)
 	if system != "" {
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
@@ -499,7 +500,22 @@ func renderPrompt(system string, history []Message) ([]llm.Message, int) {
 	for _, m := range history {
 		switch m.Role {
 		case RoleUser:
-			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
+			um, ok := files[m.ID]
+			if !ok {
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
+				continue
+			}
+			um.text = userContent(Message{Content: um.text, Metadata: m.Metadata})
+			if len(um.images) == 0 {
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: um.text})
+				continue
+			}
+			parts := make([]llm.Part, 0, len(um.images)+1)
+			parts = append(parts, llm.Part{Text: um.text})
+			for _, img := range um.images {
+				parts = append(parts, llm.Part{ImageURL: img})
+			}
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Parts: parts})
 		case RoleAssistant:
 			switch {
 			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true:

@@ -125,6 +125,10 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		return nil, usageError{fmt.Errorf("llm: %w", err)}
 	}
 	logModel(log, cfg)
+	transcriber, err := newTranscriber(cfg, log)
+	if err != nil {
+		return nil, usageError{err}
+	}
 	env := core.Env{Logger: log, Clock: opts.clock, Location: cfg.Location(), BotName: "Parley"}
 	// Every section is decoded before anything is opened, so a bad config
 	// fails (exit 2) without touching the database.
@@ -180,10 +184,18 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		StaleAfter:       cfg.Runs.StaleAfter,
 		Workers:          cfg.Runs.Workers,
 		TurnTimeout:      cfg.Runs.TurnTimeout,
-		JobMaxAttempts:   cfg.Scheduler.MaxAttempts,
-		LateGrace:        cfg.Scheduler.LateGrace,
-		JobLease:         cfg.Scheduler.JobLease,
-		MaxSendsInDoubt:  cfg.Scheduler.MaxSendsInDoubt,
+		Media: core.MediaConfig{
+			Vision:           cfg.LLM.Vision,
+			MaxBytes:         int64(cfg.Media.MaxBytes),
+			MaxImagePx:       cfg.Media.MaxImagePx,
+			MaxDocumentChars: cfg.Media.MaxDocumentChars,
+			MaxPerTurn:       cfg.Media.MaxPerTurn,
+			Transcriber:      transcriber,
+		},
+		JobMaxAttempts:  cfg.Scheduler.MaxAttempts,
+		LateGrace:       cfg.Scheduler.LateGrace,
+		JobLease:        cfg.Scheduler.JobLease,
+		MaxSendsInDoubt: cfg.Scheduler.MaxSendsInDoubt,
 		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
 		Listener: a.store,
 		// Every process sends the scheduled messages of the platforms it

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
 
+	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/llm"
 )
 
 // openAIHost is the host of config.Default's llm.base_url.
@@ -45,4 +48,35 @@ func redactedURL(base string) string {
 		return "(unparsable)"
 	}
 	return u.Redacted()
+}
+
+// newTranscriber is the speech-to-text client of llm.transcription (nil,
+// with no error, when its model is ""), its empty base URL and key taken
+// from llm's.
+func newTranscriber(cfg *config.Config, log *slog.Logger) (core.Transcriber, error) {
+	tc := cfg.LLM.Transcription
+	if tc.Model == "" {
+		log.Info("voice transcription is off (llm.transcription.model is empty)")
+		return nil, nil
+	}
+	base, key := tc.BaseURL, tc.APIKey
+	if base == "" {
+		base = cfg.LLM.BaseURL
+	}
+	if key == "" {
+		key = cfg.LLM.APIKey
+	}
+	t, err := llm.NewTranscriber(llm.TranscriberConfig{
+		BaseURL:    base,
+		APIKey:     key.Reveal(),
+		Model:      tc.Model,
+		Timeout:    cfg.LLM.Timeout,
+		MaxRetries: cfg.LLM.MaxRetries,
+		AuthHint:   "check llm.transcription.api_key (or llm.api_key)",
+		Logger:     log.With("component", "transcription"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("llm.transcription: %w", err)
+	}
+	return t, nil
 }

@@ -15,6 +15,7 @@ type Config struct {
 	Adapters  map[string]Section `yaml:"adapters"`
 	Runs      Runs               `yaml:"runs"`
 	Scheduler Scheduler          `yaml:"scheduler"`
+	Media     Media              `yaml:"media"`
 	HTTP      HTTP               `yaml:"http"`
 	Log       Log                `yaml:"log"`
 	Plugins   map[string]Section `yaml:"plugins"`
@@ -50,6 +51,38 @@ type LLM struct {
 	// MaxTokens bounds each completion (default 2048); it is sent as
 	// max_tokens, or max_completion_tokens where the server wants that.
 	MaxTokens int `yaml:"max_tokens"`
+	// Vision sends the images users send to the model as image parts
+	// (default true); off, the model is told an image came that it cannot
+	// see.
+	Vision bool `yaml:"vision"`
+	// Transcription turns voice notes and audio into text.
+	Transcription Transcription `yaml:"transcription"`
+}
+
+// Transcription is the OpenAI-compatible speech-to-text service
+// (POST {base_url}/audio/transcriptions).
+type Transcription struct {
+	// Model (default whisper-1); "" turns transcription off.
+	Model string `yaml:"model"`
+	// BaseURL (default "": llm.base_url).
+	BaseURL string `yaml:"base_url"`
+	// APIKey (default "": llm.api_key).
+	APIKey Secret `yaml:"api_key"`
+}
+
+// Media bounds what is done with the files users send.
+type Media struct {
+	// MaxBytes: larger attachments are described, not fetched (default 20MiB).
+	MaxBytes ByteSize `yaml:"max_bytes"`
+	// MaxImagePx is the longest side of an image sent to the model
+	// (default 1568).
+	MaxImagePx int `yaml:"max_image_px"`
+	// MaxDocumentChars is how much of a document's text the model reads
+	// (default 20000).
+	MaxDocumentChars int `yaml:"max_document_chars"`
+	// MaxPerTurn is how many attachments one turn opens; the rest are
+	// described (default 10).
+	MaxPerTurn int `yaml:"max_per_turn"`
 }
 
 // Bot configures who the bot talks to and how it fails.

@@ -39,6 +39,8 @@ func Default() *Config {
 			MaxToolRounds: 4,
 			MaxRetries:    3,
 			MaxTokens:     2048,
+			Vision:        true,
+			Transcription: Transcription{Model: "whisper-1"},
 		},
 		Bot: Bot{
 			Timezone:       "UTC",
@@ -61,6 +63,7 @@ func Default() *Config {
 			JobLease:                  time.Minute,
 			MaxSendsInDoubt:           1,
 		},
+		Media:   Media{MaxBytes: 20 << 20, MaxImagePx: 1568, MaxDocumentChars: 20000, MaxPerTurn: 10},
 		HTTP:    HTTP{Listen: "127.0.0.1:8080"},
 		Log:     Log{Format: "text", Level: "info"},
 		Plugins: map[string]Section{},

@@ -121,6 +121,18 @@ func (c *Config) problems() []problem {
 	}
 	between(add, "scheduler.max_sends_in_doubt", c.Scheduler.MaxSendsInDoubt, 1, 64)
 
+	if b := c.LLM.Transcription.BaseURL; b != "" {
+		if u, err := url.Parse(b); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("llm.transcription.base_url", "must be an absolute http or https URL, or empty for llm.base_url", b)
+		}
+	}
+	if c.Media.MaxBytes < 1 {
+		add("media.max_bytes", "must be at least 1B", c.Media.MaxBytes.String())
+	}
+	between(add, "media.max_image_px", c.Media.MaxImagePx, 64, 8192)
+	between(add, "media.max_document_chars", c.Media.MaxDocumentChars, 0, 1<<20)
+	between(add, "media.max_per_turn", c.Media.MaxPerTurn, 0, 100)
+
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
 	}

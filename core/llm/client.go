@@ -90,11 +90,7 @@ const NoRetries = -1
 // Client talks to one OpenAI-compatible server. It is safe for concurrent
 // use.
 type Client struct {
-	api    *openai.Client
-	http   *http.Client
-	cfg    Config
-	redact redactor
-	log    *slog.Logger
+	conn
 
 	// health is the state as of the last finished call; nil while unknown.
 	health atomic.Pointer[Health]
@@ -104,14 +100,39 @@ type Client struct {
 	completionTokens atomic.Bool
 }
 
+// conn is what a Client and a Transcriber share: the configuration with
+// defaults applied, go-openai's client on the retrying transport, and the
+// redactor that keeps the key out of errors and logs.
+type conn struct {
+	api    *openai.Client
+	cfg    Config
+	redact redactor
+	log    *slog.Logger
+}
+
 // New validates cfg, applies defaults and builds a Client.
 func New(cfg Config) (*Client, error) {
+	cn, u, err := newConn(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{conn: cn}
+	// OpenAI's own API refuses max_tokens for its newer models and takes
+	// max_completion_tokens for all of them.
+	c.completionTokens.Store(strings.EqualFold(u.Hostname(), openAIHost))
+	return c, nil
+}
+
+// newConn validates cfg, applies defaults and builds go-openai's client on
+// a copy of cfg.HTTPClient whose transport retries. It returns the parsed
+// base URL too.
+func newConn(cfg Config) (conn, *url.URL, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("llm: base url %q must be an http or https url", u.Redacted())
+		return conn{}, nil, fmt.Errorf("llm: base url %q must be an http or https url", u.Redacted())
 	}
 	if cfg.Timeout < 0 || cfg.MaxToolRounds < 0 || cfg.MaxRetryDelay < 0 || cfg.RetryBase < 0 || cfg.MaxTokens < 0 {
-		return nil, errors.New("llm: timeout, max tool rounds, retry delays and max tokens must not be negative")
+		return conn{}, nil, errors.New("llm: timeout, max tool rounds, retry delays and max tokens must not be negative")
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -151,7 +172,7 @@ func New(cfg Config) (*Client, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	c := &Client{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger}
 	hc.Transport = &retryTransport{
 		base:       base,
 		timeout:    cfg.Timeout,
@@ -161,18 +182,14 @@ func New(cfg Config) (*Client, error) {
 		sleep:      cfg.Sleep,
 		now:        cfg.Now,
 		log:        cfg.Logger,
-		redact:     c.redact,
+		redact:     cn.redact,
 	}
-	c.http = &hc
-	// OpenAI's own API refuses max_tokens for its newer models and takes
-	// max_completion_tokens for all of them.
-	c.completionTokens.Store(strings.EqualFold(u.Hostname(), openAIHost))
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = c.http
-	c.api = openai.NewClientWithConfig(oc)
-	return c, nil
+	oc.HTTPClient = &hc
+	cn.api = openai.NewClientWithConfig(oc)
+	return cn, u, nil
 }
 
 // defaultTransport is the shared pooled transport (see core/httpclient);

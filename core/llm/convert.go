@@ -25,6 +25,12 @@ func toOpenAIMessage(m Message) openai.ChatCompletionMessage {
 		Name:       m.Name,
 		ToolCallID: m.ToolCallID,
 	}
+	if len(m.Parts) > 0 {
+		// go-openai refuses to marshal a message with both Content and
+		// MultiContent, and Parts supersede Content.
+		om.Content = ""
+		om.MultiContent = toOpenAIParts(m.Parts)
+	}
 	for _, tc := range m.ToolCalls {
 		om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
 			ID:       tc.ID,
@@ -33,6 +39,24 @@ func toOpenAIMessage(m Message) openai.ChatCompletionMessage {
 		})
 	}
 	return om
+}
+
+// toOpenAIParts converts a message's parts; images go with detail "auto",
+// leaving the server to pick the resolution (the caller has already bounded
+// the image's size).
+func toOpenAIParts(parts []Part) []openai.ChatMessagePart {
+	out := make([]openai.ChatMessagePart, len(parts))
+	for i, p := range parts {
+		if p.ImageURL != "" {
+			out[i] = openai.ChatMessagePart{
+				Type:     openai.ChatMessagePartTypeImageURL,
+				ImageURL: &openai.ChatMessageImageURL{URL: p.ImageURL, Detail: openai.ImageURLDetailAuto},
+			}
+			continue
+		}
+		out[i] = openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: p.Text}
+	}
+	return out
 }
 
 func fromOpenAIMessage(om openai.ChatCompletionMessage) Message {

@@ -21,6 +21,13 @@
 // Result.Reasoning and Result.Refusal carry the reasoning_content and
 // refusal the server returned; reasoning is never sent back to the model.
 //
+// A Message with Parts (text and images as data: URLs) goes out as a
+// multi-part content array; without Parts, as plain Content.
+//
+// A Transcriber turns voice and audio into text through POST
+// {base}/audio/transcriptions, sending the file as received, over the same
+// retrying transport and with the same errors as a Client.
+//
 // Client.Health reports what the last finished call said about the server
 // (ok, auth, unreachable, server_error, rate_limited); calls the caller
 // cancelled do not count.

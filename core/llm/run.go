@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -206,7 +202,7 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 				}
 				continue
 			}
-			return resp, c.convertError(ctx, err, int(attempts.Load()))
+			return resp, c.convertError(ctx, "chat completion", err, int(attempts.Load()))
 		}
 		if len(resp.Choices) == 0 {
 			return resp, &Error{Message: "llm: response has no choices", StatusCode: http.StatusOK, health: HealthServerError}
@@ -295,74 +291,4 @@ func firstField(msg string) string {
 	default:
 		return fieldMaxCompletionTokens
 	}
-}
-
-// convertError turns whatever go-openai or the transport returned into an
-// *Error without the API key.
-func (c *Client) convertError(ctx context.Context, err error, attempts int) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return c.canceled(ctxErr)
-	}
-	if e, ok := asError(err); ok {
-		return e
-	}
-	var apiErr *openai.APIError
-	if errors.As(err, &apiErr) {
-		return c.statusError(apiErr.HTTPStatusCode, apiErr.HTTPStatus, apiErr.Message, attempts, err)
-	}
-	var reqErr *openai.RequestError
-	if errors.As(err, &reqErr) {
-		return c.statusError(reqErr.HTTPStatusCode, reqErr.HTTPStatus, string(reqErr.Body), attempts, err)
-	}
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	if errors.As(err, &syntaxErr) || errors.As(err, &typeErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return &Error{
-			StatusCode: http.StatusOK,
-			Message:    "llm: malformed response: " + c.redact.clean(err.Error()),
-			Err:        c.redact.wrap(err),
-			health:     HealthServerError,
-		}
-	}
-	return &Error{
-		Message: "llm: chat completion: " + c.redact.clean(err.Error()),
-		Err:     c.redact.wrap(err),
-		health:  otherHealth(err),
-	}
-}
-
-// otherHealth classifies an error that is neither a status nor a malformed
-// body: a network failure while reading the answer makes the server
-// unreachable; anything else (go-openai refusing a request before sending
-// it) says nothing about the server.
-func otherHealth(err error) string {
-	var netErr net.Error
-	if errors.As(err, &netErr) || errors.Is(err, syscall.ECONNRESET) {
-		return HealthUnreachable
-	}
-	return ""
-}
-
-func (c *Client) statusError(code int, status, msg string, attempts int, err error) error {
-	if status == "" {
-		status = fmt.Sprintf("%d %s", code, http.StatusText(code))
-	}
-	text := fmt.Sprintf("llm: %s%s", status, attemptsText(attempts))
-	if msg != "" {
-		text += ": " + c.redact.clean(msg)
-	}
-	if (code == http.StatusUnauthorized || code == http.StatusForbidden) && c.cfg.AuthHint != "" {
-		text += "; " + c.redact.clean(c.cfg.AuthHint)
-	}
-	return &Error{
-		StatusCode: code,
-		Message:    text,
-		Retryable:  retryableStatus(code),
-		Err:        c.redact.wrap(err),
-		health:     statusHealth(code),
-	}
-}
-
-func (c *Client) canceled(err error) error {
-	return &Error{Message: "llm: request canceled: " + err.Error(), Err: err}
 }

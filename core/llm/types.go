@@ -15,11 +15,25 @@ const (
 
 // Message is one chat message sent to or received from the model.
 type Message struct {
-	Role       string     `json:"role"`
-	Content    string     `json:"content,omitempty"`
+	Role    string `json:"role"`
+	Content string `json:"content,omitempty"`
+	// Parts, when set, is the message's content in pieces, text and images
+	// (a user message with photos); Content is then ignored. Without Parts
+	// the message is sent with Content as before.
+	Parts      []Part     `json:"parts,omitempty"`
 	Name       string     `json:"name,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Part is one piece of a multi-part message: text, or an image. Exactly one
+// field is set; a part with ImageURL is an image (its Text is ignored).
+type Part struct {
+	Text string `json:"text,omitempty"`
+	// ImageURL is a data URL holding a JPEG or PNG, e.g.
+	// "data:image/jpeg;base64,...". Never a platform's file URL: the model
+	// server cannot fetch it, and some (Telegram's) hold the bot's token.
+	ImageURL string `json:"image_url,omitempty"`
 }
 
 // ToolCall is the model's request to call a tool.

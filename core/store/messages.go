@@ -144,3 +144,43 @@ func (s *Store) Messages(ctx context.Context, conversationID int64) ([]core.Mess
 	}
 	return out, nil
 }
+
+// SetMessageText replaces a stored message's content and metadata and its
+// search entry: a voice note's transcript becomes its text once it is
+// known. Only the message's own row changes; its seq and time stay.
+func (s *Store) SetMessageText(ctx context.Context, m core.Message) error {
+	meta, err := encodeMetadata(m.Metadata)
+	if err != nil {
+		return fmt.Errorf("setting message text: %w", err)
+	}
+	if !s.q.sqlite {
+		m.Content = strings.ToValidUTF8(strings.ReplaceAll(m.Content, "\x00", "\uFFFD"), "\uFFFD")
+	}
+	err = s.write(ctx, func(tx *gorm.DB) error {
+		if !s.q.sqlite {
+			tokens := ""
+			if indexed(&m) {
+				tokens = strings.Join(searchTokens(m.Content), " ")
+			}
+			return tx.Exec(`UPDATE messages SET content = ?, metadata = ?, search = to_tsvector('simple', ?) WHERE id = ?`,
+				m.Content, meta, tokens, m.ID).Error
+		}
+		if err := tx.Exec(`UPDATE messages SET content = ?, metadata = ? WHERE id = ?`, m.Content, meta, m.ID).Error; err != nil {
+			return err
+		}
+		// Only a message IndexPending has passed is indexed here; a newer
+		// one it indexes itself, with its new text.
+		var done bool
+		if err := tx.Raw(`SELECT ? <= last_message_id FROM search_progress WHERE id = 1`, m.ID).Row().Scan(&done); err != nil || !done {
+			return err
+		}
+		if err := tx.Exec(`DELETE FROM message_search WHERE docid = ?`, m.ID).Error; err != nil {
+			return err
+		}
+		return s.indexMessage(tx, &m)
+	})
+	if err != nil {
+		return fmt.Errorf("setting the text of message %d: %w", m.ID, err)
+	}
+	return nil
+}

@@ -2,8 +2,10 @@
 //
 // It speaks the real wire protocol over real HTTP (httptest): POST
 // {base}/chat/completions, as JSON or, when the request asks for
-// "stream": true, as server-sent events ending in "data: [DONE]"; and GET
-// {base}/models. So the real go-openai client, and anything built on it such
+// "stream": true, as server-sent events ending in "data: [DONE]"; GET
+// {base}/models; and POST {base}/audio/transcriptions, answered from its own
+// queue (EnqueueTranscription, WithTranscriber) and recorded apart
+// (TranscriptionRequests). So the real go-openai client, and anything built on it such
 // as llm.Client, can be pointed at it unchanged.
 //
 // A test scripts the model's answers in order with Enqueue (text, tool calls,

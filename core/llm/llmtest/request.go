@@ -1,6 +1,10 @@
 package llmtest
 
 import (
+	"encoding/base64"
+	"errors"
+	"strings"
+
 	openai "github.com/sashabaranov/go-openai"
 )
 
@@ -28,14 +32,72 @@ func (r Request) ToolNames() []string {
 	return names
 }
 
-// LastUserMessage returns the content of the last user message, or "".
+// LastUserMessage returns the content of the last user message, or "". For
+// a multi-part message it is the text parts joined by newlines.
 func (r Request) LastUserMessage() string {
 	for i := len(r.Chat.Messages) - 1; i >= 0; i-- {
 		if m := r.Chat.Messages[i]; m.Role == openai.ChatMessageRoleUser {
-			return m.Content
+			if len(m.MultiContent) == 0 {
+				return m.Content
+			}
+			var texts []string
+			for _, p := range m.MultiContent {
+				if p.Type == openai.ChatMessagePartTypeText {
+					texts = append(texts, p.Text)
+				}
+			}
+			return strings.Join(texts, "\n")
 		}
 	}
 	return ""
+}
+
+// LastUserParts returns the parts of the last user message (its
+// MultiContent), or nil when that message is plain text or there is none.
+func (r Request) LastUserParts() []openai.ChatMessagePart {
+	for i := len(r.Chat.Messages) - 1; i >= 0; i-- {
+		if m := r.Chat.Messages[i]; m.Role == openai.ChatMessageRoleUser {
+			return m.MultiContent
+		}
+	}
+	return nil
+}
+
+// ImageURLs returns the URL of every image_url part in the request's
+// messages, in order. Decode a data URL with DecodeDataURL.
+func (r Request) ImageURLs() []string {
+	var urls []string
+	for _, m := range r.Chat.Messages {
+		for _, p := range m.MultiContent {
+			if p.Type == openai.ChatMessagePartTypeImageURL && p.ImageURL != nil {
+				urls = append(urls, p.ImageURL.URL)
+			}
+		}
+	}
+	return urls
+}
+
+// DecodeDataURL splits a base64 data URL ("data:image/png;base64,...")
+// into its media type and bytes, so a test can compare an image the model
+// received with the one sent. Anything else is an error.
+func DecodeDataURL(u string) (mediaType string, data []byte, err error) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return "", nil, errors.New("llmtest: not a data url")
+	}
+	meta, payload, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", nil, errors.New("llmtest: data url without a comma")
+	}
+	mediaType, ok = strings.CutSuffix(meta, ";base64")
+	if !ok {
+		return "", nil, errors.New("llmtest: data url is not base64")
+	}
+	data, err = base64.StdEncoding.DecodeString(payload)
+	if err != nil {
+		return "", nil, errors.New("llmtest: data url payload: " + err.Error())
+	}
+	return mediaType, data, nil
 }
 
 // ToolMessage returns the tool message answering callID and whether there is

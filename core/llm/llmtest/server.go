@@ -52,10 +52,11 @@ func WithMaxTokensField(name string) Option {
 	return func(s *Server) { s.maxTokensField = name }
 }
 
-// WithLatency makes every model answer wait d (or until the client gives
-// up) before it is sent, on top of any response's own WithDelay: a model
-// that takes a while, without scripting each response. Refusals the server
-// itself makes (authentication, unsupported parameter) are not delayed.
+// WithLatency makes every model answer (chat and transcription) wait d (or
+// until the client gives up) before it is sent, on top of any response's
+// own WithDelay: a model that takes a while, without scripting each
+// response. Refusals the server itself makes (authentication, unsupported
+// parameter) are not delayed.
 func WithLatency(d time.Duration) Option {
 	return func(s *Server) { s.latency = d }
 }
@@ -75,6 +76,10 @@ type Server struct {
 	requests  []Request
 	arrived   chan struct{} // closed and replaced on every new request
 	seq       int
+
+	tqueue      []TranscriptionResponse
+	transcriber func(TranscriptionRequest) TranscriptionResponse
+	trequests   []TranscriptionRequest
 }
 
 // NewServer starts a fake server and closes it when the test ends.
@@ -91,6 +96,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.handleTranscription)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "llmtest: unknown endpoint", "")
 	})

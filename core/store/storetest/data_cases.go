@@ -292,3 +292,32 @@ func testConversationsList(t *testing.T, open Opener) {
 	require.Equal(t, []int64{ids[1], ids[2]}, []int64{page[0].ID, page[1].ID})
 	require.Equal(t, "chat-1", page[0].ChannelThreadID)
 }
+
+// testSetMessageText: a voice note's transcript becomes its stored text,
+// found by search, its seq unchanged.
+func testSetMessageText(t *testing.T, open Opener) {
+	b := setup(t, open)
+	in := b.inbound(t, "voice", "", b.t0, false)
+	m := in.Message
+	m.Content = "remember the sourdough starter"
+	m.Metadata = map[string]any{"spoken": true}
+	require.NoError(t, b.st.SetMessageText(b.ctx, m))
+	msgs, err := b.st.Messages(b.ctx, in.Conversation.ID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.Equal(t, "remember the sourdough starter", msgs[0].Content)
+	require.Equal(t, true, msgs[0].Metadata["spoken"])
+	require.Equal(t, m.Seq, msgs[0].Seq)
+	_, err = b.st.IndexPending(b.ctx)
+	require.NoError(t, err)
+	m.Content = "remember the sourdough levain"
+	require.NoError(t, b.st.SetMessageText(b.ctx, m), "again, once indexed")
+	_, err = b.st.IndexPending(b.ctx)
+	require.NoError(t, err)
+	found, err := b.st.SearchMessages(b.ctx, in.Conversation.ID, "levain", 10)
+	require.NoError(t, err)
+	require.Len(t, found, 1, "the new text is searchable")
+	found, err = b.st.SearchMessages(b.ctx, in.Conversation.ID, "starter", 10)
+	require.NoError(t, err)
+	require.Empty(t, found, "the old text is not")
+}

@@ -31,6 +31,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"MigrateTwiceIsNoop", testMigrateTwice},
 		{"MigrateConcurrently", testMigrateConcurrently},
 		{"RecordInboundCreatesConversationOnce", testRecordInboundCreatesOnce},
+		{"SetMessageText", testSetMessageText},
 		{"RecordInboundUpdatesNamesKeepsTimeZone", testRecordInboundUpdatesNames},
 		{"SeqGapFreeUnderConcurrentWriters", testSeqConcurrentWriters},
 		{"PlanningReusesQueuedRun", testPlanningReusesQueuedRun},
