@@ -7,6 +7,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
@@ -107,6 +108,16 @@ func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
 		NoCodeLanguage:    true, // mrkdwn code blocks have no language
 		Block:             func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
 		UnknownThread:     "D0UNKNOWN01",
+		SendFile: func(_ *testing.T, u adaptertest.User, f adaptertest.File) string {
+			return srv.ShareFile(userOf(u), slacktest.File{
+				Name: f.Name, MIME: f.MIME, Data: f.Data, Text: escapeMrkdwn(f.Caption),
+				VoiceClip: f.Kind == core.AttachVoice,
+			}).Channel
+		},
+		// Slack has no stickers; a voice note is a clip recorded in Slack.
+		FileKinds: []core.AttachmentKind{core.AttachImage, core.AttachVoice, core.AttachDocument},
+		// One more failure than the adapter retries.
+		FailNextFetch: func(*testing.T) { srv.FailNextDownloads(b.adapter.maxServerRetries + 1) },
 	}
 	// The fake goes on delivering after Stop (the echo of the last reply,
 	// retried while the adapter refuses it), and its POSTs leave

@@ -17,8 +17,11 @@
 //     gets 401 and nothing is processed; url_verification is answered.
 //
 // DMs are message events with channel_type "im". Messages with a subtype
-// (edits, deletions, bot_message, file shares), from a bot, or from the
-// bot's own user are ignored. Slack's escaping and <…> references in the
+// other than file_share (edits, deletions, bot_message), from a bot, or
+// from the bot's own user are ignored. The files a user shares arrive as
+// core.Attachments whose Ref is the file's url_private_download;
+// FetchAttachment downloads it with the bot token (scope files:read),
+// which it sends only to files.slack.com or the Web API's host. Slack's escaping and <…> references in the
 // text are written out (<@U1|ada> becomes @ada, &amp; becomes &).
 //
 // Each event is handed to the core within an ack budget (2.5 s of Slack's

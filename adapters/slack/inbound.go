@@ -41,25 +41,45 @@ func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) boo
 		a.log.Warn("skipping a slack message event that cannot be decoded", "event_id", cb.EventID, "err", err)
 		return true
 	}
-	if !a.wanted(&ev) {
+	// slack-go keeps a message's files on ev.Message, without the
+	// per-file subtype that marks a voice clip: they are read again here.
+	var withFiles struct {
+		Files []fileWire `json:"files"`
+	}
+	if err := json.Unmarshal(*cb.InnerEvent, &withFiles); err != nil {
+		a.log.Warn("skipping a slack message event whose files cannot be decoded", "event_id", cb.EventID, "err", err)
+		return true
+	}
+	if !a.wanted(&ev, len(withFiles.Files) > 0) {
+		return true
+	}
+	files := a.attachments(withFiles.Files)
+	if len(files) == 0 && strings.TrimSpace(ev.Text) == "" && len(withFiles.Files) > 0 {
+		// Only files Parley cannot fetch (deleted, hidden by the free
+		// plan's limit, external links) and no text: nothing to answer.
+		a.log.Debug("ignoring a slack file share without a file to fetch", "channel", ev.Channel)
 		return true
 	}
 	key := cb.EventID
 	if key == "" {
 		key = ev.Channel + "/" + ev.TimeStamp
 	}
-	return a.deliver(ctx, key, &ev, retry)
+	return a.deliver(ctx, key, &ev, files, retry)
 }
 
-// wanted reports whether a message event is a user's DM to the bot.
-func (a *Adapter) wanted(ev *slackevents.MessageEvent) bool {
+// wanted reports whether a message event is a user's DM to the bot: a
+// plain message, or a file share (subtype file_share, or files on a plain
+// message) when hasFiles.
+func (a *Adapter) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 	botUser, _ := a.ownIDs()
 	why := ""
 	switch {
 	case ev.ChannelType != "im":
 		why = "not a direct message"
-	case ev.SubType != "":
-		// Edits, deletions, joins, bot_message, file shares…
+	case ev.SubType == "file_share" && !hasFiles:
+		why = "a file share without files"
+	case ev.SubType != "" && ev.SubType != "file_share":
+		// Edits, deletions, joins, bot_message…
 		why = "subtype " + ev.SubType
 	case ev.BotID != "":
 		why = "sent by a bot"
@@ -77,7 +97,7 @@ func (a *Adapter) wanted(ev *slackevents.MessageEvent) bool {
 // deliver hands a DM to the core, once per event id. A core that cannot
 // take it (its database briefly locked or down) gets more tries while the
 // ack budget lasts; after that the event is left to Slack's redelivery.
-func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.MessageEvent, retry int) bool {
+func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.MessageEvent, files []core.Attachment, retry int) bool {
 	now := a.clock.Now()
 	switch a.seen.begin(key, now) {
 	case eventDone:
@@ -117,6 +137,7 @@ func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.Messa
 		PlatformMessageID: ev.TimeStamp,
 		SentAt:            parseTS(ev.TimeStamp, now),
 		Direct:            true,
+		Attachments:       files,
 	}
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {

@@ -13,7 +13,7 @@
 // server, so smc.Run connects there by itself.
 //
 // A test plays the users: SendDM, SendChannel, SendGroupDM, SendOwn,
-// SendBotMessage, EditDM and SendEvent create events, each wrapped in an
+// SendBotMessage, EditDM, ShareFile and SendEvent create events, each wrapped in an
 // event_callback with an increasing event_id ("Ev00000001", …). In Socket
 // Mode (the default) every event goes to one connection, the newest, as an
 // events_api envelope, and waits in a queue while none is connected; an
@@ -31,7 +31,14 @@
 // LiveConnections, WaitConnections. Faults make chosen calls fail the way
 // Slack does: RateLimitNext and RateLimitAfter (HTTP 429 with
 // Retry-After), FailNext (an error code), FailNextStatus (an HTML 5xx),
-// RevokeTokens, Block, DropSockets and Disconnect.
+// RevokeTokens, Block, DropSockets and Disconnect; FailNextDownloads
+// (and the other faults under FileDownloads) and SetFilesScope fail file
+// downloads.
+//
+// ShareFile stores a file and serves it at
+// URL()/files-pri/<team>-<id>/download/<name> to a GET with the bot token
+// in "Authorization: Bearer"; without it Slack's answer is mimicked: 200
+// with an HTML login page.
 //
 // Web API methods: auth.test, apps.connections.open (app-level token
 // only), conversations.open, chat.postMessage and users.info, over POST or

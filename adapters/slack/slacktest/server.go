@@ -135,6 +135,11 @@ type Server struct {
 	faults   map[string][]*fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
+	// files are the shared files, by "<team>-<id>"; noFilesScope makes
+	// every download answer the login page.
+	files        map[string]*storedFile
+	nextFile     int
+	noFilesScope bool
 
 	nextEvent   int
 	events      map[string]*event
@@ -181,6 +186,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		sentIdx:       map[string][]int{},
 		calls:         map[string]int{},
 		faults:        map[string][]*fault{},
+		files:         map[string]*storedFile{},
 		events:        map[string]*event{},
 		tickets:       map[string]bool{},
 		conns:         map[*sockConn]struct{}{},
@@ -192,6 +198,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/{method}", s.serveAPI)
 	mux.HandleFunc("GET /socket", s.serveSocket)
+	mux.HandleFunc("GET /files-pri/{file}/download/{name}", s.serveFile)
 	s.srv = httptest.NewServer(mux)
 	s.wg.Add(1)
 	go s.httpWorker()

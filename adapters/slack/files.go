@@ -1,0 +1,274 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/core"
+)
+
+var _ core.AttachmentFetcher = (*Adapter)(nil)
+
+const (
+	// fetchTimeout bounds one FetchAttachment, retries included: a
+	// media.max_bytes file (20 MiB) comes well within it on any working
+	// link, and a stalled one must not hold a turn for long.
+	fetchTimeout = 60 * time.Second
+	// filesHost serves url_private and url_private_download on Slack.
+	filesHost = "files.slack.com"
+	// voiceClipSubtype is the per-file subtype of a clip recorded in
+	// Slack's composer (audio/webm or audio/mp4), as opposed to an audio
+	// file uploaded.
+	voiceClipSubtype = "slack_audio"
+)
+
+// fileWire is the part of a file object in a message event that Parley
+// reads. slack.File has no subtype, which tells a voice clip from an
+// audio file, so the adapter decodes files itself.
+type fileWire struct {
+	ID                 string `json:"id"`
+	Name               string `json:"name"`
+	Mimetype           string `json:"mimetype"`
+	Filetype           string `json:"filetype"`
+	Subtype            string `json:"subtype"`
+	Mode               string `json:"mode"`
+	IsExternal         bool   `json:"is_external"`
+	Size               int64  `json:"size"`
+	URLPrivate         string `json:"url_private"`
+	URLPrivateDownload string `json:"url_private_download"`
+	OriginalW          int    `json:"original_w"`
+	OriginalH          int    `json:"original_h"`
+	DurationMs         int    `json:"duration_ms"`
+}
+
+// attachments describes a message's files for the core, in Slack's order.
+// Files Parley cannot fetch with the bot token are left out: deleted ones
+// (mode tombstone), those hidden by a free workspace's limit
+// (hidden_by_limit), external links (Google Drive…), and any without a
+// private URL.
+func (a *Adapter) attachments(files []fileWire) []core.Attachment {
+	var out []core.Attachment
+	for _, f := range files {
+		ref := f.URLPrivateDownload
+		if ref == "" {
+			ref = f.URLPrivate
+		}
+		if ref == "" || f.IsExternal || f.Mode == "tombstone" || f.Mode == "hidden_by_limit" || f.Mode == "external" {
+			a.log.Debug("skipping a slack file that cannot be fetched", "file_id", f.ID, "mode", f.Mode)
+			continue
+		}
+		out = append(out, core.Attachment{
+			Kind:    kindOf(f),
+			MIME:    f.Mimetype,
+			Size:    max(f.Size, 0),
+			Name:    f.Name,
+			Ref:     ref,
+			Seconds: (f.DurationMs + 500) / 1000,
+			Width:   f.OriginalW,
+			Height:  f.OriginalH,
+		})
+	}
+	return out
+}
+
+// kindOf tells what a file is from its MIME type; an audio clip recorded
+// in Slack is a voice note, any other audio an audio file.
+func kindOf(f fileWire) core.AttachmentKind {
+	major, _, _ := strings.Cut(strings.ToLower(f.Mimetype), "/")
+	switch major {
+	case "image":
+		return core.AttachImage
+	case "audio":
+		if f.Subtype == voiceClipSubtype {
+			return core.AttachVoice
+		}
+		return core.AttachAudio
+	case "video":
+		return core.AttachVideo
+	}
+	return core.AttachDocument
+}
+
+// FetchAttachment downloads a file a user shared (its url_private) with
+// the bot token in the Authorization header; it needs the files:read
+// scope. The token goes only to the Web API's host (api_url's, slack.com
+// by default) or files.slack.com: a Ref on any other host is refused. A
+// file whose Size, Content-Length or body is over max bytes is not
+// downloaded whole: the error wraps core.ErrTooLarge. A 429 waits its
+// Retry-After, a 5xx or a refused connection backs off, as for Send; the
+// whole fetch is bounded by 60 seconds. Slack answers a request it does
+// not authorise with a 200 HTML login page: that is an error naming the
+// missing scope, not the file.
+func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
+	const what = "fetching slack file"
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	client, err := a.fileClient()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	u, err := a.fileURL(att.Ref)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if att.Size > maxBytes {
+		return nil, fmt.Errorf("%s %q (%d bytes, at most %d): %w", what, att.Name, att.Size, maxBytes, core.ErrTooLarge)
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	return retry.Do(ctx, a.retryPolicy(), what, []any{"file", att.Name}, func(ctx context.Context) ([]byte, error) {
+		return a.download(ctx, client, u, att, maxBytes)
+	}, a.judgeDownload)
+}
+
+// fileClient is an HTTP client on the adapter's pooled transport, while
+// the adapter runs. It has no timeout of its own: FetchAttachment's
+// context bounds it.
+func (a *Adapter) fileClient() (*http.Client, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopped:
+		return nil, errors.New("slack adapter is stopped")
+	case a.transport == nil:
+		return nil, errors.New("slack adapter is not started")
+	}
+	return &http.Client{Transport: a.transport, CheckRedirect: a.checkRedirect}, nil
+}
+
+// checkRedirect follows a redirect only to a host the token may go to.
+// net/http already drops Authorization on a redirect to another domain;
+// this keeps a download from wandering off Slack at all.
+func (a *Adapter) checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("too many redirects")
+	}
+	if !a.tokenHost(req.URL) {
+		return fmt.Errorf("redirected to %s, which is not slack", req.URL.Host)
+	}
+	return nil
+}
+
+// fileURL reads a Ref and checks that the bot token may be sent there.
+func (a *Adapter) fileURL(ref string) (*url.URL, error) {
+	u, err := url.Parse(ref)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
+		return nil, fmt.Errorf("ref %q is not a slack file URL", ref)
+	}
+	if !a.tokenHost(u) {
+		return nil, fmt.Errorf("refusing to send the bot token to %s: a slack file's ref must be on %s or %s", u.Host, filesHost, a.apiHost().Host)
+	}
+	return u, nil
+}
+
+// tokenHost reports whether the bot token may go to u: https on
+// files.slack.com, or the Web API's own scheme and host (which tests and
+// proxies point elsewhere).
+func (a *Adapter) tokenHost(u *url.URL) bool {
+	if u.Scheme == "https" && strings.EqualFold(u.Host, filesHost) {
+		return true
+	}
+	api := a.apiHost()
+	return u.Scheme == api.Scheme && strings.EqualFold(u.Host, api.Host)
+}
+
+// apiHost is the Web API's base URL, parsed.
+func (a *Adapter) apiHost() *url.URL {
+	raw := "https://slack.com/api/"
+	if a.APIURL != "" {
+		raw = a.APIURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return &url.URL{} // Validate refused it; nothing matches
+	}
+	return u
+}
+
+// downloadStatus is a download Slack answered with an HTTP error.
+type downloadStatus struct {
+	code       int
+	retryAfter time.Duration
+}
+
+func (e *downloadStatus) Error() string {
+	return fmt.Sprintf("slack answered HTTP %d", e.code)
+}
+
+// errLoginPage is Slack's answer to a file request it does not authorise.
+var errLoginPage = errors.New("slack served a login page: the bot token lacks files:read (add the scope and reinstall the app)")
+
+// download makes one GET of a file.
+func (a *Adapter) download(ctx context.Context, client *http.Client, u *url.URL, att core.Attachment, maxBytes int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("building the request: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.BotToken.Reveal())
+	res, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		// Drain a little so the connection goes back to the pool.
+		_, _ = io.CopyN(io.Discard, res.Body, 64<<10)
+		_ = res.Body.Close()
+	}()
+	if res.StatusCode != http.StatusOK {
+		st := &downloadStatus{code: res.StatusCode}
+		if secs, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && secs > 0 {
+			st.retryAfter = time.Duration(secs) * time.Second
+		}
+		return nil, st
+	}
+	if isHTML(res.Header.Get("Content-Type")) && !isHTML(att.MIME) {
+		return nil, errLoginPage
+	}
+	if res.ContentLength > maxBytes {
+		return nil, fmt.Errorf("%q is %d bytes, at most %d: %w", att.Name, res.ContentLength, maxBytes, core.ErrTooLarge)
+	}
+	// One byte more than allowed tells a file over the limit from one
+	// exactly at it, without reading the rest.
+	data, err := io.ReadAll(io.LimitReader(res.Body, maxBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %q: %w", att.Name, err)
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("%q is over %d bytes: %w", att.Name, maxBytes, core.ErrTooLarge)
+	}
+	return data, nil
+}
+
+// isHTML reports whether a Content-Type is HTML.
+func isHTML(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && (mt == "text/html" || mt == "application/xhtml+xml")
+}
+
+// judgeDownload reads a failed download: a 429 waits what Slack asks (at
+// least a second), a 5xx or a refused connection backs off, anything else
+// (a 4xx, the login page, a file too large) fails at once.
+func (a *Adapter) judgeDownload(err error) retry.Verdict {
+	var st *downloadStatus
+	switch {
+	case errors.As(err, &st) && st.code == http.StatusTooManyRequests:
+		return retry.Verdict{Kind: retry.RateLimited, After: max(st.retryAfter, time.Second)}
+	case errors.As(err, &st) && st.code >= 500:
+		return retry.Verdict{Kind: retry.Transient}
+	case errors.As(err, &st):
+		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("fetching slack file: %w (is the file deleted, or not shared with the bot?)", err)}
+	case retryable(err):
+		return retry.Verdict{Kind: retry.Transient}
+	}
+	return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("fetching slack file: %w", a.scrub(err))}
+}
