@@ -5,10 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/core"
 )
 
 // TestConformance runs the adapter suite against the fake Bot API. It is
@@ -64,8 +66,30 @@ func TestConformance(t *testing.T) {
 			},
 			RefuseNextMarkup:  func(*testing.T) { srv.RefuseNextMarkup() },
 			RefuseMarkupAfter: func(_ *testing.T, n int) { srv.RefuseMarkupAfter(n) },
-			Block:             func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
-			UnknownThread:     "555000111",
+			SendFile: func(t *testing.T, u adaptertest.User, f adaptertest.File) string {
+				m := telegramtest.Media{Data: f.Data, Caption: f.Caption, Name: f.Name, MIME: f.MIME, Emoji: f.Emoji}
+				send := map[core.AttachmentKind]func(telegramtest.User, telegramtest.Media) models.Update{
+					core.AttachImage:    srv.SendPhoto,
+					core.AttachVoice:    srv.SendVoice,
+					core.AttachAudio:    srv.SendAudio,
+					core.AttachVideo:    srv.SendVideo,
+					core.AttachDocument: srv.SendDocument,
+					core.AttachSticker:  srv.SendSticker,
+				}[f.Kind]
+				require.NotNil(t, send, "no telegram message for a %s", f.Kind)
+				upd := send(userOf(t, u), m)
+				return strconv.FormatInt(upd.Message.Chat.ID, 10)
+			},
+			// The kinds the suite knows (audio and video: files_test.go).
+			FileKinds: []core.AttachmentKind{core.AttachImage, core.AttachVoice, core.AttachDocument, core.AttachSticker},
+			FailNextFetch: func(*testing.T) {
+				// One failure more than the adapter retries.
+				for range b.adapter.maxServerRetries + 1 {
+					srv.FailNextDownload(telegramtest.ServerError())
+				}
+			},
+			Block:         func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
+			UnknownThread: "555000111",
 			TypingShown: func(t *testing.T, thread string) int {
 				id, err := strconv.ParseInt(thread, 10, 64)
 				require.NoError(t, err)

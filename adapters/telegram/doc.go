@@ -10,9 +10,13 @@
 // only after the core has taken it, so a restart redelivers what was not
 // handled.
 //
-// Only "message" updates in private chats become core.InboundMessage;
-// groups, channels, edits, messages from bots and messages without text are
-// ignored and logged at debug level.
+// Only "message" updates in private chats become core.InboundMessage: text,
+// or a file (photo, voice, audio, video, document, sticker) described as a
+// core.Attachment whose Ref is the file_id, with the caption as the text.
+// Groups, channels, edits, messages from bots and messages with neither
+// text nor a file are ignored and logged at debug level. FetchAttachment
+// (core.AttachmentFetcher) downloads a file through getFile and the file
+// endpoint, bounded in size and time, retried like a send.
 //
 // In webhook mode the adapter serves POST /webhooks/telegram on Parley's
 // HTTP server (core.HTTPMounter) and checks the

@@ -41,9 +41,9 @@ type wireUpdate struct {
 // core; with it the answer is 200, or a 4xx for what is not JSON, never a
 // 5xx (the core takes everything); at most one message reaches the core,
 // and only from a private chat, with the chat and sender ids of the update
-// and its text (its caption when it has no text). The made update is taken
-// exactly when it is a private chat's message from a sender who is not a
-// bot, with some text or caption.
+// and its text (its caption when it has no text; blank only with a file).
+// The made update is taken exactly when it is a private chat's message
+// from a sender who is not a bot, with some text or caption.
 func FuzzWebhook(f *testing.F) {
 	for _, s := range []struct {
 		body           string
@@ -62,6 +62,8 @@ func FuzzWebhook(f *testing.F) {
 			"private", 7, 7, true, "bot", ""},
 		{`{"update_id":5,"message":{"message_id":5,"date":1,"chat":{"id":7,"type":"private"},"from":{"id":7},"caption":"a photo","photo":[]}}`,
 			"private", 7, 7, false, "", "a photo"},
+		{`{"update_id":5,"message":{"message_id":5,"date":1,"chat":{"id":7,"type":"private"},"from":{"id":7},"voice":{"file_id":"v","file_unique_id":"u","duration":2}}}`,
+			"private", 7, 7, false, "", ""},
 		{`{"update_id":6,"message":{"message_id":6,"date":1,"chat":{"id":7,"type":"PRIVATE"},"from":{"id":7},"text":"case"}}`,
 			"PRIVATE", 7, 7, false, "case", ""},
 		{`{"update_id":7,"message":{"chat":{"id":0,"type":"private"},"from":{"id":7},"text":"no chat"}}`,
@@ -172,8 +174,10 @@ func checkAccepted(t *testing.T, m core.InboundMessage, chatType string, chatID,
 		t.Fatalf("chat %d became thread %q", chatID, m.ChannelThreadID)
 	case m.ChannelUserID == "" || m.ChannelUserID != strconv.FormatInt(fromID, 10):
 		t.Fatalf("sender %d became user %q", fromID, m.ChannelUserID)
-	case m.Text != text || strings.TrimSpace(m.Text) == "":
+	case m.Text != text || strings.TrimSpace(m.Text) == "" && len(m.Attachments) == 0:
 		t.Fatalf("text %q became %q", text, m.Text)
+	case len(m.Attachments) > 1 || len(m.Attachments) == 1 && m.Attachments[0].Ref == "":
+		t.Fatalf("attachments %+v", m.Attachments)
 	case m.SentAt.IsZero() || m.SentAt.Location() != time.UTC:
 		t.Fatalf("sent at %v", m.SentAt)
 	}

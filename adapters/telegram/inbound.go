@@ -37,8 +37,8 @@ func (a *Adapter) handleRaw(ctx context.Context, raw json.RawMessage) (id int64,
 	return *head.UpdateID, true, nil
 }
 
-// handleUpdate hands upd to the core if it is a text message in a private
-// chat. It returns the core's error, and nothing else. A panic, whatever its cause, is logged
+// handleUpdate hands upd to the core if it is a message with text or a
+// file in a private chat. It returns the core's error, and nothing else. A panic, whatever its cause, is logged
 // and the update skipped, so a strange update never stops the bot.
 func (a *Adapter) handleUpdate(ctx context.Context, upd *models.Update) (err error) {
 	defer func() {
@@ -66,8 +66,9 @@ func (a *Adapter) handleUpdate(ctx context.Context, upd *models.Update) (err err
 	return nil
 }
 
-// normalise turns a private text message into a core.InboundMessage; for
-// anything else it logs why at debug level and reports false.
+// normalise turns a private message with text, a caption or a file into
+// a core.InboundMessage; for anything else it logs why at debug level and
+// reports false.
 func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
 	log := a.log.With("update_id", upd.ID)
 	m := upd.Message
@@ -93,8 +94,12 @@ func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
 	if text == "" {
 		text = m.Caption
 	}
-	if strings.TrimSpace(text) == "" {
-		log.Debug("ignoring a telegram message without text", "chat_id", m.Chat.ID)
+	files := attachments(m)
+	// A photo, a voice note or a sticker is a message in its own right
+	// even without a caption; only a message with neither text nor a
+	// file (a location, a contact, a poll) has nothing for the core.
+	if strings.TrimSpace(text) == "" && len(files) == 0 {
+		log.Debug("ignoring a telegram message without text or a file", "chat_id", m.Chat.ID)
 		return core.InboundMessage{}, false
 	}
 	// Telegram never sends more than 4096 characters; the core truncates
@@ -108,6 +113,7 @@ func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
 		PlatformMessageID: strconv.Itoa(m.ID),
 		SentAt:            time.Unix(int64(m.Date), 0).UTC(),
 		Direct:            true,
+		Attachments:       files,
 	}, true
 }
 

@@ -71,11 +71,11 @@ func TestIgnoredUpdates(t *testing.T) {
 		{"own message", func(b *testBundle) { b.srv.SendOwn(ada.ID, "something the bot said") }},
 		{"edit", func(b *testBundle) { b.srv.EditPrivate(ada, 1, "edited text") }},
 		{"another bot", func(b *testBundle) { b.srv.InjectRaw(botSender(b)) }},
-		{"no text", func(b *testBundle) {
+		{"no text and no file", func(b *testBundle) {
 			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": {"message_id": 3, "date": 1700000000,
 				"chat": {"id": 100001, "type": "private"},
 				"from": {"id": 100001, "is_bot": false, "first_name": "Ada"},
-				"sticker": {"file_id": "x", "file_unique_id": "y", "type": "regular", "width": 1, "height": 1, "is_animated": false, "is_video": false}}}`))
+				"location": {"latitude": 52.5, "longitude": 13.4}}}`))
 		}},
 		{"no sender", func(b *testBundle) {
 			b.srv.InjectRaw(json.RawMessage(`{"update_id": 500, "message": {"message_id": 3, "date": 1700000000,

@@ -26,13 +26,14 @@ func init() {
 
 // Interface guards.
 var (
-	_ core.Adapter          = (*Adapter)(nil)
-	_ core.TypingIndicator  = (*Adapter)(nil)
-	_ core.HTTPMounter      = (*Adapter)(nil)
-	_ core.HealthReporter   = (*Adapter)(nil)
-	_ core.ExclusiveInbound = (*Adapter)(nil)
-	_ core.Provisioner      = (*Adapter)(nil)
-	_ core.Validator        = (*Adapter)(nil)
+	_ core.Adapter           = (*Adapter)(nil)
+	_ core.TypingIndicator   = (*Adapter)(nil)
+	_ core.HTTPMounter       = (*Adapter)(nil)
+	_ core.HealthReporter    = (*Adapter)(nil)
+	_ core.ExclusiveInbound  = (*Adapter)(nil)
+	_ core.Provisioner       = (*Adapter)(nil)
+	_ core.Validator         = (*Adapter)(nil)
+	_ core.AttachmentFetcher = (*Adapter)(nil)
 )
 
 // Modes and formats.
@@ -88,6 +89,8 @@ type Adapter struct {
 	pollBackoffMin      time.Duration
 	pollBackoffMax      time.Duration
 	unhealthyAfter      int
+	// fileTimeout bounds one download attempt (0: defaultFileTimeout).
+	fileTimeout time.Duration
 
 	mu        sync.Mutex
 	started   bool

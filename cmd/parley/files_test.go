@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -216,4 +217,37 @@ func allUserText(r llmtest.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// TestSlackFileSharesReachTheModel: on Slack, a shared photo is an image
+// part, a voice clip is transcribed and a document is read, each answered;
+// the bot token goes to no model request.
+func TestSlackFileSharesReachTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("Got it.") })
+	b.model.EnqueueTranscription(llmtest.Transcript("call the baker at noon"))
+	fake, r := startSlack(t, b, "socket")
+
+	shared := fake.ShareFile(mei, slacktest.File{Name: "loaf.jpg", MIME: "image/jpeg", Data: mediatest.Photo(640, 480, 90, false)})
+	fake.WaitSent(t, shared.Channel, 1, waitFor)
+	urls := b.model.Requests()[0].ImageURLs()
+	require.Len(t, urls, 1)
+	require.Equal(t, image.Rect(0, 0, 640, 480), decodeDataURL(t, urls[0]).Bounds())
+
+	fake.ShareFile(mei, slacktest.File{Name: "clip.webm", MIME: "audio/webm", Data: []byte("webm voice"), VoiceClip: true})
+	fake.WaitSent(t, shared.Channel, 2, waitFor)
+	require.Contains(t, b.model.Requests()[1].LastUserMessage(), "call the baker at noon")
+	require.Equal(t, []byte("webm voice"), b.model.TranscriptionRequests()[0].File)
+
+	fake.ShareFile(mei, slacktest.File{Name: "recipe.md", MIME: "text/markdown", Data: []byte("# Rye\n500 g flour"), Text: "try this"})
+	fake.WaitSent(t, shared.Channel, 3, waitFor)
+	last := b.model.Requests()[2].LastUserMessage()
+	require.Contains(t, last, "try this")
+	require.Contains(t, last, "500 g flour")
+
+	for _, req := range b.model.Requests() {
+		require.NotContains(t, string(req.Body), fake.BotToken())
+	}
+	require.NotContains(t, r.stderr.String(), fake.BotToken())
 }

@@ -4,16 +4,19 @@
 // closely enough that the real github.com/go-telegram/bot client, pointed at
 // it with bot.WithServerURL(srv.URL()), works end to end: getMe, long
 // polling with getUpdates, webhooks (setWebhook, deleteWebhook,
-// getWebhookInfo), sendMessage, sendPhoto and sendChatAction.
+// getWebhookInfo), sendMessage, sendPhoto, sendChatAction, getFile and
+// file downloads.
 //
 // A test plays the users: SendPrivate, SendGroup, SendChannelPost, SendOwn,
-// EditPrivate and InjectRaw create updates, which wait in a queue for
-// getUpdates or are POSTed to the webhook. It then asserts on what the bot
+// EditPrivate, InjectRaw and, for files, SendPhoto, SendVoice, SendAudio,
+// SendVideo, SendDocument and SendSticker create updates, which wait in a
+// queue for getUpdates or are POSTed to the webhook. It then asserts on what the bot
 // did: Sent, AllSent, WaitSent, ChatActions, Calls, Webhook. Faults
-// (FailNext, FailAfter, Block) make chosen calls fail the way Telegram does.
+// (FailNext, FailAfter, FailNextDownload, Block) make chosen calls fail the
+// way Telegram does.
 //
-// Simplifications, on purpose: only text messages and photos by URL;
-// MarkdownV2 (texts and captions) is checked by a small parser
+// Simplifications, on purpose: the bot sends only text messages and photos
+// by URL; MarkdownV2 (texts and captions) is checked by a small parser
 // (markuptest.TelegramV2: escapes, bold, italic, underline, strikethrough,
 // spoiler, code, pre, links, block quotes) that reports the common Telegram
 // errors but not every one; HTML and legacy Markdown are accepted unchecked;

@@ -115,6 +115,10 @@ type Server struct {
 	faults       map[string][]*scheduledFault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
+	// files are the files users sent, by file_id and by file_path.
+	files     map[string]*storedFile
+	filePaths map[string]*storedFile
+	nextFile  int
 
 	webhookURL    string
 	webhookSecret string
@@ -151,6 +155,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		actions:      map[int64][]string{},
 		calls:        map[string]int{},
 		faults:       map[string][]*scheduledFault{},
+		files:        map[string]*storedFile{},
+		filePaths:    map[string]*storedFile{},
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
@@ -197,8 +203,13 @@ type rawResult []byte
 // errClientGone means the client went away; nothing is written.
 var errClientGone = &Fault{Code: -1}
 
-// serveHTTP routes /bot<token>/<method>.
+// serveHTTP routes /bot<token>/<method> and file downloads,
+// /file/bot<token>/<file_path>.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/file/bot"); ok {
+		s.serveFile(w, r, rest)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || method == "" {
@@ -276,6 +287,8 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 		return s.sendChatAction, true
 	case "getchat":
 		return s.getChat, true
+	case "getfile":
+		return s.getFile, true
 	case "setmycommands", "deletemycommands":
 		return func(context.Context, params) (any, *Fault) { return true, nil }, true
 	}

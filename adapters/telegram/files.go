@@ -1,0 +1,280 @@
+package telegram
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/core"
+)
+
+// maxBotAPIFile is the largest file the Bot API hands to a bot: getFile
+// answers "file is too big" above 20 MB.
+const maxBotAPIFile = 20 << 20
+
+// defaultFileTimeout bounds one download attempt, headers and body: 20 MB
+// (the Bot API's most) takes seconds on any link a bot runs on, so a
+// download still going after a minute is stuck, and trying it again would
+// only wait as long once more.
+const defaultFileTimeout = 60 * time.Second
+
+// attachments describes the file a message carries, if any. Telegram
+// sends one file per message (an album arrives as several messages), and
+// the file stays on its servers: Ref is the file_id, never the download
+// URL, which holds the bot token.
+func attachments(m *models.Message) []core.Attachment {
+	var a core.Attachment
+	switch {
+	case len(m.Photo) > 0:
+		p := largestPhoto(m.Photo)
+		// Telegram re-encodes every photo it stores as JPEG.
+		a = core.Attachment{Kind: core.AttachImage, MIME: "image/jpeg", Size: int64(p.FileSize), Ref: p.FileID,
+			Width: p.Width, Height: p.Height}
+	case m.Voice != nil:
+		v := m.Voice
+		a = core.Attachment{Kind: core.AttachVoice, MIME: orDefault(v.MimeType, "audio/ogg"), Size: v.FileSize, Ref: v.FileID,
+			Seconds: v.Duration}
+	case m.Audio != nil:
+		v := m.Audio
+		a = core.Attachment{Kind: core.AttachAudio, MIME: v.MimeType, Size: v.FileSize, Name: v.FileName, Ref: v.FileID,
+			Seconds: v.Duration}
+	case m.Video != nil:
+		v := m.Video
+		a = core.Attachment{Kind: core.AttachVideo, MIME: v.MimeType, Size: v.FileSize, Name: v.FileName, Ref: v.FileID,
+			Seconds: v.Duration, Width: v.Width, Height: v.Height}
+	case m.VideoNote != nil:
+		v := m.VideoNote
+		// A video note is a square MP4 of side Length.
+		a = core.Attachment{Kind: core.AttachVideo, MIME: "video/mp4", Size: int64(v.FileSize), Ref: v.FileID,
+			Seconds: v.Duration, Width: v.Length, Height: v.Length}
+	case m.Animation != nil:
+		// Checked before Document: Telegram sends an animation in both
+		// fields, the document one for old clients.
+		v := m.Animation
+		a = core.Attachment{Kind: core.AttachVideo, MIME: v.MimeType, Size: v.FileSize, Name: v.FileName, Ref: v.FileID,
+			Seconds: v.Duration, Width: v.Width, Height: v.Height}
+	case m.Document != nil:
+		v := m.Document
+		a = core.Attachment{Kind: core.AttachDocument, MIME: v.MimeType, Size: v.FileSize, Name: v.FileName, Ref: v.FileID}
+	case m.Sticker != nil:
+		v := m.Sticker
+		a = core.Attachment{Kind: core.AttachSticker, MIME: stickerMIME(v), Size: int64(v.FileSize), Ref: v.FileID,
+			Emoji: v.Emoji, Width: v.Width, Height: v.Height}
+	default:
+		return nil
+	}
+	if a.Ref == "" {
+		return nil // nothing to fetch: a malformed file is no file
+	}
+	return []core.Attachment{a}
+}
+
+// largestPhoto picks from Telegram's sizes of one photo (smallest first)
+// the largest the Bot API will hand out; the largest of all when none
+// says its size.
+func largestPhoto(sizes []models.PhotoSize) models.PhotoSize {
+	for i := len(sizes) - 1; i >= 0; i-- {
+		if sizes[i].FileSize <= maxBotAPIFile {
+			return sizes[i]
+		}
+	}
+	return sizes[len(sizes)-1]
+}
+
+// stickerMIME is the format of a sticker's file: WebP for a static one,
+// gzipped Lottie (TGS) for an animated one, WebM for a video one.
+func stickerMIME(s *models.Sticker) string {
+	switch {
+	case s.IsAnimated:
+		return "application/x-tgsticker"
+	case s.IsVideo:
+		return "video/webm"
+	}
+	return "image/webp"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// FetchAttachment downloads a file a user sent: getFile for a.Ref (its
+// file_id), then the file from the Bot API's file endpoint. Both are
+// retried like a send (a 429 waits what Telegram asks, a 5xx or a broken
+// connection backs off; a download is a GET, so retrying it is safe).
+// Each download attempt has a minute (defaultFileTimeout), and is not
+// retried when it runs out. A file over maxBytes, by the size Telegram
+// gives, by the download's Content-Length or by what arrives, is not
+// downloaded whole: at most maxBytes+1 bytes are read and the error wraps
+// core.ErrTooLarge; so does a file over the Bot API's 20 MB. Errors never
+// hold the token (the download URL does).
+func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
+	const what = "fetching telegram file"
+	if att.Ref == "" {
+		return nil, errors.New(what + ": the attachment has no file_id")
+	}
+	if att.Size > maxBytes {
+		return nil, tooLarge(what, att.Size, maxBytes)
+	}
+	b, client, err := a.fileClient()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	file, err := a.getFile(ctx, b, att.Ref)
+	switch {
+	case err != nil:
+		return nil, err
+	case file.FileSize > maxBytes:
+		return nil, tooLarge(what, file.FileSize, maxBytes)
+	case file.FilePath == "":
+		return nil, fmt.Errorf("%s: getFile gave no file_path for %s", what, att.Ref)
+	}
+	link := b.FileDownloadLink(file)
+	return retry.Do(ctx, a.retryPolicy(), what, []any{"file_id", att.Ref}, func(ctx context.Context) ([]byte, error) {
+		return download(ctx, client, link, maxBytes)
+	}, a.judgeDownload(what))
+}
+
+// fileClient returns the bot and a client for downloads while the adapter
+// runs. The client shares the adapter's pooled transport but has its own
+// timeout: the API client's is sized for long polls.
+func (a *Adapter) fileClient() (*bot.Bot, *http.Client, error) {
+	b, err := a.live()
+	if err != nil {
+		return nil, nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	timeout := a.fileTimeout
+	if timeout <= 0 {
+		timeout = defaultFileTimeout
+	}
+	return b, &http.Client{Transport: a.transport, Timeout: timeout}, nil
+}
+
+// getFile asks Telegram where the file fileID is, retrying like a send.
+func (a *Adapter) getFile(ctx context.Context, b *bot.Bot, fileID string) (*models.File, error) {
+	const what = "fetching telegram file: getFile"
+	var status *statusBox
+	f, err := retry.Do(ctx, a.retryPolicy(), what, []any{"file_id", fileID}, func(ctx context.Context) (*models.File, error) {
+		rctx, box := withStatus(ctx)
+		status = box
+		return b.GetFile(rctx, &bot.GetFileParams{FileID: fileID})
+	}, func(err error) retry.Verdict {
+		final := a.sendError(what, err)
+		if errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "file is too big") {
+			final = fmt.Errorf("%s: telegram hands bots files up to 20 MB only: %w", what, core.ErrTooLarge)
+		}
+		return a.judge(err, status.code, final)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, fmt.Errorf("%s: no file in the answer", what)
+	}
+	return f, nil
+}
+
+// statusError is a download the file endpoint answered with an error
+// status. It names no URL: the URL holds the token.
+type statusError struct {
+	code       int
+	retryAfter time.Duration
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("the file endpoint answered %d %s", e.code, http.StatusText(e.code))
+}
+
+// bodyError is a connection that broke while the file arrived.
+type bodyError struct{ err error }
+
+func (e *bodyError) Error() string { return "reading the file: " + e.err.Error() }
+func (e *bodyError) Unwrap() error { return e.err }
+
+// download GETs link and returns its body, reading at most maxBytes+1
+// bytes.
+func download(ctx context.Context, client *http.Client, link string, maxBytes int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, link, nil)
+	if err != nil {
+		return nil, fmt.Errorf("making the download request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	// Closing a body not read to the end drops the connection, which is
+	// what a refused oversized file should cost.
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		e := &statusError{code: resp.StatusCode}
+		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+			e.retryAfter = time.Duration(s) * time.Second
+		}
+		return nil, e
+	}
+	if resp.ContentLength > maxBytes {
+		return nil, tooLarge("fetching telegram file", resp.ContentLength, maxBytes)
+	}
+	limit := maxBytes
+	if limit < math.MaxInt64 {
+		limit++ // one byte more than maxBytes tells a file over it
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
+	if err != nil {
+		return nil, &bodyError{err: err}
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("fetching telegram file: more than %d bytes arrived: %w", maxBytes, core.ErrTooLarge)
+	}
+	return data, nil
+}
+
+// tooLarge is the error for a file of size bytes when at most maxBytes
+// were asked for.
+func tooLarge(what string, size, maxBytes int64) error {
+	return fmt.Errorf("%s: %d bytes, over the %d asked for: %w", what, size, maxBytes, core.ErrTooLarge)
+}
+
+// judgeDownload reads a failed download attempt: a 429 waits what it asks
+// (a second when it does not say), a 5xx or a broken connection backs off,
+// a file over the limit, a timeout or any other answer fails. Errors are
+// scrubbed: net/http's quote the URL, token and all.
+func (a *Adapter) judgeDownload(what string) func(error) retry.Verdict {
+	return func(err error) retry.Verdict {
+		var status *statusError
+		var ue *url.Error
+		var body *bodyError
+		var nerr net.Error
+		switch {
+		case errors.Is(err, core.ErrTooLarge):
+			return retry.Verdict{Kind: retry.Fail, Err: err}
+		case errors.As(err, &status) && status.code == http.StatusTooManyRequests:
+			return retry.Verdict{Kind: retry.RateLimited, After: max(status.retryAfter, time.Second)}
+		case errors.As(err, &status) && status.code >= 500:
+			return retry.Verdict{Kind: retry.Transient}
+		case errors.As(err, &status):
+			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, err)}
+		case errors.As(err, &nerr) && nerr.Timeout():
+			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: gave up on a download that took too long: %w", what, a.scrub(err))}
+		case errors.As(err, &ue), errors.As(err, &body):
+			return retry.Verdict{Kind: retry.Transient}
+		}
+		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, a.scrub(err))}
+	}
+}
