@@ -7,6 +7,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/core"
 )
 
 // TestConformance runs the adapter suite against the fake Discord. It is
@@ -84,9 +85,25 @@ func TestConformance(t *testing.T) {
 			RateLimitAfter:    func(_ *testing.T, n int, d time.Duration) { srv.RateLimitAfter("messages", n, d) },
 			RefuseNextMarkup:  func(*testing.T) { srv.RefuseNextMarkup() },
 			RefuseMarkupAfter: func(_ *testing.T, n int) { srv.RefuseMarkupAfter(n) },
-			Block:             func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
-			UnknownThread:     "555000111222333444",
-			TypingShown:       func(_ *testing.T, thread string) int { return srv.Typing(thread) },
+			SendFile: func(_ *testing.T, u adaptertest.User, f adaptertest.File) string {
+				file := discordtest.File{Filename: f.Name, ContentType: f.MIME, Data: f.Data}
+				if f.Kind == core.AttachVoice {
+					// A voice message has no text (the suite's has none).
+					ch, _ := srv.SendVoiceMessage(userOf(u), file)
+					return ch
+				}
+				ch, _ := srv.SendFiles(userOf(u), f.Caption, file)
+				return ch
+			},
+			// Discord's sticker_items carry no emoji, which the suite's
+			// sticker case checks; stickers are covered in
+			// attachment_test.go instead.
+			FileKinds: []core.AttachmentKind{core.AttachImage, core.AttachVoice, core.AttachDocument},
+			// One failure more than the adapter retries.
+			FailNextFetch: func(*testing.T) { srv.FailNextDownloads(b.adapter.maxServerRetries + 1) },
+			Block:         func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
+			UnknownThread: "555000111222333444",
+			TypingShown:   func(_ *testing.T, thread string) int { return srv.Typing(thread) },
 		}
 	})
 }

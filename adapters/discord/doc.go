@@ -28,6 +28,12 @@
 // user does not accept the bot's DMs, an unknown channel, an invalid body)
 // are *core.PermanentError.
 //
+// Files a user sends in a DM (attachments, voice messages, stickers) are
+// described in InboundMessage.Attachments, with their CDN URL as Ref, and
+// a DM with files but no text is delivered too. FetchAttachment downloads
+// one from Discord's CDN (or the api_url origin standing in for it), only
+// from those origins, without the bot token, bounded in size and time.
+//
 // The bot token travels in the Authorization header and the gateway
 // IDENTIFY; discordgo's own logging, which can print the IDENTIFY, is
 // silenced, and the adapter logs through log/slog only.

@@ -30,6 +30,8 @@ type wireMessage struct {
 		ID  string `json:"id"`
 		Bot bool   `json:"bot"`
 	} `json:"author"`
+	Attachments  []json.RawMessage `json:"attachments"`
+	StickerItems []json.RawMessage `json:"sticker_items"`
 }
 
 // FuzzMessageCreate checks the Discord adapter's inbound decoding: a
@@ -39,8 +41,9 @@ type wireMessage struct {
 // guild_id) never reaches the core; one that does is a DM from a user who
 // is neither a bot nor the bot itself, of the default or reply type, whose
 // channel, author and message ids are snowflakes and whose text is the
-// payload's content. The made message is taken exactly when all of that
-// holds and its content is not blank.
+// payload's content, and which has text or files (no more of them than
+// the payload's attachments and stickers). The made message is taken
+// exactly when all of that holds and its content is not blank.
 func FuzzMessageCreate(f *testing.F) {
 	for _, s := range []struct {
 		payload                      string
@@ -64,6 +67,9 @@ func FuzzMessageCreate(f *testing.F) {
 		{`{"id":"3","channel_id":"2","author":{"id":"1"},"content":"c","components":[{"type":1,"components":[{"type":2}]}]}`, "", "٣", "1", false, 0, "\xff"},
 		{`{"id":3,"channel_id":"2","author":{"id":"1"},"content":"numeric id"}`, "", "2", "1", false, 0, "\u0000"},
 		{`{"id":"3","channel_id":"2","author":{"id":"1"},"content":"bad time","timestamp":"yesterday"}`, "", "2", "1", false, 0, "🙂"},
+		{`{"id":"3","channel_id":"2","author":{"id":"1"},"content":"","attachments":[{"id":"4","filename":"a.png","content_type":"image/png","size":3,"url":"https://cdn.discordapp.com/attachments/2/4/a.png"}]}`, "", "2", "1", false, 0, ""},
+		{`{"id":"3","channel_id":"2","author":{"id":"1"},"content":"","flags":8192,"attachments":[null,{"id":"4","content_type":"audio/ogg","duration_secs":1e308}]}`, "", "2", "1", false, 0, ""},
+		{`{"id":"3","channel_id":"2","author":{"id":"1"},"content":"","sticker_items":[{"id":"5","name":"Wave","format_type":3},{"id":"../x"}]}`, "", "2", "1", false, 0, ""},
 		{`null`, "", "", "", false, 0, ""},
 		{`[]`, "x", "2", "1", false, 0, "x"},
 	} {
@@ -129,8 +135,12 @@ func checkTaken(t *testing.T, msg core.InboundMessage, m wireMessage) {
 		t.Fatalf("author %q became user %q", m.Author.ID, msg.ChannelUserID)
 	case !snowflakeRE.MatchString(msg.PlatformMessageID) || msg.PlatformMessageID != m.ID:
 		t.Fatalf("message %q became id %q", m.ID, msg.PlatformMessageID)
-	case msg.Text != m.Content || strings.TrimSpace(msg.Text) == "":
+	case msg.Text != m.Content:
 		t.Fatalf("content %q became text %q", m.Content, msg.Text)
+	case strings.TrimSpace(msg.Text) == "" && len(msg.Attachments) == 0:
+		t.Fatalf("a message with neither text nor files was taken: %+v", msg)
+	case len(msg.Attachments) > len(m.Attachments)+len(m.StickerItems):
+		t.Fatalf("%d files became %d attachments", len(m.Attachments)+len(m.StickerItems), len(msg.Attachments))
 	case msg.SentAt.IsZero():
 		t.Fatal("no time sent")
 	}

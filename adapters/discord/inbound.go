@@ -66,7 +66,8 @@ func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {
 	return a.handler, a.runCtx, true
 }
 
-// normalise turns a DM with text into a core.InboundMessage; for anything
+// normalise turns a DM with text, files or stickers into a
+// core.InboundMessage; for anything
 // else it logs why and reports false.
 func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, bool) {
 	if ev == nil || ev.Message == nil {
@@ -94,8 +95,12 @@ func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, b
 	case m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply:
 		log.Debug("ignoring a discord system message", "type", int(m.Type))
 		return core.InboundMessage{}, false
-	case strings.TrimSpace(m.Content) == "":
-		log.Debug("ignoring a discord message without text")
+	}
+	// A photo, a voice message or a sticker may come without text: it is
+	// still the user talking to the bot.
+	files := a.attachmentsOf(m)
+	if strings.TrimSpace(m.Content) == "" && len(files) == 0 {
+		log.Debug("ignoring a discord message without text or files")
 		return core.InboundMessage{}, false
 	}
 	sentAt := m.Timestamp
@@ -120,6 +125,7 @@ func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, b
 		PlatformMessageID: m.ID,
 		SentAt:            sentAt.UTC(),
 		Direct:            true,
+		Attachments:       files,
 	}, true
 }
 

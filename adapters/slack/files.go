@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parleybot/parley/adapters/bodylimit"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 )
@@ -234,17 +235,9 @@ func (a *Adapter) download(ctx context.Context, client *http.Client, u *url.URL,
 	if isHTML(res.Header.Get("Content-Type")) && !isHTML(att.MIME) {
 		return nil, errLoginPage
 	}
-	if res.ContentLength > maxBytes {
-		return nil, fmt.Errorf("%q is %d bytes, at most %d: %w", att.Name, res.ContentLength, maxBytes, core.ErrTooLarge)
-	}
-	// One byte more than allowed tells a file over the limit from one
-	// exactly at it, without reading the rest.
-	data, err := io.ReadAll(io.LimitReader(res.Body, maxBytes+1))
+	data, err := bodylimit.Read(res, maxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("reading %q: %w", att.Name, err)
-	}
-	if int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("%q is over %d bytes: %w", att.Name, maxBytes, core.ErrTooLarge)
+		return nil, fmt.Errorf("fetching %q: %w", att.Name, err)
 	}
 	return data, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +14,7 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/bodylimit"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 )
@@ -228,19 +227,12 @@ func download(ctx context.Context, client *http.Client, link string, maxBytes in
 		}
 		return nil, e
 	}
-	if resp.ContentLength > maxBytes {
-		return nil, tooLarge("fetching telegram file", resp.ContentLength, maxBytes)
-	}
-	limit := maxBytes
-	if limit < math.MaxInt64 {
-		limit++ // one byte more than maxBytes tells a file over it
-	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
-	if err != nil {
+	data, err := bodylimit.Read(resp, maxBytes)
+	switch {
+	case errors.Is(err, core.ErrTooLarge):
+		return nil, fmt.Errorf("fetching telegram file: %w", err)
+	case err != nil:
 		return nil, &bodyError{err: err}
-	}
-	if int64(len(data)) > maxBytes {
-		return nil, fmt.Errorf("fetching telegram file: more than %d bytes arrived: %w", maxBytes, core.ErrTooLarge)
 	}
 	return data, nil
 }

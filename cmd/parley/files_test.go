@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"image"
 	_ "image/jpeg" // decodes what the model got
+	"image/png"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
@@ -250,4 +252,46 @@ func TestSlackFileSharesReachTheModel(t *testing.T) {
 		require.NotContains(t, string(req.Body), fake.BotToken())
 	}
 	require.NotContains(t, r.stderr.String(), fake.BotToken())
+}
+
+// TestDiscordAttachmentsReachTheModel: on Discord, an attachment-only
+// image is an image part, a voice message is transcribed, a PDF is read
+// and a sticker is answered.
+func TestDiscordAttachmentsReachTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	b.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("Got it.") })
+	b.model.EnqueueTranscription(llmtest.Transcript("the oven is preheating"))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+
+	channel, _ := fake.SendFiles(lin, "", discordtest.File{Filename: "loaf.png", ContentType: "image/png", Data: pngOf(t, 320, 200)})
+	fake.WaitSent(t, channel, 1, waitFor)
+	urls := b.model.Requests()[0].ImageURLs()
+	require.Len(t, urls, 1)
+	require.Equal(t, image.Rect(0, 0, 320, 200), decodeDataURL(t, urls[0]).Bounds())
+
+	fake.SendVoiceMessage(lin, discordtest.File{Data: []byte("OggS discord voice"), DurationSecs: 2})
+	fake.WaitSent(t, channel, 2, waitFor)
+	require.Contains(t, b.model.Requests()[1].LastUserMessage(), "the oven is preheating")
+
+	fake.SendFiles(lin, "the report", discordtest.File{Filename: "report.pdf", ContentType: "application/pdf", Data: mediatest.PDF("Rye rises slowly")})
+	fake.WaitSent(t, channel, 3, waitFor)
+	require.Contains(t, b.model.Requests()[2].LastUserMessage(), "Rye rises slowly")
+
+	fake.SendSticker(lin, "", discordtest.Sticker{Name: "wave", Data: pngOf(t, 16, 16)})
+	fake.WaitSent(t, channel, 4, waitFor)
+	require.Contains(t, b.model.Requests()[3].LastUserMessage(), "sticker (wave)")
+	for _, req := range b.model.Requests() {
+		require.NotContains(t, string(req.Body), fake.Token())
+	}
+}
+
+// pngOf is a w×h PNG.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, w, h))))
+	return buf.Bytes()
 }

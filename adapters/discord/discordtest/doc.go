@@ -7,17 +7,24 @@
 // the gateway URL that GET /api/v9/gateway returns already points at the
 // fake, so Session.Open connects there by itself.
 //
-// A test plays the users: SendDM, SendGuild, SendOwn, EditDM, Dispatch and
-// InjectFrame create gateway events, which every identified session
-// receives as dispatches with increasing sequence numbers. It then asserts
-// on what the bot did: Sent, AllSent, WaitSent, Typing, Calls, Identifies,
-// Resumes, Intents. WaitReady is the barrier to pass after Session.Open
-// and before Session.Close. Faults (RateLimitNext, FailNext, Block, DisconnectGateway) make
-// chosen calls fail, or the gateway drop, the way Discord does.
+// A test plays the users: SendDM, SendFiles, SendVoiceMessage,
+// SendSticker, SendGuild, SendOwn, EditDM, Dispatch and InjectFrame create
+// gateway events, which every identified session receives as dispatches
+// with increasing sequence numbers. It then asserts on what the bot did:
+// Sent, AllSent, WaitSent, Typing, Calls, Downloads, Identifies, Resumes,
+// Intents. WaitReady is the barrier to pass after Session.Open and before
+// Session.Close. Faults (RateLimitNext, FailNext, FailNextDownloads,
+// Block, DisconnectGateway) make chosen calls fail, or the gateway drop,
+// the way Discord does.
 //
-// Simplifications, on purpose: text messages only (files in a multipart
-// body are accepted and ignored); one shard; payloads are plain JSON text
-// frames whatever compression the client asks for; no intents filtering;
+// Files users send are stored and served on the fake's origin at
+// Discord's CDN paths (/attachments/..., /stickers/...), so a client
+// fetches them as it would from cdn.discordapp.com.
+//
+// Simplifications, on purpose: the bot sends text messages only (files
+// in a multipart body are accepted and ignored); one shard; payloads are
+// plain JSON text frames whatever compression the client asks for; no
+// intents filtering;
 // a nonce is remembered for the life of the server, not a few minutes;
 // channels are known once an event came from them, a DM channel was
 // opened, or AddChannel was called.

@@ -37,11 +37,21 @@ func (s *Server) SendOwn(channelID, content string) string {
 // createInboundLocked makes and dispatches a MESSAGE_CREATE. Callers hold
 // s.mu.
 func (s *Server) createInboundLocked(ch *channel, author wireUser, member *wireMember, content string) string {
+	return s.createInboundWithLocked(ch, author, member, content, nil)
+}
+
+// createInboundWithLocked is createInboundLocked with edit applied to the
+// message (attachments, stickers, flags) before it is dispatched. Callers
+// hold s.mu.
+func (s *Server) createInboundWithLocked(ch *channel, author wireUser, member *wireMember, content string, edit func(*wireMessage)) string {
 	id := s.newIDLocked()
 	at := s.now()
 	s.inbound[id] = inbound{channelID: ch.id, at: at}
 	m := newMessageWire(id, ch, author, content, at)
 	m.Member = member
+	if edit != nil {
+		edit(&m)
+	}
 	s.dispatchLocked("MESSAGE_CREATE", m, ch)
 	s.notify()
 	return id

@@ -20,6 +20,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt := s.resolve(r)
+	if rt.name == "cdn" {
+		s.recordDownload(r)
+	}
 
 	s.mu.Lock()
 	s.calls[rt.name]++
@@ -43,6 +46,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // resolve maps a request to its route; an unknown one has no handler.
 func (s *Server) resolve(r *http.Request) route {
+	if r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/attachments/") || strings.HasPrefix(r.URL.Path, "/stickers/")) {
+		// Discord's CDN paths, which need no token.
+		return route{name: "cdn", public: true, handle: s.serveFile}
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v9/")
 	if !ok {
 		rest, ok = strings.CutPrefix(r.URL.Path, "/api/v10/")

@@ -140,6 +140,9 @@ type Server struct {
 	faults   map[string][]fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
+	// files are the attachments and stickers served, by URL path.
+	files     map[string]storedFile
+	downloads []Download
 
 	nextSession int
 	sessions    map[string]*gwSession
@@ -174,6 +177,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		typing:    map[string]int{},
 		calls:     map[string]int{},
 		faults:    map[string][]fault{},
+		files:     map[string]storedFile{},
 		sessions:  map[string]*gwSession{},
 		conns:     map[*gwConn]struct{}{},
 	}
@@ -293,7 +297,8 @@ func (s *Server) Typing(channelID string) int {
 // failed ones included. Routes: "gateway" (GET /gateway), "gateway.bot",
 // "users.me", "users.channels" (POST /users/@me/channels), "channels.get"
 // (GET /channels/{id}), "messages" (POST /channels/{id}/messages),
-// "typing" and "unknown" (anything else).
+// "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
+// (anything else).
 func (s *Server) Calls(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -52,6 +52,7 @@ type wireMessage struct {
 	Flags            int               `json:"flags"`
 	Nonce            json.RawMessage   `json:"nonce,omitempty"`
 	MessageReference *wireReference    `json:"message_reference,omitempty"`
+	StickerItems     []wireStickerItem `json:"sticker_items,omitempty"`
 }
 
 type wireChannel struct {

@@ -1,0 +1,322 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/parleybot/parley/adapters/bodylimit"
+	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/core"
+)
+
+var _ core.AttachmentFetcher = (*Adapter)(nil)
+
+const (
+	// defaultCDN is where Discord serves attachments and stickers.
+	defaultCDN = "https://cdn.discordapp.com"
+	// defaultMedia is Discord's media proxy, which serves the same files
+	// (an attachment's proxy_url, a sticker's image).
+	defaultMedia = "https://media.discordapp.net"
+	// defaultAPI is Discord's API origin when api_url is not set.
+	defaultAPI = "https://discord.com"
+	// fetchTimeout bounds one download, its retries and waits included:
+	// media.max_bytes (20 MiB by default) takes seconds from Discord's
+	// CDN, so a minute is only reached when something is wrong.
+	fetchTimeout = 60 * time.Second
+	// maxRedirects bounds the redirects a download follows (each one on
+	// an allowed origin).
+	maxRedirects = 3
+	// defaultRetryAfter is the wait after a 429 without Retry-After.
+	defaultRetryAfter = time.Second
+)
+
+// attachmentsOf describes the files of a DM: its attachments in order,
+// then its stickers. An attachment of a voice message (flag
+// IS_VOICE_MESSAGE) is a voice note; the others are told apart by their
+// content type.
+func (a *Adapter) attachmentsOf(m *discordgo.Message) []core.Attachment {
+	var out []core.Attachment
+	voice := m.Flags&discordgo.MessageFlagsIsVoiceMessage != 0
+	for _, f := range m.Attachments {
+		if f == nil {
+			continue
+		}
+		mimeType := strings.TrimSpace(f.ContentType)
+		out = append(out, core.Attachment{
+			Kind:    kindOf(mimeType, voice),
+			MIME:    mimeType,
+			Size:    max(int64(f.Size), 0),
+			Name:    f.Filename,
+			Ref:     f.URL,
+			Seconds: seconds(f.DurationSecs),
+			Width:   max(f.Width, 0),
+			Height:  max(f.Height, 0),
+		})
+	}
+	for _, st := range m.StickerItems {
+		if st == nil || !isSnowflake(st.ID) {
+			// The id goes into the Ref's path: nothing else may pass.
+			continue
+		}
+		ext, mimeType := stickerFormat(st.FormatType)
+		out = append(out, core.Attachment{
+			Kind: core.AttachSticker,
+			MIME: mimeType,
+			Name: st.Name,
+			// Discord's sticker_items carry no emoji, so Emoji stays empty.
+			Ref: a.cdnOrigin() + "/stickers/" + st.ID + "." + ext,
+		})
+	}
+	return out
+}
+
+// kindOf is the kind of an attachment with content type mimeType; voice
+// says it belongs to a voice message.
+func kindOf(mimeType string, voice bool) core.AttachmentKind {
+	base, _, _ := strings.Cut(strings.ToLower(mimeType), ";")
+	base = strings.TrimSpace(base)
+	switch {
+	case voice && (base == "" || strings.HasPrefix(base, "audio/")):
+		return core.AttachVoice
+	case strings.HasPrefix(base, "image/"):
+		return core.AttachImage
+	case strings.HasPrefix(base, "audio/"):
+		return core.AttachAudio
+	case strings.HasPrefix(base, "video/"):
+		return core.AttachVideo
+	}
+	return core.AttachDocument
+}
+
+// stickerFormat is the file extension on the CDN and the MIME type of a
+// sticker of format f (Lottie stickers are JSON animations).
+func stickerFormat(f discordgo.StickerFormat) (ext, mimeType string) {
+	switch f {
+	case discordgo.StickerFormatTypeAPNG:
+		return "png", "image/apng"
+	case discordgo.StickerFormatTypeLottie:
+		return "json", "application/json"
+	case discordgo.StickerFormatTypeGIF:
+		return "gif", "image/gif"
+	}
+	return "png", "image/png"
+}
+
+// seconds rounds a duration Discord gives in seconds; a voice note under
+// half a second is still 1.
+func seconds(d float64) int {
+	switch {
+	case d <= 0 || math.IsNaN(d):
+		return 0
+	case d > math.MaxInt32:
+		return math.MaxInt32
+	}
+	return max(int(math.Round(d)), 1)
+}
+
+// apiOrigin is the origin REST calls go to: api_url, else Discord's.
+func (a *Adapter) apiOrigin() string {
+	if a.APIURL != "" {
+		if u, err := parseOrigin(a.APIURL); err == nil {
+			return u.String()
+		}
+	}
+	return defaultAPI
+}
+
+// cdnOrigin is where attachments and stickers are fetched from: Discord's
+// CDN, or the api_url origin when it is set (a test fake or a proxy
+// stands in for both).
+func (a *Adapter) cdnOrigin() string {
+	if a.APIURL != "" {
+		return a.apiOrigin()
+	}
+	return defaultCDN
+}
+
+// allowedOrigin reports whether u is on an origin files are fetched from.
+// A Ref comes back from storage, so it is not trusted to point anywhere
+// (the adapter's client must not become a way to reach other hosts).
+func (a *Adapter) allowedOrigin(u *url.URL) bool {
+	if u == nil || u.User != nil {
+		return false
+	}
+	origin := strings.ToLower(u.Scheme + "://" + u.Host)
+	allowed := []string{a.apiOrigin(), a.cdnOrigin()}
+	if a.APIURL == "" {
+		allowed = append(allowed, defaultMedia)
+	}
+	for _, o := range allowed {
+		if origin == strings.ToLower(o) {
+			return true
+		}
+	}
+	return false
+}
+
+// FetchAttachment downloads att from Discord's CDN (att.Ref, the
+// attachment's URL or the sticker's image). Only URLs on the CDN or API
+// origin are fetched (with api_url set, its origin stands in for both);
+// the bot token is never sent, as the CDN needs none. A file over max
+// bytes (by its described size, its Content-Length, or the bytes that
+// arrive) is not downloaded whole: the error wraps core.ErrTooLarge. A 429
+// waits Retry-After, a 5xx or a lost connection is retried with backoff,
+// like the adapter's other calls; the whole download, retries included,
+// is bounded by 60 s.
+func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
+	what := "fetching discord attachment"
+	if att.Name != "" {
+		what += " " + strconv.Quote(att.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	u, err := url.Parse(att.Ref)
+	if err != nil || att.Ref == "" {
+		return nil, fmt.Errorf("%s: the reference is not a URL", what)
+	}
+	if !a.allowedOrigin(u) {
+		return nil, fmt.Errorf("%s: refusing to fetch from %q: not Discord's CDN or the configured api_url", what, u.Scheme+"://"+u.Host)
+	}
+	if att.Size > maxBytes {
+		return nil, fmt.Errorf("%s: %d bytes, over %d: %w", what, att.Size, maxBytes, core.ErrTooLarge)
+	}
+	transport, runCtx, err := a.fetchTransport()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	client := &http.Client{
+		Transport: transport,
+		CheckRedirect: func(r *http.Request, via []*http.Request) error {
+			if len(via) > maxRedirects {
+				return redirectError{"too many redirects"}
+			}
+			if !a.allowedOrigin(r.URL) {
+				return redirectError{fmt.Sprintf("refusing a redirect to %q", r.URL.Scheme+"://"+r.URL.Host)}
+			}
+			return nil
+		},
+	}
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	// Stop ends a download in flight, as it ends sends.
+	defer context.AfterFunc(runCtx, cancel)()
+	p := retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
+		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "discord"}
+	return retry.Do(ctx, p, what, []any{"host", u.Host, "path", u.Path}, func(ctx context.Context) ([]byte, error) {
+		return download(ctx, client, u, maxBytes)
+	}, func(err error) retry.Verdict {
+		var se *statusError
+		switch {
+		case errors.Is(err, core.ErrTooLarge):
+			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, err)}
+		case errors.As(err, &se) && se.status == http.StatusTooManyRequests:
+			return retry.Verdict{Kind: retry.RateLimited, After: se.retryAfter}
+		case errors.As(err, &se) && se.status >= 500:
+			return retry.Verdict{Kind: retry.Transient}
+		case errors.As(err, &se):
+			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, err)}
+		}
+		var ue *url.Error
+		var re redirectError
+		if errors.As(err, &ue) && !errors.As(err, &re) {
+			// The request or its answer was lost on the way (a refused
+			// or broken connection).
+			return retry.Verdict{Kind: retry.Transient}
+		}
+		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, a.scrub(err))}
+	})
+}
+
+// fetchTransport returns the adapter's pooled transport and run context
+// while it runs.
+func (a *Adapter) fetchTransport() (http.RoundTripper, context.Context, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case a.stopped:
+		return nil, nil, errors.New("discord adapter is stopped")
+	case a.transport == nil || a.runCtx == nil:
+		return nil, nil, errors.New("discord adapter is not started")
+	}
+	return a.transport, a.runCtx, nil
+}
+
+// redirectError is a redirect a download does not follow: final.
+type redirectError struct{ reason string }
+
+func (e redirectError) Error() string { return e.reason }
+
+// statusError is a download Discord answered with an error status.
+type statusError struct {
+	status     int
+	retryAfter time.Duration // for a 429
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("HTTP %d %s", e.status, http.StatusText(e.status))
+}
+
+// download GETs u without credentials and reads at most maxBytes+1 bytes
+// of it: one more than allowed tells a file over the limit. Errors name
+// the URL without its query (Discord's signature parameters).
+func download(ctx context.Context, client *http.Client, u *url.URL, maxBytes int64) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("making the request: %w", err)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			ue.URL = redact(ue.URL)
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, &statusError{status: resp.StatusCode, retryAfter: retryAfter(resp.Header)}
+	}
+	data, err := bodylimit.Read(resp, maxBytes)
+	if err != nil {
+		if errors.Is(err, core.ErrTooLarge) {
+			return nil, err
+		}
+		// A body cut off on the way is worth another try.
+		return nil, &url.Error{Op: "Get", URL: redact(u.String()), Err: err}
+	}
+	return data, nil
+}
+
+// retryAfter reads a 429's Retry-After (seconds, possibly fractional).
+func retryAfter(h http.Header) time.Duration {
+	secs, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After")), 64)
+	switch {
+	case err != nil || secs <= 0 || math.IsNaN(secs):
+		return defaultRetryAfter
+	case secs > 3600:
+		// Longer than any download's deadline: retry.Do gives up at once.
+		secs = 3600
+	}
+	return time.Duration(secs * float64(time.Second))
+}
+
+// redact is raw without its query and fragment: Discord's attachment URLs
+// carry signature parameters that errors and logs need not show.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}
