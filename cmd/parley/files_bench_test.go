@@ -27,7 +27,8 @@ import (
 // the request with the scaled image in it: the download (getFile and the
 // file), decoding, scaling to media.max_image_px and re-encoding. Reports
 // p50 and p99, the bytes allocated per photo (the fakes' included), and
-// the peak heap in use above the idle bot's while one photo went through.
+// the most the heap in use grew while one photo went through (the fakes'
+// copies of the photo and of the request included).
 //
 //	go test -run '^$' -bench BenchmarkPhotoToModel -benchtime 20x ./cmd/parley/
 func BenchmarkPhotoToModel(b *testing.B) {
@@ -57,6 +58,10 @@ plugins:
 	require.NoError(b, a.start(context.Background()))
 	b.Cleanup(func() { _ = a.stop() })
 
+	// peak is the highest heap in use the sampler saw since it was last
+	// reset; each photo's is measured from the heap left after the one
+	// before was collected, so the fakes' growing store of sent files
+	// does not count.
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -71,15 +76,17 @@ plugins:
 				return
 			case <-tick.C:
 				runtime.ReadMemStats(&ms)
-				if ms.HeapInuse > peak.Load() {
-					peak.Store(ms.HeapInuse)
+				for {
+					p := peak.Load()
+					if ms.HeapInuse <= p || peak.CompareAndSwap(p, ms.HeapInuse) {
+						break
+					}
 				}
 			}
 		}
 	}()
-	runtime.GC()
-	var base runtime.MemStats
-	runtime.ReadMemStats(&base)
+	var worst uint64
+	var ms runtime.MemStats
 
 	lat := make([]time.Duration, 0, b.N)
 	b.SetBytes(int64(len(photo)))
@@ -89,6 +96,12 @@ plugins:
 		// A new user each time: a session's earlier photos stay in its
 		// later turns, and are cached.
 		user := telegramtest.User{ID: int64(9001 + i), FirstName: "Bench"}
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		floor := ms.HeapInuse
+		peak.Store(floor)
+		b.StartTimer()
 		start := time.Now()
 		fake.SendPhoto(user, telegramtest.Media{Data: photo})
 		reqs := model.WaitRequests(b, i+1, time.Minute)
@@ -97,11 +110,7 @@ plugins:
 			b.Fatalf("request %d has %d images, want 1", i, n)
 		}
 		fake.WaitSent(b, user.ID, 1, time.Minute)
-		// Each photo's garbage collected before the next, so the peak is
-		// one photo's work, not the collector's lag over many.
-		b.StopTimer()
-		runtime.GC()
-		b.StartTimer()
+		worst = max(worst, peak.Load()-min(peak.Load(), floor))
 	}
 	b.StopTimer()
 	close(stop)
@@ -109,7 +118,7 @@ plugins:
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
 	b.ReportMetric(float64(lat[min(len(lat)-1, len(lat)*99/100)].Milliseconds()), "p99-ms")
-	b.ReportMetric(float64(peak.Load()-min(peak.Load(), base.HeapInuse))/(1<<20), "peak-heap-over-idle-MiB")
+	b.ReportMetric(float64(worst)/(1<<20), "peak-heap-per-photo-MiB")
 	b.ReportMetric(float64(vmHWM())/(1<<10), "peak-rss-MiB")
 }
 

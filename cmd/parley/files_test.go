@@ -295,3 +295,28 @@ func pngOf(t *testing.T, w, h int) []byte {
 	require.NoError(t, png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, w, h))))
 	return buf.Bytes()
 }
+
+// TestWithoutVisionOrTranscriptionTheModelIsTold: llm.vision off and
+// llm.transcription.model "": the model is told what came that it cannot
+// see or hear, and the user is answered.
+func TestWithoutVisionOrTranscriptionTheModelIsTold(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.llmExtra = "  vision: false\n  transcription: {model: \"\"}\n"
+	fake := telegramtest.NewServer(t)
+	b.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("I can't see or hear that, sorry.") })
+	r := b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+	fake.SendPhoto(ada, telegramtest.Media{Data: mediatest.Photo(64, 48, 90, false), Caption: "look!"})
+	fake.WaitSent(t, ada.ID, 1, waitFor)
+	first := b.model.Requests()[0]
+	require.Empty(t, first.ImageURLs(), "no image part")
+	require.Contains(t, first.LastUserMessage(), "look!")
+	require.Contains(t, first.LastUserMessage(), "which you cannot see")
+
+	fake.SendVoice(ada, telegramtest.Media{Data: []byte("OggS")})
+	fake.WaitSent(t, ada.ID, 2, waitFor)
+	require.Contains(t, b.model.Requests()[1].LastUserMessage(), "voice transcription is off")
+	require.Empty(t, b.model.TranscriptionRequests())
+	require.Zero(t, fake.Downloads(), "nothing was downloaded")
+	require.Contains(t, r.stderr.String(), "voice transcription is off")
+}

@@ -494,3 +494,25 @@ func TestRunRecordAndReasoningAreCollapsedUnderTheReply(t *testing.T) {
 	require.NotContains(t, record, "<details open", "collapsed until clicked")
 	require.Equal(t, 1, strings.Count(body, `<summary>Run record</summary>`), "only the reply written by a run has one")
 }
+
+func TestFilesAndTranscriptsAreShown(t *testing.T) {
+	t.Parallel()
+	b := setup(t, token)
+	ctx := context.Background()
+	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "777",
+		ChannelUserID: "777", Text: "", Now: t0.Add(time.Minute), Metadata: map[string]any{"attachments": []core.Attachment{
+			{Kind: core.AttachVoice, MIME: "audio/ogg", Size: 2048, Seconds: 3, Ref: "file-1"},
+			{Kind: core.AttachSticker, Emoji: "😺", Ref: "file-2"},
+		}}})
+	require.NoError(t, err)
+	m := in.Message
+	m.Content, m.Metadata = "buy flour <tomorrow>", map[string]any{"spoken": true, "attachments": m.Metadata["attachments"]}
+	require.NoError(t, b.st.SetMessageText(ctx, m))
+
+	body, _ := b.page(t, b.convPath(), b.login(t))
+
+	require.Contains(t, body, "buy flour &lt;tomorrow&gt;", "the transcript, as text")
+	require.Contains(t, body, "voice note, transcribed")
+	require.Contains(t, body, "<li>📎 voice (audio/ogg, 2.0 KB, 3 s)</li>")
+	require.Contains(t, body, "<li>📎 sticker 😺</li>")
+}

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -136,6 +137,10 @@ type messageItem struct {
 	Silent, Failure, Busy bool
 	Status                string
 	Undelivered           string
+	// Spoken marks a voice note's transcript; Files lists the files the
+	// user sent with the message, one line each.
+	Spoken bool
+	Files  []string
 	// Run is the record of the run that wrote the message, under the
 	// run's last message; nil elsewhere.
 	Run *runItem
@@ -227,6 +232,10 @@ func (s *Console) conversationView(d conversationData) conversationView {
 		if st, ok := m.Metadata["status_notice"].(string); ok {
 			it.Status = st
 		}
+		it.Spoken = m.Metadata["spoken"] == true
+		for _, a := range core.AttachmentsOf(m) {
+			it.Files = append(it.Files, fileLine(a))
+		}
 		if e, ok := m.Metadata["undelivered"].(string); ok {
 			it.Undelivered = e
 		}
@@ -292,4 +301,30 @@ func jobTimeline(jobs []core.Job, now time.Time, at func(time.Time) string) []jo
 		out[i] = it
 	}
 	return out
+}
+
+// fileLine describes a file a user sent: "image cat.png (image/png,
+// 12 KB)", a sticker with its emoji.
+func fileLine(a core.Attachment) string {
+	line := string(a.Kind)
+	if a.Emoji != "" {
+		line += " " + a.Emoji
+	}
+	if a.Name != "" {
+		line += " " + a.Name
+	}
+	var facts []string
+	if a.MIME != "" {
+		facts = append(facts, a.MIME)
+	}
+	if a.Size > 0 {
+		facts = append(facts, fmt.Sprintf("%.1f KB", float64(a.Size)/1024))
+	}
+	if a.Seconds > 0 {
+		facts = append(facts, fmt.Sprintf("%d s", a.Seconds))
+	}
+	if len(facts) > 0 {
+		line += " (" + strings.Join(facts, ", ") + ")"
+	}
+	return line
 }
