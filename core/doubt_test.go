@@ -202,6 +202,16 @@ func TestASendWaitingOutA429LetsTheNextOneGo(t *testing.T) {
 	sent := ad.WaitSent(t, 1, waitFor)
 	require.Equal(t, "not held up", sent[0].Text, "the second went while the first waited")
 	clock.Advance(from.Add(3 * time.Second).Sub(clock.Now()))
+	// The sleeper reports its start before it sets its timer: should the
+	// clock have moved on between the two, its wait ends later than
+	// from+3s, so the clock goes on a second at a time until it does.
+	require.Eventually(t, func() bool {
+		if len(ad.Sent()) >= 2 {
+			return true
+		}
+		clock.Advance(time.Second)
+		return false
+	}, waitFor, 10*time.Millisecond, "the rate-limited message was never sent")
 	sent = ad.WaitSent(t, 2, waitFor)
 	require.Equal(t, "rate limited", sent[1].Text)
 }
