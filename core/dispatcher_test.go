@@ -27,6 +27,10 @@ type testBundle struct {
 	model   *llmtest.Server
 	adapter *coretest.Adapter
 	disp    *core.Dispatcher
+	// jobs wakes the job loop: a test that moves the clock wakes it too,
+	// since the loop may have read the time just before the move and
+	// armed its timer just after, relative to the new time.
+	jobs *core.Waker
 }
 
 type setupOpts struct {
@@ -76,7 +80,8 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	if st == nil {
 		st = openStore(t)
 	}
-	b := &testBundle{ctx: ctx, store: st, model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb)}
+	b := &testBundle{ctx: ctx, store: st, model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb),
+		jobs: core.NewWaker()}
 	base := o.baseURL
 	if base == "" {
 		base = b.model.URL()
@@ -96,7 +101,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Store: b.store, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
 		AllowUsers: o.allow, PollInterval: 50 * time.Millisecond, Clock: o.clock,
 		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, Workers: o.workers,
-		ScheduledMessages: o.scheduled,
+		ScheduledMessages: o.scheduled, JobWaker: b.jobs,
 	})
 	require.NoError(t, err)
 	require.NoError(t, b.adapter.Start(ctx, b.disp))

@@ -39,6 +39,7 @@ func TestScheduledMessageRetriesWithBackoffThenFails(t *testing.T) {
 	advanceUntil := func(d time.Duration, cond func(core.Job) bool, what string) core.Job {
 		t.Helper()
 		clock.Advance(d)
+		b.jobs.Wake()
 		var got core.Job
 		require.Eventually(t, func() bool { got = job(); return cond(got) }, waitFor, 2*time.Millisecond, what)
 		return got
@@ -78,6 +79,7 @@ func TestScheduledMessagesOfOneConversationGoInOrderAndOthersAreNotHeldUp(t *tes
 	_, err := b.store.ScheduleMessage(b.ctx, &core.Job{ConversationID: convs[1].ID, Text: "for u2", DueAt: t0.Add(time.Minute)}, false, 50)
 	require.NoError(t, err)
 	clock.Advance(time.Minute)
+	b.jobs.Wake()
 	sent := b.adapter.WaitSent(t, 6, waitFor)
 	var u1 []string
 	for _, s := range sent[2:] {
