@@ -4,15 +4,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strings"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 )
-
-// openAIHost is the host of config.Default's llm.base_url.
-const openAIHost = "api.openai.com"
 
 // logModel says, before anything is served, which model the bot talks to
 // and where: the first thing an owner checks when replies fail. The key is
@@ -21,7 +17,7 @@ const openAIHost = "api.openai.com"
 func logModel(log *slog.Logger, cfg *config.Config) {
 	log.Info("model", "base_url", redactedURL(cfg.LLM.BaseURL), "model", cfg.LLM.Model,
 		"light_model", cfg.LightModel(), "api_key_set", cfg.LLM.APIKey != "")
-	if cfg.LLM.APIKey == "" && isOpenAI(cfg.LLM.BaseURL) {
+	if cfg.LLM.APIKey == "" && llm.IsOpenAI(cfg.LLM.BaseURL) {
 		log.Warn("llm.api_key is empty, so OpenAI will refuse every turn: set " + config.EnvOpenAIAPIKey +
 			", or point llm.base_url at a server that needs no key (Ollama, vLLM); see the README, \"Pointing it at a model\"")
 	}
@@ -29,16 +25,10 @@ func logModel(log *slog.Logger, cfg *config.Config) {
 
 // authHint ends the model's 401 errors: which key to check.
 func authHint(cfg *config.Config) string {
-	if isOpenAI(cfg.LLM.BaseURL) {
+	if llm.IsOpenAI(cfg.LLM.BaseURL) {
 		return "check llm.api_key (" + config.EnvOpenAIAPIKey + ")"
 	}
 	return "check llm.api_key"
-}
-
-// isOpenAI reports whether base is OpenAI's own API.
-func isOpenAI(base string) bool {
-	u, err := url.Parse(base)
-	return err == nil && strings.EqualFold(u.Hostname(), openAIHost)
 }
 
 // redactedURL is base without a password (a proxy URL may hold one).

@@ -84,6 +84,13 @@ type Config struct {
 // openAIHost is OpenAI's API host, which is sent max_completion_tokens.
 const openAIHost = "api.openai.com"
 
+// IsOpenAI reports whether baseURL is OpenAI's own API (rather than a
+// compatible server such as Ollama or vLLM).
+func IsOpenAI(baseURL string) bool {
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), openAIHost)
+}
+
 // NoRetries as Config.MaxRetries disables retrying.
 const NoRetries = -1
 
@@ -119,7 +126,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{conn: cn}
 	// OpenAI's own API refuses max_tokens for its newer models and takes
 	// max_completion_tokens for all of them.
-	c.completionTokens.Store(strings.EqualFold(u.Hostname(), openAIHost))
+	c.completionTokens.Store(IsOpenAI(u.String()))
 	return c, nil
 }
 
