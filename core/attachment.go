@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 )
 
 // AttachmentKind is what a file a user sent is, as the model is told.
@@ -58,3 +60,22 @@ type AttachmentFetcher interface {
 // ErrTooLarge is wrapped by FetchAttachment for a file over the size
 // asked for (media.max_bytes).
 var ErrTooLarge = errors.New("the file is larger than media.max_bytes")
+
+// Details are what is known of the file, for people and the model: "cat.png,
+// image/png, 1.2 MB, 3 s" ("" when nothing is).
+func (a Attachment) Details() string {
+	var facts []string
+	if a.Name != "" {
+		facts = append(facts, a.Name)
+	}
+	if a.MIME != "" {
+		facts = append(facts, a.MIME)
+	}
+	if a.Size > 0 {
+		facts = append(facts, byteSize(a.Size))
+	}
+	if a.Seconds > 0 {
+		facts = append(facts, fmt.Sprintf("%d s", a.Seconds))
+	}
+	return strings.Join(facts, ", ")
+}

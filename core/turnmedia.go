@@ -309,23 +309,10 @@ func describe(a Attachment) string {
 	if article == "" {
 		article = "a file"
 	}
-	var facts []string
-	if a.Name != "" {
-		facts = append(facts, a.Name)
+	if d := a.Details(); d != "" {
+		return article + " (" + d + ")"
 	}
-	if a.MIME != "" {
-		facts = append(facts, a.MIME)
-	}
-	if a.Size > 0 {
-		facts = append(facts, byteSize(a.Size))
-	}
-	if a.Seconds > 0 {
-		facts = append(facts, fmt.Sprintf("%d s", a.Seconds))
-	}
-	if len(facts) == 0 {
-		return article
-	}
-	return article + " (" + strings.Join(facts, ", ") + ")"
+	return article
 }
 
 func named(a Attachment) string {

@@ -513,6 +513,6 @@ func TestFilesAndTranscriptsAreShown(t *testing.T) {
 
 	require.Contains(t, body, "buy flour &lt;tomorrow&gt;", "the transcript, as text")
 	require.Contains(t, body, "voice note, transcribed")
-	require.Contains(t, body, "<li>📎 voice (audio/ogg, 2.0 KB, 3 s)</li>")
+	require.Contains(t, body, "<li>📎 voice (audio/ogg, 2 KB, 3 s)</li>")
 	require.Contains(t, body, "<li>📎 sticker 😺</li>")
 }

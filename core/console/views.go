@@ -7,7 +7,6 @@ import (
 	"html/template"
 	"net/http"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -303,28 +302,15 @@ func jobTimeline(jobs []core.Job, now time.Time, at func(time.Time) string) []jo
 	return out
 }
 
-// fileLine describes a file a user sent: "image cat.png (image/png,
+// fileLine describes a file a user sent: "image (cat.png, image/png,
 // 12 KB)", a sticker with its emoji.
 func fileLine(a core.Attachment) string {
 	line := string(a.Kind)
 	if a.Emoji != "" {
 		line += " " + a.Emoji
 	}
-	if a.Name != "" {
-		line += " " + a.Name
-	}
-	var facts []string
-	if a.MIME != "" {
-		facts = append(facts, a.MIME)
-	}
-	if a.Size > 0 {
-		facts = append(facts, fmt.Sprintf("%.1f KB", float64(a.Size)/1024))
-	}
-	if a.Seconds > 0 {
-		facts = append(facts, fmt.Sprintf("%d s", a.Seconds))
-	}
-	if len(facts) > 0 {
-		line += " (" + strings.Join(facts, ", ") + ")"
+	if d := a.Details(); d != "" {
+		line += " (" + d + ")"
 	}
 	return line
 }
