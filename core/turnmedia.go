@@ -215,7 +215,7 @@ func (d *Dispatcher) openFile(ctx context.Context, log *slog.Logger, t *Turn, f 
 	case (a.Kind == AttachVoice || a.Kind == AttachAudio) && cfg.Transcriber == nil:
 		return "[The user sent " + what + ". You cannot listen to it: voice transcription is off.]", ""
 	case !open:
-		return "[The user sent " + what + "; it was not opened: more files came at once than are opened in one turn.]", ""
+		return "[The user sent " + what + "; it was not opened: a turn opens only the newest few files.]", ""
 	case a.Size > cfg.MaxBytes:
 		return fmt.Sprintf("[The user sent %s, too large to open (the limit is %s).]", what, byteSize(cfg.MaxBytes)), ""
 	case f == nil:
