@@ -228,30 +228,44 @@ func (d *Dispatcher) openFile(ctx context.Context, log *slog.Logger, t *Turn, f 
 		}
 		return v, ""
 	}
+	// A file that could not be opened is not tried again by every later
+	// turn of the session: each try would cost the platform's retries.
+	failKey := "failed\x00" + key
+	if v, ok := d.media.get(failKey); ok {
+		return v, ""
+	}
+	failed := func(note string) (string, string) {
+		d.media.put(failKey, note)
+		return note, ""
+	}
 	data, err := f.FetchAttachment(ctx, a, cfg.MaxBytes)
 	switch {
 	case errors.Is(err, ErrTooLarge):
-		return fmt.Sprintf("[The user sent %s, too large to open (the limit is %s).]", what, byteSize(cfg.MaxBytes)), ""
+		return failed(fmt.Sprintf("[The user sent %s, too large to open (the limit is %s).]", what, byteSize(cfg.MaxBytes)))
 	case err != nil:
 		log.Warn("could not download a file the user sent", "kind", a.Kind, "err", err)
-		return "[The user sent " + what + ", but it could not be downloaded. Tell them, and ask them to try again.]", ""
+		return failed("[The user sent " + what + ", but it could not be downloaded. Tell them, and ask them to try again.]")
 	}
 	switch a.Kind {
 	case AttachImage:
 		pic, err := media.Image(data, cfg.MaxImagePx)
 		if err != nil {
 			log.Info("a file the user sent as an image is not one", "err", err)
-			return "[The user sent " + what + ", but it is not an image that can be opened (" + err.Error() + ").]", ""
+			return failed("[The user sent " + what + ", but it is not an image that can be opened (" + err.Error() + ").]")
 		}
 		url := pic.DataURL()
 		d.media.put(key, url)
 		return "[The user sent " + what + ": it is shown to you.]", url
 	case AttachVoice, AttachAudio:
-		return d.transcribe(ctx, log, m, a, data), ""
+		note, ok := d.transcribe(ctx, log, m, a, data)
+		if !ok {
+			return failed(note)
+		}
+		return note, ""
 	}
 	text, cut, err := media.DocumentText(a.Name, a.MIME, data, cfg.MaxDocumentChars)
 	if err != nil {
-		return "[The user sent " + what + "; its contents cannot be read here (" + err.Error() + ").]", ""
+		return failed("[The user sent " + what + "; its contents cannot be read here (" + err.Error() + ").]")
 	}
 	name := a.Name
 	if name == "" {
@@ -267,8 +281,9 @@ func (d *Dispatcher) openFile(ctx context.Context, log *slog.Logger, t *Turn, f 
 }
 
 // transcribe turns a voice note into text and keeps it as the message's
-// text, marked as spoken, so later turns and the console have it.
-func (d *Dispatcher) transcribe(ctx context.Context, log *slog.Logger, m Message, a Attachment, data []byte) string {
+// text, marked as spoken, so later turns and the console have it. ok is
+// false when it could not be transcribed.
+func (d *Dispatcher) transcribe(ctx context.Context, log *slog.Logger, m Message, a Attachment, data []byte) (note string, ok bool) {
 	name := a.Name
 	if name == "" {
 		name = "voice" + audioExt(a.MIME)
@@ -276,11 +291,11 @@ func (d *Dispatcher) transcribe(ctx context.Context, log *slog.Logger, m Message
 	text, err := d.cfg.Media.Transcriber.Transcribe(ctx, name, data)
 	if err != nil {
 		log.Warn("could not transcribe a voice note", "err", err)
-		return "[The user sent " + describe(a) + ", but it could not be transcribed. Tell them you could not listen to it.]"
+		return "[The user sent " + describe(a) + ", but it could not be transcribed. Tell them you could not listen to it.]", false
 	}
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return "[The user sent " + describe(a) + " with no words in it.]"
+		return "[The user sent " + describe(a) + " with no words in it.]", false
 	}
 	if setter, ok := d.cfg.Store.(messageTextSetter); ok {
 		kept := m
@@ -296,7 +311,7 @@ func (d *Dispatcher) transcribe(ctx context.Context, log *slog.Logger, m Message
 			d.history.replaced(m.ConversationID, kept)
 		}
 	}
-	return "(said in a voice note) " + text
+	return "(said in a voice note) " + text, true
 }
 
 // describe names a file for the model: "an image (cat.png, image/png,

@@ -177,6 +177,18 @@ func TestTelegramFilesThatCannotBeOpenedAreAnswered(t *testing.T) {
 	for _, s := range sent {
 		require.Equal(t, "Sorry, I could not open that.", s.Plain, "every file was answered")
 	}
+
+	// A later turn of the session tells the model again, without trying
+	// those files again.
+	downloads, transcriptions := fake.Downloads(), len(b.model.TranscriptionRequests())
+	fake.SendPrivate(ada, "and now?")
+	fake.WaitSent(t, ada.ID, 5, waitFor)
+	later := allUserText(b.model.Requests()[4])
+	for _, said := range []string{"too large to open", "could not be downloaded", "not an image that can be opened", "could not be transcribed"} {
+		require.Contains(t, later, said)
+	}
+	require.Equal(t, downloads, fake.Downloads(), "no file was fetched again")
+	require.Len(t, b.model.TranscriptionRequests(), transcriptions, "nothing was transcribed again")
 	requireNoToken(t, b, fake, r.stderr.String())
 }
 
