@@ -16,6 +16,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/pace"
 )
 
 func init() {
@@ -58,6 +59,11 @@ type Adapter struct {
 	// DMs in; any replica sends.
 	ShardID    int `yaml:"shard_id"`
 	ShardCount int `yaml:"shard_count"`
+	// SendRate paces the messages the bot creates, so that Discord's
+	// limits are kept rather than found by 429s (default: 5 per 5 s per
+	// channel, a burst of 5 and then one a second; no bot-wide limit of
+	// the adapter's own, since discordgo keeps Discord's global bucket).
+	SendRate pace.Limits `yaml:"send_rate"`
 
 	log   *slog.Logger
 	clock core.Clock
@@ -77,6 +83,7 @@ type Adapter struct {
 	started   bool
 	stopped   bool
 	session   *discordgo.Session
+	pacer     *pace.Pacer
 	transport *http.Transport
 	conns     *connSet
 	handler   core.InboundHandler
@@ -99,6 +106,10 @@ type Adapter struct {
 // effects: nothing connects before Start.
 func New() *Adapter {
 	return &Adapter{
+		// Discord allows 5 messages per 5 s in a channel, and replenishes
+		// them one by one.
+		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 5},
+
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
 		sendTimeout:         60 * time.Second,
@@ -167,6 +178,16 @@ func (a *Adapter) Validate() error {
 	case a.ShardID < 0 || a.ShardID >= max(a.ShardCount, 1):
 		bad("shard_id must be from 0 to shard_count-1 (%d), got %d", max(a.ShardCount, 1)-1, a.ShardID)
 	}
+	if err := a.SendRate.Validate("adapters.discord.send_rate"); err != nil {
+		// One line per problem, each under the adapter's prefix.
+		problems := []error{err}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = joined.Unwrap()
+		}
+		for _, p := range problems {
+			bad("%v", p)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -213,6 +234,7 @@ func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	conns, transport := newConnSet(), newTransport()
 	a.runCtx, a.cancel, a.handler, a.conns, a.transport = runCtx, cancel, h, conns, transport
+	a.pacer = pace.New(a.SendRate, a.clock)
 	a.reconnect = make(chan struct{}, 1)
 	a.mu.Unlock()
 
@@ -343,6 +365,15 @@ func (a *Adapter) live() (*discordgo.Session, error) {
 // scrub returns err with the bot token replaced (see config.Secret.Scrub);
 // classify errors before scrubbing them.
 func (a *Adapter) scrub(err error) error { return a.Token.Scrub(err) }
+
+// pace waits, bounded by ctx, until one more message may go to
+// channelID (replies first: background sends wait behind them).
+func (a *Adapter) pace(ctx context.Context, channelID string) error {
+	a.mu.Lock()
+	p := a.pacer
+	a.mu.Unlock()
+	return p.Wait(ctx, channelID) // a nil Pacer (not started) paces nothing
+}
 
 // sleep waits d on the adapter's clock; false when ctx ended first.
 func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {

@@ -22,11 +22,14 @@
 // Send splits text at Discord's 2000-character limit and sends each part
 // with a nonce derived from the message's idempotency key and
 // enforce_nonce, so Discord drops a part it has already accepted (a resend
-// after a crash, or a retry after a lost answer). A 429 is waited out (as
-// long as the send's deadline allows) and 5xx answers and broken
-// connections are retried a few times; failures retrying cannot fix (the
-// user does not accept the bot's DMs, an unknown channel, an invalid body)
-// are *core.PermanentError.
+// after a crash, or a retry after a lost answer). Every message request
+// first waits for its slot on a core/pace Pacer keyed by channel
+// (send_rate: by default Discord's 5 per 5 s per channel), replies ahead
+// of scheduled messages, so that the limits are kept rather than found by
+// 429s. A 429 is waited out (as long as the send's deadline allows) and 5xx
+// answers and broken connections are retried a few times; failures retrying
+// cannot fix (the user does not accept the bot's DMs, an unknown channel,
+// an invalid body) are *core.PermanentError.
 //
 // Files a user sends in a DM (attachments, voice messages, stickers) are
 // described in InboundMessage.Attachments, with their CDN URL as Ref, and

@@ -109,7 +109,7 @@ func (a *Adapter) dmChannel(ctx context.Context, userID string) (*discordgo.Chan
 	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
 	defer cancel()
 	bucket := discordgo.EndpointUserChannels("")
-	ch, err := retrying(ctx, a, s, bucket, what, []any{"user_id", userID}, func(ctx context.Context) (*discordgo.Channel, error) {
+	ch, err := retrying(ctx, a, s, bucket, "", what, []any{"user_id", userID}, func(ctx context.Context) (*discordgo.Channel, error) {
 		return s.UserChannelCreate(userID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 	})
 	if err != nil {

@@ -242,7 +242,7 @@ func firstField(errs map[string]json.RawMessage) string {
 func (a *Adapter) sendPart(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody) (string, error) {
 	const what = "sending discord message"
 	endpoint := discordgo.EndpointChannelMessages(channelID)
-	raw, err := retrying(ctx, a, s, endpoint, what, []any{"channel_id", channelID}, func(ctx context.Context) ([]byte, error) {
+	raw, err := retrying(ctx, a, s, endpoint, channelID, what, []any{"channel_id", channelID}, func(ctx context.Context) ([]byte, error) {
 		return s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint,
 			discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 	})
@@ -259,19 +259,28 @@ func (a *Adapter) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 // retrying makes a REST call on bucket's route, retrying what a retry can
 // fix: it first waits out a bucket Discord reported exhausted, a 429 waits
 // what Discord asks, a 5xx or a lost request backs off; a wait past ctx's
-// deadline gives up at once. Anything else fails as requestError says.
-func retrying[T any](ctx context.Context, a *Adapter, s *discordgo.Session, bucket, what string, attrs []any, call func(context.Context) (T, error)) (T, error) {
+// deadline gives up at once. Anything else fails as requestError says. A
+// call that creates a message in channel (not "") waits for the pacer
+// first, every attempt: each is a request Discord counts.
+func retrying[T any](ctx context.Context, a *Adapter, s *discordgo.Session, bucket, channel, what string, attrs []any, call func(context.Context) (T, error)) (T, error) {
 	p := retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
 		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "discord"}
 	return retry.Do(ctx, p, what, attrs, func(ctx context.Context) (T, error) {
+		var zero T
+		if channel != "" {
+			if err := a.pace(ctx, channel); err != nil {
+				return zero, waitError{fmt.Errorf("%s: %w", what, err)}
+			}
+		}
+		// After the pacer's wait, which may be long, so that the bucket
+		// is read as it is when the request goes.
 		if err := a.waitBucket(ctx, s, bucket, what); err != nil {
-			var zero T
-			return zero, bucketError{err}
+			return zero, waitError{err}
 		}
 		return call(ctx)
 	}, func(err error) retry.Verdict {
 		var limited *discordgo.RateLimitError
-		var waited bucketError
+		var waited waitError
 		switch {
 		case errors.As(err, &waited):
 			return retry.Verdict{Kind: retry.Fail, Err: waited.error}
@@ -284,8 +293,9 @@ func retrying[T any](ctx context.Context, a *Adapter, s *discordgo.Session, buck
 	})
 }
 
-// bucketError is waitBucket's error: final, as it is.
-type bucketError struct{ error }
+// waitError is the error of a wait before a request (the pacer's or
+// waitBucket's): final, as it is.
+type waitError struct{ error }
 
 // waitBucket waits, bounded by ctx, until the route's rate-limit bucket
 // allows a request. discordgo would wait too, but with time.Sleep, deaf to

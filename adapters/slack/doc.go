@@ -32,12 +32,16 @@
 // the core are remembered for an hour, so Slack's retries reach the core
 // once.
 //
-// Send splits text at 4,000 characters and escapes & < >. A 429 is waited
-// out for the Retry-After Slack gives and the part is posted once more
-// (Slack did not post it); 5xx answers and refused connections are retried
-// with backoff. Errors retrying cannot fix (channel_not_found, is_archived,
-// msg_too_long…) are *core.PermanentError. Slack has no typing indicator
-// for bots, so the adapter does not implement core.TypingIndicator.
+// Send splits text at 4,000 characters and escapes & < >. Every post first
+// waits for its slot on a core/pace Pacer keyed by channel (send_rate: by
+// default chat.postMessage's 1 per second per channel after a burst of 3),
+// replies ahead of scheduled messages, so that Slack's limits are kept
+// rather than found by 429s. A 429 is waited out for the Retry-After
+// Slack gives and the part is posted once more (Slack did not post it);
+// 5xx answers and refused connections are retried with backoff. Errors
+// retrying cannot fix (channel_not_found, is_archived, msg_too_long…) are
+// *core.PermanentError. Slack has no typing indicator for bots, so the
+// adapter does not implement core.TypingIndicator.
 //
 // Tokens and the signing secret never reach logs or errors: slack-go's own
 // loggers are silenced and errors are scrubbed.

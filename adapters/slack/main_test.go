@@ -17,6 +17,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/pace"
 )
 
 // TestMain fails the run if a test leaves a websocket reader, a reconnect
@@ -64,6 +65,9 @@ func newBundleOn(t *testing.T, srv *slacktest.Server, mode string, configure ...
 	a.serverBackoff = time.Millisecond
 	a.pingInterval = time.Second
 	a.reconnectMin, a.reconnectMax = 10*time.Millisecond, 100*time.Millisecond
+	// Unpaced: on the real clock, a reply of a few parts would wait
+	// seconds for its slots. pace_test.go paces on a clock it moves.
+	a.SendRate = pace.Limits{}
 	for _, c := range configure {
 		c(a)
 	}

@@ -183,18 +183,31 @@ func markupRefused(err error) (string, bool) {
 }
 
 // postPart posts one message, retrying what a retry can fix without
-// posting it twice.
+// posting it twice. Every attempt waits for the pacer first: each is a
+// call Slack counts.
 func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel string, opts ...slack.MsgOption) (string, error) {
 	const what = "sending slack message"
 	ts, err := retry.Do(ctx, a.retryPolicy(), what, []any{"channel", channel}, func(ctx context.Context) (string, error) {
+		if err := a.pace(ctx, channel); err != nil {
+			return "", paceError{fmt.Errorf("%s: %w", what, err)}
+		}
 		_, ts, err := api.PostMessageContext(ctx, channel, opts...)
 		return ts, err
-	}, func(err error) retry.Verdict { return a.judge(err, a.apiError(what, err)) })
+	}, func(err error) retry.Verdict {
+		var paced paceError
+		if errors.As(err, &paced) {
+			return retry.Verdict{Kind: retry.Fail, Err: paced.error}
+		}
+		return a.judge(err, a.apiError(what, err))
+	})
 	if err == nil && ts == "" {
 		return "", errors.New("sending slack message: no ts in the answer")
 	}
 	return ts, err
 }
+
+// paceError is the pacer's error: final, as it is.
+type paceError struct{ error }
 
 // retryPolicy is how the adapter retries a Web API call; a rate limit's
 // wait past the send's deadline gives up at once.

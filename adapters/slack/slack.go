@@ -19,6 +19,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/httpclient"
+	"github.com/parleybot/parley/core/pace"
 )
 
 func init() {
@@ -70,6 +71,11 @@ type Adapter struct {
 	Mode string `yaml:"mode"`
 	// APIURL is the Web API's base URL (default "": https://slack.com/api/).
 	APIURL string `yaml:"api_url"`
+	// SendRate paces the messages the bot posts, so that Slack's limits
+	// are kept rather than found by 429s (default: chat.postMessage's
+	// one a second per channel, after a burst of 3; no workspace-wide
+	// limit of the adapter's own).
+	SendRate pace.Limits `yaml:"send_rate"`
 
 	log   *slog.Logger
 	clock core.Clock
@@ -96,6 +102,7 @@ type Adapter struct {
 	started   bool
 	stopped   bool
 	api       *slack.Client
+	pacer     *pace.Pacer
 	transport *http.Transport
 	handler   core.InboundHandler
 	runCtx    context.Context
@@ -117,7 +124,11 @@ type Adapter struct {
 // effects: nothing connects before Start.
 func New() *Adapter {
 	return &Adapter{
-		Mode:                ModeSocket,
+		Mode: ModeSocket,
+		// Slack allows chat.postMessage about once a second per channel,
+		// with short bursts over it.
+		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 3},
+
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
 		sendTimeout:         60 * time.Second,
@@ -189,6 +200,16 @@ func (a *Adapter) Validate() error {
 			bad("api_url %v", err)
 		}
 	}
+	if err := a.SendRate.Validate("adapters.slack.send_rate"); err != nil {
+		// One line per problem, each under the adapter's prefix.
+		problems := []error{err}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			problems = joined.Unwrap()
+		}
+		for _, p := range problems {
+			bad("%v", p)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -257,6 +278,7 @@ func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	// The client is live from here on: DMs may arrive before Start returns.
 	a.runCtx, a.cancel, a.handler, a.transport, a.api = runCtx, cancel, h, transport, api
+	a.pacer = pace.New(a.SendRate, a.clock)
 	a.mu.Unlock()
 
 	fail := func(err error) error {
@@ -409,6 +431,15 @@ func (a *Adapter) live() (*slack.Client, error) {
 // classify errors before scrubbing them.
 func (a *Adapter) scrub(err error) error {
 	return a.SigningSecret.Scrub(a.AppToken.Scrub(a.BotToken.Scrub(err)))
+}
+
+// pace waits, bounded by ctx, until one more message may go to channel
+// (replies first: background sends wait behind them).
+func (a *Adapter) pace(ctx context.Context, channel string) error {
+	a.mu.Lock()
+	p := a.pacer
+	a.mu.Unlock()
+	return p.Wait(ctx, channel) // a nil Pacer (not started) paces nothing
 }
 
 // sleep waits d on the adapter's clock; false when ctx ended first.

@@ -32,6 +32,11 @@
 // markup. Failures retrying cannot fix (the user blocked the bot, the chat
 // does not exist) are *core.PermanentError.
 //
+// Every message-creating call waits for its slot at the send_rate pace
+// (core/pace; by default Telegram's limits: 30 a second per bot, 1 a
+// second per chat after a burst of 3), replies ahead of scheduled
+// messages, so a burst goes out at Telegram's pace rather than into 429s.
+//
 // The bot token is in every Bot API URL; the adapter removes it from every
 // error it returns or logs.
 package telegram

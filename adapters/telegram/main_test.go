@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/pace"
 )
 
 // TestMain fails the run if a test leaves a poller, a webhook request or an
@@ -49,6 +50,9 @@ func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 	a.APIURL = b.srv.URL()
 	a.serverBackoff = time.Millisecond
 	a.pollBackoffMin, a.pollBackoffMax = time.Millisecond, 20*time.Millisecond
+	// Unpaced unless a test paces it (pace_test.go): at Telegram's pace a
+	// long reply's fourth part would go a second after the first.
+	a.SendRate = pace.Limits{}
 	for _, c := range configure {
 		c(a)
 	}

@@ -52,7 +52,7 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 		if formatted {
 			params.ParseMode = models.ParseModeMarkdown
 		}
-		id, err := a.sendPart(ctx, b, params)
+		id, err := a.sendPart(ctx, b, chatID, params)
 		switch {
 		case err == nil:
 			ids = append(ids, strconv.Itoa(id))
@@ -119,7 +119,7 @@ func (a *Adapter) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p m
 		return nil, fmt.Errorf("sending the plain text of a refused message: %w", err)
 	}
 	for _, q := range plain {
-		id, err := a.sendPart(ctx, b, &bot.SendMessageParams{ChatID: chatID, Text: q})
+		id, err := a.sendPart(ctx, b, chatID, &bot.SendMessageParams{ChatID: chatID, Text: q})
 		if err != nil {
 			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
 		}
@@ -150,21 +150,29 @@ func parseEntitiesOffset(err error) (int, bool) {
 	return n, true
 }
 
-// sendPart sends one message, retrying what a retry can fix.
-func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, params *bot.SendMessageParams) (int, error) {
-	return a.deliver(ctx, "sending telegram message", params.ChatID, func(ctx context.Context) (*models.Message, error) {
+// sendPart sends one message to chatID, retrying what a retry can fix.
+func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, chatID int64, params *bot.SendMessageParams) (int, error) {
+	return a.deliver(ctx, "sending telegram message", chatID, func(ctx context.Context) (*models.Message, error) {
 		return b.SendMessage(ctx, params)
 	})
 }
 
-// deliver makes a call that creates one message (sendMessage, sendPhoto)
-// and returns the message's id, retrying what a retry can fix: after a 429
-// the delay Telegram asks for, after a 5xx or a refused connection with
-// backoff. Anything else fails at once, permanently when retrying cannot
-// help. what names the call in errors.
-func (a *Adapter) deliver(ctx context.Context, what string, chatID any, call func(context.Context) (*models.Message, error)) (int, error) {
+// deliver makes a call that creates one message in chatID (sendMessage,
+// sendPhoto) and returns the message's id, retrying what a retry can fix:
+// after a 429 the delay Telegram asks for, after a 5xx or a refused
+// connection with backoff. Anything else fails at once, permanently when
+// retrying cannot help. Every attempt first waits for its slot at the
+// send_rate pace (a reply ahead of scheduled sends). what names the call
+// in errors.
+func (a *Adapter) deliver(ctx context.Context, what string, chatID int64, call func(context.Context) (*models.Message, error)) (int, error) {
 	var status *statusBox
+	pacer, chat := a.sendPacer(), strconv.FormatInt(chatID, 10)
 	m, err := retry.Do(ctx, a.retryPolicy(), what, []any{"chat_id", chatID}, func(ctx context.Context) (*models.Message, error) {
+		// A retry after a 429 is one more message to Telegram: it waits
+		// its turn too.
+		if err := pacer.Wait(ctx, chat); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
 		rctx, box := withStatus(ctx)
 		status = box
 		return call(rctx)

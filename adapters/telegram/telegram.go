@@ -18,6 +18,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/pace"
 )
 
 func init() {
@@ -78,6 +79,12 @@ type Adapter struct {
 	Format string `yaml:"format"`
 	// PollTimeout is the getUpdates long-poll timeout (default 30s).
 	PollTimeout time.Duration `yaml:"poll_timeout"`
+	// SendRate is the pace of the messages the bot sends (send_rate), so
+	// that a burst of scheduled messages goes out at Telegram's pace
+	// rather than into its 429s. The default is Telegram's documented
+	// limits: 30 messages a second per bot, and in one chat one a second
+	// after a burst of 3. A zero rate is no limit.
+	SendRate pace.Limits `yaml:"send_rate"`
 
 	log   *slog.Logger
 	clock core.Clock
@@ -96,6 +103,7 @@ type Adapter struct {
 	started   bool
 	stopped   bool
 	bot       *bot.Bot
+	pacer     *pace.Pacer
 	client    *http.Client
 	transport *http.Transport
 	botID     int64
@@ -117,6 +125,7 @@ func New() *Adapter {
 		Mode:                ModePolling,
 		Format:              FormatMarkdown,
 		PollTimeout:         30 * time.Second,
+		SendRate:            pace.Limits{PerSecond: 30, PerChatPerSecond: 1, PerChatBurst: 3},
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
 		maxRateLimitRetries: 5,
@@ -208,6 +217,11 @@ func (a *Adapter) Validate() error {
 	if a.PollTimeout < time.Second || a.PollTimeout > 10*time.Minute {
 		bad("poll_timeout must be between 1s and 10m, got %s", a.PollTimeout)
 	}
+	if err := a.SendRate.Validate("send_rate"); err != nil {
+		for _, e := range unjoin(err) {
+			bad("%w", e)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -269,6 +283,7 @@ func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	// Handling outlives Start's ctx (often a start-up timeout) but not Stop.
 	a.runCtx, a.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	a.bot, a.client, a.transport, a.botID, a.handler = b, client, transport, botID, h
+	a.pacer = pace.New(a.SendRate, a.clock)
 	if a.Mode == ModePolling {
 		a.wg.Add(1)
 		go a.poll(a.runCtx)
@@ -396,6 +411,23 @@ func (a *Adapter) live() (*bot.Bot, error) {
 		return nil, errors.New("telegram adapter is not started")
 	}
 	return a.bot, nil
+}
+
+// sendPacer returns the pacer of message-creating calls (nil, pacing
+// nothing, before Start).
+func (a *Adapter) sendPacer() *pace.Pacer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pacer
+}
+
+// unjoin returns the errors err joins (errors.Join), or err alone, so that
+// each gets its own line.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // scrub returns err with the bot token replaced (see config.Secret.Scrub);

@@ -11,11 +11,12 @@
 // SendSticker, SendGuild, SendOwn, EditDM, Dispatch and InjectFrame create
 // gateway events, which every identified session receives as dispatches
 // with increasing sequence numbers. It then asserts on what the bot did:
-// Sent, AllSent, WaitSent, Typing, Calls, Downloads, Identifies, Resumes,
-// Intents. WaitReady is the barrier to pass after Session.Open and before
+// Sent, AllSent, WaitSent, Typing, Calls, RateLimited, Downloads,
+// Identifies, Resumes, Intents. WaitReady is the barrier to pass after Session.Open and before
 // Session.Close. Faults (RateLimitNext, FailNext, FailNextDownloads,
 // Block, DisconnectGateway) make chosen calls fail, or the gateway drop,
-// the way Discord does.
+// the way Discord does; WithChannelRateLimit limits each channel's
+// messages as Discord's per-route limit does, answering 429 over it.
 //
 // Files users send are stored and served on the fake's origin at
 // Discord's CDN paths (/attachments/..., /stickers/...), so a client

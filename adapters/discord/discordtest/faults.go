@@ -107,7 +107,42 @@ func (s *Server) takeFault(route string) (fault, bool) {
 		return fault{}, false
 	}
 	s.faults[route] = q[1:]
+	if q[0].retryAfter > 0 {
+		s.rateLimited++
+	}
 	return q[0], true
+}
+
+// RateLimited returns how many requests the fake answered 429, those of
+// RateLimitNext and RateLimitAfter and those over WithChannelRateLimit.
+func (s *Server) RateLimited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rateLimited
+}
+
+// admit takes one message for channelID from WithChannelRateLimit's
+// bucket; when the bucket is empty it counts a 429 and returns how long
+// until the channel takes one more. Integer durations keep the edge
+// exact: a message at the very instant a slot frees is admitted.
+func (s *Server) admit(channelID string) (wait time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chanBurst <= 0 || s.chanEvery <= 0 {
+		return 0, true
+	}
+	now := s.now()
+	due := s.due[channelID]
+	if due.Before(now) {
+		due = now
+	}
+	if wait := due.Sub(now) - time.Duration(s.chanBurst-1)*s.chanEvery; wait > 0 {
+		s.rateLimited++
+		s.notify()
+		return wait, false
+	}
+	s.due[channelID] = due.Add(s.chanEvery)
+	return 0, true
 }
 
 // Block makes the user block the bot (or close their DMs): messages and
@@ -165,13 +200,19 @@ func writeFault(w http.ResponseWriter, route string, f fault) {
 		writeError(w, f.status, apiError{Message: f.message, Code: f.code})
 		return
 	}
-	secs := f.retryAfter.Seconds()
+	writeRateLimit(w, route, 5, f.retryAfter)
+}
+
+// writeRateLimit answers 429 as Discord does for a route's bucket of
+// limit requests, free again after retryAfter.
+func writeRateLimit(w http.ResponseWriter, route string, limit int, retryAfter time.Duration) {
+	secs := retryAfter.Seconds()
 	h := w.Header()
 	h.Set("Retry-After", strconv.Itoa(int(math.Ceil(secs))))
-	h.Set("X-RateLimit-Limit", "5")
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("X-RateLimit-Remaining", "0")
 	// Real time, not WithNow's clock: clients compare it with their own.
-	reset := float64(time.Now().Add(f.retryAfter).UnixMilli()) / 1000
+	reset := float64(time.Now().Add(retryAfter).UnixMilli()) / 1000
 	h.Set("X-RateLimit-Reset", strconv.FormatFloat(reset, 'f', 3, 64))
 	h.Set("X-RateLimit-Reset-After", strconv.FormatFloat(secs, 'f', 3, 64))
 	h.Set("X-RateLimit-Bucket", fmt.Sprintf("fake-%x", route))

@@ -41,6 +41,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, rt.name, f)
 		return
 	}
+	if rt.name == "messages" {
+		if wait, ok := s.admit(rt.channelID); !ok {
+			writeRateLimit(w, rt.name, s.chanBurst, wait)
+			return
+		}
+	}
 	rt.handle(w, r, rt.channelID)
 }
 

@@ -1,8 +1,10 @@
 package discordtest_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -330,4 +332,78 @@ func TestRateLimitAfterLetsCallsThrough(t *testing.T) {
 	require.Equal(t, http.StatusOK, get())
 	require.Equal(t, http.StatusTooManyRequests, get(), "the third call is limited")
 	require.Equal(t, http.StatusOK, get())
+}
+
+func TestChannelRateLimit(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{now: time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)}
+	tb := setup(t, discordtest.WithNow(clock.Now), discordtest.WithChannelRateLimit(2, time.Second))
+	chA, _ := tb.srv.SendDM(tb.alice, "hi")
+	chB, _ := tb.srv.SendDM(tb.bob, "hi")
+	client := tb.srv.HTTPClient()
+	post := func(channelID string) (int, http.Header, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, "https://discord.com/api/v9/channels/"+channelID+"/messages",
+			strings.NewReader(`{"content":"tick"}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bot "+tb.srv.Token())
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var body map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+		return resp.StatusCode, resp.Header, body
+	}
+
+	for range 2 {
+		status, _, _ := post(chA)
+		require.Equal(t, http.StatusOK, status, "the burst passes")
+	}
+	status, h, body := post(chA)
+	require.Equal(t, http.StatusTooManyRequests, status, "the third at once is over the limit")
+	require.Equal(t, map[string]any{"message": "You are being rate limited.", "retry_after": 1.0, "global": false}, body)
+	require.Equal(t, "1", h.Get("Retry-After"))
+	require.Equal(t, "2", h.Get("X-RateLimit-Limit"))
+	require.Equal(t, "0", h.Get("X-RateLimit-Remaining"))
+	require.Equal(t, "1.000", h.Get("X-RateLimit-Reset-After"))
+	require.Equal(t, "user", h.Get("X-RateLimit-Scope"))
+	require.NotEmpty(t, h.Get("X-RateLimit-Bucket"))
+
+	status, _, _ = post(chB)
+	require.Equal(t, http.StatusOK, status, "each channel has its own limit")
+
+	clock.Advance(500 * time.Millisecond)
+	status, _, body = post(chA)
+	require.Equal(t, http.StatusTooManyRequests, status)
+	require.Equal(t, 0.5, body["retry_after"], "the wait left until one more")
+	clock.Advance(500 * time.Millisecond)
+	status, _, _ = post(chA)
+	require.Equal(t, http.StatusOK, status, "one more a second later, to the instant")
+	status, _, _ = post(chA)
+	require.Equal(t, http.StatusTooManyRequests, status, "and only one")
+
+	require.Len(t, tb.srv.Sent(chA), 3, "a limited message creates nothing")
+	require.Equal(t, 3, tb.srv.RateLimited())
+	tb.srv.RateLimitNext("typing", time.Second)
+	require.Error(t, tb.restClient(t).dg.ChannelTyping(chB, discordgo.WithRetryOnRatelimit(false)))
+	require.Equal(t, 4, tb.srv.RateLimited(), "scheduled rate limits count too")
+}
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

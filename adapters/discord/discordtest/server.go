@@ -60,6 +60,18 @@ func WithStrictIntents() Option {
 	return func(s *Server) { s.strictIntents = true }
 }
 
+// WithChannelRateLimit limits each channel's POST /channels/{id}/messages
+// the way Discord's per-route limits have worked since they became a
+// leaky bucket: up to burst messages at once, then one more every every
+// (Discord's 5 per 5 s is burst 5, every time.Second). A message over the
+// limit creates nothing and is answered 429 as RateLimitNext answers,
+// retry_after being the time until the channel takes one more. Time is
+// WithNow's clock, so a test that drives the bot's clock drives the limit
+// too. Off by default (burst or every 0).
+func WithChannelRateLimit(burst int, every time.Duration) Option {
+	return func(s *Server) { s.chanBurst, s.chanEvery = burst, every }
+}
+
 // User is a Discord user that a test plays.
 type User struct {
 	ID         string
@@ -114,6 +126,9 @@ type Server struct {
 	now           func() time.Time
 	echo          bool
 	strictIntents bool
+	// chanBurst and chanEvery are WithChannelRateLimit's limit.
+	chanBurst int
+	chanEvery time.Duration
 
 	srv       *httptest.Server
 	client    *http.Client  // rewrites discord.com to srv
@@ -140,6 +155,11 @@ type Server struct {
 	faults   map[string][]fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
+	// due is, per channel, when the channel limit's bucket is empty again
+	// (the theoretical arrival time of the cell rate algorithm).
+	due map[string]time.Time
+	// rateLimited counts the 429s answered.
+	rateLimited int
 	// files are the attachments and stickers served, by URL path.
 	files     map[string]storedFile
 	downloads []Download
@@ -177,6 +197,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		typing:    map[string]int{},
 		calls:     map[string]int{},
 		faults:    map[string][]fault{},
+		due:       map[string]time.Time{},
 		files:     map[string]storedFile{},
 		sessions:  map[string]*gwSession{},
 		conns:     map[*gwConn]struct{}{},

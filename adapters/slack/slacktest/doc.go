@@ -27,11 +27,13 @@
 // demand, for deduplication tests.
 //
 // The test then asserts on what the bot did: Sent, AllSent, WaitSent,
-// Calls, Acked, WaitAcked, Deliveries, BadAcks, Connections,
+// Calls, RateLimited, Acked, WaitAcked, Deliveries, BadAcks, Connections,
 // LiveConnections, WaitConnections. Faults make chosen calls fail the way
 // Slack does: RateLimitNext and RateLimitAfter (HTTP 429 with
 // Retry-After), FailNext (an error code), FailNextStatus (an HTML 5xx),
-// RevokeTokens, Block, DropSockets and Disconnect; FailNextDownloads
+// RevokeTokens, Block, DropSockets and Disconnect; WithChannelRateLimit
+// limits chat.postMessage per channel as Slack does, answering 429 over
+// it; FailNextDownloads
 // (and the other faults under FileDownloads) and SetFilesScope fail file
 // downloads.
 //
@@ -58,5 +60,6 @@
 // are echoed only for DMs; Events API retries come after WithRetryDelay,
 // not Slack's minutes; a socket envelope is retried at most 3 times on its
 // own (disconnects and ack timeouts together); signatures and timeouts use
-// real time whatever WithNow says; no rate limiting unless scheduled.
+// real time whatever WithNow says; no rate limiting unless scheduled or
+// WithChannelRateLimit is given.
 package slacktest

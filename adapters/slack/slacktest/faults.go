@@ -128,7 +128,48 @@ func (s *Server) takeFault(method string) *fault {
 		return nil
 	}
 	s.faults[method] = q[1:]
+	if q[0].retryAfter > 0 {
+		s.rateLimited++
+	}
 	return q[0]
+}
+
+// RateLimited returns how many requests the fake answered 429, those of
+// RateLimitNext and RateLimitAfter and those over WithChannelRateLimit.
+func (s *Server) RateLimited() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rateLimited
+}
+
+// admit takes one post for the channel chat.postMessage names from
+// WithChannelRateLimit's bucket; when the bucket is empty it counts a 429
+// and returns the fault to answer with. Integer durations keep the edge
+// exact: a post at the very instant a slot frees is admitted.
+func (s *Server) admit(channel string) *fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chanBurst <= 0 || s.chanEvery <= 0 {
+		return nil
+	}
+	// A post to a user id goes into the DM with them, whose limit it
+	// shares (opened or not yet). Unknown channels are limited too; the
+	// post fails afterwards as it would.
+	if u, ok := s.dmUser[channel]; ok {
+		channel = u
+	}
+	now := s.now()
+	due := s.due[channel]
+	if due.Before(now) {
+		due = now
+	}
+	if wait := due.Sub(now) - time.Duration(s.chanBurst-1)*s.chanEvery; wait > 0 {
+		s.rateLimited++
+		s.notify()
+		return &fault{retryAfter: wait}
+	}
+	s.due[channel] = due.Add(s.chanEvery)
+	return nil
 }
 
 // writeFault answers with a scheduled fault.

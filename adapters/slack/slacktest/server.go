@@ -93,6 +93,18 @@ func WithNow(now func() time.Time) Option {
 	return func(s *Server) { s.now = now }
 }
 
+// WithChannelRateLimit limits chat.postMessage in each channel as Slack
+// does ("1 message per second to a specific channel", with short bursts
+// allowed): up to burst posts at once, then one more every every. A post
+// over the limit is not posted and is answered as RateLimitNext answers,
+// Retry-After being the time until the channel takes one more (whole
+// seconds, rounded up). A post to a user id counts against the DM it
+// goes to. Time is WithNow's clock, so a test that drives the bot's
+// clock drives the limit too. Off by default (burst or every 0).
+func WithChannelRateLimit(burst int, every time.Duration) Option {
+	return func(s *Server) { s.chanBurst, s.chanEvery = burst, every }
+}
+
 // Server is a fake Slack: Web API, Socket Mode and Events API delivery.
 // All methods are safe for concurrent use.
 type Server struct {
@@ -104,6 +116,9 @@ type Server struct {
 	retryDelay    time.Duration
 	echo          bool
 	now           func() time.Time
+	// chanBurst and chanEvery are WithChannelRateLimit's limit.
+	chanBurst int
+	chanEvery time.Duration
 
 	srv       *httptest.Server
 	client    *http.Client // Events API deliveries, PostEvent, VerifyURL
@@ -135,6 +150,12 @@ type Server struct {
 	faults   map[string][]*fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
+	// due is, per channel (per user for a DM), when the channel limit's
+	// bucket is empty again (the theoretical arrival time of the cell rate
+	// algorithm).
+	due map[string]time.Time
+	// rateLimited counts the 429s answered.
+	rateLimited int
 	// files are the shared files, by "<team>-<id>"; noFilesScope makes
 	// every download answer the login page.
 	files        map[string]*storedFile
@@ -186,6 +207,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		sentIdx:       map[string][]int{},
 		calls:         map[string]int{},
 		faults:        map[string][]*fault{},
+		due:           map[string]time.Time{},
 		files:         map[string]*storedFile{},
 		events:        map[string]*event{},
 		tickets:       map[string]bool{},

@@ -74,6 +74,10 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if name == "chat.postMessage" {
+		if f := s.admit(p["channel"]); f != nil {
+			writeFault(w, f)
+			return
+		}
 		if code, pointer := s.refuseMarkup(p); code != "" {
 			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": code,
 				"response_metadata": map[string]any{"messages": []string{"[ERROR] failed to match all allowed schemas [json-pointer:" + pointer + "]"}}})

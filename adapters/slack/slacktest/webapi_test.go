@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -428,4 +429,59 @@ func rawCall(t *testing.T, srv *slacktest.Server, method, apiMethod, token, ctyp
 	out, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, out
+}
+
+func TestChannelRateLimit(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{now: time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)}
+	tb := setup(t, slacktest.WithNow(clock.Now), slacktest.WithChannelRateLimit(2, time.Second))
+	tb.srv.AddUser(tb.alice)
+	tb.srv.AddUser(tb.bob)
+	post := func(channel string) error {
+		_, _, err := tb.api.PostMessage(channel, slack.MsgOptionText("tick", false))
+		return err
+	}
+	var rl *slack.RateLimitedError
+
+	require.NoError(t, post(tb.alice.ID))
+	dm := tb.srv.DMChannelOf(tb.alice.ID)
+	require.NoError(t, post(dm), "the burst passes")
+	err := post(tb.alice.ID)
+	require.ErrorAs(t, err, &rl, "the third at once is over the limit, by user id or DM id alike")
+	require.Equal(t, time.Second, rl.RetryAfter)
+	require.NoError(t, post(tb.bob.ID), "each channel has its own limit")
+
+	clock.Advance(500 * time.Millisecond)
+	require.ErrorAs(t, post(dm), &rl)
+	require.Equal(t, time.Second, rl.RetryAfter, "half a second left, in whole seconds")
+	clock.Advance(500 * time.Millisecond)
+	require.NoError(t, post(dm), "one more a second later, to the instant")
+	status, body := rawCall(t, tb.srv, http.MethodPost, "chat.postMessage", tb.srv.BotToken(), "application/json", `{"channel":"`+dm+`","text":"tick"}`)
+	require.Equal(t, http.StatusTooManyRequests, status, "and only one")
+	require.JSONEq(t, `{"ok":false,"error":"ratelimited"}`, string(body))
+
+	require.Len(t, tb.srv.Sent(dm), 3, "a limited post is not posted")
+	require.Equal(t, 3, tb.srv.RateLimited())
+	tb.srv.RateLimitNext("auth.test", time.Second)
+	_, err = tb.api.AuthTest()
+	require.ErrorAs(t, err, &rl)
+	require.Equal(t, 4, tb.srv.RateLimited(), "scheduled rate limits count too")
+}
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }

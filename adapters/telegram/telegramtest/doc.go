@@ -13,7 +13,10 @@
 // queue for getUpdates or are POSTed to the webhook. It then asserts on what the bot
 // did: Sent, AllSent, WaitSent, ChatActions, Calls, Webhook. Faults
 // (FailNext, FailAfter, FailNextDownload, Block) make chosen calls fail the
-// way Telegram does.
+// way Telegram does. WithLatency gives every call a round trip, and
+// WithRateLimits answers 429 to messages over Telegram's flood limits (a
+// one-second sliding window per bot, a token bucket per chat), counted by
+// SendStats.
 //
 // Simplifications, on purpose: the bot sends only text messages and photos
 // by URL; MarkdownV2 (texts and captions) is checked by a small parser

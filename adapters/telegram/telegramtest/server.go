@@ -120,6 +120,10 @@ type Server struct {
 	filePaths map[string]*storedFile
 	nextFile  int
 
+	// latency is the round trip of a Bot API call (WithLatency).
+	latency time.Duration
+	limiter limiter
+
 	webhookURL    string
 	webhookSecret string
 	whQueue       []queuedUpdate
@@ -210,6 +214,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveFile(w, r, rest)
 		return
 	}
+	s.mu.Lock()
+	latency := s.latency
+	s.mu.Unlock()
+	if latency > 0 {
+		if !s.halfTrip(r.Context(), latency) {
+			return
+		}
+		w = &lateWriter{ResponseWriter: w, wait: func() { s.halfTrip(r.Context(), latency) }}
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/bot")
 	token, method, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 || method == "" {
@@ -237,6 +250,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeFault(w, badRequest("can't parse request: "+err.Error()))
 		return
+	}
+	if createsMessage(key) {
+		if f := s.limiter.admit(p["chat_id"], s.now()); f != nil {
+			writeFault(w, *f)
+			return
+		}
 	}
 	if f := s.takeFault(key); f != nil {
 		writeFault(w, *f)
