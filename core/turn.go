@@ -621,8 +621,15 @@ func (d *Dispatcher) observe(ctx context.Context, t *Turn, o Outcome) {
 	}
 }
 
-// typing shows the typing indicator, refreshed, until the returned func is
-// called. Adapters without the capability show nothing.
+// typingDelay is how long a turn runs before the typing indicator shows: a
+// reply that comes sooner needs none, and the turn saves the round trip.
+// Users do not notice the indicator missing for this long; models take
+// seconds.
+const typingDelay = 400 * time.Millisecond
+
+// typing shows the typing indicator, from typingDelay into the turn and
+// refreshed, until the returned func is called. Adapters without the
+// capability show nothing.
 func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func() {
 	ti, ok := a.(TypingIndicator)
 	if !ok {
@@ -635,26 +642,33 @@ func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func(
 	stop := make(chan struct{})
 	// A typing call in flight when the turn ends is let finish rather than
 	// cancelled: cancelling an HTTP request closes its connection, and the
-	// next reply would pay for a new one. Stop waits for the goroutine.
+	// next reply would pay for a new one. Stop waits for the indicator.
 	callCtx := context.WithoutCancel(ctx)
 	d.turns.Add(1)
 	go func() {
 		defer d.turns.Done()
-		tick := time.NewTicker(every)
-		defer tick.Stop()
+		wait := d.cfg.Clock.NewTimer(typingDelay)
 		for {
+			select {
+			case <-stop:
+				wait.Stop()
+				return
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-wait.C():
+				select {
+				case <-stop: // the turn ended as the timer fired
+					return
+				default:
+				}
+			}
 			c, cancel := context.WithTimeout(callCtx, every)
 			if err := ti.Typing(c, thread); err != nil {
 				d.log.Debug("typing indicator", "err", err)
 			}
 			cancel()
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+			wait = d.cfg.Clock.NewTimer(every)
 		}
 	}()
 	return func() { close(stop) }

@@ -3,19 +3,26 @@ package telegram_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
+	openai "github.com/sashabaranov/go-openai"
 	"github.com/stretchr/testify/require"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
 
 	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/pace"
 	"github.com/parleybot/parley/core/store/storetest"
 )
 
@@ -44,65 +51,200 @@ func drive(b *testing.B, fake *telegramtest.Server, n int, base int64) time.Dura
 	return time.Since(start)
 }
 
-// echoLLM answers at once with the user's last message.
-type echoLLM struct{}
-
-func (echoLLM) Run(_ context.Context, req llm.Request) (llm.Result, error) {
-	return llm.Result{Content: "echo: " + req.Messages[len(req.Messages)-1].Content, Rounds: 1}, nil
+// phase is one side's drive: its wall time and the process's CPU time
+// (user + system) spent meanwhile. The sides run one after the other in one
+// process, so the CPU of a phase is its side's (plus the fakes and the
+// other sides' idle pollers, which cost next to nothing).
+type phase struct {
+	wall, cpu time.Duration
 }
 
-// BenchmarkVersusEchoBot runs the same DM load, in the same run and against
-// the same fake Bot API, through a bare go-telegram/bot echo bot and through
-// Parley end to end (telegram adapter, dispatcher, SQLite store, an instant
-// in-process model). It reports both rates and their ratio (target ≥ 0.8).
-func BenchmarkVersusEchoBot(b *testing.B) {
-	ctx := context.Background()
-	n := max(b.N, benchUsers)
+func measure(b *testing.B, fake *telegramtest.Server, n int, base int64) phase {
+	b.Helper()
+	before := cpuTime(b)
+	wall := drive(b, fake, n, base)
+	return phase{wall: wall, cpu: cpuTime(b) - before}
+}
 
-	// The bare echo bot.
-	echoFake := telegramtest.NewServer(b)
-	echoCtx, stopEcho := context.WithCancel(ctx)
-	echo, err := bot.New(echoFake.Token(), bot.WithServerURL(echoFake.URL()),
+// report adds a side's rate and CPU per DM to the benchmark's metrics.
+func (p phase) report(b *testing.B, name string, dms int) float64 {
+	rate := float64(dms) / p.wall.Seconds()
+	b.ReportMetric(rate, name+"-dms/s")
+	if p.cpu > 0 { // 0 where the process's CPU time is not known
+		b.ReportMetric(float64(p.cpu.Microseconds())/1000/float64(dms), name+"-cpu-ms/dm")
+	}
+	return rate
+}
+
+// startEcho starts a bare go-telegram/bot echo bot (its defaults: its own
+// polling, a goroutine per update) answering each update with one
+// sendMessage.
+func startEcho(b *testing.B) *telegramtest.Server {
+	fake := telegramtest.NewServer(b)
+	echo, err := bot.New(fake.Token(), bot.WithServerURL(fake.URL()),
 		bot.WithDefaultHandler(func(ctx context.Context, bt *bot.Bot, u *models.Update) {
 			if u.Message == nil {
 				return
 			}
-			if _, err := bt.SendMessage(ctx, &bot.SendMessageParams{ChatID: u.Message.Chat.ID, Text: "echo: " + u.Message.Text}); err != nil {
-				b.Error(err)
-			}
+			_, err := bt.SendMessage(ctx, &bot.SendMessageParams{ChatID: u.Message.Chat.ID, Text: "echo: " + u.Message.Text})
+			check(ctx, b, err)
 		}))
 	require.NoError(b, err)
-	echoDone := make(chan struct{})
-	go func() { echo.Start(echoCtx); close(echoDone) }()
+	runBot(b, echo)
+	return fake
+}
 
-	// Parley.
-	parleyFake := telegramtest.NewServer(b)
+// check fails the benchmark on err, unless the bot is stopping: the fake
+// counts a reply as sent before its sendMessage returns, so the last
+// handlers may still be in it when the benchmark ends.
+func check(ctx context.Context, b *testing.B, err error) {
+	if err != nil && ctx.Err() == nil {
+		b.Error(err)
+	}
+}
+
+// runBot runs bt until the benchmark ends.
+func runBot(b *testing.B, bt *bot.Bot) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { bt.Start(ctx); close(done) }()
+	b.Cleanup(func() { stop(); <-done })
+}
+
+// baseMessage is the durable baseline's one table: every message it hears
+// and says.
+type baseMessage struct {
+	ID        int64 `gorm:"primaryKey"`
+	ChatID    int64 `gorm:"index"`
+	Role      string
+	Text      string
+	CreatedAt time.Time
+}
+
+// startBaseline starts the least a durable LLM bot does, without a
+// framework: go-telegram/bot with its defaults; per update, the user's
+// message stored with gorm on SQLite, one go-openai chat completion, the
+// reply stored, one sendMessage. Its SQLite has the durability of Parley's
+// store (a file in WAL mode, synchronous=NORMAL, busy_timeout) and, like
+// Parley's writer, one connection, so writers queue in database/sql instead
+// of retrying on SQLITE_BUSY; gorm's other settings are its defaults (each
+// Create in a transaction of its own).
+func startBaseline(b *testing.B) *telegramtest.Server {
+	fake := telegramtest.NewServer(b)
+	model := llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+	dsn := filepath.Join(b.TempDir(), "baseline.db") + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000"
+	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
+	require.NoError(b, err)
+	sqlDB, err := db.DB()
+	require.NoError(b, err)
+	sqlDB.SetMaxOpenConns(1)
+	b.Cleanup(func() { _ = sqlDB.Close() })
+	require.NoError(b, db.AutoMigrate(&baseMessage{}))
+	cfg := openai.DefaultConfig("")
+	cfg.BaseURL = model.URL()
+	ai := openai.NewClientWithConfig(cfg)
+
+	bt, err := bot.New(fake.Token(), bot.WithServerURL(fake.URL()),
+		bot.WithDefaultHandler(func(ctx context.Context, bt *bot.Bot, u *models.Update) {
+			if u.Message == nil {
+				return
+			}
+			chat := u.Message.Chat.ID
+			if err := db.WithContext(ctx).Create(&baseMessage{ChatID: chat, Role: "user", Text: u.Message.Text}).Error; err != nil {
+				check(ctx, b, err)
+				return
+			}
+			resp, err := ai.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+				Model:    llmtest.DefaultModel,
+				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: u.Message.Text}},
+			})
+			if err != nil {
+				check(ctx, b, err)
+				return
+			}
+			reply := resp.Choices[0].Message.Content
+			if err := db.WithContext(ctx).Create(&baseMessage{ChatID: chat, Role: "assistant", Text: reply}).Error; err != nil {
+				check(ctx, b, err)
+				return
+			}
+			_, err = bt.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: reply})
+			check(ctx, b, err)
+		}))
+	require.NoError(b, err)
+	runBot(b, bt)
+	return fake
+}
+
+// startParley starts Parley end to end: the telegram adapter (long
+// polling, unpaced), the dispatcher with its defaults, the SQLite store and
+// the real model client against an instant fake model. Every DM is stored
+// before it is confirmed, answered by a durable run, and its reply stored.
+func startParley(b *testing.B) *telegramtest.Server {
+	ctx := context.Background()
+	fake := telegramtest.NewServer(b)
+	model := llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: llmtest.DefaultModel})
+	require.NoError(b, err)
 	st := storetest.OpenSQLite(b)
 	require.NoError(b, st.Migrate(ctx))
 	ad := telegram.New()
-	ad.Token = config.Secret(parleyFake.Token())
-	ad.APIURL = parleyFake.URL()
+	ad.Token = config.Secret(fake.Token())
+	ad.APIURL = fake.URL()
+	// The fake has no flood limits, and pacing to Telegram's would measure
+	// the pace, not the cost of a turn.
+	ad.SendRate = pace.Limits{}
 	require.NoError(b, ad.Provision(ctx, core.Env{Clock: core.SystemClock{}, Location: time.UTC}))
 	require.NoError(b, ad.Validate())
-	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: echoLLM{}, Adapters: []core.Adapter{ad}})
+	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: client, Adapters: []core.Adapter{ad}})
 	require.NoError(b, err)
 	require.NoError(b, d.Start(ctx))
 	require.NoError(b, ad.Start(ctx, d))
+	b.Cleanup(func() {
+		require.NoError(b, ad.Stop(ctx))
+		require.NoError(b, d.Stop(ctx))
+	})
+	return fake
+}
+
+// BenchmarkVersusEchoBot runs the same DM load (benchUsers users, each
+// waiting for its reply), in the same run and against the same fakes (the
+// Bot API, and an instant model for the two that call one), through three
+// bots one after the other: a bare go-telegram/bot echo bot; the durable
+// LLM baseline (startBaseline: both messages stored, one completion); and
+// Parley end to end (startParley), whose prompts also carry the
+// conversation's history. It reports each one's rate and CPU per DM (the
+// fakes' CPU included: they run in this process), and Parley's rate over the
+// baseline's as ratio (target ≥ 0.6). ns/op and allocs/op add up all three.
+func BenchmarkVersusEchoBot(b *testing.B) {
+	n := max(b.N, benchUsers)
+	dms := benchUsers * ((n + benchUsers - 1) / benchUsers)
+	echoFake := startEcho(b)
+	baseFake := startBaseline(b)
+	parleyFake := startParley(b)
 
 	b.ReportAllocs()
 	b.ResetTimer()
-	echoTime := drive(b, echoFake, n, 1_000_000)
-	parleyTime := drive(b, parleyFake, n, 2_000_000)
+	echo := measure(b, echoFake, n, 1_000_000)
+	base := measure(b, baseFake, n, 2_000_000)
+	parley := measure(b, parleyFake, n, 3_000_000)
 	b.StopTimer()
 
-	stopEcho()
-	<-echoDone
-	require.NoError(b, ad.Stop(ctx))
-	require.NoError(b, d.Stop(ctx))
+	echo.report(b, "echo", dms)
+	baseRate := base.report(b, "base", dms)
+	parleyRate := parley.report(b, "parley", dms)
+	b.ReportMetric(parleyRate/baseRate, "ratio")
+}
 
-	total := float64(benchUsers * ((n + benchUsers - 1) / benchUsers))
-	echoRate, parleyRate := total/echoTime.Seconds(), total/parleyTime.Seconds()
-	b.ReportMetric(echoRate, "echo-dms/s")
-	b.ReportMetric(parleyRate, "parley-dms/s")
-	b.ReportMetric(parleyRate/echoRate, "ratio")
+// BenchmarkParleyTurns is Parley's side of BenchmarkVersusEchoBot alone, to
+// profile (-cpuprofile, -blockprofile, -mutexprofile) without the other
+// bots in the picture.
+func BenchmarkParleyTurns(b *testing.B) {
+	n := max(b.N, benchUsers)
+	dms := benchUsers * ((n + benchUsers - 1) / benchUsers)
+	fake := startParley(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	p := measure(b, fake, n, 3_000_000)
+	b.StopTimer()
+	p.report(b, "parley", dms)
 }

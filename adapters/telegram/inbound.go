@@ -14,27 +14,39 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// handleRaw decodes one update and hands it to the core. It returns the
-// update's id, and ok false when the update has none.
-func (a *Adapter) handleRaw(ctx context.Context, raw json.RawMessage) (id int64, ok bool, retry error) {
+// update is one update of a getUpdates batch, decoded.
+type update struct {
+	id int64
+	// ok is false when the update has no id: it cannot be confirmed.
+	ok bool
+	// upd is nil when the update cannot be decoded: it is skipped.
+	upd *models.Update
+}
+
+// chat is the chat the update's message belongs to, 0 for any other update.
+func (u update) chat() int64 {
+	if u.upd == nil || u.upd.Message == nil {
+		return 0
+	}
+	return u.upd.Message.Chat.ID
+}
+
+// decodeRaw decodes one update of a batch; one it cannot read is logged
+// and left with a nil upd.
+func (a *Adapter) decodeRaw(raw json.RawMessage) update {
 	var head struct {
 		UpdateID *int64 `json:"update_id"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil || head.UpdateID == nil {
 		a.log.Warn("skipping a telegram update without update_id", "bytes", len(raw))
-		return 0, false, nil
+		return update{}
 	}
 	var upd models.Update
 	if err := json.Unmarshal(raw, &upd); err != nil {
 		a.log.Warn("skipping a telegram update that cannot be decoded", "update_id", *head.UpdateID, "err", err)
-		return *head.UpdateID, true, nil
+		return update{id: *head.UpdateID, ok: true}
 	}
-	if err := a.handleUpdate(ctx, &upd); err != nil {
-		// The core could not take it (its database is down): leave it
-		// unconfirmed so Telegram delivers it again, never drop it.
-		return *head.UpdateID, false, err
-	}
-	return *head.UpdateID, true, nil
+	return update{id: *head.UpdateID, ok: true, upd: &upd}
 }
 
 // handleUpdate hands upd to the core if it is a message with text or a

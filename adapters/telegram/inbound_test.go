@@ -1,11 +1,14 @@
 package telegram
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +26,8 @@ func TestPrivateMessageIsNormalised(t *testing.T) {
 
 	got := b.core.Wait(t, 2, waitFor)
 	require.Len(t, got, 2)
+	// Two chats' messages of one batch reach the core side by side.
+	slices.SortFunc(got, func(x, y core.InboundMessage) int { return strings.Compare(x.ChannelThreadID, y.ChannelThreadID) })
 	require.Equal(t, core.InboundMessage{
 		Platform:          core.PlatformTelegram,
 		ChannelThreadID:   "100001",
@@ -130,6 +135,110 @@ func TestManyUpdatesArriveInOrder(t *testing.T) {
 	require.Len(t, got, 150)
 	for i, m := range got {
 		require.Equal(t, fmt.Sprint("message ", i), m.Text)
+	}
+}
+
+// laneCore is a core that holds or fails the messages with given texts,
+// and records what it took.
+type laneCore struct {
+	mu   sync.Mutex
+	hold map[string]chan struct{} // the message waits until it is closed
+	fail map[string]bool          // the message fails once
+	got  []core.InboundMessage
+}
+
+func (c *laneCore) HandleInbound(_ context.Context, m core.InboundMessage) error {
+	c.mu.Lock()
+	gate, fail := c.hold[m.Text], c.fail[m.Text]
+	delete(c.fail, m.Text)
+	c.mu.Unlock()
+	if fail {
+		return errors.New("database is locked")
+	}
+	if gate != nil {
+		<-gate
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, m)
+	return nil
+}
+
+// texts are the texts taken from a chat, in order.
+func (c *laneCore) texts(user telegramtest.User) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, m := range c.got {
+		if m.ChannelThreadID == userID(user) {
+			out = append(out, m.Text)
+		}
+	}
+	return out
+}
+
+// startWith starts b's adapter with h as its core.
+func (b *testBundle) startWith(t *testing.T, h core.InboundHandler) {
+	t.Helper()
+	require.NoError(t, b.adapter.Start(context.Background(), h))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		require.NoError(t, b.adapter.Stop(ctx))
+	})
+}
+
+// The chats of one batch are handed over side by side, each in order, and
+// the batch is confirmed once all of it is through.
+func TestChatsOfABatchGoSideBySide(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	gate := make(chan struct{})
+	c := &laneCore{hold: map[string]chan struct{}{"ada 1": gate}}
+	b.srv.SendPrivate(ada, "ada 1")
+	b.srv.SendPrivate(ada, "ada 2")
+	b.srv.SendPrivate(grace, "grace 1")
+	b.startWith(t, c)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			close(gate) // before Stop, which waits for the handler
+		}
+	})
+
+	eventually(t, func() bool { return len(c.texts(grace)) == 1 }, "grace waited behind ada's held message")
+	require.Empty(t, c.texts(ada), "ada's second message went ahead of her first")
+	require.Equal(t, 3, b.srv.Pending(), "confirmed before the batch was through")
+	close(gate)
+	released = true
+	eventually(t, func() bool { return len(c.texts(ada)) == 2 }, "ada's messages never arrived")
+	require.Equal(t, []string{"ada 1", "ada 2"}, c.texts(ada))
+	eventually(t, func() bool { return b.srv.Pending() == 0 }, "the batch was never confirmed")
+}
+
+// A message the core could not take is fetched again with everything after
+// it, and its chat's later messages wait for it. Another chat's message of
+// the same batch, already taken, comes again too: the core knows it by its
+// message id (core.ErrDuplicateInbound) and stores it once.
+func TestAFailedChatIsFetchedAgainInOrder(t *testing.T) {
+	t.Parallel()
+	b := newBundle(t)
+	c := &laneCore{fail: map[string]bool{"ada 1": true}}
+	b.srv.SendPrivate(ada, "ada 1")
+	b.srv.SendPrivate(ada, "ada 2")
+	g := b.srv.SendPrivate(grace, "grace 1")
+	b.startWith(t, c)
+
+	eventually(t, func() bool { return len(c.texts(ada)) == 2 }, "ada's messages never arrived")
+	require.Equal(t, []string{"ada 1", "ada 2"}, c.texts(ada))
+	eventually(t, func() bool { return b.srv.Pending() == 0 }, "the batch was never confirmed")
+	require.NotEmpty(t, c.texts(grace))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.got {
+		if m.ChannelThreadID == userID(grace) {
+			require.Equal(t, strconv.Itoa(g.Message.ID), m.PlatformMessageID)
+		}
 	}
 }
 

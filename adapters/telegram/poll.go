@@ -9,6 +9,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -29,10 +30,10 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%s: %d %s", e.method, e.code, e.desc)
 }
 
-// poll is the getUpdates loop. It hands each update to the core in order
-// and confirms it (by asking for the next offset) only once handled, so
-// updates not yet handled when the adapter stops come again after a
-// restart. It backs off after a failed request.
+// poll is the getUpdates loop. It hands each chat's updates to the core in
+// order (handleBatch) and confirms them (by asking for the next offset) only
+// once handled, so updates not yet handled when the adapter stops come
+// again after a restart. It backs off after a failed request.
 func (a *Adapter) poll(ctx context.Context) {
 	defer a.wg.Done()
 	var offset int64
@@ -57,19 +58,9 @@ func (a *Adapter) poll(ctx context.Context) {
 		backoff = 0
 		before := offset
 		var retry error
-		for _, raw := range raws {
-			id, ok, err := a.handleRaw(ctx, raw)
-			if ctx.Err() != nil {
-				return // not confirmed: Telegram sends it again next time
-			}
-			if err != nil {
-				// Confirming a later update would confirm this one too.
-				retry = err
-				break
-			}
-			if ok && id >= offset {
-				offset = id + 1
-			}
+		offset, retry = a.handleBatch(ctx, raws, offset)
+		if ctx.Err() != nil {
+			return // not confirmed: Telegram sends them again next time
 		}
 		if retry != nil {
 			backoff = a.nextPollBackoff(backoff, retry)
@@ -84,6 +75,67 @@ func (a *Adapter) poll(ctx context.Context) {
 			a.pollFailed(err, backoff)
 		}
 	}
+}
+
+// handleBatch hands a batch of updates to the core and returns the offset
+// that confirms the ones it took, and the error of the first it could not
+// take. Each chat's updates are handed over one after the other, in order;
+// different chats' side by side, so that their messages are stored at
+// once (on SQLite in one shared write transaction) rather than one write
+// after another behind this loop, which was the bot's serial bottleneck. A
+// chat stops at its first failure, so none of its later messages is stored
+// ahead of it. Nothing from the first failure on is confirmed: those
+// updates come again, and the ones another chat's lane already stored are
+// known by their message id and not stored twice.
+func (a *Adapter) handleBatch(ctx context.Context, raws []json.RawMessage, offset int64) (int64, error) {
+	updates := make([]update, len(raws))
+	lanes := map[int64][]int{}
+	var chats []int64
+	for i, raw := range raws {
+		updates[i] = a.decodeRaw(raw)
+		c := updates[i].chat()
+		if _, seen := lanes[c]; !seen {
+			chats = append(chats, c)
+		}
+		lanes[c] = append(lanes[c], i)
+	}
+	// handled[i] is set once update i is through, errs[i] if the core
+	// refused it.
+	handled := make([]bool, len(updates))
+	errs := make([]error, len(updates))
+	lane := func(idx []int) {
+		for _, i := range idx {
+			if u := updates[i]; u.upd != nil {
+				errs[i] = a.handleUpdate(ctx, u.upd)
+			}
+			if errs[i] != nil || ctx.Err() != nil {
+				return
+			}
+			handled[i] = true
+		}
+	}
+	if len(chats) == 1 {
+		lane(lanes[chats[0]])
+	} else {
+		var wg sync.WaitGroup
+		for _, c := range chats {
+			wg.Go(func() { lane(lanes[c]) })
+		}
+		wg.Wait()
+	}
+	for i, u := range updates {
+		if errs[i] != nil {
+			// Confirming a later update would confirm this one too.
+			return offset, errs[i]
+		}
+		if !handled[i] {
+			return offset, nil // cut short by ctx: not confirmed
+		}
+		if u.ok && u.id >= offset {
+			offset = u.id + 1
+		}
+	}
+	return offset, nil
 }
 
 // getUpdates asks for the updates from offset on, waiting up to

@@ -67,16 +67,16 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 		res = core.InboundResult{} // a batch may run this again after a rollback
 		var prev *time.Time
 		dest := append(conversationDest(&res.Conversation), nullTimeCol{&prev})
-		if err := tx.Raw(upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
-			in.DisplayName, in.TimeZone, now, now, now).Row().Scan(dest...); err != nil {
+		if err := row(tx, upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
+			in.DisplayName, in.TimeZone, now, now, now).Scan(dest...); err != nil {
 			return fmt.Errorf("upserting conversation: %w", err)
 		}
 		if in.PlatformMessageID != "" {
 			// The upsert holds the conversation's row (on PostgreSQL, until
 			// commit), so two replicas given one redelivery see each other.
 			var dup bool
-			if err := tx.Raw(`SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
-				AND role = 'user' AND platform_message_id <> '')`, res.Conversation.ID, in.PlatformMessageID).Row().Scan(&dup); err != nil {
+			if err := row(tx, `SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
+				AND role = 'user' AND platform_message_id <> '')`, res.Conversation.ID, in.PlatformMessageID).Scan(&dup); err != nil {
 				return fmt.Errorf("looking for a redelivery: %w", err)
 			}
 			if dup {
@@ -107,8 +107,8 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 		if in.WhileRunning == core.BusyReject || in.WhileRunning == core.BusyRestart {
 			// Under queue the running run does not matter: skip the read.
 			running = new(core.Run)
-			err := tx.Raw(`SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
-				Row().Scan(runDest(running)...)
+			err := row(tx, `SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
+				Scan(runDest(running)...)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				running = nil
@@ -136,8 +136,8 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 			runAfter = s.q.t(in.RunAfter)
 		}
 		run := new(core.Run)
-		if err := tx.Raw(planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
-			Row().Scan(runDest(run)...); err != nil {
+		if err := row(tx, planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
+			Scan(runDest(run)...); err != nil {
 			return fmt.Errorf("planning run: %w", err)
 		}
 		res.Run = run
@@ -191,8 +191,8 @@ func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (i
 // Conversation returns a conversation by id.
 func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
 	var c core.Conversation
-	err := s.r.WithContext(ctx).Raw(`SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
-		Row().Scan(conversationDest(&c)...)
+	err := row(s.r.WithContext(ctx), `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
+		Scan(conversationDest(&c)...)
 	if err != nil {
 		return core.Conversation{}, notFound(fmt.Sprintf("conversation %d", id), err)
 	}

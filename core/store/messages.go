@@ -41,7 +41,7 @@ func (s *Store) insertMessage(tx *gorm.DB, m *core.Message, meta string, created
 		}
 		args = append(args, tokens)
 	}
-	if err := tx.Raw(q, args...).Row().Scan(&m.ID); err != nil {
+	if err := row(tx, q, args...).Scan(&m.ID); err != nil {
 		return fmt.Errorf("inserting message: %w", err)
 	}
 	return nil
@@ -54,8 +54,8 @@ func (s *Store) insertMessage(tx *gorm.DB, m *core.Message, meta string, created
 func reserveSeqs(tx *gorm.DB, conversationID int64, n int, at any) (int64, *int64, error) {
 	var last int64
 	var record *int64
-	err := tx.Raw(`UPDATE conversations SET last_seq = last_seq + ?, last_message_at = ?, updated_at = ? WHERE id = ?
-		RETURNING last_seq, current_record_id`, n, at, at, conversationID).Row().Scan(&last, nullIDCol{&record})
+	err := row(tx, `UPDATE conversations SET last_seq = last_seq + ?, last_message_at = ?, updated_at = ? WHERE id = ?
+		RETURNING last_seq, current_record_id`, n, at, at, conversationID).Scan(&last, nullIDCol{&record})
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil, fmt.Errorf("conversation %d: %w", conversationID, core.ErrNotFound)
 	}
