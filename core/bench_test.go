@@ -61,7 +61,7 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	d, err := core.NewDispatcher(core.DispatcherConfig{
 		Store: st, LLM: instantLLM{}, Plugins: []core.Plugin{personaLayer{text: "You are a benchmark."}},
-		Adapters: []core.Adapter{ad}, Workers: 8,
+		Adapters: []core.Adapter{ad}, MaxTurns: 8,
 	})
 	require.NoError(b, err)
 	require.NoError(b, ad.Start(ctx, d))
@@ -115,7 +115,7 @@ func BenchmarkConversations(b *testing.B) {
 	}
 	d, err := core.NewDispatcher(core.DispatcherConfig{
 		Store: st, LLM: instantLLM{}, Plugins: []core.Plugin{personaLayer{text: "You are a benchmark."}},
-		Adapters: []core.Adapter{ad}, Workers: 8, DuringGeneration: core.BusyQueue,
+		Adapters: []core.Adapter{ad}, MaxTurns: 8, DuringGeneration: core.BusyQueue,
 	})
 	require.NoError(b, err)
 	require.NoError(b, ad.Start(ctx, d))

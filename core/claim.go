@@ -5,15 +5,20 @@ import (
 	"time"
 )
 
+// DefaultMaxTurns is how many turns a process has in flight at most by
+// default: enough for thousands of users on a slow model, at a bounded
+// cost in memory (see TurnMemory).
+const DefaultMaxTurns = 4096
+
 // claimLoop is the one claimer of this process: it claims a due run whenever
 // a turn slot is free and runs it in its own goroutine. One claimer means no
 // claim is wasted on a run a sibling already took, which matters on SQLite
-// where every claim queues for the single writer. Slots bound how many
-// turns run at once (runs.workers); turns of different conversations run
-// side by side, so one slow model call never holds up another conversation.
+// where every claim queues for the single writer. Slots bound the turns in
+// flight (MaxTurns); turns of different conversations run side by side, so
+// one slow model call never holds up another conversation.
 func (d *Dispatcher) claimLoop(ctx context.Context) {
 	defer close(d.loopDone)
-	slots := make(chan struct{}, d.cfg.Workers)
+	slots := make(chan struct{}, d.cfg.MaxTurns)
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -23,11 +28,24 @@ func (d *Dispatcher) claimLoop(ctx context.Context) {
 		if d.isStopping() {
 			return
 		}
-		run, err := d.cfg.Store.ClaimRun(ctx, d.cfg.Owner, d.cfg.Clock.Now().UTC(), d.platforms...)
-		if err != nil && ctx.Err() == nil {
-			d.log.Error("claiming a run", "err", err)
+		// Claim for every free slot at once (up to claimBatch): hundreds
+		// of users writing together are claimed in a few transactions,
+		// not one each.
+		free := 1
+	more:
+		for free < claimBatch {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break more
+			}
 		}
-		if run != nil {
+		runs, err := d.cfg.Store.ClaimRuns(ctx, d.cfg.Owner, d.cfg.Clock.Now().UTC(), free, d.platforms...)
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("claiming runs", "err", err)
+		}
+		for _, run := range runs {
 			d.turns.Add(1)
 			go func() {
 				defer d.turns.Done()
@@ -40,10 +58,19 @@ func (d *Dispatcher) claimLoop(ctx context.Context) {
 				// Its conversation may have a run queued behind it.
 				d.signal()
 			}()
-			continue
 		}
-		<-slots
-		timer := d.cfg.Clock.NewTimer(d.idleWait(ctx))
+		for range free - len(runs) {
+			<-slots
+		}
+		if err == nil && len(runs) == free {
+			continue // there may be more due
+		}
+		// Fewer due than asked for: wait for the next.
+		wait := d.cfg.PollInterval
+		if err == nil {
+			wait = d.idleWait(ctx)
+		}
+		timer := d.cfg.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
@@ -55,19 +82,31 @@ func (d *Dispatcher) claimLoop(ctx context.Context) {
 	}
 }
 
-// idleWait is how long an idle claim loop sleeps: until the next queued run
-// is due (a debounce ending), at most PollInterval (runs planned by other
-// processes).
+// claimBatch bounds the runs one claim transaction takes: enough to start
+// a crowd's turns at once, few enough that the write lock is not held
+// long (each claim is one indexed UPDATE).
+const claimBatch = 64
+
+// claimRetry is how soon an idle claim loop looks again when a run it
+// could claim is due but its claim found none: another process's claim
+// held that row (PostgreSQL skips locked rows), or the run fell due just
+// after the claim looked.
+const claimRetry = 5 * time.Millisecond
+
+// idleWait is how long an idle claim loop sleeps: until the next run it
+// could claim is due (a debounce ending), at most PollInterval (runs
+// planned by other processes, when no notification says so). A run queued
+// behind its conversation's running run is not waited for: whichever
+// process runs that turn claims it as the turn completes.
 func (d *Dispatcher) idleWait(ctx context.Context) time.Duration {
 	wait := d.cfg.PollInterval
-	next, err := d.cfg.Store.NextRunAfter(ctx)
+	next, err := d.cfg.Store.NextRunAfter(ctx, d.platforms...)
 	if err != nil || next == nil {
 		return wait
 	}
-	// A due run that could not be claimed waits for its conversation's
-	// running run; that turn signals when it finishes.
-	if until := next.Sub(d.cfg.Clock.Now()); until > 0 && until < wait {
-		wait = until
+	until := next.Sub(d.cfg.Clock.Now())
+	if until <= 0 {
+		return min(claimRetry, wait)
 	}
-	return wait
+	return min(until, wait)
 }

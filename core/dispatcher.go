@@ -65,8 +65,12 @@ type DispatcherConfig struct {
 	// HistoryCacheSize is how many conversations' windows are kept in
 	// memory (default 4096).
 	HistoryCacheSize int
-	// Workers is how many turns execute at once (default 8).
-	Workers int
+	// MaxTurns bounds the turns in flight at once (default
+	// DefaultMaxTurns). A turn spends nearly all its time waiting on the
+	// model, so this is not a CPU bound: it bounds memory (about
+	// TurnMemory each), while the model client bounds requests in flight
+	// (llm.max_concurrency).
+	MaxTurns int
 	// StaleAfter is when a running run without heartbeat is reaped (default 2m).
 	StaleAfter time.Duration
 	// HeartbeatInterval is how often running runs send a heartbeat
@@ -105,7 +109,7 @@ type DispatcherConfig struct {
 	JobLease time.Duration
 	// MaxSendsInDoubt is how many scheduled sends to one platform without
 	// idempotent sends may be in doubt at once, each a duplicate should
-	// this process die (scheduler.max_sends_in_doubt, default 1; see
+	// this process die (scheduler.max_sends_in_doubt, default 4; see
 	// doubt.go).
 	MaxSendsInDoubt int
 	// Media says what turns do with the files users send.
@@ -280,13 +284,13 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 		cfg.JobLease = time.Minute
 	}
 	if cfg.MaxSendsInDoubt <= 0 {
-		cfg.MaxSendsInDoubt = 1
+		cfg.MaxSendsInDoubt = 4
 	}
 	if cfg.HistoryCacheSize <= 0 {
 		cfg.HistoryCacheSize = 4096
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 8
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = DefaultMaxTurns
 	}
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = 2 * time.Minute

@@ -46,6 +46,8 @@ type setupOpts struct {
 	policy     core.BusyPolicy
 	staleAfter time.Duration
 	workers    int
+	// poll is the claim loop's fallback wake-up (default 50ms).
+	poll time.Duration
 	// model, when set, replaces the llmtest-backed client.
 	model core.LLM
 	// noStart leaves the dispatcher unstarted.
@@ -95,12 +97,15 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		require.NoError(t, err)
 		model = client
 	}
+	if o.poll == 0 {
+		o.poll = 50 * time.Millisecond
+	}
 	plugins := append([]core.Plugin{personaLayer{text: "You are Testy."}}, o.plugins...)
 	var err error
 	b.disp, err = core.NewDispatcher(core.DispatcherConfig{
 		Store: b.store, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
-		AllowUsers: o.allow, PollInterval: 50 * time.Millisecond, Clock: o.clock,
-		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, Workers: o.workers,
+		AllowUsers: o.allow, PollInterval: o.poll, Clock: o.clock,
+		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, MaxTurns: o.workers,
 		ScheduledMessages: o.scheduled, JobWaker: b.jobs,
 	})
 	require.NoError(t, err)
@@ -196,7 +201,40 @@ func testTurnRoundTrip(t *testing.T, b *testBundle) {
 	require.NotEmpty(t, stored[1].PlatformMessageID)
 	require.NotNil(t, stored[1].RunID)
 	require.Equal(t, run.ID, *stored[1].RunID)
-	require.Positive(t, b.adapter.TypingCount())
+}
+
+// A turn shows the typing indicator once it has run for a moment
+// (typingDelay, 400 ms, on the dispatcher's clock), refreshed until its
+// reply; a turn answered sooner shows none and saves the round trip.
+func TestTypingShowsForASlowTurnOnly(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	b := setup(t, setupOpts{clock: clock})
+	release := make(chan struct{})
+	b.model.Enqueue(llmtest.Text("At once."), llmtest.Text("Thought about it.").WithHold(release))
+
+	require.NoError(t, b.adapter.Deliver(b.ctx, "fast", "an easy one"))
+	require.Equal(t, "At once.", b.adapter.WaitSent(t, 1, waitFor)[0].Text)
+	b.waitRun(t, "fast")
+	clock.Advance(time.Second)
+	require.Zero(t, b.adapter.TypingCount(), "a turn answered at once showed typing")
+
+	require.NoError(t, b.adapter.Deliver(b.ctx, "slow", "a hard question"))
+	b.model.WaitRequests(t, 2, waitFor)
+	require.Zero(t, b.adapter.TypingCount(), "typing before the delay")
+	clock.WaitForTimer(t, clock.Now().Add(400*time.Millisecond), waitFor)
+	clock.Advance(400 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.adapter.TypingCount() == 1 }, waitFor, time.Millisecond,
+		"the user saw no typing while the model thought")
+	clock.WaitForTimer(t, clock.Now().Add(4*time.Second), waitFor)
+	clock.Advance(4 * time.Second)
+	require.Eventually(t, func() bool { return b.adapter.TypingCount() == 2 }, waitFor, time.Millisecond,
+		"typing was not refreshed")
+	close(release)
+	require.Equal(t, "Thought about it.", b.adapter.WaitSent(t, 2, waitFor)[1].Text)
+	b.waitRun(t, "slow")
+	clock.Advance(time.Minute)
+	require.Equal(t, 2, b.adapter.TypingCount(), "typing after the reply")
 }
 
 // adder is a plugin with one tool.

@@ -11,8 +11,9 @@ import (
 // key for long enough (Capabilities.IdempotencyWindow) makes that
 // harmless; on any other, each send in doubt at a crash is a duplicate the
 // user sees. So sends to such a platform take a doubt slot, at most
-// scheduler.max_sends_in_doubt per platform and process (default 1: at
-// most one duplicate per crash), held until the job is settled.
+// scheduler.max_sends_in_doubt per platform and process (default 4: at
+// most four duplicates per crash, and at a 100 ms round trip enough sends
+// at once for Telegram's 30 messages/s), held until the job is settled.
 //
 // A slot is not held while a send waits out a 429 or a backoff (Sleep
 // gives it up): the platform refused that attempt, so nothing is in

@@ -286,7 +286,8 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 		defer slot.give()
 		sendCtx = slot.in(sendCtx)
 	}
-	res, sendErr := d.send(sendCtx, a, OutboundMessage{
+	// Background: a paced platform lets waiting users' replies go first.
+	res, sendErr := d.send(WithBackground(sendCtx), a, OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,
 		ChannelUserID:   conv.ChannelUserID,

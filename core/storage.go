@@ -179,8 +179,13 @@ type Store interface {
 	// was planned (its newest message is not the run's expected last
 	// message) is marked skipped instead, and the next one is tried.
 	ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...Platform) (*Run, error)
-	// NextRunAfter is the earliest RunAfter of a queued run, nil if none.
-	NextRunAfter(ctx context.Context) (*time.Time, error)
+	// ClaimRuns is ClaimRun up to limit times at once; it returns the runs
+	// claimed, fewer than limit when fewer were due.
+	ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...Platform) ([]*Run, error)
+	// NextRunAfter is the earliest RunAfter of a queued run that a claim
+	// could take once due (its conversation has no running run; on one of
+	// platforms when any are given), nil if none.
+	NextRunAfter(ctx context.Context, platforms ...Platform) (*time.Time, error)
 	// HeartbeatRuns refreshes the heartbeat of those of runIDs that owner
 	// still holds as running. It returns the ids whose work must stop: the
 	// ones with a cancel requested and the ones owner no longer holds.

@@ -110,22 +110,38 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	}()
 	a.metrics = newMetrics(log.With("component", "metrics"))
 	model, err := llm.New(llm.Config{
-		BaseURL:       cfg.LLM.BaseURL,
-		APIKey:        cfg.LLM.APIKey.Reveal(),
-		Model:         cfg.LLM.Model,
-		Timeout:       cfg.LLM.Timeout,
-		MaxToolRounds: cfg.LLM.MaxToolRounds,
-		MaxRetries:    cfg.LLM.MaxRetries,
-		MaxTokens:     cfg.LLM.MaxTokens,
-		AuthHint:      authHint(cfg),
-		OnFinish:      a.metrics.Finished,
-		Logger:        log.With("component", "llm"),
+		BaseURL:           cfg.LLM.BaseURL,
+		APIKey:            cfg.LLM.APIKey.Reveal(),
+		Model:             cfg.LLM.Model,
+		Timeout:           cfg.LLM.Timeout,
+		MaxToolRounds:     cfg.LLM.MaxToolRounds,
+		MaxRetries:        cfg.LLM.MaxRetries,
+		MaxTokens:         cfg.LLM.MaxTokens,
+		MaxConcurrency:    cfg.LLM.MaxConcurrency,
+		RequestsPerMinute: cfg.LLM.RequestsPerMinute,
+		TokensPerMinute:   cfg.LLM.TokensPerMinute,
+		AuthHint:          authHint(cfg),
+		OnFinish:          a.metrics.Finished,
+		Logger:            log.With("component", "llm"),
+		// The pacer, the 429 pause and the retries wait on the app's
+		// clock, so that a test can move it.
+		Now: opts.clock.Now,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			t := opts.clock.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C():
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
 	})
 	if err != nil {
 		return nil, usageError{fmt.Errorf("llm: %w", err)}
 	}
 	logModel(log, cfg)
-	transcriber, err := newTranscriber(cfg, log)
+	transcriber, err := newTranscriber(cfg, model, log)
 	if err != nil {
 		return nil, usageError{err}
 	}
@@ -182,7 +198,6 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		Debounce:         cfg.Runs.Debounce,
 		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
 		StaleAfter:       cfg.Runs.StaleAfter,
-		Workers:          cfg.Runs.Workers,
 		TurnTimeout:      cfg.Runs.TurnTimeout,
 		Media: core.MediaConfig{
 			Vision:           cfg.LLM.Vision,

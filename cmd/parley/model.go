@@ -43,7 +43,7 @@ func redactedURL(base string) string {
 // newTranscriber is the speech-to-text client of llm.transcription (nil,
 // with no error, when its model is ""), its empty base URL and key taken
 // from llm's.
-func newTranscriber(cfg *config.Config, log *slog.Logger) (core.Transcriber, error) {
+func newTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Transcriber, error) {
 	tc := cfg.LLM.Transcription
 	if tc.Model == "" {
 		log.Info("voice transcription is off (llm.transcription.model is empty)")
@@ -56,14 +56,21 @@ func newTranscriber(cfg *config.Config, log *slog.Logger) (core.Transcriber, err
 	if key == "" {
 		key = cfg.LLM.APIKey
 	}
+	var share *llm.Client
+	if base == cfg.LLM.BaseURL {
+		// One server: transcriptions count against llm.max_concurrency and
+		// a 429 pauses both.
+		share = model
+	}
 	t, err := llm.NewTranscriber(llm.TranscriberConfig{
-		BaseURL:    base,
-		APIKey:     key.Reveal(),
-		Model:      tc.Model,
-		Timeout:    cfg.LLM.Timeout,
-		MaxRetries: cfg.LLM.MaxRetries,
-		AuthHint:   "check llm.transcription.api_key (or llm.api_key)",
-		Logger:     log.With("component", "transcription"),
+		ShareLimits: share,
+		BaseURL:     base,
+		APIKey:      key.Reveal(),
+		Model:       tc.Model,
+		Timeout:     cfg.LLM.Timeout,
+		MaxRetries:  cfg.LLM.MaxRetries,
+		AuthHint:    "check llm.transcription.api_key (or llm.api_key)",
+		Logger:      log.With("component", "transcription"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("llm.transcription: %w", err)

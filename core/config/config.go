@@ -51,6 +51,15 @@ type LLM struct {
 	// MaxTokens bounds each completion (default 2048); it is sent as
 	// max_tokens, or max_completion_tokens where the server wants that.
 	MaxTokens int `yaml:"max_tokens"`
+	// MaxConcurrency bounds the model requests in flight at once, retries
+	// and transcriptions included (default 256; 0: no limit).
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// RequestsPerMinute paces model requests to the provider's limit
+	// (default 0: unlimited).
+	RequestsPerMinute int `yaml:"requests_per_minute"`
+	// TokensPerMinute paces model requests by their estimated tokens
+	// (default 0: unlimited).
+	TokensPerMinute int `yaml:"tokens_per_minute"`
 	// Vision sends the images users send to the model as image parts
 	// (default true); off, the model is told an image came that it cannot
 	// see.
@@ -108,9 +117,10 @@ type Runs struct {
 	DuringGeneration string `yaml:"during_generation"`
 	// StaleAfter fails a running run with no heartbeat for this long (default 2m).
 	StaleAfter time.Duration `yaml:"stale_after"`
-	// Workers is how many turns of different conversations run at once
-	// (default 8).
-	Workers int `yaml:"workers"`
+	// Workers is refused: it bounded turns like CPU work, but a turn waits
+	// on the model nearly all its time. Model requests in flight are
+	// bounded by llm.max_concurrency. A pointer tells "set" from "unset".
+	Workers *int `yaml:"workers"`
 	// TurnTimeout bounds one turn end to end: model calls, tools, sending
 	// (default 5m; longer than llm.timeout).
 	TurnTimeout time.Duration `yaml:"turn_timeout"`
@@ -132,8 +142,9 @@ type Scheduler struct {
 	// MaxSendsInDoubt is how many scheduled sends to one platform that
 	// cannot drop a repeat (Telegram, Slack, web) a process has in flight
 	// at once; each would be sent again, a duplicate, should the process
-	// die before recording it (default 1). Discord's nonce drops repeats,
-	// so its sends are not bounded by it.
+	// die before recording it (default 4: at a 100 ms round trip, enough
+	// for Telegram's 30 messages/s; a crash duplicates at most 4).
+	// Discord's nonce drops repeats, so its sends are not bounded by it.
 	MaxSendsInDoubt int `yaml:"max_sends_in_doubt"`
 }
 

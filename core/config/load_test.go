@@ -263,3 +263,11 @@ func TestTurnTimeoutAndMaxTokensNameLineAndKeys(t *testing.T) {
 	require.Equal(t, 2048, config.Default().LLM.MaxTokens)
 	require.Equal(t, 5*time.Minute, config.Default().Runs.TurnTimeout)
 }
+
+func TestRunsWorkersIsRefusedNamingTheNewKey(t *testing.T) {
+	t.Parallel()
+	_, err := setup(t).parse("runs:\n  debounce: 1s\n  workers: 8\n")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "config.yaml:3: runs.workers: is no longer used")
+	require.Contains(t, err.Error(), "llm.max_concurrency")
+}

@@ -82,6 +82,9 @@ func (c *Config) problems() []problem {
 	between(add, "llm.max_tool_rounds", c.LLM.MaxToolRounds, 1, 32)
 	between(add, "llm.max_retries", c.LLM.MaxRetries, 0, 10)
 	between(add, "llm.max_tokens", c.LLM.MaxTokens, 16, 1<<20)
+	notNegativeCount(add, "llm.max_concurrency", c.LLM.MaxConcurrency)
+	notNegativeCount(add, "llm.requests_per_minute", c.LLM.RequestsPerMinute)
+	notNegativeCount(add, "llm.tokens_per_minute", c.LLM.TokensPerMinute)
 
 	if _, err := time.LoadLocation(c.Bot.Timezone); err != nil {
 		ps = append(ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
@@ -102,7 +105,10 @@ func (c *Config) problems() []problem {
 	notNegative(add, "runs.debounce", c.Runs.Debounce)
 	oneOf("runs.during_generation", c.Runs.DuringGeneration, "reject", "queue", "restart")
 	positive(add, "runs.stale_after", c.Runs.StaleAfter)
-	between(add, "runs.workers", c.Runs.Workers, 1, 1024)
+	if c.Runs.Workers != nil {
+		add("runs.workers", "is no longer used: turns waiting on the model hold no worker; "+
+			"bound model requests in flight with llm.max_concurrency (default 256) and remove runs.workers", nil)
+	}
 	switch {
 	case c.Runs.TurnTimeout <= 0:
 		add("runs.turn_timeout", "must be greater than 0", c.Runs.TurnTimeout)
@@ -153,6 +159,13 @@ func positive(add addFunc, key string, d time.Duration) {
 func notNegative(add addFunc, key string, d time.Duration) {
 	if d < 0 {
 		add(key, "must not be negative", d)
+	}
+}
+
+// notNegativeCount is for counts where 0 means "no limit".
+func notNegativeCount(add addFunc, key string, n int) {
+	if n < 0 {
+		add(key, "must not be negative (0: no limit)", n)
 	}
 }
 

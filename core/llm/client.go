@@ -56,11 +56,12 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives retry warnings and tool panics (default slog.Default()).
 	Logger *slog.Logger
-	// Sleep waits between attempts; it must return early with ctx's error
-	// when ctx is done (default: a timer). Tests inject it to observe delays.
+	// Sleep waits between attempts and for the limits (a slot aside); it
+	// must return early with ctx's error when ctx is done (default: a
+	// timer). Tests inject it to observe delays.
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Now tells the time, to read Retry-After dates and stamp Health.Since
-	// (default time.Now).
+	// Now tells the time, to read Retry-After dates, pace requests and
+	// stamp Health.Since (default time.Now).
 	Now func() time.Time
 	// MaxTokens bounds each completion (0: no bound is sent). It goes out
 	// as max_tokens, which Ollama, vLLM, llama.cpp and LM Studio accept,
@@ -73,6 +74,19 @@ type Config struct {
 	// where the key is configured, e.g. "check llm.api_key
 	// (OPENAI_API_KEY)". It must not hold the key.
 	AuthHint string
+	// MaxConcurrency bounds the model requests in flight at once, retries
+	// included, each held from its sending until its answer is read; the
+	// others wait their turn (0: no limit).
+	MaxConcurrency int
+	// RequestsPerMinute paces the requests sent, every attempt counted as
+	// providers count them, at an even rate with a burst of a second's
+	// worth (0: no budget).
+	RequestsPerMinute int
+	// TokensPerMinute paces requests by their estimated tokens (prompt
+	// bytes/4 plus max_tokens), corrected by the usage each answer reports;
+	// a request larger than the whole budget waits for all of it (0: no
+	// budget).
+	TokensPerMinute int
 	// OnFinish, when set, is called once per chat completion response with
 	// a choice (every round of Run, and Complete) with the model asked for
 	// and the response's finish_reason ("unknown" when the server sent
@@ -115,11 +129,12 @@ type conn struct {
 	cfg    Config
 	redact redactor
 	log    *slog.Logger
+	lim    *limits
 }
 
 // New validates cfg, applies defaults and builds a Client.
 func New(cfg Config) (*Client, error) {
-	cn, u, err := newConn(cfg)
+	cn, u, err := newConn(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +146,18 @@ func New(cfg Config) (*Client, error) {
 }
 
 // newConn validates cfg, applies defaults and builds go-openai's client on
-// a copy of cfg.HTTPClient whose transport retries. It returns the parsed
-// base URL too.
-func newConn(cfg Config) (conn, *url.URL, error) {
+// a copy of cfg.HTTPClient whose transport retries and keeps to lim (nil:
+// the limits of cfg). It returns the parsed base URL too.
+func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return conn{}, nil, fmt.Errorf("llm: base url %q must be an http or https url", u.Redacted())
 	}
 	if cfg.Timeout < 0 || cfg.MaxToolRounds < 0 || cfg.MaxRetryDelay < 0 || cfg.RetryBase < 0 || cfg.MaxTokens < 0 {
 		return conn{}, nil, errors.New("llm: timeout, max tool rounds, retry delays and max tokens must not be negative")
+	}
+	if cfg.MaxConcurrency < 0 || cfg.RequestsPerMinute < 0 || cfg.TokensPerMinute < 0 {
+		return conn{}, nil, errors.New("llm: max concurrency, requests per minute and tokens per minute must not be negative")
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
@@ -179,8 +197,12 @@ func newConn(cfg Config) (conn, *url.URL, error) {
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger}
+	if lim == nil {
+		lim = newLimits(cfg)
+	}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim}
 	hc.Transport = &retryTransport{
+		lim:        lim,
 		base:       base,
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,

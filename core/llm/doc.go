@@ -8,6 +8,15 @@
 // backoff and jitter, and go-openai only ever sees the final response. Each
 // HTTP attempt has its own timeout (Config.Timeout).
 //
+// Every attempt keeps to the provider's limits (limit.go): at most
+// Config.MaxConcurrency requests in flight, each held until its answer is
+// read; Config.RequestsPerMinute and Config.TokensPerMinute pace the
+// attempts with token buckets (tokens estimated before a request goes and
+// corrected by the usage it reports); and a 429 pauses every request of
+// the client until its Retry-After (or the backoff), not just the one that
+// got it. Waits end with the caller's context. Client.InFlight and
+// Client.Waiting count the requests in flight and waiting.
+//
 // Client.Run sends the messages and tools, executes the tools the model asks
 // for, feeds their results back and repeats, for at most MaxToolRounds rounds;
 // then it asks once more without tools so the model must answer in text. A

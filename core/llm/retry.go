@@ -20,6 +20,7 @@ import (
 // since a server that is that slow would keep the user waiting several times
 // over.
 type retryTransport struct {
+	lim        *limits
 	base       http.RoundTripper
 	timeout    time.Duration
 	maxRetries int
@@ -44,10 +45,15 @@ func withAttempts(ctx context.Context) (context.Context, *atomic.Int32) {
 // connection can be reused.
 const maxDrain = 64 << 10
 
-// RoundTrip sends req, retrying as configured.
+// RoundTrip sends req, retrying as configured. Every attempt first waits
+// its turn under the client's limits (see limits.acquire).
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	counter, _ := ctx.Value(attemptsKey{}).(*atomic.Int32)
+	pace := pacingOf(ctx)
+	// waited is the end of the 429 pause this request has slept out
+	// itself, so that its retry does not wait for it twice.
+	var waited int64
 	for attempt := 0; ; attempt++ {
 		if counter != nil {
 			counter.Store(int32(attempt + 1))
@@ -56,11 +62,19 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		s, err := t.lim.acquire(ctx, pace, waited)
+		if err != nil {
+			if r.Body != nil {
+				_ = r.Body.Close() // a RoundTripper closes the body, sent or not
+			}
+			return nil, err
+		}
 		actx, cancel := context.WithTimeout(ctx, t.timeout)
 		resp, err := t.base.RoundTrip(r.WithContext(actx))
 
 		if err != nil {
 			cancel()
+			s.release()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
@@ -84,14 +98,32 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			continue
 		}
 
-		if retryableStatus(resp.StatusCode) && attempt < t.maxRetries && replayable(req) {
-			delay, fromHeader := t.retryAfter(resp.Header.Get("Retry-After"))
+		retry := retryableStatus(resp.StatusCode) && attempt < t.maxRetries && replayable(req)
+		var delay time.Duration
+		var fromHeader bool
+		if retry || resp.StatusCode == http.StatusTooManyRequests {
+			delay, fromHeader = t.retryAfter(resp.Header.Get("Retry-After"))
 			if !fromHeader {
 				delay = t.backoff(attempt)
 			}
+		}
+		if resp.StatusCode == http.StatusTooManyRequests && delay > 0 {
+			// The server is over its limit for every request of this
+			// client, not just this one: all of them wait until it said.
+			// The limits' clock, which a Transcriber sharing them shares.
+			now := t.lim.now()
+			until := now.Add(delay)
+			waited = until.UnixNano()
+			if t.lim.pause(now, until) {
+				t.log.WarnContext(ctx, "llm: the model server is rate limiting (429): every request waits",
+					"delay", delay, "retry_after", fromHeader)
+			}
+		}
+		if retry {
 			_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
 			_ = resp.Body.Close()
 			cancel()
+			s.release()
 			t.log.WarnContext(ctx, "llm: retrying after error status",
 				"status", resp.StatusCode, "attempt", attempt+1, "delay", delay, "retry_after", fromHeader)
 			if err := t.sleep(ctx, delay); err != nil {
@@ -101,8 +133,10 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 
 		// The attempt's context must outlive RoundTrip: cancelling it now
-		// would cut off the body go-openai is about to read.
-		resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, actx: actx, cancel: cancel, t: t}
+		// would cut off the body go-openai is about to read. Its slot is
+		// held until the body is closed, too: the request is in flight
+		// until then.
+		resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, actx: actx, cancel: cancel, slot: s, t: t}
 		return resp, nil
 	}
 }
@@ -184,6 +218,7 @@ type attemptBody struct {
 	ctx    context.Context // the caller's
 	actx   context.Context // the attempt's
 	cancel context.CancelFunc
+	slot   *slot
 	t      *retryTransport
 }
 
@@ -198,5 +233,6 @@ func (b *attemptBody) Read(p []byte) (int, error) {
 func (b *attemptBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.cancel()
+	b.slot.release()
 	return err
 }

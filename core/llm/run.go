@@ -185,11 +185,25 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 	// go-openai refuses max_tokens for its reasoning models before sending,
 	// so for them there is no choice to make or remember.
 	forced := maxTokens > 0 && refusesMaxTokens(model)
+	// The budgets are charged in the transport, per attempt; only the
+	// client sees the request's shape to estimate its tokens, and the
+	// answer's usage to correct them.
+	var pace *pacing
+	if c.lim.paced() {
+		pace = &pacing{}
+		if c.lim.tokens != nil {
+			pace.tokens = estimateTokens(msgs, tools, maxTokens)
+		}
+		ctx = withPacing(ctx, pace)
+	}
 	for retried := false; ; retried = true {
 		completion := forced || c.completionTokens.Load()
 		setMaxTokens(&req, completion, maxTokens)
 		actx, attempts := withAttempts(ctx)
 		resp, err := c.api.CreateChatCompletion(actx, req)
+		if err == nil && pace != nil {
+			c.lim.settle(pace.tokens, resp.Usage)
+		}
 		if err != nil {
 			field := fieldMaxTokens
 			if completion {

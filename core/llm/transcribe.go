@@ -42,6 +42,14 @@ type TranscriberConfig struct {
 	// Sleep waits between attempts, as Config.Sleep (default: a timer).
 	// Tests inject it to observe delays without waiting.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// ShareLimits, when set, is the Client whose limits transcriptions keep
+	// to, for a transcriber on the same server: each counts against its
+	// MaxConcurrency, waits out the pause a 429 imposes and, if it gets a
+	// 429 itself, pauses the client's requests too. They are not charged
+	// to its per-minute budgets: providers meter each model on its own,
+	// and those are the chat model's. Unset, the transcriber has limits
+	// of its own (a 429 pauses only transcriptions).
+	ShareLimits *Client
 }
 
 // Transcriber turns voice notes and audio into text through an
@@ -56,6 +64,10 @@ func NewTranscriber(cfg TranscriberConfig) (*Transcriber, error) {
 	if cfg.Model == "" {
 		return nil, errors.New("llm: transcription: no model")
 	}
+	var lim *limits
+	if cfg.ShareLimits != nil {
+		lim = cfg.ShareLimits.lim
+	}
 	cn, _, err := newConn(Config{
 		BaseURL:    cfg.BaseURL,
 		APIKey:     cfg.APIKey,
@@ -66,7 +78,7 @@ func NewTranscriber(cfg TranscriberConfig) (*Transcriber, error) {
 		Logger:     cfg.Logger,
 		AuthHint:   cfg.AuthHint,
 		Sleep:      cfg.Sleep,
-	})
+	}, lim)
 	if err != nil {
 		return nil, err
 	}

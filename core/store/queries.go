@@ -14,6 +14,7 @@ type queries struct {
 	// variants only from conversations on the platforms bound to '?'.
 	claimRun, claimRunScoped   string
 	claimable, claimableScoped string
+	nextRun, nextRunScoped     string
 	reapStale                  string
 }
 
@@ -45,6 +46,14 @@ func newQueries(driver string) *queries {
 	}
 	q.claimable, q.claimableScoped = strings.TrimSuffix(pick(""), ` FOR UPDATE SKIP LOCKED`), strings.TrimSuffix(pick(scope), ` FOR UPDATE SKIP LOCKED`)
 	q.claimRun, q.claimRunScoped = claim(""), claim(scope)
+	// The earliest run a claim could take once due, due or not.
+	next := func(scope string) string {
+		return `SELECT r.run_after FROM runs r
+		WHERE r.status = 'queued'` + scope + `
+		  AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.conversation_id = r.conversation_id AND x.status = 'running')
+		ORDER BY r.run_after, r.id LIMIT 1`
+	}
+	q.nextRun, q.nextRunScoped = next(""), next(scope)
 
 	heartbeat := `heartbeat_at`
 	if !q.sqlite {
@@ -102,4 +111,12 @@ func (q *queries) probe(t any, platforms []string) (string, []any) {
 		return q.claimable, []any{t}
 	}
 	return q.claimableScoped, []any{t, platforms}
+}
+
+// next returns the "earliest claimable run time" query and arguments.
+func (q *queries) next(platforms []string) (string, []any) {
+	if len(platforms) == 0 {
+		return q.nextRun, nil
+	}
+	return q.nextRunScoped, []any{platforms}
 }

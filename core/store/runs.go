@@ -25,7 +25,7 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platf
 		// so look on a reader first and take the write lock only to claim.
 		var id int64
 		q, args := s.q.probe(t, ps)
-		err := s.r.WithContext(ctx).Raw(q, args...).Row().Scan(&id)
+		err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, nil
 		}
@@ -45,12 +45,63 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platf
 	return run, nil
 }
 
-// NextRunAfter is the earliest RunAfter of a queued run, nil if none; the
-// dispatcher sleeps until then. It reads runs_queued_due's first entry.
-func (s *Store) NextRunAfter(ctx context.Context) (*time.Time, error) {
+// ClaimRuns is ClaimRun up to limit times in one write transaction: an
+// idle process with room for many turns (hundreds of users writing at
+// once) pays one commit for many claims instead of one each. It returns
+// the runs claimed, fewer than limit when fewer were due.
+func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error) {
+	if limit <= 1 {
+		run, err := s.ClaimRun(ctx, owner, now, platforms...)
+		if run == nil || err != nil {
+			return nil, err
+		}
+		return []*core.Run{run}, nil
+	}
+	t := s.q.t(now)
+	ps := platformNames(platforms)
+	if s.q.sqlite && s.r != s.w {
+		var id int64
+		q, args := s.q.probe(t, ps)
+		err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("looking for a due run: %w", err)
+		}
+	}
+	var runs []*core.Run
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		runs = runs[:0] // a batch may run this again after a rollback
+		for len(runs) < limit {
+			run, err := s.claimIn(tx, owner, t, ps)
+			if err != nil {
+				return err
+			}
+			if run == nil {
+				return nil
+			}
+			runs = append(runs, run)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming runs: %w", err)
+	}
+	return runs, nil
+}
+
+// NextRunAfter is the earliest RunAfter of a queued run a claim could take
+// once due (nothing running in its conversation; on one of platforms when
+// any are given), nil if none; the dispatcher sleeps until then. It walks
+// runs_queued_due in order and stops at the first such run.
+func (s *Store) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
 	var next *time.Time
-	err := s.r.WithContext(ctx).Raw(`SELECT MIN(run_after) FROM runs WHERE status = 'queued'`).
-		Row().Scan(nullTimeCol{&next})
+	q, args := s.q.next(platformNames(platforms))
+	err := row(s.r.WithContext(ctx), q, args...).Scan(nullTimeCol{&next})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading next run time: %w", err)
 	}
@@ -177,8 +228,8 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 		next = nil // a batch may run this again after a rollback
 		var convID int64
 		var jobID sql.NullInt64
-		err := tx.Raw(finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
-			c.TotalTokens, now, runID, owner).Row().Scan(&convID, &jobID)
+		err := row(tx, finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
+			c.TotalTokens, now, runID, owner).Scan(&convID, &jobID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.ErrLostRun
 		}
@@ -269,7 +320,7 @@ func (s *Store) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) 
 	}
 	run := new(core.Run)
 	q, args := s.q.claim(owner, t, platforms)
-	err := tx.Raw(q, args...).Row().Scan(runDest(run)...)
+	err := row(tx, q, args...).Scan(runDest(run)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
@@ -411,7 +462,7 @@ func (s *Store) HasPendingRuns(ctx context.Context, platforms ...core.Platform) 
 	}
 	q += `)`
 	var pending bool
-	if err := s.r.WithContext(ctx).Raw(q, args...).Row().Scan(&pending); err != nil {
+	if err := row(s.r.WithContext(ctx), q, args...).Scan(&pending); err != nil {
 		return false, fmt.Errorf("checking for pending runs: %w", err)
 	}
 	return pending, nil

@@ -183,6 +183,55 @@ func testNextRunAfter(t *testing.T, open Opener) {
 	next, err = b.st.NextRunAfter(b.ctx)
 	require.NoError(t, err)
 	require.Equal(t, b.at(5*time.Second), *next, "running runs are not waited for")
+
+	// b writes again while its turn runs: that run waits behind it, so a
+	// claim loop must not wait for it (the turn's completion claims it).
+	b.inbound(t, "b", "again", b.at(3*time.Second), true)
+	require.Equal(t, int64(1), b.count(t, "runs", "status = 'queued' AND run_after < ?", b.at(5*time.Second).Format("2006-01-02T15:04:05.000000Z")))
+	next, err = b.st.NextRunAfter(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, b.at(5*time.Second), *next, "a run queued behind a running one is not waited for")
+
+	// A process serving other platforms has nothing to wait for.
+	next, err = b.st.NextRunAfter(b.ctx, core.PlatformDiscord)
+	require.NoError(t, err)
+	require.Nil(t, next)
+	next, err = b.st.NextRunAfter(b.ctx, core.PlatformDiscord, core.PlatformTelegram)
+	require.NoError(t, err)
+	require.Equal(t, b.at(5*time.Second), *next)
+}
+
+// testClaimRunsTakesManyAtOnce: one call claims up to its limit, oldest
+// first, only due runs, one per conversation, and the next call the rest.
+func testClaimRunsTakesManyAtOnce(t *testing.T, open Opener) {
+	b := setup(t, open)
+	for i := range 5 {
+		b.inbound(t, fmt.Sprintf("c%d", i), "hi", b.at(time.Duration(i)*time.Second), true)
+	}
+	b.inbound(t, "later", "hi", b.at(time.Minute), true)
+	now := b.at(10 * time.Second)
+
+	none, err := b.st.ClaimRuns(b.ctx, "w1", now, 3, core.PlatformDiscord)
+	require.NoError(t, err)
+	require.Empty(t, none, "no due run on that platform")
+
+	first, err := b.st.ClaimRuns(b.ctx, "w1", now, 3)
+	require.NoError(t, err)
+	require.Len(t, first, 3)
+	rest, err := b.st.ClaimRuns(b.ctx, "w2", now, 3, core.PlatformTelegram)
+	require.NoError(t, err)
+	require.Len(t, rest, 2, "the run due later stays queued")
+	var threads []string
+	for _, r := range append(first, rest...) {
+		require.Equal(t, core.RunRunning, r.Status)
+		c, err := b.st.Conversation(b.ctx, r.ConversationID)
+		require.NoError(t, err)
+		threads = append(threads, c.ChannelThreadID)
+	}
+	require.Equal(t, []string{"c0", "c1", "c2", "c3", "c4"}, threads, "oldest first")
+	require.Equal(t, "w1", first[0].Owner)
+	require.Equal(t, "w2", rest[0].Owner)
+	require.Equal(t, int64(5), b.count(t, "runs", "status = 'running'"))
 }
 
 func testHeartbeat(t *testing.T, open Opener) {

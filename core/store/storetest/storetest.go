@@ -51,6 +51,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"DatabaseRefusesSecondRunning", testDatabaseRefusesSecondRunning},
 		{"ConcurrentClaimers", testConcurrentClaimers},
 		{"NextRunAfter", testNextRunAfter},
+		{"ClaimRunsTakesManyAtOnce", testClaimRunsTakesManyAtOnce},
 		{"HeartbeatRun", testHeartbeat},
 		{"CompleteRunByNonOwner", testCompleteNonOwner},
 		{"CompleteRunAppendsReply", testCompleteAppendsReply},

@@ -1,0 +1,337 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// limits is what every request of a Client (and of a Transcriber sharing
+// it) shares of the model provider's limits: the slots for requests in
+// flight, the per-minute budgets, and the pause a 429 imposes on all of
+// them. Every HTTP attempt passes through acquire, retries included.
+//
+// The budgets are token buckets kept as the time each will be full again
+// (as GCRA does): a request reserves its share at once and sleeps until
+// its turn, so waiters go in the order they came, each sleeping once, and
+// nothing polls.
+type limits struct {
+	slots chan struct{} // nil: no limit on requests in flight
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+
+	inFlight atomic.Int64
+	waiting  atomic.Int64
+	// pauseUntil ends the current 429 pause (Unix nanoseconds; 0: none).
+	// It is read on every attempt, so without the lock.
+	pauseUntil atomic.Int64
+
+	mu       sync.Mutex
+	requests *bucket // nil: no requests-per-minute budget
+	tokens   *bucket // nil: no tokens-per-minute budget
+}
+
+// newLimits builds the limits of cfg, whose Now and Sleep are set.
+func newLimits(cfg Config) *limits {
+	l := &limits{now: cfg.Now, sleep: cfg.Sleep}
+	if cfg.MaxConcurrency > 0 {
+		l.slots = make(chan struct{}, cfg.MaxConcurrency)
+	}
+	if rpm := cfg.RequestsPerMinute; rpm > 0 {
+		// A burst of one second's worth: providers enforce a per-minute
+		// limit over shorter periods too (OpenAI: "60,000 requests/minute
+		// may be enforced as 1,000 requests/second"), so a bucket holding
+		// a whole minute would let hundreds of users who write at once
+		// spend it in a burst that earns a 429. Requests are spread evenly
+		// instead, at least one may always go.
+		l.requests = &bucket{perMinute: float64(rpm), burst: float64(max(1, rpm/60))}
+	}
+	if tpm := cfg.TokensPerMinute; tpm > 0 {
+		// A burst of the whole minute: one turn's request is often many
+		// seconds' worth of tokens (4,000 of a 30,000 budget is 8 s), so a
+		// smaller bucket would make most requests wait for it to fill,
+		// one at a time. The provider counts tokens against the minute's
+		// budget too, and the request budget above spreads the starts.
+		l.tokens = &bucket{perMinute: float64(tpm), burst: float64(tpm)}
+	}
+	return l
+}
+
+// pacing is what a chat request carries down to the transport: it is
+// charged to the per-minute budgets, as estimated tokens. Transcriptions
+// carry none: providers meter each model separately, and the budgets are
+// the chat model's.
+type pacing struct {
+	tokens int
+}
+
+type pacingKey struct{}
+
+func withPacing(ctx context.Context, p *pacing) context.Context {
+	return context.WithValue(ctx, pacingKey{}, p)
+}
+
+func pacingOf(ctx context.Context) *pacing {
+	p, _ := ctx.Value(pacingKey{}).(*pacing)
+	return p
+}
+
+// paced reports whether chat requests are charged to any budget, so the
+// client estimates their tokens only when something will use the number.
+func (l *limits) paced() bool { return l.requests != nil || l.tokens != nil }
+
+// slot is one request in flight; release frees it, once however often it
+// is called (a body may be closed twice).
+type slot struct {
+	l    *limits
+	done atomic.Bool
+}
+
+func (s *slot) release() {
+	if s.done.CompareAndSwap(false, true) {
+		s.l.inFlight.Add(-1)
+		if s.l.slots != nil {
+			<-s.l.slots
+		}
+	}
+}
+
+// acquire waits until an attempt may go: for a slot, for the end of any 429
+// pause that ends after waited (the pause the caller already slept out, as
+// Unix nanoseconds), and, for a chat request (p non-nil), for its turn in
+// the per-minute budgets. The slot is taken first, so a request leaves the
+// pacer at the moment it goes rather than queueing again for a slot. It
+// returns ctx's error if ctx ends first.
+func (l *limits) acquire(ctx context.Context, p *pacing, waited int64) (*slot, error) {
+	if l.slots != nil {
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			l.waiting.Add(1)
+			select {
+			case l.slots <- struct{}{}:
+				l.waiting.Add(-1)
+			case <-ctx.Done():
+				l.waiting.Add(-1)
+				return nil, ctx.Err()
+			}
+		}
+	}
+	if err := l.wait(ctx, p, waited); err != nil {
+		if l.slots != nil {
+			<-l.slots
+		}
+		return nil, err
+	}
+	l.inFlight.Add(1)
+	return &slot{l: l}, nil
+}
+
+// wait waits out the pause, then the budgets, then any pause that began
+// meanwhile: a request must not go while the server asks everyone to wait.
+func (l *limits) wait(ctx context.Context, p *pacing, waited int64) error {
+	if err := l.waitPause(ctx, &waited); err != nil {
+		return err
+	}
+	if p == nil || !l.paced() {
+		return nil
+	}
+	if d := l.reserve(p.tokens); d > 0 {
+		if err := l.sleepCounted(ctx, d); err != nil {
+			l.refund(p.tokens)
+			return err
+		}
+	}
+	return l.waitPause(ctx, &waited)
+}
+
+// waitPause sleeps until the pause ends, unless the caller already waited
+// until then. It compares against the end it slept for, not against the
+// clock, so that an injected Sleep that returns at once cannot spin.
+func (l *limits) waitPause(ctx context.Context, waited *int64) error {
+	for {
+		until := l.pauseUntil.Load()
+		if until <= *waited {
+			return nil
+		}
+		d := time.Duration(until - l.now().UnixNano())
+		if d <= 0 {
+			return nil
+		}
+		if err := l.sleepCounted(ctx, d); err != nil {
+			return err
+		}
+		*waited = until
+	}
+}
+
+func (l *limits) sleepCounted(ctx context.Context, d time.Duration) error {
+	l.waiting.Add(1)
+	defer l.waiting.Add(-1)
+	return l.sleep(ctx, d)
+}
+
+// pause makes every request wait until until (a 429 said so). It reports
+// whether no pause was in force at now, i.e. a new episode began, for the
+// caller to log once per episode rather than once per request.
+func (l *limits) pause(now, until time.Time) bool {
+	n := until.UnixNano()
+	for {
+		old := l.pauseUntil.Load()
+		if n <= old {
+			return false
+		}
+		if l.pauseUntil.CompareAndSwap(old, n) {
+			return old <= now.UnixNano()
+		}
+	}
+}
+
+// reserve charges one request of tokens to the budgets at the earliest
+// time both allow it and returns how long to wait until then.
+func (l *limits) reserve(tokens int) time.Duration {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := now
+	if l.requests != nil {
+		at = later(at, l.requests.earliest(1))
+	}
+	if l.tokens != nil {
+		at = later(at, l.tokens.earliest(float64(tokens)))
+	}
+	if l.requests != nil {
+		l.requests.charge(at, 1)
+	}
+	if l.tokens != nil {
+		l.tokens.charge(at, float64(tokens))
+	}
+	return at.Sub(now)
+}
+
+// refund gives back what reserve charged for a request that did not go.
+// Requests reserved after it keep their times: they wait no less than
+// needed, and the budget it frees goes to whoever asks next.
+func (l *limits) refund(tokens int) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.requests != nil {
+		l.requests.charge(now, -1)
+	}
+	if l.tokens != nil {
+		l.tokens.charge(now, -float64(tokens))
+	}
+}
+
+// settle corrects a request's token charge with the usage the server
+// reported: what was estimated too much is given back, what was too little
+// is taken (the budget may go into debt, which later requests wait out).
+// Without usage (some servers send none) the estimate stands.
+func (l *limits) settle(estimate int, u openai.Usage) {
+	if l.tokens == nil {
+		return
+	}
+	used := u.TotalTokens
+	if used == 0 {
+		used = u.PromptTokens + u.CompletionTokens
+	}
+	if used <= 0 || used == estimate {
+		return
+	}
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tokens.charge(now, float64(used-estimate))
+}
+
+// bucket is a token bucket of burst units refilled at perMinute, kept as
+// full, the time it is full again (the zero time: full). Its level at t is
+// burst - (full-t)·rate, negative while requests are reserved ahead.
+type bucket struct {
+	perMinute float64
+	burst     float64
+	full      time.Time
+}
+
+// span is how long the bucket takes to refill n units.
+func (b *bucket) span(n float64) time.Duration {
+	return time.Duration(n * float64(time.Minute) / b.perMinute)
+}
+
+// earliest is when the bucket holds n units, or is full when n is more than
+// it can hold: a request larger than the whole budget waits for all of it
+// and then goes, leaving a debt, rather than waiting forever.
+func (b *bucket) earliest(n float64) time.Time {
+	return b.full.Add(-b.span(b.burst - min(n, b.burst)))
+}
+
+// charge takes n units at at, which is now or later (a negative n gives
+// back). A bucket full before at is full at at: it holds no more than its
+// burst.
+func (b *bucket) charge(at time.Time, n float64) {
+	b.full = later(b.full, at).Add(b.span(n))
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Token estimate of a chat request, the way OpenAI counts one against a
+// tokens-per-minute limit before it runs: the prompt's characters over four
+// plus max_tokens.
+const (
+	// bytesPerToken: about four bytes of English text to a token.
+	bytesPerToken = 4
+	// messageTokens is the overhead of each message (role and
+	// separators) in OpenAI's token counting guide.
+	messageTokens = 4
+	// imageTokens is what an image part counts for: OpenAI charges a
+	// high-detail image by 512px tiles, 85 + 170 a tile, 765 for a photo
+	// scaled to 1024x768. Its data: URL's length says nothing about that.
+	imageTokens = 765
+)
+
+// estimateTokens estimates a chat request's tokens, max_tokens included.
+func estimateTokens(msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int) int {
+	n, images := 0, 0
+	for _, m := range msgs {
+		n += len(m.Content) + len(m.Name) + len(m.ToolCallID)
+		for _, p := range m.MultiContent {
+			if p.Type == openai.ChatMessagePartTypeImageURL {
+				images++
+			} else {
+				n += len(p.Text)
+			}
+		}
+		for _, c := range m.ToolCalls {
+			n += len(c.Function.Name) + len(c.Function.Arguments)
+		}
+	}
+	for _, t := range tools {
+		if f := t.Function; f != nil {
+			n += len(f.Name) + len(f.Description)
+			if b, err := json.Marshal(f.Parameters); err == nil {
+				n += len(b)
+			}
+		}
+	}
+	return (n+bytesPerToken-1)/bytesPerToken + messageTokens*len(msgs) + imageTokens*images + max(maxTokens, 0)
+}
+
+// InFlight is how many of the client's requests to the model server are in
+// flight (sent, the answer not yet read), transcriptions sharing its
+// limits included.
+func (c *Client) InFlight() int { return int(c.lim.inFlight.Load()) }
+
+// Waiting is how many of the client's requests wait to be sent: for a slot
+// (Config.MaxConcurrency), for the per-minute budgets, or for the end of a
+// 429 pause.
+func (c *Client) Waiting() int { return int(c.lim.waiting.Load()) }
