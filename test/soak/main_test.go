@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 
 // parleyBinary builds ./cmd/parley once (with -race when PARLEY_SOAK_RACE
 // is set) and returns its path.
-func parleyBinary(t *testing.T) string {
+func parleyBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		root, err := moduleRoot()
@@ -82,7 +82,7 @@ func moduleRoot() (string, error) {
 // artifactDir is where the suite leaves its report and the replicas' logs:
 // $PARLEY_TEST_ARTIFACTS, else test-artifacts/ at the repository's root,
 // in a folder per test.
-func artifactDir(t *testing.T) string {
+func artifactDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("PARLEY_TEST_ARTIFACTS")
 	if dir == "" {

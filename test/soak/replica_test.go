@@ -74,7 +74,7 @@ func (r *replica) owns(owner string) bool {
 
 // start starts the process and waits until it serves HTTP (which parley
 // does once its adapters and dispatcher run).
-func (r *replica) start(t *testing.T) {
+func (r *replica) start(t testing.TB) {
 	t.Helper()
 	require.False(t, r.running(), "replica %d already running", r.idx)
 	f, err := os.OpenFile(r.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -171,7 +171,7 @@ func allStopped(pid int) (bool, error) {
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
-func (r *replica) kill(t *testing.T) {
+func (r *replica) kill(t testing.TB) {
 	t.Helper()
 	if !r.running() {
 		return
@@ -188,7 +188,7 @@ func (r *replica) kill(t *testing.T) {
 
 // stop sends SIGTERM and expects a clean exit (status 0) within
 // stopTimeout.
-func (r *replica) stop(t *testing.T) {
+func (r *replica) stop(t testing.TB) {
 	t.Helper()
 	if !r.running() {
 		return
