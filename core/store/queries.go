@@ -13,6 +13,7 @@ type queries struct {
 	// claimRun and claimable pick from every conversation; the Scoped
 	// variants only from conversations on the platforms bound to '?'.
 	claimRun, claimRunScoped   string
+	claimMany, claimManyScoped string
 	claimable, claimableScoped string
 	nextRun, nextRunScoped     string
 	reapStale                  string
@@ -46,6 +47,19 @@ func newQueries(driver string) *queries {
 	}
 	q.claimable, q.claimableScoped = strings.TrimSuffix(pick(""), ` FOR UPDATE SKIP LOCKED`), strings.TrimSuffix(pick(scope), ` FOR UPDATE SKIP LOCKED`)
 	q.claimRun, q.claimRunScoped = claim(""), claim(scope)
+	// Up to '?' runs in one statement: on PostgreSQL each claim of a
+	// one-at-a-time loop walks the index entries of the runs claimed
+	// before it (dead until vacuumed), so a batch of 64 cost 64 walks.
+	// Due runs have distinct conversations (one queued run each). The
+	// pick is a materialized CTE: as an IN subquery PostgreSQL may run it
+	// again per row, and SKIP LOCKED then picks more than the limit.
+	many := func(scope string) string {
+		return `WITH picked AS MATERIALIZED (` + strings.Replace(pick(scope), "LIMIT 1", "LIMIT ?", 1) + `)
+		UPDATE runs SET status = 'running', owner = ?, started_at = ?, heartbeat_at = ?, updated_at = ?
+		WHERE status = 'queued' AND id IN (SELECT id FROM picked)
+		RETURNING ` + runCols
+	}
+	q.claimMany, q.claimManyScoped = many(""), many(scope)
 	// The earliest run a claim could take once due, due or not.
 	next := func(scope string) string {
 		return `SELECT r.run_after FROM runs r
@@ -119,4 +133,12 @@ func (q *queries) next(platforms []string) (string, []any) {
 		return q.nextRun, nil
 	}
 	return q.nextRunScoped, []any{platforms}
+}
+
+// claimN returns the statement claiming up to n runs and its arguments.
+func (q *queries) claimN(owner string, t any, n int, platforms []string) (string, []any) {
+	if len(platforms) == 0 {
+		return q.claimMany, []any{t, n, owner, t, t, t}
+	}
+	return q.claimManyScoped, []any{t, platforms, n, owner, t, t, t}
 }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -73,15 +75,18 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limi
 	var runs []*core.Run
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		runs = runs[:0] // a batch may run this again after a rollback
-		for len(runs) < limit {
-			run, err := s.claimIn(tx, owner, t, ps)
+		claimed, err := s.claimMany(tx, owner, t, limit, ps)
+		if err != nil {
+			return err
+		}
+		for _, run := range claimed {
+			stale, err := s.skipIfStale(tx, run, t)
 			if err != nil {
 				return err
 			}
-			if run == nil {
-				return nil
+			if !stale {
+				runs = append(runs, run)
 			}
-			runs = append(runs, run)
 		}
 		return nil
 	})
@@ -89,6 +94,56 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limi
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}
 	return runs, nil
+}
+
+// claimMany claims up to limit due runs in one statement, oldest first. A
+// concurrent claimer that took a run of one of their conversations first
+// (the runs_one_running index refuses the second) makes it claim none.
+func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
+	if !s.q.sqlite {
+		if err := tx.SavePoint("claim_many").Error; err != nil {
+			return nil, fmt.Errorf("opening savepoint: %w", err)
+		}
+	}
+	q, args := s.q.claimN(owner, t, limit, platforms)
+	rows, err := tx.Raw(q, args...).Rows()
+	if err != nil {
+		return s.claimFailed(tx, err)
+	}
+	defer rows.Close()
+	var runs []*core.Run
+	for rows.Next() {
+		run := new(core.Run)
+		if err := rows.Scan(runDest(run)...); err != nil {
+			return nil, fmt.Errorf("reading a claimed run: %w", err)
+		}
+		runs = append(runs, run)
+	}
+	if err := rows.Err(); err != nil {
+		return s.claimFailed(tx, err)
+	}
+	// RETURNING keeps no order: the oldest first, as ClaimRun takes them.
+	slices.SortFunc(runs, func(a, b *core.Run) int {
+		if c := a.RunAfter.Compare(b.RunAfter); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return runs, nil
+}
+
+// claimFailed turns a claim that lost a race (a unique violation) into
+// nothing claimed, rolling back to its savepoint on PostgreSQL.
+func (s *Store) claimFailed(tx *gorm.DB, err error) ([]*core.Run, error) {
+	if !isUniqueViolation(err) {
+		return nil, err
+	}
+	if !s.q.sqlite {
+		if err := tx.RollbackTo("claim_many").Error; err != nil {
+			return nil, fmt.Errorf("rolling back savepoint: %w", err)
+		}
+	}
+	return nil, nil
 }
 
 // NextRunAfter is the earliest RunAfter of a queued run a claim could take

@@ -122,15 +122,28 @@ func testConcurrentClaimers(t *testing.T, open Opener) {
 			defer wg.Done()
 			owner := fmt.Sprintf("w%d", c)
 			for {
-				run, err := b.st.ClaimRun(b.ctx, owner, claimAt)
+				// Claimers take one run at a time or, every other one, up
+				// to three in one statement (ClaimRuns).
+				var runs []*core.Run
+				var err error
+				if c%2 == 1 {
+					runs, err = b.st.ClaimRuns(b.ctx, owner, claimAt, 3)
+				} else {
+					var run *core.Run
+					if run, err = b.st.ClaimRun(b.ctx, owner, claimAt); run != nil {
+						runs = append(runs, run)
+					}
+				}
 				if err != nil {
 					mu.Lock()
 					fail = append(fail, fmt.Sprintf("claim: %v", err))
 					mu.Unlock()
 					return
 				}
-				if run != nil {
-					work(owner, run)
+				if len(runs) > 0 {
+					for _, run := range runs {
+						work(owner, run)
+					}
 					continue
 				}
 				select {
