@@ -30,6 +30,50 @@ func (SystemClock) Now() time.Time { return time.Now() }
 // NewTimer returns a time.Timer.
 func (SystemClock) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
 
+// AfterFunc runs f on its own goroutine d from now.
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return systemTimer{time.AfterFunc(d, f)} }
+
+// afterFuncClock is a Clock that runs a function d from now with no
+// goroutine waiting meanwhile (SystemClock and coretest.Clock are): a
+// thousand turns waiting on the model then hold no thousand goroutines
+// for their typing indicators.
+type afterFuncClock interface {
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// afterFunc runs f on its own goroutine d from now on clock. Its Timer's
+// Stop reports whether it stopped f from running; its C is not used.
+func afterFunc(clock Clock, d time.Duration, f func()) Timer {
+	if c, ok := clock.(afterFuncClock); ok {
+		return c.AfterFunc(d, f)
+	}
+	t := &waitingTimer{t: clock.NewTimer(d), stop: make(chan struct{})}
+	go func() {
+		select {
+		case <-t.t.C():
+			f()
+		case <-t.stop:
+		}
+	}()
+	return t
+}
+
+// waitingTimer is afterFunc's timer on a Clock without AfterFunc.
+type waitingTimer struct {
+	t    Timer
+	stop chan struct{}
+}
+
+func (w *waitingTimer) C() <-chan time.Time { return nil }
+
+func (w *waitingTimer) Stop() bool {
+	if !w.t.Stop() {
+		return false
+	}
+	close(w.stop)
+	return true
+}
+
 type systemTimer struct{ t *time.Timer }
 
 func (s systemTimer) C() <-chan time.Time { return s.t.C }

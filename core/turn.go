@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parleybot/parley/core/llm"
@@ -639,39 +640,49 @@ func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func(
 	if r := a.Capabilities().TypingRefresh; r > 0 {
 		every = r
 	}
-	stop := make(chan struct{})
-	// A typing call in flight when the turn ends is let finish rather than
-	// cancelled: cancelling an HTTP request closes its connection, and the
-	// next reply would pay for a new one. Stop waits for the indicator.
+	// The indicator runs on the clock's AfterFunc: a turn waiting on the
+	// model holds no goroutine for it. Each armed timer and each call in
+	// flight counts in d.turns, so Stop waits for a call that began. A
+	// call in flight when the turn ends is let finish rather than
+	// cancelled: cancelling an HTTP request closes its connection, and
+	// the next reply would pay for a new one.
 	callCtx := context.WithoutCancel(ctx)
-	d.turns.Add(1)
-	go func() {
+	var (
+		mu      sync.Mutex
+		stopped bool
+		timer   Timer
+		show    func()
+	)
+	show = func() {
 		defer d.turns.Done()
-		wait := d.cfg.Clock.NewTimer(typingDelay)
-		for {
-			select {
-			case <-stop:
-				wait.Stop()
-				return
-			case <-ctx.Done():
-				wait.Stop()
-				return
-			case <-wait.C():
-				select {
-				case <-stop: // the turn ended as the timer fired
-					return
-				default:
-				}
-			}
-			c, cancel := context.WithTimeout(callCtx, every)
-			if err := ti.Typing(c, thread); err != nil {
-				d.log.Debug("typing indicator", "err", err)
-			}
-			cancel()
-			wait = d.cfg.Clock.NewTimer(every)
+		mu.Lock()
+		if stopped || ctx.Err() != nil {
+			mu.Unlock()
+			return
 		}
-	}()
-	return func() { close(stop) }
+		mu.Unlock()
+		c, cancel := context.WithTimeout(callCtx, every)
+		if err := ti.Typing(c, thread); err != nil {
+			d.log.Debug("typing indicator", "err", err)
+		}
+		cancel()
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped && ctx.Err() == nil {
+			d.turns.Add(1)
+			timer = afterFunc(d.cfg.Clock, every, show)
+		}
+	}
+	d.turns.Add(1)
+	timer = afterFunc(d.cfg.Clock, typingDelay, show)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		if timer.Stop() {
+			d.turns.Done() // it will not run
+		}
+	}
 }
 
 func sourceFor(k RunKind) Source {

@@ -45,6 +45,21 @@ func (c *Clock) NewTimer(d time.Duration) core.Timer {
 	return t
 }
 
+// AfterFunc runs f on its own goroutine when the clock reaches now+d.
+func (c *Clock) AfterFunc(d time.Duration, f func()) core.Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeTimer{clock: c, at: c.now.Add(d), f: f}
+	if d <= 0 {
+		t.fired = true
+		go f()
+		return t
+	}
+	c.timers = append(c.timers, t)
+	c.notifyLocked()
+	return t
+}
+
 // Advance moves the clock forward by d, firing due timers in deadline order.
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
@@ -55,7 +70,11 @@ func (c *Clock) Advance(d time.Duration) {
 	for _, t := range c.timers {
 		if !t.at.After(c.now) {
 			t.fired = true
-			t.ch <- c.now
+			if t.f != nil {
+				go t.f()
+			} else {
+				t.ch <- c.now
+			}
 			continue
 		}
 		kept = append(kept, t)
@@ -122,7 +141,8 @@ func (c *Clock) notifyLocked() {
 type fakeTimer struct {
 	clock *Clock
 	at    time.Time
-	ch    chan time.Time
+	ch    chan time.Time // nil for AfterFunc's
+	f     func()         // AfterFunc's function
 	fired bool
 }
 
