@@ -31,7 +31,9 @@ func (SystemClock) Now() time.Time { return time.Now() }
 func (SystemClock) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
 
 // AfterFunc runs f on its own goroutine d from now.
-func (SystemClock) AfterFunc(d time.Duration, f func()) Timer { return systemTimer{time.AfterFunc(d, f)} }
+func (SystemClock) AfterFunc(d time.Duration, f func()) Timer {
+	return systemTimer{time.AfterFunc(d, f)}
+}
 
 // afterFuncClock is a Clock that runs a function d from now with no
 // goroutine waiting meanwhile (SystemClock and coretest.Clock are): a
