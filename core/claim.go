@@ -7,7 +7,8 @@ import (
 
 // DefaultMaxTurns is how many turns a process has in flight at most by
 // default: enough for thousands of users on a slow model, at a bounded
-// cost in memory (see TurnMemory).
+// cost in memory (about 60 KB a turn waiting on the model; BENCHMARKS.md,
+// issue 20).
 const DefaultMaxTurns = 4096
 
 // claimLoop is the one claimer of this process: it claims a due run whenever
@@ -82,9 +83,9 @@ func (d *Dispatcher) claimLoop(ctx context.Context) {
 	}
 }
 
-// claimBatch bounds the runs one claim transaction takes: enough to start
-// a crowd's turns at once, few enough that the write lock is not held
-// long (each claim is one indexed UPDATE).
+// claimBatch bounds the runs one claim statement takes: enough to start a
+// crowd's turns at once, few enough that SQLite's write lock is not held
+// long.
 const claimBatch = 64
 
 // claimRetry is how soon an idle claim loop looks again when a run it
