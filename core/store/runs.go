@@ -62,6 +62,8 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limi
 	t := s.q.t(now)
 	ps := platformNames(platforms)
 	if s.q.sqlite && s.r != s.w {
+		// As ClaimRun: look on a reader first, take the write lock only
+		// to claim.
 		var id int64
 		q, args := s.q.probe(t, ps)
 		err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
@@ -90,25 +92,28 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limi
 		}
 		return nil
 	})
+	if errors.Is(err, errLostClaim) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("claiming runs: %w", err)
 	}
 	return runs, nil
 }
 
+// errLostClaim rolls back a claim that lost a race with another claimer.
+var errLostClaim = errors.New("a concurrent claimer took a run of the same conversation")
+
 // claimMany claims up to limit due runs in one statement, oldest first. A
 // concurrent claimer that took a run of one of their conversations first
-// (the runs_one_running index refuses the second) makes it claim none.
+// (the runs_one_running index refuses the second) makes it fail with
+// errLostClaim, for the caller to roll back and claim none: tx holds
+// nothing else, so it needs no savepoint (a round trip on PostgreSQL).
 func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
-	if !s.q.sqlite {
-		if err := tx.SavePoint("claim_many").Error; err != nil {
-			return nil, fmt.Errorf("opening savepoint: %w", err)
-		}
-	}
 	q, args := s.q.claimN(owner, t, limit, platforms)
 	rows, err := tx.Raw(q, args...).Rows()
 	if err != nil {
-		return s.claimFailed(tx, err)
+		return claimFailed(err)
 	}
 	defer rows.Close()
 	var runs []*core.Run
@@ -120,7 +125,7 @@ func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms
 		runs = append(runs, run)
 	}
 	if err := rows.Err(); err != nil {
-		return s.claimFailed(tx, err)
+		return claimFailed(err)
 	}
 	// RETURNING keeps no order: the oldest first, as ClaimRun takes them.
 	slices.SortFunc(runs, func(a, b *core.Run) int {
@@ -133,17 +138,12 @@ func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms
 }
 
 // claimFailed turns a claim that lost a race (a unique violation) into
-// nothing claimed, rolling back to its savepoint on PostgreSQL.
-func (s *Store) claimFailed(tx *gorm.DB, err error) ([]*core.Run, error) {
-	if !isUniqueViolation(err) {
-		return nil, err
+// errLostClaim.
+func claimFailed(err error) ([]*core.Run, error) {
+	if isUniqueViolation(err) {
+		return nil, errLostClaim
 	}
-	if !s.q.sqlite {
-		if err := tx.RollbackTo("claim_many").Error; err != nil {
-			return nil, fmt.Errorf("rolling back savepoint: %w", err)
-		}
-	}
-	return nil, nil
+	return nil, err
 }
 
 // NextRunAfter is the earliest RunAfter of a queued run a claim could take
