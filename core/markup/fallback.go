@@ -143,6 +143,12 @@ func (s *splitter) plainLines(segs []seg, quote, start bool) []line {
 			if a, ok := s.atom(sg); ok && measure(s.r.f, a) <= cur.room(s.r.f, budget) {
 				flushWord()
 				cur.glue()
+				if strings.HasSuffix(cur.b.String(), "`") && strings.HasPrefix(a, "`") {
+					// Two code spans that markup kept apart (an emphasis
+					// marker between them, now gone) would run their
+					// fences together into one longer fence.
+					cur.b.WriteString(zwsp)
+				}
 				cur.b.WriteString(a)
 				continue
 			}
