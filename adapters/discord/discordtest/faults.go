@@ -128,20 +128,13 @@ func (s *Server) RateLimited() int {
 func (s *Server) admit(channelID string) (wait time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.chanBurst <= 0 || s.chanEvery <= 0 {
-		return 0, true
-	}
 	now := s.now()
-	due := s.due[channelID]
-	if due.Before(now) {
-		due = now
-	}
-	if wait := due.Sub(now) - time.Duration(s.chanBurst-1)*s.chanEvery; wait > 0 {
+	if wait := s.chanLimit.Wait(channelID, now); wait > 0 {
 		s.rateLimited++
 		s.notify()
 		return wait, false
 	}
-	s.due[channelID] = due.Add(s.chanEvery)
+	s.chanLimit.Take(channelID, now)
 	return 0, true
 }
 

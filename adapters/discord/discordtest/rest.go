@@ -43,7 +43,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if rt.name == "messages" {
 		if wait, ok := s.admit(rt.channelID); !ok {
-			writeRateLimit(w, rt.name, s.chanBurst, wait)
+			writeRateLimit(w, rt.name, s.chanLimit.Burst, wait)
 			return
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/internal/fakelimit"
 	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
 
@@ -69,7 +70,7 @@ func WithStrictIntents() Option {
 // WithNow's clock, so a test that drives the bot's clock drives the limit
 // too. Off by default (burst or every 0).
 func WithChannelRateLimit(burst int, every time.Duration) Option {
-	return func(s *Server) { s.chanBurst, s.chanEvery = burst, every }
+	return func(s *Server) { s.chanLimit = fakelimit.Buckets{Burst: burst, Every: every} }
 }
 
 // User is a Discord user that a test plays.
@@ -126,9 +127,8 @@ type Server struct {
 	now           func() time.Time
 	echo          bool
 	strictIntents bool
-	// chanBurst and chanEvery are WithChannelRateLimit's limit.
-	chanBurst int
-	chanEvery time.Duration
+	// chanLimit is WithChannelRateLimit's limit, a bucket per channel.
+	chanLimit fakelimit.Buckets
 
 	srv       *httptest.Server
 	client    *http.Client  // rewrites discord.com to srv
@@ -155,9 +155,6 @@ type Server struct {
 	faults   map[string][]fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
-	// due is, per channel, when the channel limit's bucket is empty again
-	// (the theoretical arrival time of the cell rate algorithm).
-	due map[string]time.Time
 	// rateLimited counts the 429s answered.
 	rateLimited int
 	// files are the attachments and stickers served, by URL path.
@@ -197,7 +194,6 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		typing:    map[string]int{},
 		calls:     map[string]int{},
 		faults:    map[string][]fault{},
-		due:       map[string]time.Time{},
 		files:     map[string]storedFile{},
 		sessions:  map[string]*gwSession{},
 		conns:     map[*gwConn]struct{}{},

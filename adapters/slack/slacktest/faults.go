@@ -149,9 +149,6 @@ func (s *Server) RateLimited() int {
 func (s *Server) admit(channel string) *fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.chanBurst <= 0 || s.chanEvery <= 0 {
-		return nil
-	}
 	// A post to a user id goes into the DM with them, whose limit it
 	// shares (opened or not yet). Unknown channels are limited too; the
 	// post fails afterwards as it would.
@@ -159,16 +156,12 @@ func (s *Server) admit(channel string) *fault {
 		channel = u
 	}
 	now := s.now()
-	due := s.due[channel]
-	if due.Before(now) {
-		due = now
-	}
-	if wait := due.Sub(now) - time.Duration(s.chanBurst-1)*s.chanEvery; wait > 0 {
+	if wait := s.chanLimit.Wait(channel, now); wait > 0 {
 		s.rateLimited++
 		s.notify()
 		return &fault{retryAfter: wait}
 	}
-	s.due[channel] = due.Add(s.chanEvery)
+	s.chanLimit.Take(channel, now)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/internal/fakelimit"
 	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
 
@@ -102,7 +103,7 @@ func WithNow(now func() time.Time) Option {
 // goes to. Time is WithNow's clock, so a test that drives the bot's
 // clock drives the limit too. Off by default (burst or every 0).
 func WithChannelRateLimit(burst int, every time.Duration) Option {
-	return func(s *Server) { s.chanBurst, s.chanEvery = burst, every }
+	return func(s *Server) { s.chanLimit = fakelimit.Buckets{Burst: burst, Every: every} }
 }
 
 // Server is a fake Slack: Web API, Socket Mode and Events API delivery.
@@ -116,9 +117,9 @@ type Server struct {
 	retryDelay    time.Duration
 	echo          bool
 	now           func() time.Time
-	// chanBurst and chanEvery are WithChannelRateLimit's limit.
-	chanBurst int
-	chanEvery time.Duration
+	// chanLimit is WithChannelRateLimit's limit, a bucket per channel
+	// (per user for a DM).
+	chanLimit fakelimit.Buckets
 
 	srv       *httptest.Server
 	client    *http.Client // Events API deliveries, PostEvent, VerifyURL
@@ -150,10 +151,6 @@ type Server struct {
 	faults   map[string][]*fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
-	// due is, per channel (per user for a DM), when the channel limit's
-	// bucket is empty again (the theoretical arrival time of the cell rate
-	// algorithm).
-	due map[string]time.Time
 	// rateLimited counts the 429s answered.
 	rateLimited int
 	// files are the shared files, by "<team>-<id>"; noFilesScope makes
@@ -207,7 +204,6 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		sentIdx:       map[string][]int{},
 		calls:         map[string]int{},
 		faults:        map[string][]*fault{},
-		due:           map[string]time.Time{},
 		files:         map[string]*storedFile{},
 		events:        map[string]*event{},
 		tickets:       map[string]bool{},

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/parleybot/parley/adapters/internal/fakelimit"
 )
 
 // RateLimits are Telegram-like flood limits on the methods that create a
@@ -86,21 +88,17 @@ type limiter struct {
 	// window holds the times of the calls let through in the last second,
 	// oldest first.
 	window []time.Time
-	chats  map[string]*bucket
+	chats  fakelimit.Buckets
 	stats  SendStats
 }
-
-// bucket is one chat's token bucket, kept as the time it would be full
-// again were no token taken from it since (GCRA's theoretical arrival
-// time): a call may go once now >= full - (burst-1)*every. Times, not
-// fractional tokens, so that a call exactly on time is never refused by
-// rounding.
-type bucket struct{ full time.Time }
 
 func (l *limiter) set(r RateLimits) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.limits, l.window, l.chats = r, nil, map[string]*bucket{}
+	l.limits, l.window, l.chats = r, nil, fakelimit.Buckets{}
+	if r.PerChatPerSecond > 0 {
+		l.chats = fakelimit.Buckets{Burst: max(r.PerChatBurst, 1), Every: time.Duration(float64(time.Second) / r.PerChatPerSecond)}
+	}
 }
 
 // admit counts a message-creating call to chat at now and returns the 429
@@ -121,21 +119,7 @@ func (l *limiter) admit(chat string, now time.Time) *Fault {
 			wait = l.window[len(l.window)-lim.PerSecond].Add(time.Second).Sub(now)
 		}
 	}
-	var b *bucket
-	var every time.Duration
-	if lim.PerChatPerSecond > 0 {
-		if l.chats == nil {
-			l.chats = map[string]*bucket{}
-		}
-		every = time.Duration(float64(time.Second) / lim.PerChatPerSecond)
-		b = l.chats[chat]
-		if b == nil {
-			b = &bucket{full: now}
-			l.chats[chat] = b
-		}
-		ready := b.full.Add(-time.Duration(max(lim.PerChatBurst, 1)-1) * every)
-		wait = max(wait, ready.Sub(now))
-	}
+	wait = max(wait, l.chats.Wait(chat, now))
 	if wait > 0 {
 		l.stats.RateLimited++
 		// Telegram's retry_after is whole seconds, at least one.
@@ -145,12 +129,7 @@ func (l *limiter) admit(chat string, now time.Time) *Fault {
 	if lim.PerSecond > 0 {
 		l.window = append(l.window, now)
 	}
-	if b != nil {
-		if b.full.Before(now) {
-			b.full = now
-		}
-		b.full = b.full.Add(every)
-	}
+	l.chats.Take(chat, now)
 	return nil
 }
 
