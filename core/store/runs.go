@@ -22,18 +22,8 @@ import (
 func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...core.Platform) (*core.Run, error) {
 	t := s.q.t(now)
 	ps := platformNames(platforms)
-	if s.q.sqlite && s.r != s.w {
-		// SQLite has one writer; most claims of idle workers find nothing,
-		// so look on a reader first and take the write lock only to claim.
-		var id int64
-		q, args := s.q.probe(t, ps)
-		err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("looking for a due run: %w", err)
-		}
+	if due, err := s.anyDue(ctx, t, ps); !due || err != nil {
+		return nil, err
 	}
 	var run *core.Run
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -47,7 +37,27 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platf
 	return run, nil
 }
 
-// ClaimRuns is ClaimRun up to limit times in one write transaction: an
+// anyDue reports whether a claim at t could take a run. SQLite has one
+// writer and most claims of an idle loop find nothing, so it looks on a
+// reader first and the write lock is taken only to claim; elsewhere (and
+// on a single-connection SQLite) it says yes and the claim looks.
+func (s *Store) anyDue(ctx context.Context, t any, platforms []string) (bool, error) {
+	if !s.q.sqlite || s.r == s.w {
+		return true, nil
+	}
+	var id int64
+	q, args := s.q.probe(t, platforms)
+	err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("looking for a due run: %w", err)
+	}
+	return true, nil
+}
+
+// ClaimRuns is ClaimRun up to limit times, in one statement (claimMany): an
 // idle process with room for many turns (hundreds of users writing at
 // once) pays one commit for many claims instead of one each. It returns
 // the runs claimed, fewer than limit when fewer were due.
@@ -61,18 +71,8 @@ func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limi
 	}
 	t := s.q.t(now)
 	ps := platformNames(platforms)
-	if s.q.sqlite && s.r != s.w {
-		// As ClaimRun: look on a reader first, take the write lock only
-		// to claim.
-		var id int64
-		q, args := s.q.probe(t, ps)
-		err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("looking for a due run: %w", err)
-		}
+	if due, err := s.anyDue(ctx, t, ps); !due || err != nil {
+		return nil, err
 	}
 	var runs []*core.Run
 	err := s.write(ctx, func(tx *gorm.DB) error {
