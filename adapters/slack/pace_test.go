@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,8 +13,8 @@ import (
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/pace"
+	"github.com/parleybot/parley/core/pace/pacetest"
 )
 
 // t0 is where the paced tests' clock starts. No event is handed to the
@@ -23,48 +22,14 @@ import (
 // time): the tests reach the DM with conversations.open.
 var t0 = time.Date(2025, 3, 14, 9, 0, 0, 0, time.UTC)
 
-// slotClock is a coretest.Clock that remembers when its timers are due,
-// so that a test can move time straight to the next one: the pacer's next
-// slot, whatever margin the pacer keeps under the platform's rate.
-type slotClock struct {
-	*coretest.Clock
-	mu  sync.Mutex
-	due []time.Time
-}
-
-func (c *slotClock) NewTimer(d time.Duration) core.Timer {
-	c.mu.Lock()
-	c.due = append(c.due, c.Now().Add(d))
-	c.mu.Unlock()
-	return c.Clock.NewTimer(d)
-}
-
-// advanceToNext moves the clock to the earliest timer due after now.
-// Call it only while the sends are asleep on the clock (WaitForTimer),
-// so that no timer is being made meanwhile.
-func (c *slotClock) advanceToNext(t *testing.T) {
-	t.Helper()
-	now := c.Now()
-	var next time.Time
-	c.mu.Lock()
-	for _, d := range c.due {
-		if d.After(now) && (next.IsZero() || d.Before(next)) {
-			next = d
-		}
-	}
-	c.mu.Unlock()
-	require.False(t, next.IsZero(), "no timer to move the clock to")
-	c.Advance(next.Sub(now))
-}
-
 // newPacedBundle starts an adapter (events mode: no socket) with the
 // default send_rate (unless configure changes it) on a clock the test
 // moves, against a fake that limits every channel to burst
 // posts, then one a second, by the same clock; it returns the DM with
 // ada.
-func newPacedBundle(t *testing.T, burst int, configure ...func(*Adapter)) (*testBundle, *slotClock, string) {
+func newPacedBundle(t *testing.T, burst int, configure ...func(*Adapter)) (*testBundle, *pacetest.Clock, string) {
 	t.Helper()
-	clock := &slotClock{Clock: coretest.NewClock(t0)}
+	clock := pacetest.NewClock(t0)
 	srv := slacktest.NewServer(t, slacktest.WithNow(clock.Now), slacktest.WithChannelRateLimit(burst, time.Second))
 	paced := func(a *Adapter) { a.clock, a.SendRate = clock, New().SendRate }
 	b := newBundleOn(t, srv, ModeEvents, append([]func(*Adapter){paced}, configure...)...)
@@ -75,59 +40,6 @@ func newPacedBundle(t *testing.T, burst int, configure ...func(*Adapter)) (*test
 	dm, err := b.adapter.OpenDM(ctx, ada.ID)
 	require.NoError(t, err)
 	return b, clock, dm
-}
-
-// stepSlots lets the requests after the first go, one slot at a time:
-// while the next waits on the clock, none went early (count, what the
-// fake has seen, stays); moved to its slot, it goes.
-func stepSlots(t *testing.T, clock *slotClock, count func() int, from, to int) {
-	t.Helper()
-	for i := from; i < to; i++ {
-		clock.WaitForTimer(t, clock.Now().Add(2*time.Second), waitFor)
-		require.Equal(t, i, count(), "request %d went before its slot", i+1)
-		clock.advanceToNext(t)
-		eventually(t, func() bool { return count() > i }, "request "+strconv.Itoa(i+1)+" did not go at its slot")
-	}
-}
-
-// inBackground runs send in a goroutine; the channel gets its error. The
-// sends' context ends with the test, so none outlives it.
-func inBackground(t *testing.T, send func(ctx context.Context) error) <-chan error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	t.Cleanup(cancel)
-	done := make(chan error, 1)
-	go func() { done <- send(ctx) }()
-	return done
-}
-
-// await returns what done delivers, failing after waitFor.
-func await(t *testing.T, done <-chan error) error {
-	t.Helper()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(waitFor):
-		t.Fatal("the sends did not finish")
-		return nil
-	}
-}
-
-// requirePaced checks the times requests reached the fake: the first
-// burst at t0, then each at least a second after the one before (Slack's
-// rate) and within a quarter second more (the pacer's margin under it,
-// not a stall).
-func requirePaced(t *testing.T, at []time.Time, burst int) {
-	t.Helper()
-	for i, ti := range at {
-		if i < burst {
-			require.Equal(t, t0, ti, "request %d is in the burst", i+1)
-			continue
-		}
-		gap := ti.Sub(at[i-1])
-		require.GreaterOrEqual(t, gap, time.Second, "request %d after %v", i+1, gap)
-		require.Less(t, gap, 1250*time.Millisecond, "request %d after %v", i+1, gap)
-	}
 }
 
 // times lists when the fake accepted posted messages.
@@ -145,7 +57,7 @@ func TestBurstToAChannelKeepsSlacksPace(t *testing.T) {
 	// against the default send_rate.
 	b, clock, dm := newPacedBundle(t, 3)
 	const n = 6
-	done := inBackground(t, func(ctx context.Context) error {
+	done := pacetest.Go(t, func(ctx context.Context) error {
 		for i := range n {
 			if _, err := b.adapter.Send(ctx, core.OutboundMessage{ChannelThreadID: dm, Text: "message " + strconv.Itoa(i)}); err != nil {
 				return err
@@ -155,8 +67,8 @@ func TestBurstToAChannelKeepsSlacksPace(t *testing.T) {
 	})
 
 	b.srv.WaitSent(t, dm, 3, waitFor)
-	stepSlots(t, clock, func() int { return len(b.srv.Sent(dm)) }, 3, n)
-	require.NoError(t, await(t, done))
+	pacetest.StepSlots(t, clock, func() int { return len(b.srv.Sent(dm)) }, 3, n)
+	require.NoError(t, pacetest.Await(t, done))
 
 	require.Zero(t, b.srv.RateLimited(), "no message found the limit by a 429")
 	require.Equal(t, n, b.srv.Calls("chat.postMessage"), "each message posted once")
@@ -166,7 +78,7 @@ func TestBurstToAChannelKeepsSlacksPace(t *testing.T) {
 		want[i] = "message " + strconv.Itoa(i)
 	}
 	require.Equal(t, want, texts(sent), "all delivered, in order")
-	requirePaced(t, times(sent), 3)
+	pacetest.RequirePaced(t, times(sent), t0, 3, time.Second)
 }
 
 func TestEveryPostIsPaced(t *testing.T) {
@@ -176,7 +88,7 @@ func TestEveryPostIsPaced(t *testing.T) {
 	b, clock, dm := newPacedBundle(t, 1, func(a *Adapter) { a.SendRate = pace.Limits{PerChatPerSecond: 1, PerChatBurst: 1} })
 	b.srv.RefuseNextMarkup()
 	long := strings.Repeat("word ", 1000) // 5000 characters: two parts
-	done := inBackground(t, func(ctx context.Context) error {
+	done := pacetest.Go(t, func(ctx context.Context) error {
 		for _, msg := range []core.OutboundMessage{
 			{ChannelThreadID: dm, Text: "**refused** markup", Format: core.FormatRichText},
 			// Addressed by user id: paced by the DM it goes to.
@@ -192,8 +104,8 @@ func TestEveryPostIsPaced(t *testing.T) {
 
 	calls := func() int { return b.srv.Calls("chat.postMessage") }
 	eventually(t, func() bool { return calls() == 1 }, "the first post")
-	stepSlots(t, clock, calls, 1, 5)
-	require.NoError(t, await(t, done))
+	pacetest.StepSlots(t, clock, calls, 1, 5)
+	require.NoError(t, pacetest.Await(t, done))
 
 	require.Zero(t, b.srv.RateLimited())
 	require.Equal(t, 5, calls())
@@ -205,7 +117,7 @@ func TestEveryPostIsPaced(t *testing.T) {
 	require.Equal(t, "a cat", sent[3].Text)
 	require.NotEmpty(t, sent[3].Blocks)
 	// The refused post, which posted nothing, took the slot at t0.
-	requirePaced(t, append([]time.Time{t0}, times(sent)...), 1)
+	pacetest.RequirePaced(t, append([]time.Time{t0}, times(sent)...), t0, 1, time.Second)
 }
 
 func TestSendRateConfig(t *testing.T) {
@@ -264,7 +176,7 @@ func TestSendWaitingForItsSlotEndsWithItsContext(t *testing.T) {
 	}()
 	clock.WaitForTimer(t, clock.Now().Add(2*time.Second), waitFor)
 	cancel()
-	err = await(t, done)
+	err = pacetest.Await(t, done)
 	require.ErrorIs(t, err, context.Canceled)
 	var pe *core.PermanentError
 	require.NotErrorAs(t, err, &pe, "the message may go later")
