@@ -673,8 +673,12 @@ func (d *Dispatcher) typing(ctx context.Context, a Adapter, thread string) func(
 			timer = afterFunc(d.cfg.Clock, every, show)
 		}
 	}
+	// Armed under mu like every re-arming: the timer may fire before the
+	// assignment is done.
+	mu.Lock()
 	d.turns.Add(1)
 	timer = afterFunc(d.cfg.Clock, typingDelay, show)
+	mu.Unlock()
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
