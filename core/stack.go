@@ -18,49 +18,49 @@ const (
 	DefaultWindowTokens   = 8000
 )
 
-// stack returns the layers above the turn's messages (L0–L4) and the
-// system prompt they make. A record's stack is built at its first turn and
-// kept, so that every turn of the record sees the same instructions, facts
-// and summaries (and a model's prompt cache stays warm); only L5, the
-// messages, moves on.
-func (d *Dispatcher) stack(ctx context.Context, t *Turn) ([]PromptLayer, string, error) {
+// stack returns the layers above the turn's messages (L0–L4). A record's
+// stack is built at its first turn and kept, so that every turn of the
+// record sees the same instructions, facts and summaries (and a model's
+// prompt cache stays warm); only L5, the messages, moves on. The system
+// prompt is rendered per turn with the turn's notes (systemPrompt): a
+// cached copy beside the layers would cost every active conversation
+// another few kilobytes.
+func (d *Dispatcher) stack(ctx context.Context, t *Turn) ([]PromptLayer, error) {
 	if t.Record.Prompt != "" {
-		if c, ok := d.records.get(t.Record.ID); ok && c.system != "" && c.rec.Prompt == t.Record.Prompt {
-			return c.layers, c.system, nil
+		if c, ok := d.records.get(t.Record.ID); ok && c.layers != nil && c.rec.Prompt == t.Record.Prompt {
+			return c.layers, nil
 		}
 		layers, err := decodeLayers(t.Record.Prompt)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
-		system := SystemPrompt(layers)
-		d.records.put(t.Record, layers, system)
-		return layers, system, nil
+		d.records.put(t.Record, layers)
+		return layers, nil
 	}
 	layers, err := StackLayers(ctx, d.cfg.Plugins, t)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if t.Record.ID == 0 {
-		return layers, SystemPrompt(layers), nil
+		return layers, nil
 	}
 	enc, err := json.Marshal(layers)
 	if err != nil {
-		return nil, "", fmt.Errorf("encoding the prompt stack: %w", err)
+		return nil, fmt.Errorf("encoding the prompt stack: %w", err)
 	}
 	kept, err := d.cfg.Store.FreezePrompt(ctx, t.Record.ID, string(enc))
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if kept != string(enc) {
 		// Another process built this record's first turn at the same moment.
 		if layers, err = decodeLayers(kept); err != nil {
-			return nil, "", err
+			return nil, err
 		}
 	}
 	t.Record.Prompt = kept
-	system := SystemPrompt(layers)
-	d.records.put(t.Record, layers, system)
-	return layers, system, nil
+	d.records.put(t.Record, layers)
+	return layers, nil
 }
 
 func decodeLayers(s string) ([]PromptLayer, error) {
@@ -97,8 +97,20 @@ func StackLayers(ctx context.Context, plugins []Plugin, t *Turn) ([]PromptLayer,
 }
 
 // SystemPrompt joins the layers' texts, in order, into the system prompt.
-func SystemPrompt(layers []PromptLayer) string {
+func SystemPrompt(layers []PromptLayer) string { return systemPrompt(layers, nil) }
+
+// systemPrompt is SystemPrompt followed by the turn's notes, built in one
+// string: it is held for the whole model call.
+func systemPrompt(layers []PromptLayer, notes []string) string {
+	n := 0
+	for _, l := range layers {
+		n += len(l.Text) + 2
+	}
+	for _, note := range notes {
+		n += len(note) + 2
+	}
 	var sys strings.Builder
+	sys.Grow(n)
 	for _, l := range layers {
 		if strings.TrimSpace(l.Text) == "" {
 			continue
@@ -107,6 +119,12 @@ func SystemPrompt(layers []PromptLayer) string {
 			sys.WriteString("\n\n")
 		}
 		sys.WriteString(l.Text)
+	}
+	for _, note := range notes {
+		if sys.Len() > 0 {
+			sys.WriteString("\n\n")
+		}
+		sys.WriteString(note)
 	}
 	return sys.String()
 }
@@ -170,7 +188,7 @@ func (d *Dispatcher) sessionRecord(ctx context.Context, id int64) (SessionRecord
 }
 
 // recordCache holds session records whose stack is frozen, by id, with
-// the stack decoded and its system prompt rendered.
+// the stack decoded.
 type recordCache struct {
 	mu  sync.Mutex
 	max int
@@ -180,7 +198,6 @@ type recordCache struct {
 type cachedRecord struct {
 	rec    SessionRecord
 	layers []PromptLayer
-	system string
 }
 
 func newRecordCache(max int) *recordCache {
@@ -196,7 +213,7 @@ func (c *recordCache) get(id int64) (cachedRecord, bool) {
 
 // put keeps r if its stack is frozen; a full cache starts afresh (records
 // of active conversations come back at their next turn).
-func (c *recordCache) put(r SessionRecord, layers []PromptLayer, system string) {
+func (c *recordCache) put(r SessionRecord, layers []PromptLayer) {
 	if r.Prompt == "" || r.ID == 0 {
 		return
 	}
@@ -205,5 +222,5 @@ func (c *recordCache) put(r SessionRecord, layers []PromptLayer, system string) 
 	if len(c.m) >= c.max {
 		clear(c.m)
 	}
-	c.m[r.ID] = cachedRecord{rec: r, layers: layers, system: system}
+	c.m[r.ID] = cachedRecord{rec: r, layers: layers}
 }

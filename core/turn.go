@@ -113,7 +113,7 @@ func (d *Dispatcher) generate(ctx context.Context, log *slog.Logger, t *Turn, a 
 
 func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Adapter) (Outcome, RunCompletion, bool) {
 	t.History = d.window(t)
-	layers, system, err := d.stack(ctx, t)
+	layers, err := d.stack(ctx, t)
 	if err != nil {
 		o, c := d.fail(ctx, log, t, a, fmt.Errorf("building prompt: %w", err), RunRecord{})
 		return o, c, false
@@ -122,13 +122,15 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	// the frozen stack, so a provider's prefix cache still covers the
 	// stack, and not as a system message amid the conversation, which
 	// strict chat templates refuse.
+	var notes []string
 	for _, p := range d.cfg.Plugins {
 		if n, ok := p.(TurnNoter); ok {
 			if note := n.TurnNote(t); note != "" {
-				system += "\n\n" + note
+				notes = append(notes, note)
 			}
 		}
 	}
+	system := systemPrompt(layers, notes)
 	history := t.History
 	if t.Cron != nil {
 		history = withExecutionPrompt(history, t.Cron)
@@ -550,8 +552,10 @@ func userContent(m Message) string {
 // tools collects the tools of every ToolProvider; a later tool with a name
 // already taken is dropped with a warning.
 func (d *Dispatcher) tools(ctx context.Context, t *Turn) ([]llm.Tool, error) {
+	// No map to find duplicates: a turn offers a few dozen tools, and
+	// what it allocates here is held for the whole model call.
 	var out []llm.Tool
-	seen := map[string]string{}
+	var owners []string
 	for _, p := range d.cfg.Plugins {
 		tp, ok := p.(ToolProvider)
 		if !ok {
@@ -561,13 +565,16 @@ func (d *Dispatcher) tools(ctx context.Context, t *Turn) ([]llm.Tool, error) {
 		if err != nil {
 			return nil, fmt.Errorf("plugin %s: %w", p.Name(), err)
 		}
+	next:
 		for _, tool := range ts {
-			if owner, dup := seen[tool.Name]; dup {
-				d.log.Warn("dropping a duplicate tool", "tool", tool.Name, "plugin", p.Name(), "kept_from", owner)
-				continue
+			for i, kept := range out {
+				if kept.Name == tool.Name {
+					d.log.Warn("dropping a duplicate tool", "tool", tool.Name, "plugin", p.Name(), "kept_from", owners[i])
+					continue next
+				}
 			}
-			seen[tool.Name] = p.Name()
 			out = append(out, tool)
+			owners = append(owners, p.Name())
 		}
 	}
 	return out, nil

@@ -222,8 +222,17 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 }
 
 // defaultTransport is the shared pooled transport (see core/httpclient);
-// the per-attempt timeout bounds each request.
-func defaultTransport() *http.Transport { return httpclient.Transport(0) }
+// the per-attempt timeout bounds each request. Over HTTP/1.1 every request
+// in flight holds a connection with its buffers for the whole answer (2,000
+// turns waiting on a local model: 2,000 connections), so they are small: a
+// request body larger than the write buffer bypasses it anyway, and an
+// answer is a few kilobytes read once.
+func defaultTransport() *http.Transport {
+	t := httpclient.Transport(0)
+	t.WriteBufferSize = 1 << 10
+	t.ReadBufferSize = 2 << 10
+	return t
+}
 
 // sleep waits d or until ctx is done.
 func sleep(ctx context.Context, d time.Duration) error {

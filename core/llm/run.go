@@ -93,7 +93,7 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 			toolMsg := Message{Role: RoleTool, Content: out.Result, ToolCallID: call.ID}
 			res.Appended = append(res.Appended, toolMsg)
 			msgs = append(msgs, toOpenAIMessage(toolMsg))
-			if t, ok := tools[call.Name]; ok && t.Placeholder != nil && !out.IsError {
+			if t, ok := tools.find(call.Name); ok && t.Placeholder != nil && !out.IsError {
 				pending = append(pending, readOnce{at: len(msgs) - 1, placeholder: t.Placeholder(json.RawMessage(call.Arguments))})
 			}
 		}

@@ -8,32 +8,45 @@ import (
 	"runtime/debug"
 )
 
-// indexTools maps tools by name, rejecting definitions no model could use.
-func indexTools(tools []Tool) (map[string]Tool, error) {
-	byName := make(map[string]Tool, len(tools))
-	for _, t := range tools {
+// toolSet is the tools of one request, looked up by name. A slice, not a
+// map: a request offers a few dozen tools at most, and it is held for the
+// whole turn, which on a busy bot is thousands of turns at once.
+type toolSet []Tool
+
+// indexTools checks tools, rejecting definitions no model could use.
+func indexTools(tools []Tool) (toolSet, error) {
+	for i, t := range tools {
 		switch {
 		case t.Name == "":
 			return nil, &Error{Message: "llm: tool without a name"}
 		case t.Call == nil:
 			return nil, &Error{Message: fmt.Sprintf("llm: tool %q has no Call func", t.Name)}
 		}
-		if _, dup := byName[t.Name]; dup {
+		if _, dup := toolSet(tools[:i]).find(t.Name); dup {
 			return nil, &Error{Message: fmt.Sprintf("llm: duplicate tool %q", t.Name)}
 		}
-		byName[t.Name] = t
 	}
-	return byName, nil
+	return toolSet(tools), nil
+}
+
+// find returns the tool called name.
+func (ts toolSet) find(name string) (Tool, bool) {
+	for _, t := range ts {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
 }
 
 // execute runs one tool call. Every failure becomes a {"error": "..."}
 // result for the model, which can then apologise or retry; a misbehaving
 // tool or model must not fail the user's turn.
-func (c *Client) execute(ctx context.Context, tools map[string]Tool, call ToolCall) ToolCallResult {
+func (c *Client) execute(ctx context.Context, tools toolSet, call ToolCall) ToolCallResult {
 	fail := func(format string, args ...any) ToolCallResult {
 		return ToolCallResult{Call: call, Result: errorResult(fmt.Sprintf(format, args...)), IsError: true}
 	}
-	tool, ok := tools[call.Name]
+	tool, ok := tools.find(call.Name)
 	if !ok {
 		return fail("unknown tool %q", call.Name)
 	}

@@ -113,9 +113,15 @@ func (s *Store) FreezePrompt(ctx context.Context, recordID int64, prompt string)
 	var kept string
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		now := s.q.t(s.now())
-		if err := tx.Exec(`UPDATE session_records SET prompt = ?, updated_at = ? WHERE id = ? AND prompt = ''`,
-			prompt, now, recordID).Error; err != nil {
-			return err
+		res := tx.Exec(`UPDATE session_records SET prompt = ?, updated_at = ? WHERE id = ? AND prompt = ''`,
+			prompt, now, recordID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 1 {
+			// Ours is the first: no need to read it back.
+			kept = prompt
+			return nil
 		}
 		return tx.Raw(`SELECT prompt FROM session_records WHERE id = ?`, recordID).Row().Scan(&kept)
 	})
