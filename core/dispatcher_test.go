@@ -286,6 +286,31 @@ func TestToolCallRoundTrip(t *testing.T) {
 	require.True(t, run.Record.ToolCalls[1].IsError)
 }
 
+// otherAdder offers a tool under a name another plugin has taken.
+type otherAdder struct{}
+
+func (otherAdder) Name() string { return "other-adder" }
+func (otherAdder) Tools(context.Context, *core.Turn) ([]llm.Tool, error) {
+	return []llm.Tool{
+		{Name: "add", Call: func(context.Context, json.RawMessage) (string, error) { return "from the second plugin", nil }},
+		{Name: "subtract", Call: func(context.Context, json.RawMessage) (string, error) { return "0", nil }},
+	}, nil
+}
+
+func TestADuplicateToolKeepsTheFirstPluginsOwn(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{plugins: []core.Plugin{adder{}, otherAdder{}}})
+	b.model.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "add", `{"a":1,"b":2}`)), llmtest.Text("3"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "dup", "1+2?"))
+	require.Equal(t, "3", b.adapter.WaitSent(t, 1, waitFor)[0].Text)
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 2)
+	require.Equal(t, []string{"add", "subtract"}, reqs[0].ToolNames())
+	res, ok := reqs[1].ToolMessage("call_1")
+	require.True(t, ok)
+	require.Equal(t, "3", res.Content, "the call went to the first plugin's add")
+}
+
 func TestModelRateLimitedThenAnswers(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{maxRetries: 2})
