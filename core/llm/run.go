@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -84,6 +85,7 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 		res.Rounds++
 		res.Appended = append(res.Appended, reply)
 		msgs = append(msgs, toOpenAIMessage(reply))
+		var images []Part
 		for _, call := range reply.ToolCalls {
 			if err := ctx.Err(); err != nil {
 				return res, c.canceled(err)
@@ -96,6 +98,19 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 			if t, ok := tools.find(call.Name); ok && t.Placeholder != nil && !out.IsError {
 				pending = append(pending, readOnce{at: len(msgs) - 1, placeholder: t.Placeholder(json.RawMessage(call.Arguments))})
 			}
+			if len(out.Images) > 0 {
+				images = append(images, Part{Text: fmt.Sprintf("The image(s) %s (call %s) returned:", call.Name, call.ID)})
+				for _, u := range out.Images {
+					images = append(images, Part{ImageURL: u})
+				}
+			}
+		}
+		if len(images) > 0 {
+			// After every tool message of the round: a tool message must
+			// answer its call directly, and holds text only.
+			m := Message{Role: RoleUser, Parts: images}
+			res.Appended = append(res.Appended, m)
+			msgs = append(msgs, toOpenAIMessage(m))
 		}
 	}
 }

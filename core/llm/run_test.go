@@ -333,3 +333,33 @@ func TestRunReadOnceResultBecomesAPlaceholder(t *testing.T) {
 	require.Equal(t, "a very long record", second.Content)
 	require.Equal(t, "a very long record", res.ToolCalls[0].Result, "the run record keeps what the tool said")
 }
+
+func TestRunToolImagesFollowTheToolResultsAsImageParts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const png = "data:image/png;base64,iVBORw0KGgo="
+	shot := llm.Tool{
+		Name: "screenshot",
+		CallRich: func(context.Context, json.RawMessage) (llm.ToolOutput, error) {
+			return llm.ToolOutput{Text: "a screenshot of the page", Images: []string{png}}, nil
+		},
+	}
+	b.srv.Enqueue(llmtest.ToolCalls(llmtest.Call("call_1", "screenshot", `{}`)), llmtest.Text("I see a page."))
+	req := userSays("show me")
+	req.Tools = []llm.Tool{shot}
+	res, err := b.client.Run(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, "I see a page.", res.Content)
+	require.Equal(t, []string{png}, res.ToolCalls[0].Images)
+
+	reqs := b.srv.Requests()
+	require.Len(t, reqs, 2)
+	tool, ok := reqs[1].ToolMessage("call_1")
+	require.True(t, ok)
+	require.Equal(t, "a screenshot of the page", tool.Content, "the tool message holds the text only")
+	msgs := reqs[1].Messages()
+	last := msgs[len(msgs)-1]
+	require.Equal(t, "user", last.Role, "the images come after the tool results, as a user message")
+	require.Equal(t, []string{png}, reqs[1].ImageURLs())
+	require.Contains(t, last.MultiContent[0].Text, "screenshot")
+}

@@ -19,7 +19,7 @@ func indexTools(tools []Tool) (toolSet, error) {
 		switch {
 		case t.Name == "":
 			return nil, &Error{Message: "llm: tool without a name"}
-		case t.Call == nil:
+		case t.Call == nil && t.CallRich == nil:
 			return nil, &Error{Message: fmt.Sprintf("llm: tool %q has no Call func", t.Name)}
 		}
 		if _, dup := toolSet(tools[:i]).find(t.Name); dup {
@@ -65,18 +65,22 @@ func (c *Client) execute(ctx context.Context, tools toolSet, call ToolCall) Tool
 	if err != nil {
 		return fail("%s", err.Error())
 	}
-	return ToolCallResult{Call: call, Result: out}
+	return ToolCallResult{Call: call, Result: out.Text, Images: out.Images}
 }
 
 // callTool calls the tool, turning a panic into an error.
-func (c *Client) callTool(ctx context.Context, tool Tool, args json.RawMessage) (out string, err error) {
+func (c *Client) callTool(ctx context.Context, tool Tool, args json.RawMessage) (out ToolOutput, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.ErrorContext(ctx, "llm: tool panicked", "tool", tool.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			err = fmt.Errorf("tool %q panicked: %v", tool.Name, p)
 		}
 	}()
-	return tool.Call(ctx, args)
+	if tool.CallRich != nil {
+		return tool.CallRich(ctx, args)
+	}
+	text, err := tool.Call(ctx, args)
+	return ToolOutput{Text: text}, err
 }
 
 // errorResult renders a failure as the JSON object the model receives.

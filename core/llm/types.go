@@ -47,6 +47,18 @@ type ToolCall struct {
 // returned to the model as the tool's result; it never fails the turn.
 type ToolFunc func(ctx context.Context, args json.RawMessage) (string, error)
 
+// ToolOutput is a result that may carry images (an MCP tool's screenshot).
+type ToolOutput struct {
+	Text string
+	// Images are data URLs (JPEG, PNG, GIF or WebP). A tool message holds
+	// only text, so they reach the model as image parts of a user message
+	// after the round's tool results.
+	Images []string
+}
+
+// RichToolFunc executes a tool whose result may carry images.
+type RichToolFunc func(ctx context.Context, args json.RawMessage) (ToolOutput, error)
+
 // Tool is a function the model may call.
 type Tool struct {
 	Name        string
@@ -54,6 +66,8 @@ type Tool struct {
 	// Parameters is the JSON Schema of the arguments object.
 	Parameters json.RawMessage
 	Call       ToolFunc
+	// CallRich, when set, is called instead of Call.
+	CallRich RichToolFunc
 	// Placeholder, when set, makes a successful result read-once: after the
 	// model has answered once having seen it, the result is replaced in
 	// the rest of the turn's messages by Placeholder(args) (a long record
@@ -96,6 +110,8 @@ type ToolCallResult struct {
 	Call    ToolCall
 	Result  string
 	IsError bool
+	// Images are the data URLs the tool returned beside Result.
+	Images []string `json:"-"`
 }
 
 // Result is the outcome of a turn: the model's final text, every message the
