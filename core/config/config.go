@@ -16,6 +16,8 @@ type Config struct {
 	Runs      Runs               `yaml:"runs"`
 	Scheduler Scheduler          `yaml:"scheduler"`
 	Media     Media              `yaml:"media"`
+	MCP       MCP                `yaml:"mcp"`
+	Commands  Commands           `yaml:"commands"`
 	HTTP      HTTP               `yaml:"http"`
 	Log       Log                `yaml:"log"`
 	Plugins   map[string]Section `yaml:"plugins"`
@@ -92,6 +94,54 @@ type Media struct {
 	// MaxPerTurn is how many attachments one turn opens; the rest are
 	// described (default 10).
 	MaxPerTurn int `yaml:"max_per_turn"`
+}
+
+// MCP configures the Model Context Protocol servers whose tools the model
+// is offered, as SERVER__TOOL.
+type MCP struct {
+	// Servers by name (letters, digits, "-" and "_"; no "__").
+	Servers map[string]MCPServer `yaml:"servers"`
+}
+
+// MCPServer is one MCP server: a command run over stdio, or a URL spoken
+// to over streamable HTTP (with the SSE transport as fallback).
+type MCPServer struct {
+	// Command and Args start a stdio server; Env is added to its
+	// environment (values are secrets: never logged).
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]Secret `yaml:"env"`
+	// URL of a streamable HTTP server; Headers go with every request
+	// (values are secrets: never logged).
+	URL     string            `yaml:"url"`
+	Headers map[string]Secret `yaml:"headers"`
+	// Tools is an allow-list of the server's tool names (empty: all).
+	Tools []string `yaml:"tools"`
+	// Timeout bounds one tool call (default, and 0: DefaultMCPTimeout).
+	Timeout time.Duration `yaml:"timeout"`
+	// Enabled (default true).
+	Enabled *bool `yaml:"enabled"`
+}
+
+// DefaultMCPTimeout bounds an MCP tool call whose server sets no timeout.
+const DefaultMCPTimeout = 30 * time.Second
+
+// CallTimeout is Timeout, or DefaultMCPTimeout when it is 0.
+func (s MCPServer) CallTimeout() time.Duration {
+	if s.Timeout == 0 {
+		return DefaultMCPTimeout
+	}
+	return s.Timeout
+}
+
+// IsEnabled reports whether the server is enabled (the default).
+func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Commands configures the chat commands (/help, /new, /reminders, ...),
+// answered without the model.
+type Commands struct {
+	// Enabled (default true); off, "/word" is text for the model.
+	Enabled bool `yaml:"enabled"`
 }
 
 // Bot configures who the bot talks to and how it fails.

@@ -63,10 +63,12 @@ func Default() *Config {
 			JobLease:                  time.Minute,
 			MaxSendsInDoubt:           4,
 		},
-		Media:   Media{MaxBytes: 20 << 20, MaxImagePx: 1568, MaxDocumentChars: 20000, MaxPerTurn: 10},
-		HTTP:    HTTP{Listen: "127.0.0.1:8080"},
-		Log:     Log{Format: "text", Level: "info"},
-		Plugins: map[string]Section{},
+		Media:    Media{MaxBytes: 20 << 20, MaxImagePx: 1568, MaxDocumentChars: 20000, MaxPerTurn: 10},
+		MCP:      MCP{Servers: map[string]MCPServer{}},
+		Commands: Commands{Enabled: true},
+		HTTP:     HTTP{Listen: "127.0.0.1:8080"},
+		Log:      Log{Format: "text", Level: "info"},
+		Plugins:  map[string]Section{},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -139,6 +140,8 @@ func (c *Config) problems() []problem {
 	between(add, "media.max_document_chars", c.Media.MaxDocumentChars, 0, 1<<20)
 	between(add, "media.max_per_turn", c.Media.MaxPerTurn, 0, 100)
 
+	ps = append(ps, c.mcpProblems(add)...)
+
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
 	}
@@ -146,6 +149,52 @@ func (c *Config) problems() []problem {
 	oneOf("log.format", c.Log.Format, "text", "json")
 	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	return ps
+}
+
+// mcpNameRE is what a server's name may hold: it is the prefix of its
+// tools' names, which OpenAI limits to [a-zA-Z0-9_-].
+var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// mcpProblems checks mcp.servers, in name order. It reports through add
+// and returns nothing of its own (the signature keeps problems' style).
+func (c *Config) mcpProblems(add addFunc) []problem {
+	names := make([]string, 0, len(c.MCP.Servers))
+	for n := range c.MCP.Servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		s, key := c.MCP.Servers[n], "mcp.servers."+n
+		switch {
+		case !mcpNameRE.MatchString(n):
+			add(key, "server name must be 1 to 32 letters, digits, \"-\" or \"_\" (it prefixes its tools' names)", n)
+		case strings.Contains(n, "__"):
+			add(key, `server name must not contain "__" (it separates server and tool in SERVER__TOOL)`, n)
+		}
+		switch {
+		case s.Command == "" && s.URL == "":
+			add(key, "needs command (a stdio server) or url (a streamable HTTP server)", nil)
+		case s.Command != "" && s.URL != "":
+			add(key+".url", "must not be set beside command: a server is either stdio (command) or HTTP (url)", s.URL)
+		case s.URL != "":
+			if u, err := url.Parse(s.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				add(key+".url", "must be an absolute http or https URL", s.URL)
+			}
+		}
+		if s.Command == "" && (len(s.Args) > 0 || len(s.Env) > 0) {
+			add(key+".args", "args and env are for a stdio server: set command", nil)
+		}
+		if s.URL == "" && len(s.Headers) > 0 {
+			add(key+".headers", "headers are for an HTTP server: set url", nil)
+		}
+		for i, t := range s.Tools {
+			if strings.TrimSpace(t) == "" {
+				add(indexPath(key+".tools", i), "must not be empty", nil)
+			}
+		}
+		notNegative(add, key+".timeout", s.Timeout)
+	}
+	return nil
 }
 
 type addFunc func(key, msg string, got any)
