@@ -17,7 +17,8 @@ import (
 // metrics is what GET /metrics serves, in the Prometheus text format, from
 // a registry of its own (no global state), every name prefixed parley_:
 // turns and how long they ran; model calls, their latency and tokens;
-// sends by platform and result; how late jobs fired; the queues (runs
+// sends by platform and result; how late jobs fired; MCP tool calls by
+// server, tool and outcome, with durations; the queues (runs
 // queued and running, jobs due) and jobs by kind and status, both read
 // from the database at each scrape; and the Go runtime's and process's
 // figures.
@@ -31,6 +32,8 @@ type metrics struct {
 	llmTime   *prometheus.HistogramVec
 	llmTokens *prometheus.CounterVec
 	finishes  *prometheus.CounterVec
+	mcpCalls  *prometheus.CounterVec
+	mcpTime   *prometheus.HistogramVec
 	log       *slog.Logger
 }
 
@@ -85,7 +88,18 @@ func newMetrics(log *slog.Logger) *metrics {
 		Name: "parley_llm_finish_total",
 		Help: "Model answers by finish_reason (stop, length, tool_calls, content_filter, ...), every call counted: turns, tool rounds, summaries.",
 	}, []string{"reason"})
-	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes,
+	// The tool label is the server's own tool name: the allow-list and
+	// the servers the owner configured bound it.
+	m.mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_mcp_tool_calls_total",
+		Help: "MCP tool calls by server, tool and outcome (ok, tool_error, invalid_arguments, timeout, unavailable, failed).",
+	}, []string{"server", "tool", "outcome"})
+	m.mcpTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "parley_mcp_tool_call_duration_seconds",
+		Help:    "How long an MCP tool call took, by server and tool.",
+		Buckets: secondsBuckets,
+	}, []string{"server", "tool"})
+	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -137,6 +151,12 @@ func (m *metrics) ModelCalled(took time.Duration, usage llm.Usage, err error) {
 	m.llmTime.WithLabelValues(result).Observe(took.Seconds())
 	m.llmTokens.WithLabelValues("prompt").Add(float64(usage.PromptTokens))
 	m.llmTokens.WithLabelValues("completion").Add(float64(usage.CompletionTokens))
+}
+
+// MCPCalled counts an MCP tool call and observes how long it took.
+func (m *metrics) MCPCalled(server, tool, outcome string, took time.Duration) {
+	m.mcpCalls.WithLabelValues(server, tool, outcome).Inc()
+	m.mcpTime.WithLabelValues(server, tool).Observe(max(took, 0).Seconds())
 }
 
 // handler serves the registry.
