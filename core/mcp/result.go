@@ -1,0 +1,108 @@
+package mcp
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/parleybot/parley/core/llm"
+)
+
+// visionTypes are the image types a model takes as an image part.
+var visionTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// convertResult turns a tool's result into what the model reads: the
+// parts as text, joined by blank lines, capped at maxChars; images as data
+// URLs when vision is on.
+func convertResult(res *sdk.CallToolResult, vision bool, maxChars int) llm.ToolOutput {
+	var parts, images []string
+	image := func(mime string, data []byte, what string) {
+		switch {
+		case !vision:
+			parts = append(parts, fmt.Sprintf("[%s %s, %s: not shown, the model cannot see images here]", mime, what, size(data)))
+		case !visionTypes[mime]:
+			parts = append(parts, fmt.Sprintf("[%s %s, %s: not shown, the model cannot take this image type]", mime, what, size(data)))
+		default:
+			images = append(images, "data:"+mime+";base64,"+base64.StdEncoding.EncodeToString(data))
+			parts = append(parts, fmt.Sprintf("[%s %s, %s: attached as image %d]", mime, what, size(data), len(images)))
+		}
+	}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+		case *sdk.ImageContent:
+			image(c.MIMEType, c.Data, "image")
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[%s audio, %s: not shown, the model cannot hear audio here]", c.MIMEType, size(c.Data)))
+		case *sdk.ResourceLink:
+			parts = append(parts, resourceLink(c))
+		case *sdk.EmbeddedResource:
+			r := c.Resource
+			switch {
+			case r == nil:
+			case r.Blob == nil:
+				parts = append(parts, "[resource "+r.URI+"]\n"+r.Text)
+			case strings.HasPrefix(r.MIMEType, "image/"):
+				image(r.MIMEType, r.Blob, "image resource "+r.URI)
+			default:
+				parts = append(parts, fmt.Sprintf("[resource %s: %s, %s of binary data, not shown]", r.URI, cmp.Or(r.MIMEType, "unknown type"), size(r.Blob)))
+			}
+		default:
+			parts = append(parts, fmt.Sprintf("[%T content: not shown]", c))
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return llm.ToolOutput{Text: capText(strings.Join(parts, "\n\n"), maxChars), Images: images}
+}
+
+func resourceLink(l *sdk.ResourceLink) string {
+	s := "[resource link] " + l.URI
+	if name := cmp.Or(l.Title, l.Name); name != "" {
+		s += " (" + name + ")"
+	}
+	if l.Description != "" {
+		s += ": " + l.Description
+	}
+	return s
+}
+
+// capText cuts s to maxChars characters (at a rune boundary) and says so.
+func capText(s string, maxChars int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= maxChars {
+		return s
+	}
+	cut := 0
+	for i := range s {
+		if maxChars == 0 {
+			cut = i
+			break
+		}
+		maxChars--
+	}
+	kept := utf8.RuneCountInString(s[:cut])
+	return s[:cut] + fmt.Sprintf("\n\n[cut: the result was %d characters; the first %d are shown]", n, kept)
+}
+
+// size writes a byte count as a person reads it.
+func size(b []byte) string {
+	n := len(b)
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1024*1024:
+		return fmt.Sprintf("%d KB", (n+1023)/1024)
+	default:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1024*1024))
+	}
+}
