@@ -120,6 +120,9 @@ type DispatcherConfig struct {
 	// work (PostgreSQL's LISTEN/NOTIFY), so replicas need not wait for
 	// their next poll.
 	Listener WorkListener
+	// Commands answers chat commands (/help, /new, …) without the model;
+	// nil: none, and every /word is text for the model.
+	Commands CommandHandler
 	// JobWaker, when set, is what plugins that create jobs (the schedule
 	// tools) call to wake the job loop, so a job due soon is not left to
 	// the loop's next look (default: a waker of its own).
@@ -437,8 +440,9 @@ func (d *Dispatcher) isStopping() bool {
 	return d.stopping
 }
 
-// HandleInbound records a direct message and plans a turn to answer it. It
-// implements InboundHandler.
+// HandleInbound records a direct message and plans a turn to answer it; a
+// chat command is answered at once, without the model. It implements
+// InboundHandler.
 func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) error {
 	log := d.log.With("platform", msg.Platform, "thread", msg.ChannelThreadID)
 	if !msg.Direct {
@@ -469,6 +473,9 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 	}
 	if msg.Platform == "" || msg.ChannelThreadID == "" {
 		return errors.New("inbound message without platform or channel thread id")
+	}
+	if d.cfg.Commands != nil && len(msg.Attachments) == 0 && d.cfg.Commands.IsCommand(text) {
+		return d.handleCommand(ctx, log, msg, text)
 	}
 	now := d.cfg.Clock.Now().UTC()
 	res, err := d.cfg.Store.RecordInbound(ctx, InboundRecord{

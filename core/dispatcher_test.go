@@ -54,6 +54,8 @@ type setupOpts struct {
 	noStart bool
 	// scheduled makes the dispatcher send scheduled messages.
 	scheduled bool
+	// commands answers chat commands.
+	commands core.CommandHandler
 }
 
 // personaLayer is a tiny prompt plugin, so tests see a system prompt.
@@ -106,7 +108,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 		Store: b.store, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
 		AllowUsers: o.allow, PollInterval: o.poll, Clock: o.clock,
 		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, MaxTurns: o.workers,
-		ScheduledMessages: o.scheduled, JobWaker: b.jobs,
+		ScheduledMessages: o.scheduled, JobWaker: b.jobs, Commands: o.commands,
 	})
 	require.NoError(t, err)
 	require.NoError(t, b.adapter.Start(ctx, b.disp))

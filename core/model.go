@@ -58,6 +58,10 @@ const (
 	SourceCronTurn      Source = "cron_turn"
 	SourceAPI           Source = "api"
 	SourceSystem        Source = "system"
+	// SourceCommand marks a chat command (/help, /new, …) and the answer
+	// the core gave it without the model. Both stay in the transcript, so
+	// the model knows what happened, but neither counts as a user turn.
+	SourceCommand Source = "command"
 )
 
 // Message is one stored message of a conversation. Seq is unique per
@@ -347,9 +351,10 @@ type FactWork struct {
 
 // FormatOf says how an assistant message's Content is written, to show it
 // again (the web chat's history, the console's transcript): what the model
-// wrote (replies, cron and proactive turns) is Markdown, a job's message
-// has the job's format (kept in the message's metadata), and everything
-// else (notices, the user's own text) is text as written.
+// wrote (replies, cron and proactive turns) and the answers to chat
+// commands are Markdown, a job's message has the job's format (kept in the
+// message's metadata), and everything else (notices, the user's own text)
+// is text as written.
 func FormatOf(m Message) TextFormat {
 	if f, ok := m.Metadata["format"].(string); ok {
 		return TextFormat(f)
@@ -358,7 +363,7 @@ func FormatOf(m Message) TextFormat {
 		return FormatText
 	}
 	switch m.Source {
-	case SourceReply, SourceCronTurn, SourceProactive:
+	case SourceReply, SourceCronTurn, SourceProactive, SourceCommand:
 		return FormatRichText
 	}
 	return FormatText

@@ -47,6 +47,10 @@ type InboundRecord struct {
 	Text              string
 	PlatformMessageID string
 	Metadata          map[string]any
+	// Source is the stored message's source (default SourceUser); a chat
+	// command is SourceCommand, which no run planning counts as the user
+	// writing.
+	Source Source
 	// Now is the time the core received the message: its CreatedAt.
 	Now time.Time
 	// PlanRun asks the store to plan a user_turn run for the message: a

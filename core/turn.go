@@ -94,8 +94,8 @@ func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, err
 		Job:          job,
 		Cron:         cron,
 	}
-	if conv.CurrentRecordID != nil {
-		if t.Record, err = d.sessionRecord(ctx, *conv.CurrentRecordID); err != nil {
+	if rec := turnRecord(conv, history); rec != nil {
+		if t.Record, err = d.sessionRecord(ctx, *rec); err != nil {
 			return nil, nil, fmt.Errorf("loading session record: %w", err)
 		}
 	}
@@ -131,7 +131,7 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 		}
 	}
 	system := systemPrompt(layers, notes)
-	history := t.History
+	history := commandsFirst(t.History)
 	if t.Cron != nil {
 		history = withExecutionPrompt(history, t.Cron)
 	}
@@ -375,12 +375,12 @@ func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn
 		reply.Text += cutMark
 		c.Record.Notes = append(c.Record.Notes, "the continuation was cut at llm.max_tokens too")
 	}
-	conv, err := d.cfg.Store.Conversation(ctx, t.Conversation.ID)
+	moved, err := d.movedOn(ctx, t.Conversation)
 	switch {
 	case err != nil:
 		rec.Dropped = "could not check the conversation: " + err.Error()
 		return nil
-	case conv.LastSeq != t.Conversation.LastSeq || stopped(ctx):
+	case moved || stopped(ctx):
 		rec.Dropped = "the user wrote meanwhile"
 		return nil
 	}
@@ -397,6 +397,40 @@ func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn
 		}
 	}
 	return msg
+}
+
+// turnRecord is the session record a turn belongs to: the conversation's
+// current one or, when /new has just ended it and no message has started
+// the next, the record of the newest message the turn answers.
+func turnRecord(conv Conversation, history []Message) *int64 {
+	if conv.CurrentRecordID != nil {
+		return conv.CurrentRecordID
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].SessionRecordID != nil {
+			return history[i].SessionRecordID
+		}
+	}
+	return nil
+}
+
+// movedOn reports whether anything but chat commands was said in conv
+// since the turn read it: a continuation then no longer fits.
+func (d *Dispatcher) movedOn(ctx context.Context, conv Conversation) (bool, error) {
+	now, err := d.cfg.Store.Conversation(ctx, conv.ID)
+	if err != nil || now.LastSeq == conv.LastSeq {
+		return false, err
+	}
+	since, err := d.cfg.Store.MessagesAfter(ctx, conv.ID, conv.LastSeq, int(now.LastSeq-conv.LastSeq))
+	if err != nil {
+		return false, err
+	}
+	for _, m := range since {
+		if !isCommandMessage(m) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // recordID is the turn's session record id for the messages it stores.

@@ -48,13 +48,13 @@ func TestMCPServerMistakesNameTheKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	for src, want := range map[string]string{
-		"mcp:\n  servers:\n    notes: {}\n":                                       `config.yaml:3: mcp.servers.notes: needs command (a stdio server) or url (a streamable HTTP server)`,
+		"mcp:\n  servers:\n    notes: {}\n":                                      `config.yaml:3: mcp.servers.notes: needs command (a stdio server) or url (a streamable HTTP server)`,
 		"mcp:\n  servers:\n    notes:\n      command: x\n      url: http://h/\n": `config.yaml:5: mcp.servers.notes.url: must not be set beside command`,
-		"mcp:\n  servers:\n    notes:\n      url: ftp://h/\n":                     `config.yaml:4: mcp.servers.notes.url: must be an absolute http or https URL, got "ftp://h/"`,
-		"mcp:\n  servers:\n    my__notes:\n      command: x\n":                    `config.yaml:4: mcp.servers.my__notes: server name must not contain "__"`,
-		"mcp:\n  servers:\n    \"my notes\":\n      command: x\n":                 `config.yaml:4: mcp.servers.my notes: server name must be 1 to 32 letters`,
-		"mcp:\n  servers:\n    notes:\n      command: x\n      timeout: -1s\n":    `config.yaml:5: mcp.servers.notes.timeout: must not be negative`,
-		"mcp:\n  servers:\n    notes:\n      command: x\n      tools: [\"\"]\n":   `mcp.servers.notes.tools[0]: must not be empty`,
+		"mcp:\n  servers:\n    notes:\n      url: ftp://h/\n":                    `config.yaml:4: mcp.servers.notes.url: must be an absolute http or https URL, got "ftp://h/"`,
+		"mcp:\n  servers:\n    my__notes:\n      command: x\n":                   `config.yaml:4: mcp.servers.my__notes: server name must not contain "__"`,
+		"mcp:\n  servers:\n    \"my notes\":\n      command: x\n":                `config.yaml:4: mcp.servers.my notes: server name must be 1 to 32 letters`,
+		"mcp:\n  servers:\n    notes:\n      command: x\n      timeout: -1s\n":   `config.yaml:5: mcp.servers.notes.timeout: must not be negative`,
+		"mcp:\n  servers:\n    notes:\n      command: x\n      tools: [\"\"]\n":  `mcp.servers.notes.tools[0]: must not be empty`,
 		"mcp:\n  servers:\n    notes:\n      command: x\n      port: 3\n":        `config.yaml:5: mcp.servers.notes.port: unknown key`,
 		"commands: {enabled: maybe}\n":                                           `config.yaml:1: commands.enabled:`,
 	} {

@@ -86,12 +86,16 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 		if err := s.joinRecord(tx, &res, prev, in.Now, in.SessionGap, now); err != nil {
 			return err
 		}
+		source := in.Source
+		if source == "" {
+			source = core.SourceUser
+		}
 		res.Message = core.Message{
 			ConversationID:    res.Conversation.ID,
 			Seq:               res.Conversation.LastSeq,
 			Role:              core.RoleUser,
 			Content:           in.Text,
-			Source:            core.SourceUser,
+			Source:            source,
 			PlatformMessageID: in.PlatformMessageID,
 			SessionRecordID:   res.Conversation.CurrentRecordID,
 			Metadata:          in.Metadata,

@@ -97,7 +97,7 @@ func (s *Store) PlanJobRun(ctx context.Context, job core.Job, owner string, now,
 		var current sql.NullInt64
 		var wrote bool
 		err := tx.Raw(`SELECT c.current_record_id, EXISTS (SELECT 1 FROM messages m
-				WHERE m.conversation_id = c.id AND m.seq > ? AND m.role = 'user')
+				WHERE m.conversation_id = c.id AND m.seq > ? AND m.role = 'user' AND m.source <> 'command')
 			FROM conversations c WHERE c.id = ?`, job.AfterSeq, job.ConversationID).Row().Scan(&current, &wrote)
 		if errors.Is(err, sql.ErrNoRows) {
 			plan.Dropped = "the conversation is gone"
@@ -117,7 +117,8 @@ func (s *Store) PlanJobRun(ctx context.Context, job core.Job, owner string, now,
 		}
 		var runID int64
 		err = tx.Raw(`INSERT INTO runs (conversation_id, kind, status, expected_last_message_id, run_after, job_id, created_at, updated_at)
-			VALUES (?, 'proactive', 'queued', (SELECT id FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1), ?, ?, ?, ?)
+			VALUES (?, 'proactive', 'queued', (SELECT id FROM messages WHERE conversation_id = ? AND source <> 'command'
+				ORDER BY seq DESC LIMIT 1), ?, ?, ?, ?)
 			ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING RETURNING id`,
 			job.ConversationID, job.ConversationID, t, job.ID, t, t).Row().Scan(&runID)
 		if errors.Is(err, sql.ErrNoRows) {

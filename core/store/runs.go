@@ -403,7 +403,9 @@ func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 		return false, nil
 	}
 	var newest sql.NullInt64
-	err := tx.Raw(`SELECT id FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`, run.ConversationID).
+	// A chat command and its answer are not the conversation moving on:
+	// the model was not asked, and nothing it said was answered.
+	err := tx.Raw(`SELECT id FROM messages WHERE conversation_id = ? AND source <> 'command' ORDER BY seq DESC LIMIT 1`, run.ConversationID).
 		Row().Scan(&newest)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, fmt.Errorf("reading the newest message: %w", err)
@@ -469,7 +471,8 @@ func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reape
 				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
 				WHERE NOT EXISTS (SELECT 1 FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ? AND p.id <> ?
 				                    AND p.status = 'failed' AND p.error LIKE 'stale:%')
-				  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.role = 'assistant' AND m.id > ?)
+				  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.role = 'assistant'
+				                    AND m.source <> 'command' AND m.id > ?)
 				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
 				r.conv, *r.trigger, at, at, at, r.conv, *r.trigger, r.id, r.conv, *r.trigger)
 			if res.Error != nil {

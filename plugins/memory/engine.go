@@ -176,10 +176,15 @@ func (e *engine) summarise(ctx context.Context, r core.SessionRecord) error {
 
 const summaryPrompt = `You summarise one chat session between a companion bot ("You") and a person ("User") for the bot's memory. Write 2 to 4 plain sentences: what they talked about, anything that mattered to the person, how it ended. No greeting, no lists, no markup.`
 
-// transcriptOf writes messages as "User: …" and "You: …" lines.
+// transcriptOf writes messages as "User: …" and "You: …" lines. Chat
+// commands and their answers are left out: they are about the bot, not
+// the person, and a /forget listing would bring back the facts it erased.
 func transcriptOf(msgs []core.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
+		if m.Source == core.SourceCommand {
+			continue
+		}
 		if who := speaker(m); who != "" {
 			fmt.Fprintf(&b, "%s: %s\n", who, oneLine(m.Content))
 		}

@@ -165,3 +165,32 @@ func TestModelDownDelaysMemoryWork(t *testing.T) {
 	e.advance(t, 5*time.Minute)
 	require.Equal(t, []string{"F01 Has a sister, Ines"}, e.facts(t, conv.ID), "read again once the model is back")
 }
+
+// Chat commands and their answers are bookkeeping, not the person: a fact
+// pass and a summary leave them out (a /forget listing read back would
+// restore the facts it showed).
+func TestChatCommandsStayOutOfMemory(t *testing.T) {
+	t.Parallel()
+	e := startEngines(t)
+	conv := e.say(t, "ann", "I play the cello", "Lovely!", t0)
+	_, err := e.st.RecordInbound(e.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "ann",
+		Text: "/forget", Source: core.SourceCommand, Now: t0.Add(2 * time.Second)})
+	require.NoError(t, err)
+	require.NoError(t, e.st.AppendMessage(e.ctx, &core.Message{ConversationID: conv.ID, Role: core.RoleAssistant,
+		Content: "Here's what I remember about you:\n1. has a dog called Rex", Source: core.SourceCommand,
+		CreatedAt: t0.Add(2 * time.Second)}))
+	e.model.Enqueue(
+		llmtest.Text(`{"new_facts":["Plays the cello"],"updates":[],"used_fact_ids":[]}`),
+		llmtest.Text("Ann plays the cello."),
+	)
+	e.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Status(500) })
+	e.advance(t, 5*time.Minute)
+	e.advance(t, 6*time.Minute)
+	reqs := e.model.Requests()
+	require.Len(t, reqs, 2, "a fact pass and a summary")
+	for _, req := range reqs {
+		require.Contains(t, req.LastUserMessage(), "User: I play the cello\nYou: Lovely!")
+		require.NotContains(t, req.LastUserMessage(), "/forget")
+		require.NotContains(t, req.LastUserMessage(), "Rex")
+	}
+}

@@ -102,6 +102,10 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"RoutedMessageIdempotencyAndFirstRecord", testRoutedMessageIdempotencyAndFirstRecord},
 		{"RedeliveryStoredOnce", testRedeliveryStoredOnce},
 		{"RepliesWithNULAreKept", testRepliesWithNULAreKept},
+		{"EndSessionRecord", testEndSessionRecord},
+		{"ForgetAllFacts", testForgetAllFacts},
+		{"CommandsAreNotUserTurns", testCommandsAreNotUserTurns},
+		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
