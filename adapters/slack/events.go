@@ -18,13 +18,15 @@ const EventsPath = "/webhooks/slack/events"
 // maxEventBody bounds one Events API request; an event is a few KiB.
 const maxEventBody = 1 << 20
 
-// Mount serves POST /webhooks/slack/events in events mode; in socket mode
-// it registers nothing.
+// Mount serves POST /webhooks/slack/events and, for slash commands, POST
+// /webhooks/slack/commands in events mode; in socket mode it registers
+// nothing.
 func (a *Adapter) Mount(mux *http.ServeMux) {
 	if a.Mode != ModeEvents {
 		return
 	}
 	mux.HandleFunc("POST "+EventsPath, a.serveEvents)
+	mux.HandleFunc("POST "+CommandsPath, a.serveCommand)
 }
 
 // serveEvents checks the request's signature and timestamp, then answers

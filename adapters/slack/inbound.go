@@ -64,7 +64,19 @@ func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) boo
 	if key == "" {
 		key = ev.Channel + "/" + ev.TimeStamp
 	}
-	return a.deliver(ctx, key, &ev, files, retry)
+	return a.deliver(ctx, key, retry, ev.Channel, func(ctx context.Context, now time.Time) core.InboundMessage {
+		return core.InboundMessage{
+			Platform:          core.PlatformSlack,
+			ChannelThreadID:   ev.Channel,
+			ChannelUserID:     ev.User,
+			DisplayName:       a.displayName(ctx, ev.User),
+			Text:              fromMrkdwn(ev.Text),
+			PlatformMessageID: ev.TimeStamp,
+			SentAt:            parseTS(ev.TimeStamp, now),
+			Direct:            true,
+			Attachments:       files,
+		}
+	})
 }
 
 // wanted reports whether a message event is a user's DM to the bot: a
@@ -94,10 +106,11 @@ func (a *Adapter) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 	return false
 }
 
-// deliver hands a DM to the core, once per event id. A core that cannot
-// take it (its database briefly locked or down) gets more tries while the
-// ack budget lasts; after that the event is left to Slack's redelivery.
-func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.MessageEvent, files []core.Attachment, retry int) bool {
+// deliver hands the DM build makes (within the ack budget) to the core,
+// once per key (the event id). A core that cannot take it (its database
+// briefly locked or down) gets more tries while the ack budget lasts;
+// after that the event is left to Slack's redelivery.
+func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel string, build func(context.Context, time.Time) core.InboundMessage) bool {
 	now := a.clock.Now()
 	switch a.seen.begin(key, now) {
 	case eventDone:
@@ -128,17 +141,7 @@ func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.Messa
 	defer cancel()
 	defer context.AfterFunc(runCtx, cancel)()
 
-	msg := core.InboundMessage{
-		Platform:          core.PlatformSlack,
-		ChannelThreadID:   ev.Channel,
-		ChannelUserID:     ev.User,
-		DisplayName:       a.displayName(ctx, ev.User),
-		Text:              fromMrkdwn(ev.Text),
-		PlatformMessageID: ev.TimeStamp,
-		SentAt:            parseTS(ev.TimeStamp, now),
-		Direct:            true,
-		Attachments:       files,
-	}
+	msg := build(ctx, now)
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)
@@ -150,7 +153,7 @@ func (a *Adapter) deliver(ctx context.Context, key string, ev *slackevents.Messa
 		deadline, _ := ctx.Deadline()
 		if ctx.Err() != nil || a.clock.Now().Add(backoff).After(deadline) || !a.sleep(ctx, backoff) {
 			a.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
-				"event_id", key, "channel", ev.Channel, "attempts", attempt, "err", err)
+				"event_id", key, "channel", channel, "attempts", attempt, "err", err)
 			return false
 		}
 		backoff *= 2

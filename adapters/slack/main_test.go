@@ -81,6 +81,7 @@ func newBundleOn(t *testing.T, srv *slacktest.Server, mode string, configure ...
 		b.events = httptest.NewServer(mux)
 		t.Cleanup(b.events.Close)
 		srv.UseEventsAPI(b.events.URL + EventsPath)
+		srv.UseSlashCommandsURL(b.events.URL + CommandsPath)
 	}
 	return b
 }

@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// nameCache keeps display names from users.info, so that a DM costs a
-// users.info call once an hour per user rather than every time.
+// nameCache keeps a string per user for a while: display names from
+// users.info, so that a DM costs a users.info call once an hour per user
+// rather than every time, and the bot's DM channels (slash commands).
 type nameCache struct {
 	ttl time.Duration
 	max int

@@ -97,6 +97,9 @@ type Adapter struct {
 	seen *eventSet
 	// names caches display names from users.info.
 	names *nameCache
+	// dms caches the bot's DM channel with each user (conversations.open),
+	// which tells a slash command typed there from one typed elsewhere.
+	dms *nameCache
 
 	mu        sync.Mutex
 	started   bool
@@ -140,6 +143,7 @@ func New() *Adapter {
 		reconnectMax:        2 * time.Minute,
 		seen:                newEventSet(time.Hour, 10000),
 		names:               newNameCache(time.Hour, 10000),
+		dms:                 newNameCache(24*time.Hour, 10000),
 	}
 }
 

@@ -139,21 +139,27 @@ func (a *Adapter) onSocketEvent(ctx context.Context, smc *socketmode.Client, evt
 			return
 		}
 		if a.handleCallback(ctx, evt.Request.Payload, evt.Request.RetryAttempt) {
-			a.ack(ctx, smc, evt.Request)
+			a.ack(ctx, smc, evt.Request, nil)
 		}
-	case socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
+	case socketmode.EventTypeSlashCommand:
+		if evt.Request == nil {
+			return
+		}
+		a.onSlashCommand(ctx, func(payload any) { a.ack(ctx, smc, evt.Request, payload) }, evt.Data)
+	case socketmode.EventTypeInteractive:
 		// Not used by Parley; acked so Slack does not retry them.
 		if evt.Request != nil {
-			a.ack(ctx, smc, evt.Request)
+			a.ack(ctx, smc, evt.Request, nil)
 		}
 	case socketmode.EventTypeErrorBadMessage, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
 		a.log.Warn("slack socket mode reported an error", "type", evt.Type)
 	}
 }
 
-// ack confirms an envelope to Slack.
-func (a *Adapter) ack(ctx context.Context, smc *socketmode.Client, req *socketmode.Request) {
-	if err := smc.AckCtx(ctx, req.EnvelopeID, nil); err != nil && ctx.Err() == nil {
+// ack confirms an envelope to Slack, with a payload for a slash command
+// (what Slack shows the user who typed it) or nil.
+func (a *Adapter) ack(ctx context.Context, smc *socketmode.Client, req *socketmode.Request, payload any) {
+	if err := smc.AckCtx(ctx, req.EnvelopeID, payload); err != nil && ctx.Err() == nil {
 		a.log.Warn("acknowledging a slack envelope failed; slack will send it again", "envelope_id", req.EnvelopeID, "err", err)
 	}
 }

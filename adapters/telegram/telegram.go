@@ -244,9 +244,11 @@ func (a *Adapter) InboundLock() (string, bool) {
 	return "telegram-polling:" + botID, a.Mode != ModeWebhook
 }
 
-// Start checks the token with getMe, then, in polling mode, removes any
-// webhook and starts the getUpdates loop; in webhook mode it registers
-// webhook_url when one is set. It returns once the adapter is ready.
+// Start checks the token with getMe; in polling mode it removes any
+// webhook, in webhook mode it registers webhook_url when one is set. It
+// then puts the chat commands h lists (core.CommandLister) in the private
+// chats' command menu and, in polling mode, starts the getUpdates loop.
+// It returns once the adapter is ready.
 func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting telegram adapter: %w", err)
@@ -273,6 +275,7 @@ func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 		a.mu.Unlock()
 		return err
 	}
+	a.registerCommands(ctx, b, h)
 
 	a.mu.Lock()
 	defer a.mu.Unlock()

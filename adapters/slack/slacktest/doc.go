@@ -14,7 +14,12 @@
 //
 // A test plays the users: SendDM, SendChannel, SendGroupDM, SendOwn,
 // SendBotMessage, EditDM, ShareFile and SendEvent create events, each wrapped in an
-// event_callback with an increasing event_id ("Ev00000001", …). In Socket
+// event_callback with an increasing event_id ("Ev00000001", …).
+// SendSlashCommand and SendSlashCommandIn play a user typing a slash
+// command: a slash_commands envelope in Socket Mode, or, after
+// UseSlashCommandsURL, a signed form POST to that URL (sent once, as Slack
+// does); WaitSlashResponse returns the app's answer (the ack's payload or
+// the HTTP answer), keyed by the command's trigger_id. In Socket
 // Mode (the default) every event goes to one connection, the newest, as an
 // events_api envelope, and waits in a queue while none is connected; an
 // envelope not acked when its connection drops (or, with WithAckTimeout,
@@ -61,5 +66,6 @@
 // not Slack's minutes; a socket envelope is retried at most 3 times on its
 // own (disconnects and ack timeouts together); signatures and timeouts use
 // real time whatever WithNow says; no rate limiting unless scheduled or
-// WithChannelRateLimit is given.
+// WithChannelRateLimit is given; a slash command's response_url is not
+// served.
 package slacktest

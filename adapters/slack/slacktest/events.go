@@ -26,6 +26,11 @@ type event struct {
 	retries     int       // highest retry number used so far
 	autoRetries int       // retries the fake made on its own
 	cur         *envelope // Socket Mode: the latest delivery
+	// kind is the Socket Mode envelope type: "" for events_api, or
+	// slash_commands, whose body is the command itself.
+	kind string
+	// response is the app's answer to a slash command.
+	response *SlashResponse
 }
 
 // callbackWire is the outer event_callback.

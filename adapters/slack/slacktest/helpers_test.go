@@ -53,10 +53,11 @@ func newAPI(t *testing.T, srv *slacktest.Server, token string) *slack.Client {
 
 // sockClient is a running slack-go Socket Mode client and what it saw.
 type sockClient struct {
-	smc    *socketmode.Client
-	events chan socketmode.Event // events_api, in arrival order
-	hellos chan socketmode.Event
-	runErr chan error // what RunContext returned
+	smc     *socketmode.Client
+	events  chan socketmode.Event // events_api, in arrival order
+	slashes chan socketmode.Event // slash_commands
+	hellos  chan socketmode.Event
+	runErr  chan error // what RunContext returned
 }
 
 // runSocket starts a Socket Mode client; it stops when the test ends,
@@ -64,10 +65,11 @@ type sockClient struct {
 func (tb *testBundle) runSocket(t *testing.T, opts ...socketmode.Option) *sockClient {
 	t.Helper()
 	c := &sockClient{
-		smc:    socketmode.New(tb.api, opts...),
-		events: make(chan socketmode.Event, 64),
-		hellos: make(chan socketmode.Event, 16),
-		runErr: make(chan error, 1),
+		smc:     socketmode.New(tb.api, opts...),
+		events:  make(chan socketmode.Event, 64),
+		slashes: make(chan socketmode.Event, 16),
+		hellos:  make(chan socketmode.Event, 16),
+		runErr:  make(chan error, 1),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -84,6 +86,8 @@ func (tb *testBundle) runSocket(t *testing.T, opts ...socketmode.Option) *sockCl
 					to = c.events
 				case socketmode.EventTypeHello:
 					to = c.hellos
+				case socketmode.EventTypeSlashCommand:
+					to = c.slashes
 				default:
 					continue
 				}

@@ -172,6 +172,10 @@ type Server struct {
 
 	eventsURL string
 	httpQueue []httpItem
+
+	// commandsURL is where slash commands are POSTed ("": Socket Mode).
+	commandsURL string
+	nextTrigger int
 }
 
 // NewServer starts a fake Slack on a local httptest server. It is closed

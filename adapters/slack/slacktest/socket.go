@@ -66,7 +66,7 @@ type envelopeWire struct {
 // waiting for a socket. Callers hold s.mu.
 func (s *Server) deliverLocked(ev *event, attempt int, auto bool) {
 	ev.retries = max(ev.retries, attempt)
-	if s.eventsURL != "" {
+	if s.eventsURL != "" && ev.kind == "" {
 		reason := ""
 		if attempt > 0 {
 			reason = "http_timeout"
@@ -94,12 +94,17 @@ func (s *Server) sendLocked(c *sockConn, env *envelope) {
 	c.inflight = append(c.inflight, env)
 	s.envelopes[env.id] = env
 	env.ev.deliveries++
+	kind := env.ev.kind
+	if kind == "" {
+		kind = "events_api"
+	}
 	c.enqueueLocked(mustJSON(envelopeWire{
-		EnvelopeID:   env.id,
-		Payload:      env.ev.body,
-		Type:         "events_api",
-		RetryAttempt: env.attempt,
-		RetryReason:  reason,
+		EnvelopeID:             env.id,
+		Payload:                env.ev.body,
+		Type:                   kind,
+		AcceptsResponsePayload: kind == envelopeSlash,
+		RetryAttempt:           env.attempt,
+		RetryReason:            reason,
 	}))
 	wake(s.ackWake)
 }
@@ -279,13 +284,21 @@ func (s *Server) readLoop(c *sockConn) {
 			return
 		}
 		var ack struct {
-			EnvelopeID string `json:"envelope_id"`
+			EnvelopeID string          `json:"envelope_id"`
+			Payload    json.RawMessage `json:"payload"`
 		}
 		_ = json.Unmarshal(data, &ack)
 		s.mu.Lock()
 		if env := s.envelopes[ack.EnvelopeID]; env != nil {
 			env.done = true
 			env.ev.acked = true
+			if env.ev.kind == envelopeSlash && env.ev.response == nil {
+				body := []byte(ack.Payload)
+				if string(body) == "null" {
+					body = nil
+				}
+				env.ev.response = &SlashResponse{Body: body}
+			}
 		} else {
 			s.badAcks++
 		}

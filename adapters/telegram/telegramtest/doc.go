@@ -4,8 +4,10 @@
 // closely enough that the real github.com/go-telegram/bot client, pointed at
 // it with bot.WithServerURL(srv.URL()), works end to end: getMe, long
 // polling with getUpdates, webhooks (setWebhook, deleteWebhook,
-// getWebhookInfo), sendMessage, sendPhoto, sendChatAction, getFile and
-// file downloads.
+// getWebhookInfo), sendMessage, sendPhoto, sendChatAction, getFile, file
+// downloads, and the bot's command menu (setMyCommands, validated as
+// Telegram does, deleteMyCommands and getMyCommands; MyCommands shows what
+// was registered).
 //
 // A test plays the users: SendPrivate, SendGroup, SendChannelPost, SendOwn,
 // EditPrivate, InjectRaw and, for files, SendPhoto, SendVoice, SendAudio,

@@ -119,6 +119,8 @@ type Server struct {
 	files     map[string]*storedFile
 	filePaths map[string]*storedFile
 	nextFile  int
+	// myCommands are setMyCommands' commands by scope type.
+	myCommands map[string][]Command
 
 	// latency is the round trip of a Bot API call (WithLatency).
 	latency time.Duration
@@ -161,6 +163,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		faults:       map[string][]*scheduledFault{},
 		files:        map[string]*storedFile{},
 		filePaths:    map[string]*storedFile{},
+		myCommands:   map[string][]Command{},
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
@@ -308,8 +311,12 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 		return s.getChat, true
 	case "getfile":
 		return s.getFile, true
-	case "setmycommands", "deletemycommands":
-		return func(context.Context, params) (any, *Fault) { return true, nil }, true
+	case "setmycommands":
+		return s.setMyCommands, true
+	case "deletemycommands":
+		return s.deleteMyCommands, true
+	case "getmycommands":
+		return s.getMyCommands, true
 	}
 	return nil, false
 }
