@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/commands"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/console"
 	"github.com/parleybot/parley/core/httpapi"
@@ -182,7 +183,21 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if a.plugins, err = provisionPlugins(ctx, decoded, env); err != nil {
 		return nil, err
 	}
+	// MCP tools come after the built-in plugins' own. The client starts and
+	// stops with the plugins' services.
+	mcpTools, err := newMCP(cfg, log, a.metrics)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("mcp: %w", err)}
+	}
+	if mcpTools != nil {
+		a.plugins = append(a.plugins, mcpTools)
+	}
 	a.metrics.watchStore(a.store)
+	var cmds core.CommandHandler // nil: every /word is text for the model
+	if cfg.Commands.Enabled {
+		cmds = commands.New(commands.Config{Store: a.store, BotName: env.BotName, Location: cfg.Location(),
+			Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
+	}
 	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
 		Store:            a.store,
 		LLM:              model,
@@ -219,6 +234,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		RecurringTurns:    true,
 		Metrics:           a.metrics,
 		JobWaker:          jobWaker,
+		Commands:          cmds,
 	})
 	if err != nil {
 		return nil, err
@@ -229,6 +245,9 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		// Reported, never failing the check: a load balancer must not take
 		// a replica out because the model provider is down.
 		a.http.AddHealthReport("llm", func() string { return model.Health().State })
+		if mcpTools != nil {
+			reportMCP(a.http, mcpTools)
+		}
 		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
 		httpapi.NewAPI(httpapi.APIConfig{
 			Token:       cfg.HTTP.APIToken.Reveal(),
