@@ -85,13 +85,13 @@ func TestChatCommandsOnTelegram(t *testing.T) {
 	sent = c.say(t, "/reminders", 4)
 	list := sent[3].Plain
 	require.Contains(t, list, "Your reminders (times in Europe/Berlin):")
-	require.Contains(t, list, "1. Tue 24 Nov 2026, 09:00: Time to call *Mum*!\n", "the text as written, in the user's zone")
+	require.Contains(t, list, "1. Tue 24 Nov 2026, 09:00: Time to call Mum!\n", "the text as it will be sent (formatted), in the user's zone")
 	require.Contains(t, list, "2. Recurring: morning check-in (0 8 * * 1-5), next Tue 24 Nov 2026, 08:00\n")
 
 	sent = c.say(t, "/cancel 5", 5)
 	require.Equal(t, "There is no number 5 on your last list (it had 2). Send /reminders to see it again.", sent[4].Plain)
 	sent = c.say(t, "/cancel 1", 6)
-	require.Equal(t, "Cancelled number 1: “Time to call *Mum*!”, which was due Tue 24 Nov 2026, 09:00.", sent[5].Plain)
+	require.Equal(t, "Cancelled number 1: “Time to call Mum!”, which was due Tue 24 Nov 2026, 09:00.", sent[5].Plain)
 	jobs := c.jobs(t)
 	require.Equal(t, core.JobCancelled, jobs[0].Status)
 	require.Equal(t, core.JobPending, jobs[1].Status)

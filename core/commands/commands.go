@@ -209,6 +209,18 @@ func escape(text string, max int) string {
 	return b.String()
 }
 
+// inline is text on one line, cut to max runes, its inline Markdown
+// kept: a scheduled message's text is shown as it will be sent, and it is
+// sent formatted. It follows other text on its line, so no block (heading,
+// list, quote) can start in it.
+func inline(text string, max int) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(text) > max {
+		text = string([]rune(text)[:max-1]) + "…"
+	}
+	return text
+}
+
 func lowerFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
 	return string(unicode.ToLower(r)) + s[n:]

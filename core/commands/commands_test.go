@@ -177,8 +177,8 @@ func TestRemindersAndCancel(t *testing.T) {
 
 	list := b.run(t, "/reminders")
 	require.Contains(t, list, "Your reminders (times in Europe/Paris)")
-	require.Contains(t, list, "1. Tue 24 Nov 2026, 09:00: Time for the *bread*! Don't_forget <salt> & [water]\n",
-		"the text as written, the time in the user's zone")
+	require.Contains(t, list, "1. Tue 24 Nov 2026, 09:00: Time for the bread! Don't_forget <salt> & [water]\n",
+		"the text as it will be sent (formatted), the time in the user's zone")
 	require.Contains(t, list, "2. Wed 25 Nov 2026, 18:15: post the letter\n")
 	require.Contains(t, list, "3. Recurring: daily check-in (0 9 * * *), next Tue 24 Nov 2026, 09:30\n")
 	require.NotContains(t, list, "already gone", "a sent message is not pending")

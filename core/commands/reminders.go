@@ -48,7 +48,7 @@ func (h *Handler) reminders(ctx context.Context, conv core.Conversation, _ strin
 	fmt.Fprintf(&b, "**Your reminders** (times in %s):\n\n", escape(loc.String(), 64))
 	for _, j := range msgs {
 		ids = append(ids, j.ID)
-		fmt.Fprintf(&b, "%d. %s: %s\n", len(ids), when(j.DueAt, loc), escape(j.Text, textPreview))
+		fmt.Fprintf(&b, "%d. %s: %s\n", len(ids), when(j.DueAt, loc), inline(j.Text, textPreview))
 	}
 	for _, j := range recurring {
 		ids = append(ids, j.ID)
@@ -106,7 +106,7 @@ func (h *Handler) cancel(ctx context.Context, conv core.Conversation, args strin
 	if j.Kind == core.JobAgentTurn {
 		return reply("Cancelled number %d, the recurring “%s”. It won't run again.", n, escape(j.Name, 80))
 	}
-	return reply("Cancelled number %d: “%s”, which was due %s.", n, escape(j.Text, textPreview), when(j.DueAt, loc))
+	return reply("Cancelled number %d: “%s”, which was due %s.", n, inline(j.Text, textPreview), when(j.DueAt, loc))
 }
 
 // lastListing returns the job ids of the newest /reminders answer of the
