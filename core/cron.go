@@ -259,3 +259,36 @@ func (d *Dispatcher) cronFailureNote(t *Turn) string {
 	}
 	return s
 }
+
+// RecurringMover is what MoveRecurringJobs needs of the store.
+type RecurringMover interface {
+	ConversationJobs(ctx context.Context, conversationID int64, kind JobKind, statuses ...JobStatus) ([]Job, error)
+	MoveRecurringJob(ctx context.Context, id int64, next time.Time) (bool, error)
+}
+
+// MoveRecurringJobs puts a conversation's pending recurring jobs in its
+// new time zone loc: their next occurrence is read there from now on
+// ("every day at 9" is 9 in the new zone). An interval is the same in
+// every zone and stays. It reports whether any job moved.
+func MoveRecurringJobs(ctx context.Context, st RecurringMover, conv int64, loc *time.Location, now time.Time) (bool, error) {
+	jobs, err := st.ConversationJobs(ctx, conv, JobAgentTurn, JobPending)
+	if err != nil {
+		return false, err
+	}
+	moved := false
+	for _, j := range jobs {
+		sched, err := recurrence.Parse(j.Recurrence)
+		if err != nil || sched.IsInterval() {
+			continue
+		}
+		next, err := sched.Next(now, loc)
+		if err != nil {
+			continue
+		}
+		if _, err := st.MoveRecurringJob(ctx, j.ID, next); err != nil {
+			return moved, fmt.Errorf("moving recurring job %d: %w", j.ID, err)
+		}
+		moved = true
+	}
+	return moved, nil
+}

@@ -8,7 +8,6 @@ import (
 	"unicode"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/recurrence"
 )
 
 // timezone shows the user's zone and local time, or sets the zone.
@@ -40,29 +39,11 @@ func (h *Handler) timezone(ctx context.Context, conv core.Conversation, args str
 // moveRecurring reads the conversation's recurring jobs in its new zone
 // from now on, as the schedule plugin's set_timezone does.
 func (h *Handler) moveRecurring(ctx context.Context, conv int64, loc *time.Location, now time.Time) error {
-	jobs, err := h.cfg.Store.ConversationJobs(ctx, conv, core.JobAgentTurn, core.JobPending)
-	if err != nil {
-		return err
-	}
-	moved := false
-	for _, j := range jobs {
-		sched, err := recurrence.Parse(j.Recurrence)
-		if err != nil || sched.IsInterval() {
-			continue // an interval is the same in every zone
-		}
-		next, err := sched.Next(now, loc)
-		if err != nil {
-			continue
-		}
-		if _, err := h.cfg.Store.MoveRecurringJob(ctx, j.ID, next); err != nil {
-			return err
-		}
-		moved = true
-	}
+	moved, err := core.MoveRecurringJobs(ctx, h.cfg.Store, conv, loc, now)
 	if moved {
 		h.cfg.JobsChanged()
 	}
-	return nil
+	return err
 }
 
 // irregular are zone names whose case no rule below guesses.

@@ -138,23 +138,7 @@ func (p *Plugin) listRecurring(ctx context.Context, conv int64, loc *time.Locati
 // moveRecurring puts a conversation's recurring jobs in its new time zone:
 // their next occurrence is read there from now on.
 func (p *Plugin) moveRecurring(ctx context.Context, conv int64, loc *time.Location, now time.Time) error {
-	jobs, err := p.store.ConversationJobs(ctx, conv, core.JobAgentTurn, core.JobPending)
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		sched, err := recurrence.Parse(j.Recurrence)
-		if err != nil || sched.IsInterval() {
-			continue // an interval is the same in every zone
-		}
-		next, err := sched.Next(now, loc)
-		if err != nil {
-			continue
-		}
-		if _, err := p.store.MoveRecurringJob(ctx, j.ID, next); err != nil {
-			return err
-		}
-	}
+	_, err := core.MoveRecurringJobs(ctx, p.store, conv, loc, now)
 	p.changed()
-	return nil
+	return err
 }

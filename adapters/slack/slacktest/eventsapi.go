@@ -163,11 +163,18 @@ func SignRequest(req *http.Request, body []byte, secret string, at time.Time) {
 // most 1 MiB). It is not an event delivery: Acked and Deliveries do not
 // see it.
 func (s *Server) PostEvent(ctx context.Context, url string, body []byte, header http.Header) (status int, respBody []byte, err error) {
+	return s.postSigned(ctx, url, "application/json", "event", body, header)
+}
+
+// postSigned POSTs body as Slack does, signed unless header already has
+// X-Slack-Signature, with header copied over the defaults; what names the
+// request in errors.
+func (s *Server) postSigned(ctx context.Context, url, contentType, what string, body []byte, header http.Header) (status int, respBody []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, fmt.Errorf("building event request: %w", err)
+		return 0, nil, fmt.Errorf("building %s request: %w", what, err)
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	for k, vs := range header {
 		req.Header.Del(k)
 		for _, v := range vs {
@@ -179,12 +186,12 @@ func (s *Server) PostEvent(ctx context.Context, url string, body []byte, header 
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return 0, nil, fmt.Errorf("posting event: %w", err)
+		return 0, nil, fmt.Errorf("posting %s: %w", what, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	respBody, err = io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return resp.StatusCode, respBody, fmt.Errorf("reading event answer: %w", err)
+		return resp.StatusCode, respBody, fmt.Errorf("reading %s answer: %w", what, err)
 	}
 	return resp.StatusCode, respBody, nil
 }

@@ -161,27 +161,7 @@ func (s *Server) postForm(target string, body []byte) (int, []byte) {
 // X-Slack-Signature, and returns the answer. It is not a delivery: for
 // testing signature checks and malformed commands.
 func (s *Server) PostSlashCommand(ctx context.Context, url string, body []byte, header http.Header) (status int, respBody []byte, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(string(body)))
-	if err != nil {
-		return 0, nil, fmt.Errorf("building slash command request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	for k, vs := range header {
-		req.Header.Del(k)
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	if req.Header.Get("X-Slack-Signature") == "" {
-		SignRequest(req, body, s.signingSecret, time.Now())
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return 0, nil, fmt.Errorf("posting slash command: %w", err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	respBody, err = io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	return resp.StatusCode, respBody, err
+	return s.postSigned(ctx, url, "application/x-www-form-urlencoded", "slash command", body, header)
 }
 
 // WaitSlashResponse waits until the app answered the slash command
