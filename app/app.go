@@ -1,0 +1,417 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/commands"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/console"
+	"github.com/parleybot/parley/core/httpapi"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/store"
+)
+
+// drainTimeout bounds how long a stopping bot waits for in-flight turns.
+const drainTimeout = 30 * time.Second
+
+// loadConfig reads the config named by -c. The default file may be absent
+// (built-in defaults); a file named explicitly must exist.
+func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
+	path := e.flags.config
+	var cfg *config.Config
+	var err error
+	if _, statErr := os.Stat(path); errors.Is(statErr, fs.ErrNotExist) && !c.Flags().Changed("config") {
+		cfg = config.DefaultWithEnv(e.lookup)
+	} else {
+		cfg, err = config.Load(path, e.lookup)
+		if err != nil {
+			return nil, usageError{err}
+		}
+	}
+	if e.flags.logFormat != "" {
+		cfg.Log.Format = e.flags.logFormat
+	}
+	if e.flags.logLevel != "" {
+		cfg.Log.Level = e.flags.logLevel
+	}
+	logger, err := newLogger(e.io.Err, cfg.Log)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	e.logger = logger
+	if cfg.File == "" {
+		logger.Info("no config file; using built-in defaults", "looked_for", path)
+	} else {
+		logger.Info("config loaded", "file", cfg.File)
+	}
+	return cfg, nil
+}
+
+// openStore opens and migrates the configured database.
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
+	st, err := store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN.Reveal(), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s store: %w", cfg.Store.Driver, err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		_ = st.Close()
+		return nil, fmt.Errorf("migrating %s store: %w", cfg.Store.Driver, err)
+	}
+	return st, nil
+}
+
+// app is one running bot: store, model, plugins, adapters, dispatcher and,
+// for `parley run`, the HTTP server.
+type app struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	store    *store.Store
+	plugins  []core.Plugin
+	adapters []core.Adapter
+	disp     *core.Dispatcher
+	http     *httpapi.Server
+	started  []core.Adapter
+	// unlocks release the cross-replica locks the started adapters hold.
+	unlocks  []func()
+	services []core.Service
+	metrics  *metrics
+}
+
+// appOptions choose what kind of app to build.
+type appOptions struct {
+	// wantAdapter filters the enabled adapters.
+	wantAdapter func(name string, enabled bool) bool
+	// serveHTTP starts the HTTP server on http.listen.
+	serveHTTP bool
+	// configure adjusts an adapter before it starts (console streams).
+	configure func(core.Adapter)
+	clock     core.Clock
+}
+
+// buildApp wires everything from the config without starting anything.
+func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts appOptions) (_ *app, err error) {
+	if opts.clock == nil {
+		opts.clock = core.SystemClock{}
+	}
+	a := &app{cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.close() // release what was built before the failure
+		}
+	}()
+	a.metrics = newMetrics(log.With("component", "metrics"))
+	model, err := llm.New(llm.Config{
+		BaseURL:           cfg.LLM.BaseURL,
+		APIKey:            cfg.LLM.APIKey.Reveal(),
+		Model:             cfg.LLM.Model,
+		Timeout:           cfg.LLM.Timeout,
+		MaxToolRounds:     cfg.LLM.MaxToolRounds,
+		MaxRetries:        cfg.LLM.MaxRetries,
+		MaxTokens:         cfg.LLM.MaxTokens,
+		MaxConcurrency:    cfg.LLM.MaxConcurrency,
+		RequestsPerMinute: cfg.LLM.RequestsPerMinute,
+		TokensPerMinute:   cfg.LLM.TokensPerMinute,
+		AuthHint:          authHint(cfg),
+		OnFinish:          a.metrics.Finished,
+		Logger:            log.With("component", "llm"),
+		// The pacer, the 429 pause and the retries wait on the app's
+		// clock, so that a test can move it.
+		Now: opts.clock.Now,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			t := opts.clock.NewTimer(d)
+			defer t.Stop()
+			select {
+			case <-t.C():
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		},
+	})
+	if err != nil {
+		return nil, usageError{fmt.Errorf("llm: %w", err)}
+	}
+	logModel(log, cfg)
+	transcriber, err := newTranscriber(cfg, model, log)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	env := core.Env{Logger: log, Clock: opts.clock, Location: cfg.Location(), BotName: "Parley"}
+	// Every section is decoded before anything is opened, so a bad config
+	// fails (exit 2) without touching the database.
+	decoded, err := decodePlugins(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range decoded {
+		if n, ok := p.(interface{ BotName() string }); ok {
+			env.BotName = n.BotName()
+		}
+	}
+	if a.adapters, err = buildAdapters(ctx, cfg, env, opts.wantAdapter); err != nil {
+		return nil, err
+	}
+	if len(a.adapters) == 0 {
+		return nil, usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
+	}
+	for _, ad := range a.adapters {
+		if opts.configure != nil {
+			opts.configure(ad)
+		}
+	}
+	if a.store, err = openStore(ctx, cfg, log.With("component", "store")); err != nil {
+		return nil, err
+	}
+	// Summaries and facts must not keep a reasoning model's thinking.
+	env.Store, env.LLM, env.LightModel = a.store, core.WithoutReasoning(model), cfg.LLM.LightModel
+	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
+	jobWaker := core.NewWaker()
+	env.JobsChanged = jobWaker.Wake
+	if env.LightModel == "" {
+		env.LightModel = cfg.LLM.Model
+	}
+	if a.plugins, err = provisionPlugins(ctx, decoded, env); err != nil {
+		return nil, err
+	}
+	// MCP tools come after the built-in plugins' own. The client starts and
+	// stops with the plugins' services.
+	mcpTools, err := newMCP(cfg, log, a.metrics)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("mcp: %w", err)}
+	}
+	if mcpTools != nil {
+		a.plugins = append(a.plugins, mcpTools)
+	}
+	a.metrics.watchStore(a.store)
+	var cmds core.CommandHandler // nil: every /word is text for the model
+	if cfg.Commands.Enabled {
+		cmds = commands.New(commands.Config{Store: a.store, BotName: env.BotName, Location: cfg.Location(),
+			Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
+	}
+	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
+		Store:            a.store,
+		LLM:              model,
+		Plugins:          a.plugins,
+		Adapters:         a.adapters,
+		Logger:           log.With("component", "dispatcher"),
+		Clock:            opts.clock,
+		Location:         cfg.Location(),
+		AllowUsers:       cfg.Bot.AllowUsers,
+		FailureMessage:   cfg.Bot.FailureMessage,
+		BusyMessage:      cfg.Bot.BusyMessage,
+		MaxToolRounds:    cfg.LLM.MaxToolRounds,
+		Debounce:         cfg.Runs.Debounce,
+		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
+		StaleAfter:       cfg.Runs.StaleAfter,
+		TurnTimeout:      cfg.Runs.TurnTimeout,
+		Media: core.MediaConfig{
+			Vision:           cfg.LLM.Vision,
+			MaxBytes:         int64(cfg.Media.MaxBytes),
+			MaxImagePx:       cfg.Media.MaxImagePx,
+			MaxDocumentChars: cfg.Media.MaxDocumentChars,
+			MaxPerTurn:       cfg.Media.MaxPerTurn,
+			Transcriber:      transcriber,
+		},
+		JobMaxAttempts:  cfg.Scheduler.MaxAttempts,
+		LateGrace:       cfg.Scheduler.LateGrace,
+		JobLease:        cfg.Scheduler.JobLease,
+		MaxSendsInDoubt: cfg.Scheduler.MaxSendsInDoubt,
+		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
+		Listener: a.store,
+		// Every process sends the scheduled messages of the platforms it
+		// serves; `parley chat` too, for the terminal's.
+		ScheduledMessages: true,
+		RecurringTurns:    true,
+		Metrics:           a.metrics,
+		JobWaker:          jobWaker,
+		Commands:          cmds,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if opts.serveHTTP {
+		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
+		a.http.AddHealthCheck("store", a.store.Ping)
+		// Reported, never failing the check: a load balancer must not take
+		// a replica out because the model provider is down.
+		a.http.AddHealthReport("llm", func() string { return model.Health().State })
+		if mcpTools != nil {
+			reportMCP(a.http, mcpTools)
+		}
+		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
+		httpapi.NewAPI(httpapi.APIConfig{
+			Token:       cfg.HTTP.APIToken.Reveal(),
+			Store:       a.store,
+			Adapter:     a.adapterFor,
+			JobsChanged: jobWaker.Wake,
+			Now:         opts.clock.Now,
+			TimeZone:    cfg.Location().String(),
+			MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
+		}, log.With("component", "api")).Mount(a.http.Mux())
+		console.New(console.Config{Token: cfg.HTTP.APIToken.Reveal(), Store: a.store, Location: cfg.Location(),
+			Clock: opts.clock, Logger: log.With("component", "console")}).Mount(a.http.Mux())
+		for _, ad := range a.adapters {
+			if m, ok := ad.(core.HTTPMounter); ok {
+				m.Mount(a.http.Mux())
+			}
+			if h, ok := ad.(core.HealthReporter); ok {
+				a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return h.Health() })
+			}
+		}
+	}
+	return a, nil
+}
+
+// startAdapter starts ad, first taking the lock its intake needs across
+// replicas (Telegram polling), which it then holds until stop.
+func (a *app) startAdapter(ctx context.Context, ad core.Adapter) error {
+	unlock := func() {}
+	if el, ok := ad.(core.ExclusiveInbound); ok {
+		if name, exclusive := el.InboundLock(); exclusive {
+			u, held, err := a.store.TryLock(ctx, name)
+			if err != nil {
+				return err
+			}
+			if !held {
+				return fmt.Errorf("another replica already holds %s: only one may consume this intake; "+
+					"run the others without it (Telegram: mode: webhook behind any replica)", name)
+			}
+			unlock = u
+		}
+	}
+	if err := ad.Start(ctx, a.disp); err != nil {
+		unlock()
+		return err
+	}
+	a.unlocks = append(a.unlocks, unlock)
+	return nil
+}
+
+// adapterFor is the enabled adapter of a platform.
+func (a *app) adapterFor(p core.Platform) (core.Adapter, bool) {
+	for _, ad := range a.adapters {
+		if ad.Platform() == p {
+			return ad, true
+		}
+	}
+	return nil, false
+}
+
+// start brings the bot up: services, adapters, dispatcher, HTTP.
+func (a *app) start(ctx context.Context) error {
+	for _, p := range a.plugins {
+		if s, ok := p.(core.Service); ok {
+			if err := s.Start(ctx); err != nil {
+				return fmt.Errorf("starting plugin %s: %w", p.Name(), err)
+			}
+			a.services = append(a.services, s)
+		}
+	}
+	// One platform failing to start (a revoked token) must not take the
+	// others down: it is logged, shown on /healthz, and the rest run.
+	var failed []error
+	for _, ad := range a.adapters {
+		if err := a.startAdapter(ctx, ad); err != nil {
+			err = fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
+			a.log.Error("adapter did not start; the other adapters keep running", "adapter", ad.Name(), "err", err)
+			failed = append(failed, err)
+			if a.http != nil {
+				a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return err })
+			}
+			continue
+		}
+		a.started = append(a.started, ad)
+		a.log.Info("adapter started", "adapter", ad.Name())
+	}
+	if len(a.started) == 0 {
+		return fmt.Errorf("no adapter started: %w", errors.Join(failed...))
+	}
+	// The dispatcher starts once the adapters can send: scheduled messages
+	// due at start-up go out at once. DMs that arrived meanwhile are stored
+	// and their runs wait for it.
+	if err := a.disp.Start(ctx); err != nil {
+		return fmt.Errorf("starting dispatcher: %w", err)
+	}
+	if a.http != nil {
+		if err := a.http.Start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop drains in-flight turns (bounded), then stops adapters, the HTTP
+// server and services, and closes the store. Messages that arrive while
+// turns drain are stored and answered on the next start.
+func (a *app) stop() error {
+	var errs []error
+	if a.disp != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		if err := a.disp.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		cancel()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, ad := range a.started {
+		if err := ad.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping adapter %s: %w", ad.Name(), err))
+		}
+	}
+	for _, unlock := range a.unlocks {
+		unlock()
+	}
+	a.unlocks = nil
+	if a.http != nil {
+		if err := a.http.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range a.services {
+		if err := s.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stopping service: %w", err))
+		}
+	}
+	a.close()
+	return errors.Join(errs...)
+}
+
+// close releases what build acquired; safe on a partly built app.
+func (a *app) close() {
+	cleanupAll(a.adapters)
+	cleanupAll(a.plugins)
+	if a.store != nil {
+		if err := a.store.Close(); err != nil {
+			a.log.Error("closing store", "err", err)
+		}
+		a.store = nil
+	}
+}
+
+// newLogger builds the slog logger for log.format and log.level.
+func newLogger(w interface{ Write([]byte) (int, error) }, c config.Log) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(c.Level))); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", c.Level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.Format {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	default:
+		return nil, fmt.Errorf("log format %q: want text or json", c.Format)
+	}
+}

@@ -1,0 +1,169 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parleybot/parley/core/store"
+)
+
+// Exit statuses (DESIGN.md): 0 clean stop, 2 bad config or flag, 1 anything else.
+const (
+	exitOK     = 0
+	exitFail   = 1
+	exitConfig = 2
+)
+
+// version is set at build time with -ldflags "-X github.com/parleybot/parley/app.version=...".
+var version = ""
+
+// IO is the process's standard streams, injected so tests can drive the CLI.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// usageError marks a bad flag, argument or config: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// globalFlags are shared by every command.
+type globalFlags struct {
+	config    string
+	logFormat string
+	logLevel  string
+}
+
+// Run runs the CLI with args and returns the exit status. It is Main
+// without the process around it (signals, os.Exit), so tests and other
+// programs can run whole commands in-process.
+func Run(ctx context.Context, args []string, stdio IO, lookup func(string) (string, bool)) int {
+	root := newRoot(stdio, lookup)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stdio.Err, "parley:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitConfig
+	}
+	return exitFail
+}
+
+func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "parley",
+		Short:         "Parley runs LLM companion bots in direct messages",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+	})
+	pf := root.PersistentFlags()
+	pf.StringVarP(&g.config, "config", "c", "config.yaml", "config file (built-in defaults when the default file is absent)")
+	pf.StringVar(&g.logFormat, "log-format", "", "log format: text or json (overrides log.format)")
+	pf.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn or error (overrides log.level)")
+
+	env := &cliEnv{flags: g, io: stdio, lookup: lookup}
+	root.AddCommand(
+		newRunCmd(env),
+		newChatCmd(env),
+		newMigrateCmd(env),
+		newJobsCmd(env),
+		newConversationsCmd(env),
+		newVersionCmd(stdio),
+	)
+	// Unknown subcommands and positional args are usage errors too.
+	root.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError{fmt.Errorf("unknown command %q (see 'parley --help')", args[0])}
+		}
+		return nil
+	}
+	root.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+	return root
+}
+
+// noArgs rejects positional arguments as a usage error.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError{fmt.Errorf("%s takes no arguments, got %q", c.CommandPath(), args)}
+	}
+	return nil
+}
+
+func newVersionCmd(stdio IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintln(stdio.Out, "parley", buildVersion())
+			return nil
+		},
+	}
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// withStore loads the config, opens the store, runs f on it and closes it:
+// the frame of every command that reads or edits the database.
+func (e *cliEnv) withStore(c *cobra.Command, f func(st *store.Store) error) error {
+	cfg, err := e.loadConfig(c)
+	if err != nil {
+		return err
+	}
+	st, err := openStore(c.Context(), cfg, e.logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return f(st)
+}
+
+// oneID accepts exactly one argument, a numeric id of what.
+func oneID(what string) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return usageError{fmt.Errorf("%s takes one %s id", c.CommandPath(), what)}
+		}
+		if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
+			return usageError{fmt.Errorf("%s id %q is not a number", what, args[0])}
+		}
+		return nil
+	}
+}
+
+// cliEnv carries what every command needs to build the app.
+type cliEnv struct {
+	flags  *globalFlags
+	io     IO
+	lookup func(string) (string, bool)
+	// logger is set once the config is loaded.
+	logger *slog.Logger
+}

@@ -1,0 +1,136 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/core"
+)
+
+func newRunCmd(e *cliEnv) *cobra.Command {
+	return &cobra.Command{
+		Use:   "run",
+		Short: "Run the bot with the configured adapters and the web chat",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := e.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			ctx := c.Context()
+			a, err := buildApp(ctx, cfg, e.logger, appOptions{
+				// The console belongs to `parley chat` unless the owner enabled it.
+				wantAdapter: func(_ string, enabled bool) bool { return enabled },
+				serveHTTP:   true,
+			})
+			if err != nil {
+				return err
+			}
+			if err := a.start(ctx); err != nil {
+				_ = a.stop()
+				return err
+			}
+			if a.http != nil {
+				e.logger.Info("parley is running", "web_chat", "http://"+a.http.Addr()+"/")
+			}
+			<-ctx.Done()
+			e.logger.Info("stopping: draining in-flight turns")
+			if err := a.stop(); err != nil {
+				return err
+			}
+			e.logger.Info("stopped")
+			return nil
+		},
+	}
+}
+
+func newChatCmd(e *cliEnv) *cobra.Command {
+	return &cobra.Command{
+		Use:   "chat",
+		Short: "Talk to the bot in the terminal (same core and store as run)",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := e.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			ctx := c.Context()
+			var con *console.Adapter
+			a, err := buildApp(ctx, cfg, e.logger, appOptions{
+				wantAdapter: func(name string, _ bool) bool { return name == "console" },
+				configure: func(ad core.Adapter) {
+					if cc, ok := ad.(*console.Adapter); ok {
+						cc.In, cc.Out = e.io.In, e.io.Out
+						con = cc
+					}
+				},
+			})
+			if err != nil {
+				return err
+			}
+			if con == nil {
+				_ = a.stop()
+				return fmt.Errorf("the console adapter is not available")
+			}
+			if err := a.start(ctx); err != nil {
+				_ = a.stop()
+				return err
+			}
+			select {
+			case <-ctx.Done():
+			case <-con.Done():
+				// Input ended: let the last turn answer before leaving.
+				waitIdle(ctx, a)
+			}
+			return a.stop()
+		},
+	}
+}
+
+// waitIdle waits until the app has no queued or running run, bounded.
+func waitIdle(ctx context.Context, a *app) {
+	ctx, cancel := context.WithTimeout(ctx, drainTimeout+a.cfg.LLM.Timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		busy, err := a.store.HasPendingRuns(ctx, core.PlatformConsole)
+		if err != nil || !busy {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func newMigrateCmd(e *cliEnv) *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Create or upgrade the database schema",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := e.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			st, err := openStore(c.Context(), cfg, e.logger)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			v, err := st.SchemaVersion(c.Context())
+			if err != nil {
+				return fmt.Errorf("reading schema version: %w", err)
+			}
+			fmt.Fprintf(e.io.Out, "schema at version %d (%s)\n", v, cfg.Store.Driver)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,429 @@
+package app
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/core/store/storetest"
+)
+
+const waitFor = 15 * time.Second
+
+type testBundle struct {
+	dir    string
+	dbPath string
+	model  *llmtest.Server
+	env    map[string]string
+	// llmExtra is more YAML under llm:, each line indented two spaces.
+	llmExtra string
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	dir := t.TempDir()
+	return &testBundle{
+		dir:    dir,
+		dbPath: filepath.Join(dir, "parley.db"),
+		model:  llmtest.NewServer(t),
+		env: map[string]string{
+			"OPENAI_API_KEY":   "sk-live-DONOTLEAK-1234567890",
+			"PARLEY_API_TOKEN": "api-token-DONOTLEAK-abcdef",
+		},
+	}
+}
+
+func (b *testBundle) lookup(k string) (string, bool) {
+	v, ok := b.env[k]
+	return v, ok
+}
+
+// cli runs a parley command in-process with the config at cfg and returns
+// its exit status, standard output and standard error.
+func (b *testBundle) cli(cfg string, args ...string) (int, string, string) {
+	var out, errOut coretest.Logs
+	code := Run(context.Background(), append(args, "-c", cfg), IO{In: strings.NewReader(""), Out: &out, Err: &errOut}, b.lookup)
+	return code, out.String(), errOut.String()
+}
+
+// writeConfig writes a config that points at the fake model and a fresh
+// SQLite file, with extra YAML appended.
+func (b *testBundle) writeConfig(t *testing.T, extra string) string {
+	t.Helper()
+	return b.writeConfigFor(t, "sqlite", b.dbPath, extra)
+}
+
+func (b *testBundle) writeConfigFor(t *testing.T, driver, dsn, extra string) string {
+	t.Helper()
+	path := filepath.Join(b.dir, "config.yaml")
+	cfg := fmt.Sprintf(`store:
+  driver: %s
+  dsn: "%s"
+llm:
+  base_url: %s
+  api_key: ${OPENAI_API_KEY}
+  model: test-model
+  timeout: 2s
+  max_retries: 1
+%s
+http:
+  listen: 127.0.0.1:0
+  api_token: ${PARLEY_API_TOKEN}
+log:
+  level: debug
+%s`, driver, dsn, b.model.URL(), b.llmExtra, extra)
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	return path
+}
+
+// running is a `parley run` in-process.
+type running struct {
+	addr   string
+	stderr *coretest.Logs
+	cancel context.CancelFunc
+	code   chan int
+}
+
+func (b *testBundle) start(t *testing.T, cfgPath string) *running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{stderr: &coretest.Logs{}, cancel: cancel, code: make(chan int, 1)}
+	go func() {
+		r.code <- Run(ctx, []string{"run", "-c", cfgPath}, IO{In: strings.NewReader(""), Out: io.Discard, Err: r.stderr}, b.lookup)
+	}()
+	re := regexp.MustCompile(`http server listening.* addr=(\S+)`)
+	require.Eventually(t, func() bool {
+		m := re.FindStringSubmatch(r.stderr.String())
+		if m == nil {
+			return false
+		}
+		r.addr = m[1]
+		return true
+	}, waitFor, 10*time.Millisecond, "parley run did not start; stderr:\n%s", r.stderr)
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop sends the equivalent of SIGTERM and expects a clean exit.
+func (r *running) stop(t *testing.T) {
+	t.Helper()
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	select {
+	case code := <-r.code:
+		require.Equal(t, 0, code, "stderr:\n%s", r.stderr)
+	case <-time.After(waitFor):
+		t.Fatalf("parley run did not stop; stderr:\n%s", r.stderr)
+	}
+}
+
+// sseReader reads events from the web chat's event stream.
+type sseReader struct {
+	resp   *http.Response
+	events chan [2]string
+}
+
+func openEvents(t *testing.T, addr, client string) *sseReader {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/web/events?client_id=" + client)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	s := &sseReader{resp: resp, events: make(chan [2]string, 16)}
+	sc := bufio.NewScanner(resp.Body)
+	ready := make(chan struct{})
+	go func() {
+		defer close(s.events)
+		var name, data string
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, ": connected"):
+				close(ready)
+			case strings.HasPrefix(line, "event: "):
+				name = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "data: "):
+				data = strings.TrimPrefix(line, "data: ")
+			case line == "" && name != "":
+				s.events <- [2]string{name, data}
+				name, data = "", ""
+			}
+		}
+	}()
+	select {
+	case <-ready:
+	case <-time.After(waitFor):
+		t.Fatal("event stream did not open")
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return s
+}
+
+// nextMessage returns the text of the next "message" event.
+func (s *sseReader) nextMessage(t *testing.T) string {
+	t.Helper()
+	return s.nextWireMessage(t).Text
+}
+
+func postMessage(t *testing.T, addr, client, text string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"client_id": client, "name": "Ada", "text": text})
+	resp, err := http.Post("http://"+addr+"/web/messages", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+}
+
+func (b *testBundle) storedMessages(t *testing.T, client string) []core.Message {
+	t.Helper()
+	return b.storedMessagesOn(t, core.PlatformWeb, client)
+}
+
+// openStoreFile opens the test's SQLite file, closed at cleanup.
+func (b *testBundle) openStoreFile(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func TestWebChatEndToEnd(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, ""))
+	b.model.Enqueue(llmtest.Text("Hello Ada, nice to meet you."))
+
+	const client = "client-0001"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hi, I'm Ada")
+	require.Equal(t, "Hello Ada, nice to meet you.", events.nextMessage(t))
+
+	req := b.model.Requests()[0]
+	msgs := req.Messages()
+	require.Equal(t, "system", msgs[0].Role)
+	require.Contains(t, msgs[0].Content, "You are Subaru", "the default persona is the system prompt")
+	require.Equal(t, "user", msgs[len(msgs)-1].Role)
+	require.Equal(t, "hi, I'm Ada", msgs[len(msgs)-1].Content)
+	require.Contains(t, msgs[0].Content, "\n\nNow for them: ", "the turn note (the user's local time) ends the system message")
+	require.Equal(t, "Bearer sk-live-DONOTLEAK-1234567890", req.Authorization)
+
+	r.stop(t) // the reply is stored before the run completes; stopping drains it
+	stored := b.storedMessages(t, client)
+	require.Len(t, stored, 2)
+	require.Equal(t, int64(1), stored[0].Seq)
+	require.Equal(t, "hi, I'm Ada", stored[0].Content)
+	require.Equal(t, int64(2), stored[1].Seq)
+	require.Equal(t, "Hello Ada, nice to meet you.", stored[1].Content)
+	require.Equal(t, core.SourceReply, stored[1].Source)
+}
+
+func TestHealthz(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, ""))
+	resp, err := http.Get("http://" + r.addr + "/healthz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var body struct {
+		Status     string
+		Components map[string]string
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(t, "ok", body.Status)
+	require.Equal(t, "ok", body.Components["store"])
+}
+
+func TestSecretsNeverLogged(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// The model rejects the key and echoes it, as OpenAI's 401 does.
+	b.model.Enqueue(llmtest.Status(401).WithErrorMessage("Incorrect API key provided: sk-live-DONOTLEAK-1234567890"))
+	r := b.start(t, b.writeConfig(t, ""))
+	const client = "client-0002"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hello")
+	require.Equal(t, core.DefaultFailureMessage, events.nextMessage(t))
+	r.stop(t)
+
+	logs := r.stderr.String()
+	require.Contains(t, logs, "turn failed", "the failure was logged")
+	for _, secret := range b.env {
+		require.NotContains(t, logs, secret)
+	}
+	// Nor in the database: run errors and records.
+	raw, err := os.ReadFile(b.dbPath)
+	require.NoError(t, err)
+	for _, secret := range b.env {
+		require.False(t, bytes.Contains(raw, []byte(secret)), "secret in the database file")
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	require.NoError(t, err)
+	runs, err := st.Runs(ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	require.Equal(t, core.RunFailed, runs[0].Status)
+	require.Contains(t, runs[0].Error, "401")
+	require.NotContains(t, runs[0].Error, "DONOTLEAK")
+}
+
+func TestBadConfigExitsTwo(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		yaml string
+		want string
+	}{
+		"unknown key":      {"llm:\n  modle: x\n", "config.yaml:2: llm.modle: unknown key"},
+		"bad duration":     {"runs:\n  debounce: soon\n", "config.yaml:2: runs.debounce"},
+		"unknown zone":     {"bot:\n  timezone: Mars/Olympus\n", "config.yaml:2: bot.timezone"},
+		"unknown plugin":   {"plugins:\n  persona: {}\n  telepathy: {enabled: true}\n", "config.yaml:3: plugins.telepathy: unknown plugin"},
+		"plugin key typo":  {"plugins:\n  persona:\n    nmae: Bob\n", "config.yaml:3: plugins.persona.nmae: unknown key"},
+		"unknown adapter":  {"adapters:\n  irc: {}\n", "config.yaml:2: adapters.irc: unknown adapter"},
+		"adapter key typo": {"adapters:\n  web:\n    titel: x\n", "config.yaml:3: adapters.web.titel: unknown key"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.yaml")
+			require.NoError(t, os.WriteFile(path, []byte(tc.yaml), 0o600))
+			var stderr coretest.Logs
+			code := Run(context.Background(), []string{"run", "-c", path}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, func(string) (string, bool) { return "", false })
+			require.Equal(t, 2, code)
+			require.Contains(t, stderr.String(), tc.want)
+		})
+	}
+}
+
+func TestBadFlagAndMissingConfigExitTwo(t *testing.T) {
+	t.Parallel()
+	noEnv := func(string) (string, bool) { return "", false }
+	for _, args := range [][]string{
+		{"run", "--no-such-flag"},
+		{"run", "-c", filepath.Join(t.TempDir(), "missing.yaml")},
+		{"frobnicate"},
+		{"run", "extra-arg"},
+	} {
+		var stderr coretest.Logs
+		code := Run(context.Background(), args, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr}, noEnv)
+		require.Equal(t, 2, code, "args %v: %s", args, stderr.String())
+	}
+}
+
+func TestVersionAndMigrate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var out coretest.Logs
+	require.Equal(t, 0, Run(context.Background(), []string{"version"}, IO{Out: &out, Err: io.Discard}, b.lookup))
+	require.True(t, strings.HasPrefix(out.String(), "parley "))
+
+	out = coretest.Logs{}
+	cfg := b.writeConfig(t, "")
+	require.Equal(t, 0, Run(context.Background(), []string{"migrate", "-c", cfg}, IO{Out: &out, Err: io.Discard}, b.lookup))
+	require.Regexp(t, `schema at version \d+ \(sqlite\)`, out.String())
+	_, err := os.Stat(b.dbPath)
+	require.NoError(t, err)
+}
+
+func TestChatInTheTerminal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Enqueue(llmtest.Text("Hi from the terminal!"))
+	cfg := b.writeConfig(t, "adapters:\n  console:\n    user: ada\n")
+	var out, stderr coretest.Logs
+	code := Run(context.Background(), []string{"chat", "-c", cfg}, IO{In: strings.NewReader("hello there\n"), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	require.Contains(t, out.String(), "Subaru: Hi from the terminal!")
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformConsole, "console:ada")
+	require.NoError(t, err)
+	msgs, err := st.Messages(ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Equal(t, "hello there", msgs[0].Content)
+	require.Equal(t, "Hi from the terminal!", msgs[1].Content)
+}
+
+func TestRunOnPostgres(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	dsn := storetest.PostgresDSN(t)
+	r := b.start(t, b.writeConfigFor(t, "postgres", dsn, ""))
+	b.model.Enqueue(llmtest.Text("Hello from PostgreSQL."))
+	const client = "client-pg-01"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hi")
+	require.Equal(t, "Hello from PostgreSQL.", events.nextMessage(t))
+	r.stop(t)
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "postgres", DSN: dsn})
+	require.NoError(t, err)
+	defer st.Close()
+	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	require.NoError(t, err)
+	msgs, err := st.Messages(ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, msgs, 2)
+	require.Equal(t, []int64{1, 2}, []int64{msgs[0].Seq, msgs[1].Seq})
+	require.Equal(t, "Hello from PostgreSQL.", msgs[1].Content)
+}
+
+// Every section of config.example.yaml decodes into its registered module:
+// the example documents real keys, not wishes.
+func TestExampleConfigMatchesTheModules(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("../config.example.yaml", func(string) (string, bool) { return "", false })
+	require.NoError(t, err)
+	ctx := context.Background()
+	env := core.Env{Logger: slog.New(slog.DiscardHandler), Clock: core.SystemClock{}, Location: time.UTC}
+	for name, sec := range cfg.Adapters {
+		info, ok := core.Adapters().Lookup(name)
+		require.True(t, ok, "adapters.%s is not a registered adapter", name)
+		require.NoError(t, sec.Decode(info.New()), "adapters.%s", name)
+	}
+	decoded, err := decodePlugins(cfg)
+	require.NoError(t, err)
+	require.Len(t, decoded, len(core.Plugins().Names()), "the example has a section for every plugin")
+	for _, p := range decoded {
+		info, _ := core.Plugins().Lookup(p.Name())
+		require.Equal(t, info.New(), p, "plugins.%s in the example states the defaults", p.Name())
+	}
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "x.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.NoError(t, st.Migrate(ctx))
+	env.Store = st
+	plugins, err := provisionPlugins(ctx, decoded, env)
+	require.NoError(t, err)
+	require.NotEmpty(t, plugins)
+}

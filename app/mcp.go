@@ -1,0 +1,67 @@
+package app
+
+import (
+	"log/slog"
+	"slices"
+
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/httpapi"
+	"github.com/parleybot/parley/core/mcp"
+)
+
+// newMCP builds the client of the enabled mcp.servers; nil when there is
+// none. Nothing starts until the app does.
+func newMCP(cfg *config.Config, log *slog.Logger, m *metrics) (*mcp.Manager, error) {
+	names := make([]string, 0, len(cfg.MCP.Servers))
+	for n := range cfg.MCP.Servers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var servers []mcp.Server
+	for _, n := range names {
+		s := cfg.MCP.Servers[n]
+		if !s.IsEnabled() {
+			log.Info("mcp server disabled in the config", "server", n)
+			continue
+		}
+		servers = append(servers, mcp.Server{
+			Name:    n,
+			Command: s.Command,
+			Args:    s.Args,
+			Env:     revealAll(s.Env),
+			URL:     s.URL,
+			Headers: revealAll(s.Headers),
+			Tools:   s.Tools,
+			Timeout: s.CallTimeout(),
+		})
+	}
+	if len(servers) == 0 {
+		return nil, nil
+	}
+	return mcp.New(mcp.Options{
+		Servers: servers,
+		Logger:  log.With("component", "mcp"),
+		Vision:  cfg.LLM.Vision,
+		Observe: m.MCPCalled,
+	})
+}
+
+// reportMCP shows each server on /healthz as mcp:NAME, without failing
+// the check: a load balancer must not take a replica out for a tool.
+func reportMCP(h *httpapi.Server, mgr *mcp.Manager) {
+	for _, n := range mgr.Names() {
+		h.AddHealthReport("mcp:"+n, func() string { return mgr.State(n) })
+	}
+}
+
+// revealAll is a map of secrets as the server needs them.
+func revealAll(m map[string]config.Secret) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v.Reveal()
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm"
+)
+
+// metrics is what GET /metrics serves, in the Prometheus text format, from
+// a registry of its own (no global state), every name prefixed parley_:
+// turns and how long they ran; model calls, their latency and tokens;
+// sends by platform and result; how late jobs fired; MCP tool calls by
+// server, tool and outcome, with durations; the queues (runs
+// queued and running, jobs due) and jobs by kind and status, both read
+// from the database at each scrape; and the Go runtime's and process's
+// figures.
+type metrics struct {
+	reg       *prometheus.Registry
+	lateness  *prometheus.HistogramVec
+	failures  *prometheus.CounterVec
+	sends     *prometheus.CounterVec
+	turns     *prometheus.CounterVec
+	turnTime  *prometheus.HistogramVec
+	llmTime   *prometheus.HistogramVec
+	llmTokens *prometheus.CounterVec
+	finishes  *prometheus.CounterVec
+	mcpCalls  *prometheus.CounterVec
+	mcpTime   *prometheus.HistogramVec
+	log       *slog.Logger
+}
+
+var _ core.Metrics = (*metrics)(nil)
+
+// metricsStore reads what the scrape-time collectors report.
+type metricsStore interface {
+	JobCounts(ctx context.Context) (map[[2]string]int64, error)
+	QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error)
+}
+
+// secondsBuckets spans a fast send to a slow model call.
+var secondsBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+func newMetrics(log *slog.Logger) *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		log: log,
+		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "parley_job_fire_lateness_seconds",
+			Help:    "How long after its due time a job went out.",
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600},
+		}, []string{"kind"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_scheduled_send_errors_total",
+			Help: "Scheduled sends that failed, by platform.",
+		}, []string{"platform"}),
+		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_sends_total",
+			Help: "Messages sent to platforms (replies, notices, scheduled and routed messages), by platform and result (ok, error, permanent).",
+		}, []string{"platform", "result"}),
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_turns_total",
+			Help: "Runs finished, by kind (user_turn, cron_turn, proactive, continue) and status.",
+		}, []string{"kind", "status"}),
+		turnTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "parley_turn_duration_seconds",
+			Help:    "How long a run ran, from its claim to its end.",
+			Buckets: secondsBuckets,
+		}, []string{"kind"}),
+		llmTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "parley_llm_request_duration_seconds",
+			Help:    "Latency of a turn's model calls (tool rounds included), by result (ok, error).",
+			Buckets: secondsBuckets,
+		}, []string{"result"}),
+		llmTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "parley_llm_tokens_total",
+			Help: "Tokens the model reported for turns, by type (prompt, completion).",
+		}, []string{"type"}),
+	}
+	m.finishes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_llm_finish_total",
+		Help: "Model answers by finish_reason (stop, length, tool_calls, content_filter, ...), every call counted: turns, tool rounds, summaries.",
+	}, []string{"reason"})
+	// The tool label is the server's own tool name: the allow-list and
+	// the servers the owner configured bound it.
+	m.mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_mcp_tool_calls_total",
+		Help: "MCP tool calls by server, tool and outcome (ok, tool_error, invalid_arguments, timeout, unavailable, failed).",
+	}, []string{"server", "tool", "outcome"})
+	m.mcpTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "parley_mcp_tool_call_duration_seconds",
+		Help:    "How long an MCP tool call took, by server and tool.",
+		Buckets: secondsBuckets,
+	}, []string{"server", "tool"})
+	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// watchStore adds the figures read from the database at each scrape.
+func (m *metrics) watchStore(st metricsStore) {
+	m.reg.MustRegister(&storeCollector{st: st, log: m.log})
+}
+
+// Finished counts a model answer by its finish reason. The label is the
+// server's word, so a server that invents reasons cannot grow the series
+// without bound: anything unknown counts as "other".
+func (m *metrics) Finished(_, reason string) {
+	switch reason {
+	case "stop", "length", "tool_calls", "content_filter", "function_call", "unknown":
+	default:
+		reason = "other"
+	}
+	m.finishes.WithLabelValues(reason).Inc()
+}
+
+// Fired observes a job's lateness.
+func (m *metrics) Fired(kind core.JobKind, late time.Duration) {
+	m.lateness.WithLabelValues(string(kind)).Observe(max(late, 0).Seconds())
+}
+
+// SendFailed counts a failed scheduled send.
+func (m *metrics) SendFailed(p core.Platform) {
+	m.failures.WithLabelValues(string(p)).Inc()
+}
+
+// Sent counts a send by platform and result.
+func (m *metrics) Sent(p core.Platform, result string) {
+	m.sends.WithLabelValues(string(p), result).Inc()
+}
+
+// TurnFinished counts a finished run and observes how long it ran.
+func (m *metrics) TurnFinished(kind core.RunKind, status core.RunStatus, took time.Duration) {
+	m.turns.WithLabelValues(string(kind), string(status)).Inc()
+	m.turnTime.WithLabelValues(string(kind)).Observe(max(took, 0).Seconds())
+}
+
+// ModelCalled observes a model call's latency and counts its tokens.
+func (m *metrics) ModelCalled(took time.Duration, usage llm.Usage, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.llmTime.WithLabelValues(result).Observe(took.Seconds())
+	m.llmTokens.WithLabelValues("prompt").Add(float64(usage.PromptTokens))
+	m.llmTokens.WithLabelValues("completion").Add(float64(usage.CompletionTokens))
+}
+
+// MCPCalled counts an MCP tool call and observes how long it took.
+func (m *metrics) MCPCalled(server, tool, outcome string, took time.Duration) {
+	m.mcpCalls.WithLabelValues(server, tool, outcome).Inc()
+	m.mcpTime.WithLabelValues(server, tool).Observe(max(took, 0).Seconds())
+}
+
+// handler serves the registry.
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// storeCollector reads the queues and job counts at scrape time: pending
+// work stays in the database, not in memory.
+type storeCollector struct {
+	st  metricsStore
+	log *slog.Logger
+}
+
+var (
+	jobsDesc  = prometheus.NewDesc("parley_jobs", "Jobs by kind and status.", []string{"kind", "status"}, nil)
+	queueDesc = prometheus.NewDesc("parley_queue_depth",
+		"Work waiting or under way: runs queued and running, jobs due and not yet taken.", []string{"queue"}, nil)
+)
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- jobsDesc
+	ch <- queueDesc
+}
+
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := c.st.JobCounts(ctx)
+	if err != nil {
+		c.log.Warn("metrics: counting jobs", "err", err)
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(n), k[0], k[1])
+	}
+	depth, err := c.st.QueueDepth(ctx, time.Now())
+	if err != nil {
+		c.log.Warn("metrics: reading the queues", "err", err)
+	}
+	for q, n := range depth {
+		ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(n), q)
+	}
+}

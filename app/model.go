@@ -1,0 +1,79 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/llm"
+)
+
+// logModel says, before anything is served, which model the bot talks to
+// and where: the first thing an owner checks when replies fail. The key is
+// never logged, only whether there is one. With OpenAI's URL and no key
+// every turn would fail with 401, so it warns and says how to fix it.
+func logModel(log *slog.Logger, cfg *config.Config) {
+	log.Info("model", "base_url", redactedURL(cfg.LLM.BaseURL), "model", cfg.LLM.Model,
+		"light_model", cfg.LightModel(), "api_key_set", cfg.LLM.APIKey != "")
+	if cfg.LLM.APIKey == "" && llm.IsOpenAI(cfg.LLM.BaseURL) {
+		log.Warn("llm.api_key is empty, so OpenAI will refuse every turn: set " + config.EnvOpenAIAPIKey +
+			", or point llm.base_url at a server that needs no key (Ollama, vLLM); see the README, \"Pointing it at a model\"")
+	}
+}
+
+// authHint ends the model's 401 errors: which key to check.
+func authHint(cfg *config.Config) string {
+	if llm.IsOpenAI(cfg.LLM.BaseURL) {
+		return "check llm.api_key (" + config.EnvOpenAIAPIKey + ")"
+	}
+	return "check llm.api_key"
+}
+
+// redactedURL is base without a password (a proxy URL may hold one).
+func redactedURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
+
+// newTranscriber is the speech-to-text client of llm.transcription (nil,
+// with no error, when its model is ""), its empty base URL and key taken
+// from llm's.
+func newTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Transcriber, error) {
+	tc := cfg.LLM.Transcription
+	if tc.Model == "" {
+		log.Info("voice transcription is off (llm.transcription.model is empty)")
+		return nil, nil
+	}
+	base, key := tc.BaseURL, tc.APIKey
+	if base == "" {
+		base = cfg.LLM.BaseURL
+	}
+	if key == "" {
+		key = cfg.LLM.APIKey
+	}
+	var share *llm.Client
+	if base == cfg.LLM.BaseURL {
+		// One server: transcriptions count against llm.max_concurrency and
+		// a 429 pauses both.
+		share = model
+	}
+	t, err := llm.NewTranscriber(llm.TranscriberConfig{
+		ShareLimits: share,
+		BaseURL:     base,
+		APIKey:      key.Reveal(),
+		Model:       tc.Model,
+		Timeout:     cfg.LLM.Timeout,
+		MaxRetries:  cfg.LLM.MaxRetries,
+		AuthHint:    "check llm.transcription.api_key (or llm.api_key)",
+		Logger:      log.With("component", "transcription"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("llm.transcription: %w", err)
+	}
+	return t, nil
+}

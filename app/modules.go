@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+)
+
+// defaultAdapters are enabled when the config does not mention them.
+var defaultAdapters = map[string]bool{"web": true}
+
+// decodeSection decodes a module's section into v. A missing section keeps
+// v's defaults and enabled is the module's default.
+func decodeSection(secs map[string]config.Section, name string, v any, enabledByDefault bool) (bool, error) {
+	sec, ok := secs[name]
+	if !ok {
+		return enabledByDefault, nil
+	}
+	if err := sec.Decode(v); err != nil {
+		return false, err
+	}
+	return sec.Enabled, nil
+}
+
+// unknownSections rejects sections that name no registered module.
+func unknownSections(cfg *config.Config, kind string, secs map[string]config.Section, known []string) error {
+	names := make([]string, 0, len(secs))
+	for n := range secs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	isKnown := map[string]bool{}
+	for _, k := range known {
+		isKnown[k] = true
+	}
+	for _, n := range names {
+		if !isKnown[n] {
+			sec := secs[n]
+			return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: fmt.Sprintf("unknown %s (known: %v)", kind, known)}
+		}
+	}
+	return nil
+}
+
+// provision runs the module lifecycle after decoding: Provision, Validate.
+func provision(ctx context.Context, kind, name string, m any, env core.Env) error {
+	if p, ok := m.(core.Provisioner); ok {
+		if err := p.Provision(ctx, env); err != nil {
+			return fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+	}
+	if v, ok := m.(core.Validator); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("%s %s: %w", kind, name, err)
+		}
+	}
+	return nil
+}
+
+// cleanup releases what Provision acquired; safe after a partial Provision.
+func cleanup(m any) {
+	if c, ok := m.(core.Cleaner); ok {
+		_ = c.Cleanup()
+	}
+}
+
+// decodePlugins decodes every registered plugin's section (so a disabled
+// plugin's typos are still reported) and returns the enabled ones, in name
+// order, not yet provisioned. Every plugin is enabled unless its section
+// says otherwise.
+func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
+	reg := core.Plugins()
+	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names()); err != nil {
+		return nil, usageError{err}
+	}
+	var out []core.Plugin
+	for _, name := range reg.Names() {
+		info, _ := reg.Lookup(name)
+		p := info.New()
+		enabled, err := decodeSection(cfg.Plugins, name, p, true)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if enabled {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// provisionPlugins provisions and validates decoded plugins; on a failure
+// it cleans up the ones done so far.
+func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]core.Plugin, error) {
+	for i, p := range ps {
+		if err := provision(ctx, "plugin", p.Name(), p, env); err != nil {
+			cleanupAll(ps[:i])
+			cleanup(p)
+			return nil, usageError{err}
+		}
+	}
+	return ps, nil
+}
+
+// buildAdapters decodes and provisions the adapters, as decodePlugins and
+// provisionPlugins do for plugins; want, when non-nil, limits
+// which enabled adapters are built (parley chat wants only the console).
+func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
+	reg := core.Adapters()
+	if err := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names()); err != nil {
+		return nil, usageError{err}
+	}
+	var out []core.Adapter
+	for _, name := range reg.Names() {
+		info, _ := reg.Lookup(name)
+		a := info.New()
+		enabled, err := decodeSection(cfg.Adapters, name, a, defaultAdapters[name])
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if !want(name, enabled) {
+			continue
+		}
+		if err := provision(ctx, "adapter", name, a, env); err != nil {
+			cleanupAll(out)
+			cleanup(a)
+			return nil, usageError{err}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func cleanupAll[T any](ms []T) {
+	for _, m := range ms {
+		cleanup(m)
+	}
+}
