@@ -252,7 +252,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		httpapi.NewAPI(httpapi.APIConfig{
 			Token:       cfg.HTTP.APIToken.Reveal(),
 			Store:       a.store,
-			Adapter:     a.adapterFor,
+			Adapters:    a.adapters,
 			JobsChanged: jobWaker.Wake,
 			Now:         opts.clock.Now,
 			TimeZone:    cfg.Location().String(),
@@ -295,16 +295,6 @@ func (a *app) startAdapter(ctx context.Context, ad core.Adapter) error {
 	}
 	a.unlocks = append(a.unlocks, unlock)
 	return nil
-}
-
-// adapterFor is the enabled adapter of a platform.
-func (a *app) adapterFor(p core.Platform) (core.Adapter, bool) {
-	for _, ad := range a.adapters {
-		if ad.Platform() == p {
-			return ad, true
-		}
-	}
-	return nil, false
 }
 
 // start brings the bot up: services, adapters, dispatcher, HTTP.

@@ -8,7 +8,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/slack"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
@@ -202,21 +205,21 @@ func TestChatCommandsOnDiscord(t *testing.T) {
 	shown := markuptest.Discord(fake.WaitSent(t, channel, 1, waitFor)[0].Content)
 	require.Contains(t, shown.Text, "I'm Subaru. Write to me whenever you like; send /help")
 	require.True(t, shown.Has(markuptest.Bold, "Subaru"), "%+v", shown)
-	b.waitStored(t, core.PlatformDiscord, channel, 2)
+	b.waitStored(t, discord.Platform, channel, 2)
 	fake.SendDM(lin, "/help")
 	requireHelp(t, markuptest.Discord(fake.WaitSent(t, channel, 2, waitFor)[1].Content).Text)
-	b.waitStored(t, core.PlatformDiscord, channel, 4)
+	b.waitStored(t, discord.Platform, channel, 4)
 	fake.SendDM(lin, "/reminders")
 	shown = markuptest.Discord(fake.WaitSent(t, channel, 3, waitFor)[2].Content)
 	require.Contains(t, shown.Text, "You have no reminders and no recurring messages.")
-	b.waitStored(t, core.PlatformDiscord, channel, 6)
+	b.waitStored(t, discord.Platform, channel, 6)
 	fake.SendDM(lin, "/timezone europe/paris")
 	shown = markuptest.Discord(fake.WaitSent(t, channel, 4, waitFor)[3].Content)
 	require.Contains(t, shown.Text, "Your time zone is now Europe/Paris")
 	require.Empty(t, b.model.Requests())
 
 	r.stop(t)
-	requireCommandsStored(t, b.storedMessagesOn(t, core.PlatformDiscord, channel),
+	requireCommandsStored(t, b.storedMessagesOn(t, discord.Platform, channel),
 		"/start", "/help", "/reminders", "/timezone europe/paris")
 }
 
@@ -243,10 +246,10 @@ func TestChatCommandsOnSlack(t *testing.T) {
 
 			// Each answer is stored just after Slack took it: a person
 			// takes longer than that to type the next command.
-			b.waitStored(t, core.PlatformSlack, channel, 2)
+			b.waitStored(t, slack.Platform, channel, 2)
 			fake.SendSlashCommand(mei, "/help", "")
 			requireHelp(t, read(fake.WaitSent(t, channel, 2, waitFor)[1]).Text)
-			b.waitStored(t, core.PlatformSlack, channel, 4)
+			b.waitStored(t, slack.Platform, channel, 4)
 			fake.SendSlashCommand(mei, "/timezone", "asia/tokyo")
 			shown = read(fake.WaitSent(t, channel, 3, waitFor)[2])
 			require.Contains(t, shown.Text, "Your time zone is now Asia/Tokyo")
@@ -257,8 +260,8 @@ func TestChatCommandsOnSlack(t *testing.T) {
 			require.Empty(t, b.model.Requests())
 
 			r.stop(t)
-			requireCommandsStored(t, b.storedMessagesOn(t, core.PlatformSlack, channel), "/start", "/help", "/timezone asia/tokyo")
-			conv := b.conversationOn(t, core.PlatformSlack, channel)
+			requireCommandsStored(t, b.storedMessagesOn(t, slack.Platform, channel), "/start", "/help", "/timezone asia/tokyo")
+			conv := b.conversationOn(t, slack.Platform, channel)
 			require.Equal(t, "Asia/Tokyo", conv.TimeZone)
 		})
 	}
@@ -311,7 +314,7 @@ func TestChatCommandsInTheTerminal(t *testing.T) {
 	require.Contains(t, shown, "Subaru: Fresh start!")
 	require.NotContains(t, shown, "**")
 	require.Empty(t, b.model.Requests())
-	requireCommandsStored(t, b.storedMessagesOn(t, core.PlatformConsole, "console:ada"), "/start", "/help", "/reminders", "/new")
+	requireCommandsStored(t, b.storedMessagesOn(t, console.Platform, "console:ada"), "/start", "/help", "/reminders", "/new")
 }
 
 // conversationOn reads a conversation from the test's SQLite file.

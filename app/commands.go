@@ -98,7 +98,7 @@ func waitIdle(ctx context.Context, a *app) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		busy, err := a.store.HasPendingRuns(ctx, core.PlatformConsole)
+		busy, err := a.store.HasPendingRuns(ctx, console.Platform)
 		if err != nil || !busy {
 			return
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -137,7 +138,7 @@ func (c *companion) advance(t *testing.T, d time.Duration) {
 func (c *companion) stored(t *testing.T) []core.Message {
 	t.Helper()
 	ctx := context.Background()
-	conv, err := c.app.store.ConversationByThread(ctx, core.PlatformTelegram, fmt.Sprint(c.user.ID))
+	conv, err := c.app.store.ConversationByThread(ctx, telegram.Platform, fmt.Sprint(c.user.ID))
 	require.NoError(t, err)
 	msgs, err := c.app.store.Messages(ctx, conv.ID)
 	require.NoError(t, err)

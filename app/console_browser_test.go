@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
@@ -57,7 +58,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	// A conversation with a reply, a silent turn, user text that looks like
 	// markup, and a message the bot promised to send in an hour.
 	now := time.Now().UTC()
-	in, err := a.store.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "browser-1",
+	in, err := a.store.RecordInbound(ctx, core.InboundRecord{Platform: web.Platform, ChannelThreadID: "browser-1",
 		ChannelUserID: "browser-1", DisplayName: "Ada", TimeZone: "Europe/Berlin",
 		Text: "remind me to check the bread in an hour", Now: now.Add(-time.Minute)})
 	require.NoError(t, err)
@@ -145,8 +146,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	// Markdown, its reasoning only in the run record, collapsed.
 	b.model.Enqueue(llmtest.Text("<think>They want a plan; keep it short.</think>Here is the **plan**:\n\n1. feed the starter\n2. bake"))
 	postMessage(t, a.http.Addr(), "browser-2", "what's the plan?")
-	b.waitStored(t, core.PlatformWeb, "browser-2", 2)
-	other, err := a.store.ConversationByThread(ctx, core.PlatformWeb, "browser-2")
+	b.waitStored(t, web.Platform, "browser-2", 2)
+	other, err := a.store.ConversationByThread(ctx, web.Platform, "browser-2")
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(bctx,
 		chromedp.Navigate(fmt.Sprintf("%s/console/conversations/%d", base, other.ID)),

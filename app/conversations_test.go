@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/store"
 )
@@ -23,7 +24,7 @@ func seedBound(t *testing.T, st *store.Store, thread string, recurring ...string
 	t.Helper()
 	ctx := context.Background()
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: thread,
+	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web.Platform, ChannelThreadID: thread,
 		ChannelUserID: "u-" + thread, DisplayName: "Ada", TimeZone: "Europe/Berlin", Text: "hi", Now: at})
 	require.NoError(t, err)
 	convID := res.Conversation.ID

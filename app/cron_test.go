@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/prompts"
@@ -25,7 +26,7 @@ func recurringCall(id, schedule, instruction, name string) llmtest.Response {
 // conv is the test user's conversation.
 func (c *companion) conv(t *testing.T) core.Conversation {
 	t.Helper()
-	conv, err := c.app.store.ConversationByThread(context.Background(), core.PlatformTelegram, fmt.Sprint(c.user.ID))
+	conv, err := c.app.store.ConversationByThread(context.Background(), telegram.Platform, fmt.Sprint(c.user.ID))
 	require.NoError(t, err)
 	return conv
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
-	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/markup/markuptest"
 )
@@ -46,7 +46,7 @@ func TestDiscordDMInReplyOut(t *testing.T) {
 	require.Len(t, b.model.Requests(), 1)
 
 	r.stop(t)
-	stored := b.storedMessagesOn(t, core.PlatformDiscord, channel)
+	stored := b.storedMessagesOn(t, discord.Platform, channel)
 	require.Len(t, stored, 2)
 	require.Equal(t, "hi bot", stored[0].Content)
 	require.Equal(t, sent[0].MessageID, stored[1].PlatformMessageID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -65,7 +66,7 @@ func TestTelegramPhotoWithoutCaptionReachesTheModel(t *testing.T) {
 	requireNoToken(t, b, fake, r.stderr.String())
 
 	r.stop(t)
-	stored := b.storedMessagesOn(t, core.PlatformTelegram, fmt.Sprint(ada.ID))
+	stored := b.storedMessagesOn(t, telegram.Platform, fmt.Sprint(ada.ID))
 	files := core.AttachmentsOf(stored[0])
 	require.Len(t, files, 1, "the photo is stored with its message")
 	require.Equal(t, core.AttachImage, files[0].Kind)
@@ -102,7 +103,7 @@ func TestTelegramVoiceNoteIsTranscribed(t *testing.T) {
 	requireNoToken(t, b, fake, r.stderr.String())
 
 	r.stop(t)
-	stored := b.storedMessagesOn(t, core.PlatformTelegram, fmt.Sprint(ada.ID))
+	stored := b.storedMessagesOn(t, telegram.Platform, fmt.Sprint(ada.ID))
 	require.Equal(t, "remind me to buy flour tomorrow", stored[0].Content, "the transcript is the message's text")
 	require.Equal(t, true, stored[0].Metadata["spoken"])
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 )
 
@@ -16,7 +17,7 @@ func TestJobsListAndCancel(t *testing.T) {
 	cfg := b.writeConfig(t, "")
 	st := b.openStoreFile(t)
 	require.NoError(t, st.Migrate(context.Background()))
-	res, err := st.RecordInbound(context.Background(), core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "c1",
+	res, err := st.RecordInbound(context.Background(), core.InboundRecord{Platform: web.Platform, ChannelThreadID: "c1",
 		Text: "hi", Now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)})
 	require.NoError(t, err)
 	j := &core.Job{ConversationID: res.Conversation.ID, Text: "Don't forget\nthe dentist", DueAt: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}

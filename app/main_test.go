@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
@@ -196,7 +198,7 @@ func postMessage(t *testing.T, addr, client, text string) {
 
 func (b *testBundle) storedMessages(t *testing.T, client string) []core.Message {
 	t.Helper()
-	return b.storedMessagesOn(t, core.PlatformWeb, client)
+	return b.storedMessagesOn(t, web.Platform, client)
 }
 
 // openStoreFile opens the test's SQLite file, closed at cleanup.
@@ -282,7 +284,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
 	require.NoError(t, err)
 	defer st.Close()
-	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	conv, err := st.ConversationByThread(ctx, web.Platform, client)
 	require.NoError(t, err)
 	runs, err := st.Runs(ctx, conv.ID)
 	require.NoError(t, err)
@@ -303,7 +305,7 @@ func TestBadConfigExitsTwo(t *testing.T) {
 		"unknown zone":     {"bot:\n  timezone: Mars/Olympus\n", "config.yaml:2: bot.timezone"},
 		"unknown plugin":   {"plugins:\n  persona: {}\n  telepathy: {enabled: true}\n", "config.yaml:3: plugins.telepathy: unknown plugin"},
 		"plugin key typo":  {"plugins:\n  persona:\n    nmae: Bob\n", "config.yaml:3: plugins.persona.nmae: unknown key"},
-		"unknown adapter":  {"adapters:\n  irc: {}\n", "config.yaml:2: adapters.irc: unknown adapter"},
+		"unknown adapter":  {"adapters:\n  icq: {}\n", "config.yaml:2: adapters.icq: unknown adapter"},
 		"adapter key typo": {"adapters:\n  web:\n    titel: x\n", "config.yaml:3: adapters.web.titel: unknown key"},
 	}
 	for name, tc := range cases {
@@ -364,7 +366,7 @@ func TestChatInTheTerminal(t *testing.T) {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
 	require.NoError(t, err)
 	defer st.Close()
-	conv, err := st.ConversationByThread(ctx, core.PlatformConsole, "console:ada")
+	conv, err := st.ConversationByThread(ctx, console.Platform, "console:ada")
 	require.NoError(t, err)
 	msgs, err := st.Messages(ctx, conv.ID)
 	require.NoError(t, err)
@@ -389,7 +391,7 @@ func TestRunOnPostgres(t *testing.T) {
 	st, err := store.Open(ctx, store.Options{Driver: "postgres", DSN: dsn})
 	require.NoError(t, err)
 	defer st.Close()
-	conv, err := st.ConversationByThread(ctx, core.PlatformWeb, client)
+	conv, err := st.ConversationByThread(ctx, web.Platform, client)
 	require.NoError(t, err)
 	msgs, err := st.Messages(ctx, conv.ID)
 	require.NoError(t, err)

@@ -13,6 +13,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/slack"
+	"github.com/parleybot/parley/adapters/telegram"
+	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -40,7 +43,7 @@ func TestMetricsCountJobsAndLateness(t *testing.T) {
 	require.Equal(t, "hello", events.nextMessage(t))
 
 	st := b.openStoreFile(t)
-	conv, err := st.ConversationByThread(context.Background(), core.PlatformWeb, "client-m")
+	conv, err := st.ConversationByThread(context.Background(), web.Platform, "client-m")
 	require.NoError(t, err)
 	_, err = st.ScheduleMessage(context.Background(), &core.Job{ConversationID: conv.ID, Text: "a reminder", DueAt: time.Now().Add(-time.Second)}, false, 50)
 	require.NoError(t, err)
@@ -73,10 +76,10 @@ func TestMetricsCountSendErrors(t *testing.T) {
 	t.Parallel()
 	m := newMetrics(slog.New(slog.DiscardHandler))
 	m.watchStore(fixedCounts{})
-	m.SendFailed(core.PlatformTelegram)
-	m.SendFailed(core.PlatformTelegram)
+	m.SendFailed(telegram.Platform)
+	m.SendFailed(telegram.Platform)
 	m.Fired(core.JobMessage, -time.Second) // early counts as on time
-	m.Sent(core.PlatformSlack, "permanent")
+	m.Sent(slack.Platform, "permanent")
 	m.TurnFinished(core.RunCronTurn, core.RunFailed, 3*time.Second)
 	m.ModelCalled(2*time.Second, llm.Usage{PromptTokens: 100, CompletionTokens: 7}, errors.New("timeout"))
 	rec := httptest.NewRecorder()

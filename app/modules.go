@@ -9,9 +9,6 @@ import (
 	"github.com/parleybot/parley/core/config"
 )
 
-// defaultAdapters are enabled when the config does not mention them.
-var defaultAdapters = map[string]bool{"web": true}
-
 // decodeSection decodes a module's section into v. A missing section keeps
 // v's defaults and enabled is the module's default.
 func decodeSection(secs map[string]config.Section, name string, v any, enabledByDefault bool) (bool, error) {
@@ -116,7 +113,7 @@ func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want f
 	for _, name := range reg.Names() {
 		info, _ := reg.Lookup(name)
 		a := info.New()
-		enabled, err := decodeSection(cfg.Adapters, name, a, defaultAdapters[name])
+		enabled, err := decodeSection(cfg.Adapters, name, a, info.EnabledByDefault)
 		if err != nil {
 			return nil, usageError{err}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -152,7 +153,7 @@ func TestRoutedMessageToATelegramUserWithoutAConversation(t *testing.T) {
 	sent := c.fake.WaitSent(t, newbie.ID, 1, waitFor)
 	require.Equal(t, "Welcome aboard!", sent[0].Text)
 	c.settle(t) // stored once delivered
-	conv, err := c.app.store.ConversationByThread(context.Background(), core.PlatformTelegram, fmt.Sprint(newbie.ID))
+	conv, err := c.app.store.ConversationByThread(context.Background(), telegram.Platform, fmt.Sprint(newbie.ID))
 	require.NoError(t, err)
 	require.Equal(t, "Nina Neu", conv.DisplayName)
 	require.Equal(t, "Europe/Berlin", conv.TimeZone)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/markup/markuptest"
@@ -154,7 +155,7 @@ func TestScheduleReplaceListCancelAndTheCap(t *testing.T) {
 	require.Equal(t, "c1", cancelledBy)
 
 	// The cap: max_pending_per_conversation (50).
-	conv, err := c.app.store.ConversationByThread(context.Background(), core.PlatformTelegram, fmt.Sprint(c.user.ID))
+	conv, err := c.app.store.ConversationByThread(context.Background(), telegram.Platform, fmt.Sprint(c.user.ID))
 	require.NoError(t, err)
 	for i := range 50 {
 		j := &core.Job{ConversationID: conv.ID, Text: fmt.Sprint(i), DueAt: companionT0.Add(48 * time.Hour)}
@@ -189,7 +190,7 @@ func TestSetTimezoneMovesTheUsersClock(t *testing.T) {
 // scheduleDirect stores a scheduled message as the tool would.
 func (c *companion) scheduleDirect(t *testing.T, text string, due time.Time) core.Job {
 	t.Helper()
-	conv, err := c.app.store.ConversationByThread(context.Background(), core.PlatformTelegram, fmt.Sprint(c.user.ID))
+	conv, err := c.app.store.ConversationByThread(context.Background(), telegram.Platform, fmt.Sprint(c.user.ID))
 	require.NoError(t, err)
 	j := &core.Job{ConversationID: conv.ID, Text: text, DueAt: due, Origin: "tool"}
 	_, err = c.app.store.ScheduleMessage(context.Background(), j, false, 50)

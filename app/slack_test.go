@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/slack"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -65,7 +66,7 @@ func TestSlackDMInReplyOut(t *testing.T) {
 			// ignored: a DM after it is the only other thing the model sees.
 			// (The reply is stored just after Slack took it: wait for that,
 			// as a person would take longer than that to answer.)
-			b.waitStored(t, core.PlatformSlack, channel, 2)
+			b.waitStored(t, slack.Platform, channel, 2)
 			b.model.Enqueue(llmtest.Text("second answer"))
 			fake.SendDM(mei, "and again")
 			sent = fake.WaitSent(t, channel, 2, waitFor)
@@ -75,7 +76,7 @@ func TestSlackDMInReplyOut(t *testing.T) {
 			require.Equal(t, []string{"hi bot", "and again"}, userContents(reqs[1]))
 
 			r.stop(t)
-			stored := b.storedMessagesOn(t, core.PlatformSlack, channel)
+			stored := b.storedMessagesOn(t, slack.Platform, channel)
 			require.Len(t, stored, 4)
 			require.Equal(t, "hi bot", stored[0].Content)
 			require.Equal(t, "Hi Mei! Fish & chips <3", stored[1].Content)
@@ -176,7 +177,7 @@ func TestSlackRateLimitDeliversOnce(t *testing.T) {
 
 			r.stop(t)
 			require.Len(t, fake.Sent(channel), 1, "delivered once")
-			stored := b.storedMessagesOn(t, core.PlatformSlack, channel)
+			stored := b.storedMessagesOn(t, slack.Platform, channel)
 			require.Len(t, stored, 2)
 			require.Equal(t, sent[0].TS, stored[1].PlatformMessageID, "the reply is stored with its slack ts")
 		})

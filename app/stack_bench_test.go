@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
@@ -34,7 +35,7 @@ func BenchmarkPromptStack(b *testing.B) {
 	// Eleven earlier sessions with summaries, then the current one.
 	for r := range 11 {
 		at := t0.AddDate(0, 0, r-11)
-		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "ada",
+		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: telegram.Platform, ChannelThreadID: "ada",
 			DisplayName: "Ada", Text: "hello", Now: at, SessionGap: 10 * time.Minute})
 		require.NoError(b, err)
 		require.NoError(b, st.SaveSummary(ctx, *res.Conversation.CurrentRecordID,
@@ -47,7 +48,7 @@ func BenchmarkPromptStack(b *testing.B) {
 	}
 	var history []core.Message
 	for i := range 25 {
-		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "ada",
+		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: telegram.Platform, ChannelThreadID: "ada",
 			Text: fmt.Sprintf("message %d from Ada, with a few words in it", i), Now: t0.Add(time.Duration(i) * time.Minute), SessionGap: 10 * time.Minute})
 		require.NoError(b, err)
 		reply := core.Message{ConversationID: conv.ID, Role: core.RoleAssistant, Content: fmt.Sprintf("answer %d to Ada, also a few words long", i), Source: core.SourceReply}

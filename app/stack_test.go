@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
@@ -35,7 +36,7 @@ func TestGoldenPromptStack(t *testing.T) {
 		llmtest.Text("Congratulations!!"),
 	)
 	c.say(t, "I got the job!", 1)
-	conv, err := c.app.store.ConversationByThread(ctx, core.PlatformTelegram, fmt.Sprint(c.user.ID))
+	conv, err := c.app.store.ConversationByThread(ctx, telegram.Platform, fmt.Sprint(c.user.ID))
 	require.NoError(t, err)
 	first := *conv.CurrentRecordID
 	// Memory the next issue's engines will write: facts and summaries.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -51,7 +52,7 @@ func TestTelegramDMInReplyOut(t *testing.T) {
 	require.Len(t, reqs, 1)
 	require.Equal(t, "hi bot", reqs[0].LastUserMessage())
 	r.stop(t)
-	stored := b.storedMessagesOn(t, core.PlatformTelegram, "4242")
+	stored := b.storedMessagesOn(t, telegram.Platform, "4242")
 	require.Len(t, stored, 2)
 	require.Equal(t, "hi bot", stored[0].Content)
 	require.Equal(t, "Hello Ada!", stored[1].Content)

@@ -189,6 +189,41 @@ type HealthReporter interface {
 	Health() error
 }
 
+// PlatformTitler is an optional Adapter capability: the platform's name
+// as a sentence to the model puts it ("You are talking with Ada on
+// Telegram"): "Telegram", "the web chat". An adapter without it (or with
+// an empty title) gets its platform's name with the first letter
+// upper-cased (Platform.Title). Plugins read it as Turn.PlatformTitle.
+type PlatformTitler interface {
+	PlatformTitle() string
+}
+
+// PlatformTitle names a's platform in a sentence: its PlatformTitler's
+// title, or else a.Platform().Title().
+func PlatformTitle(a Adapter) string {
+	if pt, ok := a.(PlatformTitler); ok {
+		if title := pt.PlatformTitle(); title != "" {
+			return title
+		}
+	}
+	return a.Platform().Title()
+}
+
+// Prober is an optional Adapter capability, for `parley doctor`: check,
+// after Provision and Validate and without Start, that the platform is
+// reachable and takes the configured credentials, with the calls Start
+// would make (Telegram getMe, Discord GET /users/@me). Probe changes
+// nothing on the platform and leaves nothing running: no intake, no
+// connection kept, no webhook set or removed, no message sent. It
+// returns a short account of what it found ("@parley_bot (id 1234)"),
+// or an error a bot owner can act on: what failed and the config key to
+// fix, e.g. "the token was refused (401 Unauthorized): fix
+// adapters.telegram.token". Neither holds a secret. An adapter with
+// nothing remote (the web chat, the terminal) does not implement it.
+type Prober interface {
+	Probe(ctx context.Context) (detail string, err error)
+}
+
 // PermanentError is a send failure that retrying cannot fix (the user blocked
 // the bot, the chat does not exist). The core records it and stops retrying.
 type PermanentError struct {

@@ -30,7 +30,7 @@ type signalAdapter struct {
 }
 
 func (a *signalAdapter) Name() string            { return "bench" }
-func (a *signalAdapter) Platform() core.Platform { return core.PlatformWeb }
+func (a *signalAdapter) Platform() core.Platform { return web }
 func (a *signalAdapter) Capabilities() core.Capabilities {
 	return core.Capabilities{MaxMessageLength: 4096}
 }
@@ -84,7 +84,7 @@ func BenchmarkTurn(b *testing.B) {
 			defer wg.Done()
 			for range work {
 				if err := ad.h.HandleInbound(ctx, core.InboundMessage{
-					Platform: core.PlatformWeb, ChannelThreadID: thread, ChannelUserID: thread,
+					Platform: web, ChannelThreadID: thread, ChannelUserID: thread,
 					Text: "hello there", Direct: true,
 				}); err != nil {
 					b.Error(err)
@@ -138,7 +138,7 @@ func BenchmarkConversations(b *testing.B) {
 				for m := range perConv {
 					sent := time.Now()
 					if err := ad.h.HandleInbound(ctx, core.InboundMessage{
-						Platform: core.PlatformWeb, ChannelThreadID: thread, ChannelUserID: thread,
+						Platform: web, ChannelThreadID: thread, ChannelUserID: thread,
 						Text: fmt.Sprintf("message %d", m), Direct: true,
 					}); err != nil {
 						b.Error(err)

@@ -68,7 +68,7 @@ func TestCommandIsAnsweredWithoutTheModel(t *testing.T) {
 	require.Equal(t, stored[0].SessionRecordID, stored[1].SessionRecordID)
 	require.Equal(t, core.FormatRichText, core.FormatOf(stored[1]), "shown again as Markdown")
 
-	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, "u1")
+	conv, err := b.store.ConversationByThread(b.ctx, web, "u1")
 	require.NoError(t, err)
 	runs, err := b.store.Runs(b.ctx, conv.ID)
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestCommandRedeliveryIsAnsweredOnce(t *testing.T) {
 	t.Parallel()
 	p := &pinger{}
 	b := setup(t, setupOpts{commands: p})
-	msg := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "u1", ChannelUserID: "u1",
+	msg := core.InboundMessage{Platform: web, ChannelThreadID: "u1", ChannelUserID: "u1",
 		Text: "/ping", PlatformMessageID: "m-1", Direct: true}
 	require.NoError(t, b.disp.HandleInbound(b.ctx, msg))
 	require.NoError(t, b.disp.HandleInbound(b.ctx, msg))

@@ -40,7 +40,7 @@ func TestTwoSchedulersNeverRunAnOccurrenceTwice(t *testing.T) {
 			const convs, minutes = 20, 5
 			var jobs []core.Job
 			for i := range convs {
-				res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: fmt.Sprintf("u%d", i), Text: "hi", Now: t0})
+				res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: fmt.Sprintf("u%d", i), Text: "hi", Now: t0})
 				require.NoError(t, err)
 				j := &core.Job{ConversationID: res.Conversation.ID, Name: fmt.Sprintf("job %d", i), Text: "say hi",
 					Recurrence: "* * * * *", DueAt: t0.Add(time.Minute)}
@@ -50,7 +50,7 @@ func TestTwoSchedulersNeverRunAnOccurrenceTwice(t *testing.T) {
 			var adapters []*coretest.Adapter
 			fired := &firedCount{}
 			for _, owner := range []string{"sched-a", "sched-b"} {
-				ad := coretest.NewAdapter(core.PlatformWeb)
+				ad := coretest.NewAdapter(web)
 				d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: client, Adapters: []core.Adapter{ad},
 					Owner: owner, Clock: clock, PollInterval: time.Second, RecurringTurns: true, Metrics: fired})
 				require.NoError(t, err)
@@ -122,14 +122,14 @@ type cronRig struct {
 func newCronRig(t *testing.T) *cronRig {
 	t.Helper()
 	ctx := context.Background()
-	r := &cronRig{st: openStore(t), clock: coretest.NewClock(t0), model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb)}
+	r := &cronRig{st: openStore(t), clock: coretest.NewClock(t0), model: llmtest.NewServer(t), adapter: coretest.NewAdapter(web)}
 	client, err := llm.New(llm.Config{BaseURL: r.model.URL(), APIKey: "sk-test", Model: "m", Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	r.disp, err = core.NewDispatcher(core.DispatcherConfig{Store: r.st, LLM: client, Adapters: []core.Adapter{r.adapter},
 		Clock: r.clock, PollInterval: time.Second, RecurringTurns: true})
 	require.NoError(t, err)
 	require.NoError(t, r.adapter.Start(ctx, r.disp))
-	res, err := r.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u1", Text: "hi", Now: t0})
+	res, err := r.st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "u1", Text: "hi", Now: t0})
 	require.NoError(t, err)
 	r.conv = res.Conversation
 	r.job = core.Job{ConversationID: r.conv.ID, Name: "stand-up", Text: "Ask what they plan today.", Recurrence: "every 1h", DueAt: t0.Add(time.Minute)}

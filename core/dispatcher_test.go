@@ -84,7 +84,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	if st == nil {
 		st = openStore(t)
 	}
-	b := &testBundle{ctx: ctx, store: st, model: llmtest.NewServer(t), adapter: coretest.NewAdapter(core.PlatformWeb),
+	b := &testBundle{ctx: ctx, store: st, model: llmtest.NewServer(t), adapter: coretest.NewAdapter(web),
 		jobs: core.NewWaker()}
 	base := o.baseURL
 	if base == "" {
@@ -129,7 +129,7 @@ func (b *testBundle) waitRun(t *testing.T, thread string) core.Run {
 	t.Helper()
 	var last core.Run
 	require.Eventually(t, func() bool {
-		conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+		conv, err := b.store.ConversationByThread(b.ctx, web, thread)
 		if err != nil {
 			return false
 		}
@@ -145,7 +145,7 @@ func (b *testBundle) waitRun(t *testing.T, thread string) core.Run {
 
 func (b *testBundle) messages(t *testing.T, thread string) []core.Message {
 	t.Helper()
-	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+	conv, err := b.store.ConversationByThread(b.ctx, web, thread)
 	require.NoError(t, err)
 	msgs, err := b.store.Messages(b.ctx, conv.ID)
 	require.NoError(t, err)
@@ -391,20 +391,20 @@ func TestIgnoredInbound(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{allow: []string{"web:friend"}})
 	h := core.InboundHandler(b.disp)
-	group := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "g1", ChannelUserID: "friend", Text: "hi all", Direct: false}
+	group := core.InboundMessage{Platform: web, ChannelThreadID: "g1", ChannelUserID: "friend", Text: "hi all", Direct: false}
 	require.NoError(t, h.HandleInbound(b.ctx, group))
-	stranger := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "s1", ChannelUserID: "stranger", Text: "hi", Direct: true}
+	stranger := core.InboundMessage{Platform: web, ChannelThreadID: "s1", ChannelUserID: "stranger", Text: "hi", Direct: true}
 	require.NoError(t, h.HandleInbound(b.ctx, stranger))
-	blank := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "friend", ChannelUserID: "friend", Text: " \n\t ", Direct: true}
+	blank := core.InboundMessage{Platform: web, ChannelThreadID: "friend", ChannelUserID: "friend", Text: " \n\t ", Direct: true}
 	require.NoError(t, h.HandleInbound(b.ctx, blank))
 	for _, thread := range []string{"g1", "s1", "friend"} {
-		_, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+		_, err := b.store.ConversationByThread(b.ctx, web, thread)
 		require.True(t, errors.Is(err, core.ErrNotFound), "thread %s: nothing stored, got %v", thread, err)
 	}
 	require.Empty(t, b.model.Requests())
 
 	b.model.Enqueue(llmtest.Text("hello friend"))
-	ok := core.InboundMessage{Platform: core.PlatformWeb, ChannelThreadID: "friend", ChannelUserID: "friend", Text: "hi", Direct: true}
+	ok := core.InboundMessage{Platform: web, ChannelThreadID: "friend", ChannelUserID: "friend", Text: "hi", Direct: true}
 	require.NoError(t, h.HandleInbound(b.ctx, ok))
 	require.Equal(t, "hello friend", b.adapter.WaitSent(t, 1, waitFor)[0].Text)
 }
@@ -434,7 +434,7 @@ func TestTurnSeesMessagesStoredByAnotherProcess(t *testing.T) {
 
 	// Another process (a scheduled send, the API) appends to the
 	// conversation behind this dispatcher's back.
-	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, "u8")
+	conv, err := b.store.ConversationByThread(b.ctx, web, "u8")
 	require.NoError(t, err)
 	require.NoError(t, b.store.AppendMessage(b.ctx, &core.Message{
 		ConversationID: conv.ID, Role: core.RoleAssistant, Content: "reminder: water the plants", Source: core.SourceScheduledSend,

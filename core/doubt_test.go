@@ -115,8 +115,8 @@ func TestSendsInDoubtAreBoundedPerPlatform(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			st := openStore(t)
-			tg := newLedger(st, core.PlatformTelegram, 0, tc.inDoubt)
-			dc := newLedger(st, core.PlatformDiscord, tc.dcWindow, tc.dcAtOnce)
+			tg := newLedger(st, telegram, 0, tc.inDoubt)
+			dc := newLedger(st, discord, tc.dcWindow, tc.dcAtOnce)
 			d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{tg, dc},
 				ScheduledMessages: true, MaxSendsInDoubt: tc.inDoubt, JobLease: tc.lease, PollInterval: 50 * time.Millisecond})
 			require.NoError(t, err)
@@ -124,8 +124,8 @@ func TestSendsInDoubtAreBoundedPerPlatform(t *testing.T) {
 			now := time.Now()
 			const perPlatform = 30
 			for i := range perPlatform {
-				scheduleFor(t, st, core.PlatformTelegram, fmt.Sprintf("t%d", i), fmt.Sprintf("telegram %d", i), now, now)
-				scheduleFor(t, st, core.PlatformDiscord, fmt.Sprintf("d%d", i), fmt.Sprintf("discord %d", i), now, now)
+				scheduleFor(t, st, telegram, fmt.Sprintf("t%d", i), fmt.Sprintf("telegram %d", i), now, now)
+				scheduleFor(t, st, discord, fmt.Sprintf("d%d", i), fmt.Sprintf("discord %d", i), now, now)
 			}
 			require.NoError(t, d.Start(ctx))
 			t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
@@ -180,13 +180,13 @@ func TestASendWaitingOutA429LetsTheNextOneGo(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
 	clock := coretest.NewClock(t0)
-	ad := &sleepyAdapter{Adapter: coretest.NewAdapter(core.PlatformTelegram), clock: clock, sleeps: make(chan time.Time, 1)}
+	ad := &sleepyAdapter{Adapter: coretest.NewAdapter(telegram), clock: clock, sleeps: make(chan time.Time, 1)}
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{ad},
 		ScheduledMessages: true, Clock: clock, PollInterval: time.Second})
 	require.NoError(t, err)
 	ctx := t.Context()
-	scheduleFor(t, st, core.PlatformTelegram, "first", "rate limited", t0, t0.Add(time.Minute))
-	scheduleFor(t, st, core.PlatformTelegram, "second", "not held up", t0, t0.Add(time.Minute+time.Second))
+	scheduleFor(t, st, telegram, "first", "rate limited", t0, t0.Add(time.Minute))
+	scheduleFor(t, st, telegram, "second", "not held up", t0, t0.Add(time.Minute+time.Second))
 	require.NoError(t, d.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
 	t.Cleanup(func() { clock.Advance(time.Hour) }) // a failed test's sleeper wakes: Stop lets a begun send finish

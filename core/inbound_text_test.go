@@ -29,7 +29,7 @@ func TestInboundTextAnyStoreCanKeep(t *testing.T) {
 			t.Parallel()
 			b := setup(t, tc.opts(t))
 			err := b.disp.HandleInbound(b.ctx, core.InboundMessage{
-				Platform: core.PlatformWeb, ChannelThreadID: "u1", ChannelUserID: "u1",
+				Platform: web, ChannelThreadID: "u1", ChannelUserID: "u1",
 				DisplayName: "Ada\x00", Text: "a\x00b \xff", PlatformMessageID: "in-1",
 				SentAt: time.Now(), Direct: true,
 			})
@@ -37,7 +37,7 @@ func TestInboundTextAnyStoreCanKeep(t *testing.T) {
 			msgs := b.messages(t, "u1")
 			require.Len(t, msgs, 1)
 			require.Equal(t, "a\uFFFDb \uFFFD", msgs[0].Content)
-			conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, "u1")
+			conv, err := b.store.ConversationByThread(b.ctx, web, "u1")
 			require.NoError(t, err)
 			require.Equal(t, "Ada\uFFFD", conv.DisplayName)
 		})

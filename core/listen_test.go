@@ -26,7 +26,7 @@ func TestReplicasWakeEachOtherThroughNotify(t *testing.T) {
 	model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("hello from the idle replica") })
 	client, err := llm.New(llm.Config{BaseURL: model.URL(), APIKey: "sk-test", Model: "m", Timeout: 5 * time.Second})
 	require.NoError(t, err)
-	ad := coretest.NewAdapter(core.PlatformWeb)
+	ad := coretest.NewAdapter(web)
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: mine, LLM: client, Adapters: []core.Adapter{ad},
 		PollInterval: time.Hour, ScheduledMessages: true, Listener: mine})
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestReplicasWakeEachOtherThroughNotify(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
 
 	// Another replica took in a DM and planned its turn.
-	res, err := other.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u1", Text: "hi",
+	res, err := other.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "u1", Text: "hi",
 		Now: time.Now(), PlanRun: true})
 	require.NoError(t, err)
 	sent := ad.WaitSent(t, 1, waitFor)

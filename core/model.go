@@ -1,18 +1,28 @@
 package core
 
-import "time"
+import (
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
 
-// Platform names a chat platform a conversation lives on.
+// Platform names a chat platform a conversation lives on: what its
+// adapter's Platform returns ("telegram", "web"). core names no platform
+// of its own: the platforms are those of the registered adapters (each
+// adapter package declares its constant, e.g. telegram.Platform), so a new
+// adapter needs no change here or anywhere above the adapters.
 type Platform string
 
-// The platforms Parley speaks.
-const (
-	PlatformTelegram Platform = "telegram"
-	PlatformDiscord  Platform = "discord"
-	PlatformSlack    Platform = "slack"
-	PlatformWeb      Platform = "web"
-	PlatformConsole  Platform = "console"
-)
+// Title is how a sentence names the platform when its adapter gives no
+// title of its own (PlatformTitler): the name with its first letter
+// upper-cased ("irc" is "Irc").
+func (p Platform) Title() string {
+	r, n := utf8.DecodeRuneInString(string(p))
+	if n == 0 || r == utf8.RuneError {
+		return string(p)
+	}
+	return string(unicode.ToUpper(r)) + string(p)[n:]
+}
 
 // Conversation is one direct-message channel between the bot and one user on
 // one platform. (Platform, ChannelThreadID) is unique.

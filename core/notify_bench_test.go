@@ -37,7 +37,7 @@ func benchJobsBesideReplicas(b *testing.B, replicas int) {
 	require.NoError(b, st.Migrate(ctx))
 	for range replicas {
 		rs := storetest.OpenPostgresAt(b, dsn)
-		d, err := core.NewDispatcher(core.DispatcherConfig{Store: rs, LLM: noModel{}, Adapters: []core.Adapter{coretest.NewAdapter(core.PlatformWeb)},
+		d, err := core.NewDispatcher(core.DispatcherConfig{Store: rs, LLM: noModel{}, Adapters: []core.Adapter{coretest.NewAdapter(web)},
 			ScheduledMessages: true, Listener: rs})
 		require.NoError(b, err)
 		require.NoError(b, d.Start(ctx))
@@ -45,7 +45,7 @@ func benchJobsBesideReplicas(b *testing.B, replicas int) {
 	}
 	ids := make([]int64, convs)
 	for i := range ids {
-		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: fmt.Sprintf("u%d", i), Text: "hi", Now: time.Now()})
+		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: fmt.Sprintf("u%d", i), Text: "hi", Now: time.Now()})
 		require.NoError(b, err)
 		ids[i] = res.Conversation.ID
 	}

@@ -15,7 +15,7 @@ type plainAdapter struct {
 }
 
 func (a *plainAdapter) Name() string       { return "plain" }
-func (a *plainAdapter) Platform() Platform { return PlatformWeb }
+func (a *plainAdapter) Platform() Platform { return "web" }
 func (a *plainAdapter) Capabilities() Capabilities {
 	return Capabilities{MaxMessageLength: 100, RichText: a.rich}
 }

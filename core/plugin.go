@@ -74,6 +74,9 @@ type PluginInfo struct {
 type AdapterInfo struct {
 	Name string
 	New  func() Adapter
+	// EnabledByDefault enables the adapter when the config has no section
+	// for it (the web chat); any other needs `enabled: true`.
+	EnabledByDefault bool
 }
 
 // Prompt layer levels of the prompt stack (see DESIGN.md).
@@ -99,7 +102,12 @@ type PromptLayer struct {
 // Turn is what plugins see of the turn being executed.
 type Turn struct {
 	Conversation Conversation
-	Run          Run
+	// PlatformTitle names the conversation's platform in a sentence
+	// ("Telegram", "the web chat"), as its adapter gives it
+	// (PlatformTitle). Empty in a Turn built by hand: a plugin then uses
+	// Conversation.Platform.Title().
+	PlatformTitle string
+	Run           Run
 	// History is L5: the session record's recent messages, oldest first,
 	// within the window; it ends with the messages the run answers. It is
 	// shared with later turns: read it, never modify it.

@@ -137,7 +137,7 @@ func TestDuringGenerationRestart(t *testing.T) {
 	defer close(release)
 	require.NoError(t, b.adapter.Deliver(b.ctx, "rs", "one"))
 	b.model.WaitRequests(t, 1, waitFor)
-	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, "rs")
+	conv, err := b.store.ConversationByThread(b.ctx, web, "rs")
 	require.NoError(t, err)
 	first, err := b.store.Runs(b.ctx, conv.ID)
 	require.NoError(t, err)
@@ -244,7 +244,7 @@ func TestManyConversationsNeverRunTwiceAtOnce(t *testing.T) {
 			require.True(t, answered, "%s: %q was never answered: %+v", thread, m.Content, msgs)
 		}
 		// Runs of one conversation never overlapped.
-		conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, thread)
+		conv, err := b.store.ConversationByThread(b.ctx, web, thread)
 		require.NoError(t, err)
 		runs, err := b.store.Runs(b.ctx, conv.ID)
 		require.NoError(t, err)
@@ -391,7 +391,7 @@ func TestRestartRequestedByAnotherProcessStopsAtTheNextHeartbeat(t *testing.T) {
 	// Another process receives the user's next message and asks for the
 	// restart through the database only.
 	res, err := b.store.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformWeb, ChannelThreadID: "xp", ChannelUserID: "xp", Text: "two",
+		Platform: web, ChannelThreadID: "xp", ChannelUserID: "xp", Text: "two",
 		Now: clock.Now(), PlanRun: true, WhileRunning: core.BusyRestart,
 	})
 	require.NoError(t, err)

@@ -27,7 +27,7 @@ type stampAdapter struct {
 }
 
 func (a *stampAdapter) Name() string            { return "bench" }
-func (a *stampAdapter) Platform() core.Platform { return core.PlatformWeb }
+func (a *stampAdapter) Platform() core.Platform { return web }
 func (a *stampAdapter) Capabilities() core.Capabilities {
 	return core.Capabilities{MaxMessageLength: 4096, IdempotencyWindow: a.window}
 }

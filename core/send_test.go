@@ -24,7 +24,7 @@ func TestScheduledMessageRetriesWithBackoffThenFails(t *testing.T) {
 	require.NoError(t, b.adapter.Deliver(b.ctx, "sched", "hello"))
 	b.adapter.WaitSent(t, 1, waitFor)
 	b.waitRun(t, "sched")
-	conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, "sched")
+	conv, err := b.store.ConversationByThread(b.ctx, web, "sched")
 	require.NoError(t, err)
 	j := &core.Job{ConversationID: conv.ID, Text: "through a flaky platform", DueAt: t0.Add(time.Minute)}
 	_, err = b.store.ScheduleMessage(b.ctx, j, false, 50)
@@ -65,7 +65,7 @@ func TestScheduledMessagesOfOneConversationGoInOrderAndOthersAreNotHeldUp(t *tes
 		b.model.Enqueue(llmtest.Text("hi " + u))
 		require.NoError(t, b.adapter.Deliver(b.ctx, u, "hello"))
 		b.waitRun(t, u)
-		conv, err := b.store.ConversationByThread(b.ctx, core.PlatformWeb, u)
+		conv, err := b.store.ConversationByThread(b.ctx, web, u)
 		require.NoError(t, err)
 		convs = append(convs, conv)
 	}
@@ -94,7 +94,7 @@ func TestScheduledMessagesOfOneConversationGoInOrderAndOthersAreNotHeldUp(t *tes
 func TestAWokenJobLoopSendsAJobCreatedWhileItSlept(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
-	ad := coretest.NewAdapter(core.PlatformWeb)
+	ad := coretest.NewAdapter(web)
 	waker := core.NewWaker()
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{ad},
 		ScheduledMessages: true, JobWaker: waker, PollInterval: time.Hour})
@@ -103,7 +103,7 @@ func TestAWokenJobLoopSendsAJobCreatedWhileItSlept(t *testing.T) {
 	require.NoError(t, ad.Start(ctx, d))
 	require.NoError(t, d.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
-	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "w", Text: "hi", Now: time.Now()})
+	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "w", Text: "hi", Now: time.Now()})
 	require.NoError(t, err)
 	// The loop found nothing due and sleeps for an hour; a job due in
 	// 50ms is created and the loop woken, as the schedule tool does.
@@ -143,7 +143,7 @@ func TestASlowConversationHoldsUpNoOther(t *testing.T) {
 	clock := coretest.NewClock(t0)
 	// Idempotent: a send that hangs is not in doubt beside the others
 	// (doubt_test.go covers a platform where it is).
-	ad := &gateAdapter{Adapter: coretest.NewAdapter(core.PlatformWeb), slow: "slow", release: make(chan struct{}), entered: make(chan struct{}, 1)}
+	ad := &gateAdapter{Adapter: coretest.NewAdapter(web), slow: "slow", release: make(chan struct{}), entered: make(chan struct{}, 1)}
 	ad.IdempotencyWindow = time.Hour
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{ad},
 		ScheduledMessages: true, Clock: clock, PollInterval: time.Second})
@@ -153,7 +153,7 @@ func TestASlowConversationHoldsUpNoOther(t *testing.T) {
 	require.NoError(t, d.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, d.Stop(context.Background())) })
 	jobFor := func(thread, text string, due time.Time) {
-		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: thread, Text: "hi", Now: t0})
+		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: thread, Text: "hi", Now: t0})
 		require.NoError(t, err)
 		_, err = st.ScheduleMessage(ctx, &core.Job{ConversationID: res.Conversation.ID, Text: text, DueAt: due}, false, 50)
 		require.NoError(t, err)
@@ -191,13 +191,13 @@ func (a *stallAdapter) Send(ctx context.Context, m core.OutboundMessage) (core.S
 func TestASendNeverOutlastsItsLease(t *testing.T) {
 	t.Parallel()
 	st := openStore(t)
-	ad := &stallAdapter{Adapter: coretest.NewAdapter(core.PlatformWeb)}
+	ad := &stallAdapter{Adapter: coretest.NewAdapter(web)}
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: noModel{}, Adapters: []core.Adapter{ad},
 		ScheduledMessages: true, JobLease: 2 * time.Second, PollInterval: 50 * time.Millisecond})
 	require.NoError(t, err)
 	ctx := t.Context()
 	require.NoError(t, ad.Start(ctx, d))
-	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u1", Text: "hi", Now: time.Now()})
+	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "u1", Text: "hi", Now: time.Now()})
 	require.NoError(t, err)
 	j := &core.Job{ConversationID: res.Conversation.ID, Text: "on its way", DueAt: time.Now()}
 	_, err = st.ScheduleMessage(ctx, j, false, 50)

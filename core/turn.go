@@ -86,13 +86,14 @@ func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, err
 		return nil, nil, fmt.Errorf("loading history: %w", err)
 	}
 	t := &Turn{
-		Conversation: conv,
-		Run:          *run,
-		History:      history,
-		Now:          d.cfg.Clock.Now(),
-		Location:     d.location(conv),
-		Job:          job,
-		Cron:         cron,
+		Conversation:  conv,
+		PlatformTitle: PlatformTitle(adapter),
+		Run:           *run,
+		History:       history,
+		Now:           d.cfg.Clock.Now(),
+		Location:      d.location(conv),
+		Job:           job,
+		Cron:          cron,
 	}
 	if rec := turnRecord(conv, history); rec != nil {
 		if t.Record, err = d.sessionRecord(ctx, *rec); err != nil {

@@ -24,11 +24,16 @@ func init() {
 	core.RegisterAdapter(core.AdapterInfo{Name: "console", New: func() core.Adapter { return New() }})
 }
 
+// Platform is the platform this adapter serves: the core.Platform of its
+// conversations and of the API's channel_type "console".
+const Platform core.Platform = "console"
+
 // Interface guards.
 var (
-	_ core.Adapter     = (*Adapter)(nil)
-	_ core.Provisioner = (*Adapter)(nil)
-	_ core.Validator   = (*Adapter)(nil)
+	_ core.Adapter        = (*Adapter)(nil)
+	_ core.Provisioner    = (*Adapter)(nil)
+	_ core.Validator      = (*Adapter)(nil)
+	_ core.PlatformTitler = (*Adapter)(nil)
 )
 
 const (
@@ -104,8 +109,11 @@ func newWithLookup(lookupEnv func(string) (string, bool)) *Adapter {
 // Name returns "console".
 func (a *Adapter) Name() string { return "console" }
 
-// Platform returns core.PlatformConsole.
-func (a *Adapter) Platform() core.Platform { return core.PlatformConsole }
+// Platform returns Platform.
+func (a *Adapter) Platform() core.Platform { return Platform }
+
+// PlatformTitle is how the model hears the platform named: "the terminal".
+func (a *Adapter) PlatformTitle() string { return "the terminal" }
 
 // Capabilities reports plain text in 16000-rune parts and no typing
 // indicator.
@@ -212,7 +220,7 @@ func (a *Adapter) handle(ctx context.Context, h core.InboundHandler, lines <-cha
 			continue
 		}
 		msg := core.InboundMessage{
-			Platform:          core.PlatformConsole,
+			Platform:          Platform,
 			ChannelThreadID:   thread,
 			ChannelUserID:     thread,
 			DisplayName:       a.User,

@@ -158,9 +158,11 @@ func TestRegistered(t *testing.T) {
 	t.Parallel()
 	info, ok := core.Adapters().Lookup("console")
 	require.True(t, ok)
+	require.False(t, info.EnabledByDefault, "console is off unless the config turns it on")
 	a := info.New()
 	require.Equal(t, "console", a.Name())
-	require.Equal(t, core.PlatformConsole, a.Platform())
+	require.Equal(t, Platform, a.Platform())
+	require.Equal(t, "the terminal", core.PlatformTitle(a), "the model hears the platform named as before")
 	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "plain", Typing: false}, a.Capabilities())
 	_, typing := a.(core.TypingIndicator)
 	require.False(t, typing, "Capabilities.Typing is false, so no TypingIndicator")
@@ -207,7 +209,7 @@ func TestLinesBecomeInboundMessages(t *testing.T) {
 	for i, text := range []string{"hello there", "second line"} {
 		require.True(t, strings.HasPrefix(got[i].PlatformMessageID, "c-"), got[i].PlatformMessageID)
 		require.Equal(t, core.InboundMessage{
-			Platform:          core.PlatformConsole,
+			Platform:          Platform,
 			ChannelThreadID:   "console:ada",
 			ChannelUserID:     "console:ada",
 			DisplayName:       "ada",

@@ -23,6 +23,10 @@ func init() {
 	core.RegisterAdapter(core.AdapterInfo{Name: "discord", New: func() core.Adapter { return New() }})
 }
 
+// Platform is the platform this adapter serves: the core.Platform of its
+// conversations and of the API's channel_type "discord".
+const Platform core.Platform = "discord"
+
 // Interface guards.
 var (
 	_ core.Adapter         = (*Adapter)(nil)
@@ -30,6 +34,7 @@ var (
 	_ core.HealthReporter  = (*Adapter)(nil)
 	_ core.Provisioner     = (*Adapter)(nil)
 	_ core.Validator       = (*Adapter)(nil)
+	_ core.PlatformTitler  = (*Adapter)(nil)
 )
 
 const (
@@ -124,8 +129,11 @@ func New() *Adapter {
 // Name returns "discord".
 func (a *Adapter) Name() string { return "discord" }
 
-// Platform returns core.PlatformDiscord.
-func (a *Adapter) Platform() core.Platform { return core.PlatformDiscord }
+// Platform returns Platform.
+func (a *Adapter) Platform() core.Platform { return Platform }
+
+// PlatformTitle is how the model hears the platform named: "Discord".
+func (a *Adapter) PlatformTitle() string { return "Discord" }
 
 // Capabilities reports 2000-character Markdown messages, rich text, a
 // typing indicator that lasts 10 seconds (refreshed every 8), and sends a

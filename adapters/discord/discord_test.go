@@ -24,9 +24,11 @@ func TestRegistered(t *testing.T) {
 	t.Parallel()
 	info, ok := core.Adapters().Lookup("discord")
 	require.True(t, ok)
+	require.False(t, info.EnabledByDefault, "discord is off unless the config turns it on")
 	a := info.New()
 	require.Equal(t, "discord", a.Name())
-	require.Equal(t, core.PlatformDiscord, a.Platform())
+	require.Equal(t, Platform, a.Platform())
+	require.Equal(t, "Discord", core.PlatformTitle(a), "the model hears the platform named as before")
 	require.Equal(t, core.Capabilities{MaxMessageLength: 2000, Markup: "markdown", Typing: true, RichText: true,
 		TypingRefresh: 8 * time.Second, IdempotencyWindow: 2 * time.Minute}, a.Capabilities())
 	_, images := a.(core.ImageSender)

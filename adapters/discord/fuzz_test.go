@@ -127,7 +127,7 @@ func checkTaken(t *testing.T, msg core.InboundMessage, m wireMessage) {
 		t.Fatalf("a message in server %q was taken: %+v", m.GuildID, msg)
 	case m.Author == nil || m.Author.Bot || m.Author.ID == fuzzBotID || (m.Type != 0 && m.Type != 19):
 		t.Fatalf("a message from %+v of type %d was taken", m.Author, m.Type)
-	case msg.Platform != core.PlatformDiscord || !msg.Direct:
+	case msg.Platform != Platform || !msg.Direct:
 		t.Fatalf("not a Discord DM: %+v", msg)
 	case !snowflakeRE.MatchString(msg.ChannelThreadID) || msg.ChannelThreadID != m.ChannelID:
 		t.Fatalf("channel %q became thread %q", m.ChannelID, msg.ChannelThreadID)

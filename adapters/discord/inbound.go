@@ -117,7 +117,7 @@ func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, b
 		name = m.Author.Username
 	}
 	return core.InboundMessage{
-		Platform:          core.PlatformDiscord,
+		Platform:          Platform,
 		ChannelThreadID:   m.ChannelID,
 		ChannelUserID:     m.Author.ID,
 		DisplayName:       name,

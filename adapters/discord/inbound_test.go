@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/discord/discordtest"
-	"github.com/parleybot/parley/core"
 )
 
 func TestDMIsNormalised(t *testing.T) {
@@ -22,7 +21,7 @@ func TestDMIsNormalised(t *testing.T) {
 	msgs := b.core.Wait(t, 1, waitFor)
 	require.Len(t, msgs, 1)
 	got := msgs[0]
-	require.Equal(t, core.PlatformDiscord, got.Platform)
+	require.Equal(t, Platform, got.Platform)
 	require.Equal(t, ch, got.ChannelThreadID)
 	require.Equal(t, b.srv.DMChannelOf(ada.ID), got.ChannelThreadID)
 	require.Equal(t, ada.ID, got.ChannelUserID)

@@ -66,7 +66,7 @@ func (a *Adapter) handleSlash(ctx context.Context, cmd slack.SlashCommand) strin
 	text := strings.TrimSpace(cmd.Command + " " + fromMrkdwn(cmd.Text))
 	ok := a.deliver(ctx, key, 0, cmd.ChannelID, func(ctx context.Context, now time.Time) core.InboundMessage {
 		return core.InboundMessage{
-			Platform:        core.PlatformSlack,
+			Platform:        Platform,
 			ChannelThreadID: cmd.ChannelID,
 			ChannelUserID:   cmd.UserID,
 			DisplayName:     a.displayName(ctx, cmd.UserID),

@@ -21,7 +21,7 @@ func TestSlashCommandReachesTheCore(t *testing.T) {
 		b := setup(t, mode)
 		ch, trigger := b.srv.SendSlashCommand(ada, "/cancel", "2")
 		got := b.core.Wait(t, 1, waitFor)
-		require.Equal(t, core.InboundMessage{Platform: core.PlatformSlack, ChannelThreadID: ch, ChannelUserID: ada.ID,
+		require.Equal(t, core.InboundMessage{Platform: Platform, ChannelThreadID: ch, ChannelUserID: ada.ID,
 			DisplayName: "ada.l", Text: "/cancel 2", PlatformMessageID: trigger, SentAt: got[0].SentAt, Direct: true}, got[0])
 		res := b.srv.WaitSlashResponse(t, trigger, waitFor)
 		require.Empty(t, res.Body, "nothing for Slack to show: the answer comes in the DM")

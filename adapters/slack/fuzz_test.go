@@ -169,7 +169,7 @@ func checkTaken(t *testing.T, m core.InboundMessage, channelType, sub, botID, ch
 	switch {
 	case channelType != "im" || sub != "" || botID != "":
 		t.Fatalf("a message in a %q channel (subtype %q, bot %q) reached the core: %+v", channelType, sub, botID, m)
-	case m.Platform != core.PlatformSlack || !m.Direct:
+	case m.Platform != Platform || !m.Direct:
 		t.Fatalf("not a Slack DM: %+v", m)
 	case m.ChannelThreadID == "" || m.ChannelThreadID != channel:
 		t.Fatalf("channel %q became thread %q", channel, m.ChannelThreadID)

@@ -66,7 +66,7 @@ func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) boo
 	}
 	return a.deliver(ctx, key, retry, ev.Channel, func(ctx context.Context, now time.Time) core.InboundMessage {
 		return core.InboundMessage{
-			Platform:          core.PlatformSlack,
+			Platform:          Platform,
 			ChannelThreadID:   ev.Channel,
 			ChannelUserID:     ev.User,
 			DisplayName:       a.displayName(ctx, ev.User),

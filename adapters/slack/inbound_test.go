@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/slack/slacktest"
-	"github.com/parleybot/parley/core"
 )
 
 func TestDMIsNormalised(t *testing.T) {
@@ -19,7 +18,7 @@ func TestDMIsNormalised(t *testing.T) {
 		ch, ts := b.srv.SendDM(ada, "Fish &amp; chips &lt;3 for <@U0GRACE001|grace>? See <https://example.com/menu|the menu>")
 		msgs := b.core.Wait(t, 1, waitFor)
 		got := msgs[0]
-		require.Equal(t, core.PlatformSlack, got.Platform)
+		require.Equal(t, Platform, got.Platform)
 		require.Equal(t, ch, got.ChannelThreadID)
 		require.Equal(t, b.srv.DMChannelOf(ada.ID), got.ChannelThreadID)
 		require.Equal(t, ada.ID, got.ChannelUserID)

@@ -26,6 +26,10 @@ func init() {
 	core.RegisterAdapter(core.AdapterInfo{Name: "slack", New: func() core.Adapter { return New() }})
 }
 
+// Platform is the platform this adapter serves: the core.Platform of its
+// conversations and of the API's channel_type "slack".
+const Platform core.Platform = "slack"
+
 // Interface guards.
 var (
 	_ core.Adapter        = (*Adapter)(nil)
@@ -33,6 +37,7 @@ var (
 	_ core.HealthReporter = (*Adapter)(nil)
 	_ core.Provisioner    = (*Adapter)(nil)
 	_ core.Validator      = (*Adapter)(nil)
+	_ core.PlatformTitler = (*Adapter)(nil)
 )
 
 // Modes.
@@ -150,8 +155,11 @@ func New() *Adapter {
 // Name returns "slack".
 func (a *Adapter) Name() string { return "slack" }
 
-// Platform returns core.PlatformSlack.
-func (a *Adapter) Platform() core.Platform { return core.PlatformSlack }
+// Platform returns Platform.
+func (a *Adapter) Platform() core.Platform { return Platform }
+
+// PlatformTitle is how the model hears the platform named: "Slack".
+func (a *Adapter) PlatformTitle() string { return "Slack" }
 
 // Capabilities reports 4,000-character mrkdwn messages, rich text, and no
 // typing indicator: Slack offers none to bots outside its assistant

@@ -76,4 +76,6 @@ func TestCapabilities(t *testing.T) {
 	require.True(t, c.RichText)
 	_, images := any(New()).(core.ImageSender)
 	require.True(t, images)
+	require.Equal(t, Platform, New().Platform())
+	require.Equal(t, "Slack", core.PlatformTitle(New()), "the model hears the platform named as before")
 }

@@ -111,7 +111,7 @@ func runBurst(b *testing.B, dms bool) burstResult {
 	for u := range burstUsers {
 		id := strconv.FormatInt(userID(u), 10)
 		fake.AddChat(userID(u))
-		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: id,
+		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: telegram.Platform, ChannelThreadID: id,
 			ChannelUserID: id, DisplayName: fmt.Sprint("User ", u), Text: "remind me", Now: started})
 		require.NoError(b, err)
 		for k := range burstPerUser {

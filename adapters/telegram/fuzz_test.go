@@ -168,7 +168,7 @@ func checkAccepted(t *testing.T, m core.InboundMessage, chatType string, chatID,
 	switch {
 	case chatType != "private":
 		t.Fatalf("a message from a %q chat reached the core: %+v", chatType, m)
-	case m.Platform != core.PlatformTelegram || !m.Direct:
+	case m.Platform != Platform || !m.Direct:
 		t.Fatalf("not a Telegram DM: %+v", m)
 	case m.ChannelThreadID == "" || m.ChannelThreadID != strconv.FormatInt(chatID, 10):
 		t.Fatalf("chat %d became thread %q", chatID, m.ChannelThreadID)

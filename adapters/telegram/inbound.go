@@ -117,7 +117,7 @@ func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
 	// Telegram never sends more than 4096 characters; the core truncates
 	// anything over its own limit and records that it did.
 	return core.InboundMessage{
-		Platform:          core.PlatformTelegram,
+		Platform:          Platform,
 		ChannelThreadID:   strconv.FormatInt(m.Chat.ID, 10),
 		ChannelUserID:     strconv.FormatInt(m.From.ID, 10),
 		DisplayName:       displayName(m.From),

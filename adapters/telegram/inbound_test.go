@@ -29,7 +29,7 @@ func TestPrivateMessageIsNormalised(t *testing.T) {
 	// Two chats' messages of one batch reach the core side by side.
 	slices.SortFunc(got, func(x, y core.InboundMessage) int { return strings.Compare(x.ChannelThreadID, y.ChannelThreadID) })
 	require.Equal(t, core.InboundMessage{
-		Platform:          core.PlatformTelegram,
+		Platform:          Platform,
 		ChannelThreadID:   "100001",
 		ChannelUserID:     "100001",
 		DisplayName:       "Ada Lovelace",

@@ -25,6 +25,10 @@ func init() {
 	core.RegisterAdapter(core.AdapterInfo{Name: "telegram", New: func() core.Adapter { return New() }})
 }
 
+// Platform is the platform this adapter serves: the core.Platform of its
+// conversations and of the API's channel_type "telegram".
+const Platform core.Platform = "telegram"
+
 // Interface guards.
 var (
 	_ core.Adapter           = (*Adapter)(nil)
@@ -35,6 +39,7 @@ var (
 	_ core.Provisioner       = (*Adapter)(nil)
 	_ core.Validator         = (*Adapter)(nil)
 	_ core.AttachmentFetcher = (*Adapter)(nil)
+	_ core.PlatformTitler    = (*Adapter)(nil)
 )
 
 // Modes and formats.
@@ -140,8 +145,11 @@ func New() *Adapter {
 // Name returns "telegram".
 func (a *Adapter) Name() string { return "telegram" }
 
-// Platform returns core.PlatformTelegram.
-func (a *Adapter) Platform() core.Platform { return core.PlatformTelegram }
+// Platform returns Platform.
+func (a *Adapter) Platform() core.Platform { return Platform }
+
+// PlatformTitle is how the model hears the platform named: "Telegram".
+func (a *Adapter) PlatformTitle() string { return "Telegram" }
 
 // Capabilities reports 4096-character messages, a typing indicator and,
 // unless format is plain, rich text in MarkdownV2. With format plain the

@@ -137,7 +137,7 @@ func checkPost(t *testing.T, h http.Handler, box *inbox, body []byte) (*core.Inb
 		t.Fatalf("%q was taken, but it does not decode: %v", body, err)
 	}
 	switch {
-	case m.Platform != core.PlatformWeb || !m.Direct:
+	case m.Platform != web.Platform || !m.Direct:
 		t.Fatalf("%q became %+v: not a web DM", body, m)
 	case !clientIDRE.MatchString(m.ChannelThreadID) || m.ChannelThreadID != in.ClientID || m.ChannelUserID != in.ClientID:
 		t.Fatalf("%q became thread %q, user %q", body, m.ChannelThreadID, m.ChannelUserID)

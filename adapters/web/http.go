@@ -84,7 +84,7 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := core.InboundMessage{
-		Platform:          core.PlatformWeb,
+		Platform:          Platform,
 		ChannelThreadID:   in.ClientID,
 		ChannelUserID:     in.ClientID,
 		DisplayName:       displayName(in.Name),
@@ -190,7 +190,7 @@ func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
 	}
 	out := []wireMessage{}
 	if hr, ok := a.inboundHandler().(historyReader); ok {
-		msgs, err := hr.History(r.Context(), core.PlatformWeb, clientID, limit)
+		msgs, err := hr.History(r.Context(), Platform, clientID, limit)
 		if err != nil && !errors.Is(err, core.ErrNotFound) {
 			a.log.Error("reading web history", "client", clientID, "err", err)
 			writeError(w, http.StatusInternalServerError, "could not load the history")

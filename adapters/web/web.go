@@ -19,8 +19,13 @@ import (
 )
 
 func init() {
-	core.RegisterAdapter(core.AdapterInfo{Name: "web", New: func() core.Adapter { return New() }})
+	// The web chat is on unless the config turns it off.
+	core.RegisterAdapter(core.AdapterInfo{Name: "web", New: func() core.Adapter { return New() }, EnabledByDefault: true})
 }
+
+// Platform is the platform this adapter serves: the core.Platform of its
+// conversations and of the API's channel_type "web".
+const Platform core.Platform = "web"
 
 // Interface guards.
 var (
@@ -29,6 +34,7 @@ var (
 	_ core.TypingIndicator = (*Adapter)(nil)
 	_ core.Provisioner     = (*Adapter)(nil)
 	_ core.Validator       = (*Adapter)(nil)
+	_ core.PlatformTitler  = (*Adapter)(nil)
 )
 
 // maxMessageLength is the longest part Send pushes to a browser, in runes.
@@ -79,8 +85,11 @@ func New() *Adapter {
 // Name returns "web".
 func (a *Adapter) Name() string { return "web" }
 
-// Platform returns core.PlatformWeb.
-func (a *Adapter) Platform() core.Platform { return core.PlatformWeb }
+// Platform returns Platform.
+func (a *Adapter) Platform() core.Platform { return Platform }
+
+// PlatformTitle is how the model hears the platform named: "the web chat".
+func (a *Adapter) PlatformTitle() string { return "the web chat" }
 
 // Capabilities reports rich text (Markdown shown as sanitised HTML), text
 // up to 16000 runes per part, and typing.

@@ -303,9 +303,11 @@ func TestRegistered(t *testing.T) {
 	t.Parallel()
 	info, ok := core.Adapters().Lookup("web")
 	require.True(t, ok)
+	require.True(t, info.EnabledByDefault, "the web chat is on unless the config turns it off")
 	a := info.New()
 	require.Equal(t, "web", a.Name())
-	require.Equal(t, core.PlatformWeb, a.Platform())
+	require.Equal(t, web.Platform, a.Platform())
+	require.Equal(t, "the web chat", core.PlatformTitle(a), "the model hears the platform named as before")
 	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "html", Typing: true, RichText: true}, a.Capabilities())
 }
 
@@ -329,7 +331,7 @@ func TestPostReachesCoreNormalised(t *testing.T) {
 	require.Equal(t, msg.PlatformMessageID, resp.Body["id"])
 	require.True(t, strings.HasPrefix(msg.PlatformMessageID, "w-"), msg.PlatformMessageID)
 	require.Equal(t, core.InboundMessage{
-		Platform:          core.PlatformWeb,
+		Platform:          web.Platform,
 		ChannelThreadID:   "client-0001",
 		ChannelUserID:     "client-0001",
 		DisplayName:       "Ada Lovelace",
@@ -524,8 +526,8 @@ func TestHistory(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	b.core.mu.Lock()
 	require.Equal(t, []historyCall{
-		{core.PlatformWeb, "client-0001", 20},
-		{core.PlatformWeb, "client-0001", 50},
+		{web.Platform, "client-0001", 20},
+		{web.Platform, "client-0001", 50},
 	}, b.core.historyCalls)
 	b.core.mu.Unlock()
 }

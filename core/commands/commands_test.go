@@ -48,7 +48,7 @@ func setup(t *testing.T, zone string) *testBundle {
 	require.NoError(t, st.Migrate(t.Context()))
 	b := &testBundle{ctx: t.Context(), st: st, clock: coretest.NewClock(t0)}
 	b.h = commands.New(commands.Config{Store: st, BotName: "Subaru", Clock: b.clock, JobsChanged: func() { b.changed.Add(1) }})
-	res, err := st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "42",
+	res, err := st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "42",
 		ChannelUserID: "42", DisplayName: "Ada", TimeZone: zone, Text: "hello", Now: t0})
 	require.NoError(t, err)
 	b.conv = res.Conversation
@@ -60,7 +60,7 @@ func setup(t *testing.T, zone string) *testBundle {
 func (b *testBundle) run(t *testing.T, text string) string {
 	t.Helper()
 	require.True(t, b.h.IsCommand(text), "%q is a command", text)
-	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "42",
+	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "42",
 		Text: text, Source: core.SourceCommand, Now: b.clock.Now()})
 	require.NoError(t, err)
 	b.conv = res.Conversation

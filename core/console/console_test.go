@@ -48,7 +48,7 @@ func setup(t *testing.T, tok string) *testBundle {
 	b := &testBundle{st: storetest.OpenSQLite(t), clock: coretest.NewClock(t0), logs: &coretest.Logs{}, token: tok}
 	ctx := context.Background()
 	require.NoError(t, b.st.Migrate(ctx))
-	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "777",
+	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "777",
 		ChannelUserID: "777", DisplayName: "Ada", TimeZone: "Europe/Berlin", Text: "remind me about the bread", Now: t0})
 	require.NoError(t, err)
 	b.conv = in.Conversation
@@ -296,7 +296,7 @@ func TestUserTextIsNeverMarkup(t *testing.T) {
 	b := setup(t, token)
 	ctx := context.Background()
 	evil := `<script>alert("pwned")</script><img src=x onerror=alert(1)>`
-	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "evil",
+	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "evil",
 		ChannelUserID: "evil", DisplayName: `<b onmouseover="x()">Mallory</b>`, Text: evil, Now: t0})
 	require.NoError(t, err)
 	_, err = b.st.ScheduleMessage(ctx, &core.Job{ConversationID: in.Conversation.ID, Text: "</pre><script>x()</script>",
@@ -434,7 +434,7 @@ func (b *testBundle) replyWithRun(t *testing.T, text, reply string, rec core.Run
 	t.Helper()
 	ctx := context.Background()
 	at := t0.Add(time.Minute)
-	_, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "777",
+	_, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "777",
 		ChannelUserID: "777", Text: text, Now: at, PlanRun: true})
 	require.NoError(t, err)
 	run, err := b.st.ClaimRun(ctx, "test-owner", at)
@@ -499,7 +499,7 @@ func TestFilesAndTranscriptsAreShown(t *testing.T) {
 	t.Parallel()
 	b := setup(t, token)
 	ctx := context.Background()
-	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "777",
+	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "777",
 		ChannelUserID: "777", Text: "", Now: t0.Add(time.Minute), Metadata: map[string]any{"attachments": []core.Attachment{
 			{Kind: core.AttachVoice, MIME: "audio/ogg", Size: 2048, Seconds: 3, Ref: "file-1"},
 			{Kind: core.AttachSticker, Emoji: "😺", Ref: "file-2"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,9 +42,10 @@ type APIConfig struct {
 	// Empty disables the API: it is never served without one.
 	Token string
 	Store Store
-	// Adapter returns the enabled adapter of a platform: routed messages
-	// to users the bot has not talked with are opened through it.
-	Adapter func(core.Platform) (core.Adapter, bool)
+	// Adapters are the enabled adapters. A channel_type is the platform of
+	// one of them (anything else is a 400 that names them), and a routed
+	// message to a user the bot has not talked with is opened through it.
+	Adapters []core.Adapter
 	// JobsChanged wakes the scheduler: a message to send now is a job due
 	// now.
 	JobsChanged func()
@@ -64,8 +66,12 @@ type API struct {
 	enabled  bool
 	cfg      APIConfig
 	store    Store
-	log      *slog.Logger
-	mux      *http.ServeMux
+	// adapters are cfg.Adapters by platform; platforms lists them sorted,
+	// for the error that names them.
+	adapters  map[core.Platform]core.Adapter
+	platforms []string
+	log       *slog.Logger
+	mux       *http.ServeMux
 }
 
 // NewAPI returns the API; mount it with Mount.
@@ -79,9 +85,6 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 	if c.JobsChanged == nil {
 		c.JobsChanged = func() {}
 	}
-	if c.Adapter == nil {
-		c.Adapter = func(core.Platform) (core.Adapter, bool) { return nil, false }
-	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 50
 	}
@@ -92,7 +95,15 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 		store:    c.Store,
 		log:      log,
 		mux:      http.NewServeMux(),
+		adapters: map[core.Platform]core.Adapter{},
 	}
+	for _, ad := range c.Adapters {
+		if _, dup := a.adapters[ad.Platform()]; !dup {
+			a.adapters[ad.Platform()] = ad
+			a.platforms = append(a.platforms, string(ad.Platform()))
+		}
+	}
+	slices.Sort(a.platforms)
 	a.mux.HandleFunc("POST /api/v1/messages", a.postMessage)
 	a.mux.HandleFunc("GET /api/v1/messages/{id}", a.getMessage)
 	a.mux.HandleFunc("GET /api/v1/conversations", a.listConversations)

@@ -190,21 +190,22 @@ func (a *API) anchor(r *http.Request, req routeRequest, now time.Time) (core.Con
 	case req.ChannelThreadID == "" && req.ChannelUserID == "":
 		return core.Conversation{}, badRequest("give channel_thread_id or channel_user_id with channel_type")
 	}
+	// The platforms are those of the enabled adapters, whatever they are:
+	// a message the bot could not send is refused now, not left pending.
 	p := core.Platform(req.ChannelType)
-	switch p {
-	case core.PlatformTelegram, core.PlatformDiscord, core.PlatformSlack, core.PlatformWeb, core.PlatformConsole:
-	default:
-		return core.Conversation{}, badRequest("channel_type %q: want telegram, discord, slack, web or console", req.ChannelType)
+	ad, ok := a.adapters[p]
+	if !ok {
+		if len(a.platforms) == 0 {
+			return core.Conversation{}, badRequest("channel_type %q: no adapter is enabled", req.ChannelType)
+		}
+		return core.Conversation{}, badRequest("channel_type %q is not the platform of an enabled adapter: want %s",
+			req.ChannelType, orList(a.platforms))
 	}
 	if req.ChannelThreadID != "" {
 		conv, err := a.store.ConversationByThread(r.Context(), p, req.ChannelThreadID)
 		if err == nil || !errors.Is(err, core.ErrNotFound) {
 			return conv, err
 		}
-	}
-	ad, ok := a.cfg.Adapter(p)
-	if !ok {
-		return core.Conversation{}, &apiError{http.StatusUnprocessableEntity, fmt.Sprintf("no %s adapter is enabled to reach the user", p)}
 	}
 	opener, ok := ad.(core.ConversationOpener)
 	if !ok {
@@ -296,4 +297,13 @@ func (a *API) refuse(w http.ResponseWriter, err error) {
 func (a *API) fail(w http.ResponseWriter, what string, err error) {
 	a.log.Error(what, "err", err)
 	WriteError(w, http.StatusInternalServerError, "internal error: "+what+" failed")
+}
+
+// orList joins names as a sentence does: "web", "telegram or web",
+// "discord, telegram or web".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }

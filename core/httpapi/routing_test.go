@@ -41,22 +41,26 @@ type routing struct {
 	convID int64
 }
 
+// setupRouting serves the API with a web and a Telegram-like adapter.
 func setupRouting(t *testing.T) *routing {
+	t.Helper()
+	return setupRoutingWith(t, coretest.NewAdapter(web), openerAdapter{coretest.NewAdapter(telegram)})
+}
+
+// setupRoutingWith serves the API with these adapters enabled, and a web
+// conversation on thread w1.
+func setupRoutingWith(t *testing.T, adapters ...core.Adapter) *routing {
 	t.Helper()
 	st := storetest.OpenSQLite(t)
 	require.NoError(t, st.Migrate(context.Background()))
 	r := &routing{st: st, now: t0}
-	res, err := st.RecordInbound(context.Background(), core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "w1", Text: "hi", Now: t0})
+	res, err := st.RecordInbound(context.Background(), core.InboundRecord{Platform: web, ChannelThreadID: "w1", Text: "hi", Now: t0})
 	require.NoError(t, err)
 	r.convID = res.Conversation.ID
-	adapters := map[core.Platform]core.Adapter{
-		core.PlatformWeb:      coretest.NewAdapter(core.PlatformWeb),
-		core.PlatformTelegram: openerAdapter{coretest.NewAdapter(core.PlatformTelegram)},
-	}
 	srv := httpapi.New("127.0.0.1:0", nil)
 	httpapi.NewAPI(httpapi.APIConfig{Token: token, Store: st, Now: func() time.Time { return r.now }, MaxPending: 3,
 		TimeZone: "Europe/Berlin", JobsChanged: func() { r.wakes.Add(1) },
-		Adapter: func(p core.Platform) (core.Adapter, bool) { a, ok := adapters[p]; return a, ok },
+		Adapters: adapters,
 	}, nil).Mount(srv.Mux())
 	r.mux = srv.Mux()
 	return r
@@ -89,7 +93,8 @@ func TestRouteMessageErrors(t *testing.T) {
 		{"no anchor", `{"text":"hi"}`, 400, "no anchor"},
 		{"thread without type", `{"channel_thread_id":"w1","text":"hi"}`, 400, "channel_type is required"},
 		{"type alone", `{"channel_type":"web","text":"hi"}`, 400, "give channel_thread_id or channel_user_id"},
-		{"unknown platform", `{"channel_type":"icq","channel_thread_id":"1","text":"hi"}`, 400, `channel_type "icq"`},
+		{"unknown platform", `{"channel_type":"icq","channel_thread_id":"1","text":"hi"}`, 400,
+			`channel_type "icq" is not the platform of an enabled adapter: want telegram or web`},
 		{"text too long", `{"conversation_id":` + conv + `,"text":"` + long + `"}`, 400, "text has 1025 characters: it must have 1 to 1024"},
 		{"empty text", `{"conversation_id":` + conv + `,"text":"  "}`, 400, "text has 0 characters"},
 		{"bad origin", `{"conversation_id":` + conv + `,"text":"hi","origin":"user"}`, 400, `origin "user": want api, connector or system`},
@@ -105,7 +110,8 @@ func TestRouteMessageErrors(t *testing.T) {
 		{"two values", `{"conversation_id":` + conv + `,"text":"hi"} {}`, 400, "more than one JSON value"},
 		{"unknown conversation", `{"conversation_id":999,"text":"hi"}`, 404, "conversation 999 not found"},
 		{"web thread never seen", `{"channel_type":"web","channel_thread_id":"w2","text":"hi"}`, 422, "web conversations start when the user writes"},
-		{"platform not enabled", `{"channel_type":"slack","channel_user_id":"U1","text":"hi"}`, 422, "no slack adapter is enabled"},
+		{"platform not enabled", `{"channel_type":"slack","channel_user_id":"U1","text":"hi"}`, 400,
+			`channel_type "slack" is not the platform of an enabled adapter: want telegram or web`},
 		{"user never started the bot", `{"channel_type":"telegram","channel_user_id":"stranger","text":"hi"}`, 422, `user "stranger" has not started the bot`},
 		{"body too large", `{"conversation_id":` + conv + `,"text":"` + strings.Repeat("a", httpapi.MaxBodyBytes) + `"}`, 413, "over 1048576 bytes"},
 	} {
@@ -148,7 +154,7 @@ func TestRouteMessageMakesAJobOnceAndOpensConversations(t *testing.T) {
 	code, out = r.do(http.MethodPost, "/api/v1/messages", `{"channel_type":"telegram","channel_user_id":"newbie","type":"image",
 		"image_url":"https://img.test/cat.png","text":"Look!","send_at":"2026-11-23T10:00:00+01:00"}`)
 	require.Equal(t, http.StatusAccepted, code, out)
-	conv, err := r.st.ConversationByThread(ctx, core.PlatformTelegram, "dm-newbie")
+	conv, err := r.st.ConversationByThread(ctx, telegram, "dm-newbie")
 	require.NoError(t, err)
 	require.Equal(t, "New Bie", conv.DisplayName)
 	require.Equal(t, "Europe/Berlin", conv.TimeZone, "the bot's zone")
@@ -209,4 +215,41 @@ func TestBrowseAndCancelOverTheAPI(t *testing.T) {
 	require.Contains(t, out["error"], "is cancelled")
 	code, _ = r.do(http.MethodDelete, "/api/v1/jobs/12345", "")
 	require.Equal(t, http.StatusNotFound, code)
+}
+
+// A channel_type is whatever platform an enabled adapter serves: the API
+// knows no list of its own, so a platform Parley does not ship works as
+// the built-in ones do, and one no enabled adapter serves is refused with
+// the ones that would do.
+func TestChannelTypeIsThePlatformOfAnEnabledAdapter(t *testing.T) {
+	t.Parallel()
+	const irc core.Platform = "irc"
+	r := setupRoutingWith(t, openerAdapter{coretest.NewAdapter(irc)})
+	ctx := context.Background()
+	code, out := r.do(http.MethodPost, "/api/v1/messages", `{"channel_type":"irc","channel_user_id":"newbie","text":"hello"}`)
+	require.Equal(t, http.StatusAccepted, code, out)
+	conv, err := r.st.ConversationByThread(ctx, irc, "dm-newbie")
+	require.NoError(t, err, "opened through the irc adapter")
+	require.EqualValues(t, conv.ID, out["conversation_id"])
+	code, again := r.do(http.MethodPost, "/api/v1/messages", `{"channel_type":"irc","channel_thread_id":"dm-newbie","text":"again"}`)
+	require.Equal(t, http.StatusAccepted, code, again)
+	require.Equal(t, out["conversation_id"], again["conversation_id"], "the thread names the same conversation")
+
+	// web has a conversation (w1), but no enabled adapter to send to it.
+	for _, body := range []string{
+		`{"channel_type":"web","channel_thread_id":"w1","text":"hi"}`,
+		`{"channel_type":"telegram","channel_user_id":"42","text":"hi"}`,
+	} {
+		code, out = r.do(http.MethodPost, "/api/v1/messages", body)
+		require.Equal(t, http.StatusBadRequest, code, body)
+		require.Contains(t, out["error"], "is not the platform of an enabled adapter: want irc", body)
+	}
+	jobs, err := r.st.Jobs(ctx, 0, "", 100)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2, "the two irc messages, nothing else")
+
+	none := setupRoutingWith(t)
+	code, out = none.do(http.MethodPost, "/api/v1/messages", `{"channel_type":"web","channel_thread_id":"w1","text":"hi"}`)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, `channel_type "web": no adapter is enabled`, out["error"])
 }

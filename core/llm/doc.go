@@ -37,6 +37,9 @@
 // {base}/audio/transcriptions, sending the file as received, over the same
 // retrying transport and with the same errors as a Client.
 //
+// Client.Models lists the server's models (GET {base}/models), for `parley
+// doctor`; NoModelList tells a server without that endpoint.
+//
 // Client.Health reports what the last finished call said about the server
 // (ok, auth, unreachable, server_error, rate_limited); calls the caller
 // cancelled do not count.

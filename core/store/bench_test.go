@@ -30,7 +30,7 @@ func BenchmarkTurnQueries(b *testing.B) {
 	now := func() time.Time { tick++; return t0.Add(time.Duration(tick) * time.Millisecond) }
 	turn := func(i int) {
 		in, err := st.RecordInbound(ctx, core.InboundRecord{
-			Platform: core.PlatformWeb, ChannelThreadID: fmt.Sprintf("bench-%d", i%convs),
+			Platform: web, ChannelThreadID: fmt.Sprintf("bench-%d", i%convs),
 			ChannelUserID: "u", DisplayName: "Bench", Text: "how are you doing today?", Now: now(), PlanRun: true,
 		})
 		if err != nil {
@@ -90,7 +90,7 @@ func BenchmarkTurnQueriesParallel(b *testing.B) {
 		for i := 0; pb.Next(); i++ {
 			now := t0.Add(time.Duration(i) * time.Millisecond)
 			if _, err := st.RecordInbound(ctx, core.InboundRecord{
-				Platform: core.PlatformWeb, ChannelThreadID: fmt.Sprintf("bench-%d-%d", w, i%4),
+				Platform: web, ChannelThreadID: fmt.Sprintf("bench-%d-%d", w, i%4),
 				Text: "how are you doing today?", Now: now, PlanRun: true,
 			}); err != nil {
 				b.Error(err)

@@ -43,7 +43,7 @@ func TestListenHearsWorkDueSoonInItsSchema(t *testing.T) {
 	inbound := func(on interface {
 		RecordInbound(context.Context, core.InboundRecord) (core.InboundResult, error)
 	}, thread string, plan bool) core.InboundResult {
-		res, err := on.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: thread, Text: "hi",
+		res, err := on.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: thread, Text: "hi",
 			Now: time.Now(), PlanRun: plan})
 		require.NoError(t, err)
 		return res

@@ -100,3 +100,44 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	}
 	return v, nil
 }
+
+// Migration names one schema version.
+type Migration struct {
+	Version int
+	Name    string
+}
+
+// PendingMigrations lists the migrations Migrate would apply, oldest first
+// (all of them on an empty database), for `parley doctor`. It only reads:
+// nothing is created, not even schema_migrations.
+func (s *Store) PendingMigrations(ctx context.Context) ([]Migration, error) {
+	v, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	applied := map[int]bool{}
+	if v > 0 {
+		rows, err := s.r.WithContext(ctx).Raw(`SELECT version FROM schema_migrations`).Rows()
+		if err != nil {
+			return nil, fmt.Errorf("reading applied migrations: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n int
+			if err := rows.Scan(&n); err != nil {
+				return nil, fmt.Errorf("reading applied migrations: %w", err)
+			}
+			applied[n] = true
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("reading applied migrations: %w", err)
+		}
+	}
+	var pending []Migration
+	for _, m := range migrations {
+		if !applied[m.version] {
+			pending = append(pending, Migration{Version: m.version, Name: m.name})
+		}
+	}
+	return pending, nil
+}

@@ -86,7 +86,7 @@ func TestSQLiteDSNForms(t *testing.T) {
 		st := openDSN(t, store.DriverSQLite, dsn)
 		require.Equal(t, store.DriverSQLite, st.Driver())
 		require.NoError(t, st.Migrate(t.Context()), dsn)
-		res, err := st.RecordInbound(t.Context(), core.InboundRecord{Platform: core.PlatformConsole, ChannelThreadID: "c", Text: "hi", PlanRun: true})
+		res, err := st.RecordInbound(t.Context(), core.InboundRecord{Platform: console, ChannelThreadID: "c", Text: "hi", PlanRun: true})
 		require.NoError(t, err, dsn)
 		msgs, err := st.RecentMessages(t.Context(), res.Conversation.ID, 10)
 		require.NoError(t, err, dsn)
@@ -126,7 +126,7 @@ func TestSQLiteTwoProcesses(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				_, err := st.RecordInbound(t.Context(), core.InboundRecord{
-					Platform: core.PlatformWeb, ChannelThreadID: "shared", Text: fmt.Sprintf("%d-%d", w, i), PlanRun: true,
+					Platform: web, ChannelThreadID: "shared", Text: fmt.Sprintf("%d-%d", w, i), PlanRun: true,
 				})
 				if err != nil {
 					errs <- err
@@ -139,7 +139,7 @@ func TestSQLiteTwoProcesses(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	conv, err := b.ConversationByThread(t.Context(), core.PlatformWeb, "shared")
+	conv, err := b.ConversationByThread(t.Context(), web, "shared")
 	require.NoError(t, err)
 	msgs, err := a.Messages(t.Context(), conv.ID)
 	require.NoError(t, err)
@@ -160,7 +160,7 @@ func TestSQLiteReadThenWriteTransactions(t *testing.T) {
 	a := openDSN(t, store.DriverSQLite, path)
 	require.NoError(t, a.Migrate(t.Context()))
 	b := openDSN(t, store.DriverSQLite, path)
-	res, err := a.RecordInbound(t.Context(), core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "rw", Text: "hi"})
+	res, err := a.RecordInbound(t.Context(), core.InboundRecord{Platform: web, ChannelThreadID: "rw", Text: "hi"})
 	require.NoError(t, err)
 	id := res.Conversation.ID
 
@@ -194,4 +194,28 @@ func TestSQLiteReadThenWriteTransactions(t *testing.T) {
 	conv, err := a.Conversation(t.Context(), id)
 	require.NoError(t, err)
 	require.Len(t, conv.DisplayName, writers*each, "every increment landed")
+}
+
+func TestDescribeShowsWhereButNoSecret(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ driver, dsn, want string }{
+		{"sqlite", "parley.db", "parley.db"},
+		{"sqlite", "/var/lib/parley/parley.db?_auth_pass=hunter2", "/var/lib/parley/parley.db"},
+		{"sqlite", "file:/srv/p.db?cache=private", "/srv/p.db"},
+		{"sqlite", "file:rel%20dir/p.db", "rel dir/p.db"},
+		{"sqlite", ":memory:", "in memory"},
+		{"sqlite", "file:x?mode=memory&cache=shared", "in memory"},
+		{"", "parley.db", "parley.db"},
+		{"postgres", "postgres://parley:hunter2@db.internal:5432/parley?sslmode=disable&password=hunter2", "db.internal:5432/parley"},
+		{"postgres", "postgresql://parley@/parley?host=/run/postgresql", "/run/postgresql/parley"},
+		{"postgres", "host=db.internal port=5433 user=parley password='hunter2' dbname=bots", "db.internal:5433/bots"},
+		{"postgres", "dbname=bots password=hunter2", "localhost/bots"},
+		{"postgres", "postgres://u:hunter2@[::1]:5432/x", "[::1]:5432/x"},
+	} {
+		got := store.Describe(tc.driver, tc.dsn)
+		require.Equal(t, tc.want, got, "%s %s", tc.driver, tc.dsn)
+		require.NotContains(t, got, "hunter2")
+	}
+	require.Empty(t, store.SQLiteFile(":memory:"))
+	require.Equal(t, "parley.db", store.SQLiteFile("parley.db?_busy_timeout=5"))
 }

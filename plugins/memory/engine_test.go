@@ -173,7 +173,7 @@ func TestChatCommandsStayOutOfMemory(t *testing.T) {
 	t.Parallel()
 	e := startEngines(t)
 	conv := e.say(t, "ann", "I play the cello", "Lovely!", t0)
-	_, err := e.st.RecordInbound(e.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "ann",
+	_, err := e.st.RecordInbound(e.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "ann",
 		Text: "/forget", Source: core.SourceCommand, Now: t0.Add(2 * time.Second)})
 	require.NoError(t, err)
 	require.NoError(t, e.st.AppendMessage(e.ctx, &core.Message{ConversationID: conv.ID, Role: core.RoleAssistant,

@@ -31,9 +31,9 @@ func (p *Plugin) sessionLayer(ctx context.Context, t *core.Turn) (core.PromptLay
 	b.WriteString("## This session\n")
 	// The name is the user's own text: one short line, nothing more.
 	if name := cut(oneLine(t.Conversation.DisplayName), 64); name != "" {
-		fmt.Fprintf(&b, "- You are talking with %s on %s.\n", name, platformTitle(t.Conversation.Platform))
+		fmt.Fprintf(&b, "- You are talking with %s on %s.\n", name, platformTitle(t))
 	} else {
-		fmt.Fprintf(&b, "- You are talking with one person on %s.\n", platformTitle(t.Conversation.Platform))
+		fmt.Fprintf(&b, "- You are talking with one person on %s.\n", platformTitle(t))
 	}
 	fmt.Fprintf(&b, "- The session started %s (%s).\n", start.In(loc).Format("Monday 2 January 2006, 15:04"), loc)
 	recs, err := p.store.SessionRecordsSince(ctx, t.Conversation.ID, start.AddDate(0, 0, -31))
@@ -172,18 +172,12 @@ func days(n int) string {
 	return fmt.Sprintf("%d days", n)
 }
 
-func platformTitle(p core.Platform) string {
-	switch p {
-	case core.PlatformTelegram:
-		return "Telegram"
-	case core.PlatformDiscord:
-		return "Discord"
-	case core.PlatformSlack:
-		return "Slack"
-	case core.PlatformWeb:
-		return "the web chat"
-	case core.PlatformConsole:
-		return "the terminal"
+// platformTitle names the turn's platform as its adapter does ("Telegram",
+// "the web chat"); a turn built without one gets the platform's name,
+// capitalised.
+func platformTitle(t *core.Turn) string {
+	if t.PlatformTitle != "" {
+		return t.PlatformTitle
 	}
-	return string(p)
+	return t.Conversation.Platform.Title()
 }

@@ -45,12 +45,12 @@ func TestLayersHoldOnlyThisUsersMemory(t *testing.T) {
 	ctx, st, p := b.ctx, b.st, b.p
 	var convs []core.Conversation
 	for _, u := range []string{"ann", "bob"} {
-		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: u,
+		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: u,
 			DisplayName: u, Text: "hi", Now: t0.Add(-48 * time.Hour), SessionGap: 10 * time.Minute})
 		require.NoError(t, err)
 		require.NoError(t, st.AddFact(ctx, &core.Fact{ConversationID: res.Conversation.ID, Key: "F01", Content: "secret of " + u}))
 		require.NoError(t, st.DB().Exec(`UPDATE session_records SET summary = ? WHERE id = ?`, "summary of "+u, *res.Conversation.CurrentRecordID).Error)
-		res, err = st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: u,
+		res, err = st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: u,
 			Text: "again", Now: t0, SessionGap: 10 * time.Minute})
 		require.NoError(t, err)
 		convs = append(convs, res.Conversation)
@@ -70,6 +70,34 @@ func TestLayersHoldOnlyThisUsersMemory(t *testing.T) {
 		require.Contains(t, all, "You are talking with "+me+" on Telegram.")
 		require.Contains(t, all, "Your previous session ended ~2 days before this one.")
 		require.NotContains(t, all, other, "another user's memory leaked")
+	}
+}
+
+// The session layer names the platform as the turn's adapter does; a
+// platform whose adapter gives no title (or a turn built without one) is
+// named by its name, capitalised.
+func TestSessionLayerNamesThePlatform(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct {
+		platform core.Platform
+		title    string
+		want     string
+	}{
+		{"web", "the web chat", "You are talking with ann on the web chat."},
+		{"irc", "", "You are talking with ann on Irc."},
+		{"irc", "IRC", "You are talking with ann on IRC."},
+	} {
+		res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: tc.platform, ChannelThreadID: "ann",
+			DisplayName: "ann", Text: "hi", Now: t0, SessionGap: 10 * time.Minute})
+		require.NoError(t, err)
+		layers, err := b.p.PromptLayers(b.ctx, &core.Turn{Conversation: res.Conversation, PlatformTitle: tc.title, Now: t0, Location: time.UTC})
+		require.NoError(t, err)
+		var all string
+		for _, l := range layers {
+			all += l.Text + "\n"
+		}
+		require.Contains(t, all, tc.want)
 	}
 }
 

@@ -43,7 +43,7 @@ func setup(t *testing.T, configure ...func(*memory.Plugin)) *bundle {
 // say stores a user message and the bot's answer in thread at at.
 func (b *bundle) say(t *testing.T, thread, user, bot string, at time.Time) core.Conversation {
 	t.Helper()
-	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: thread,
+	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: thread,
 		DisplayName: thread, Text: user, Now: at, SessionGap: 10 * time.Minute})
 	require.NoError(t, err)
 	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: res.Conversation.ID, Role: core.RoleAssistant,

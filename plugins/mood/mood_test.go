@@ -64,7 +64,7 @@ func setup(t *testing.T) *bundle {
 	p := mood.New()
 	require.NoError(t, p.Provision(ctx, core.Env{Store: st, Clock: clock}))
 	require.NoError(t, p.Validate())
-	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u", Text: "hi", Now: t0, SessionGap: 10 * time.Minute})
+	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "u", Text: "hi", Now: t0, SessionGap: 10 * time.Minute})
 	require.NoError(t, err)
 	return &bundle{ctx: ctx, st: st, clock: clock, p: p, conv: res.Conversation}
 }
@@ -107,7 +107,7 @@ func TestMoodAcrossRecords(t *testing.T) {
 
 	// Twelve hours later a new record starts from the decayed mood.
 	later := t0.Add(12 * time.Hour)
-	_, err = b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformWeb, ChannelThreadID: "u", Text: "back", Now: later, SessionGap: 10 * time.Minute})
+	_, err = b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: web, ChannelThreadID: "u", Text: "back", Now: later, SessionGap: 10 * time.Minute})
 	require.NoError(t, err)
 	second := b.turn(t, later)
 	require.NotEqual(t, first.Record.ID, second.Record.ID)

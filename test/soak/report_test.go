@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/store"
 )
@@ -182,7 +183,7 @@ func (b *bundle) analyse(byID map[int64]core.Job) *outcome {
 			continue
 		}
 		extra := len(got) - 1
-		if b.convs[s.conv].platform == core.PlatformDiscord {
+		if b.convs[s.conv].platform == discord.Platform {
 			o.dcDup += extra
 			continue
 		}
@@ -238,7 +239,7 @@ func (b *bundle) analyse(byID map[int64]core.Job) *outcome {
 			if b.deliveredByKilled(got, kl, id) && !at.Before(kl.at) {
 				window++
 				// Discord answered the resend with the message it had.
-				if b.convs[b.jobs[i].conv].platform == core.PlatformDiscord && len(got) == 1 && j.PlatformMessageID == got[0].msgID {
+				if b.convs[b.jobs[i].conv].platform == discord.Platform && len(got) == 1 && j.PlatformMessageID == got[0].msgID {
 					replays++
 				}
 			}

@@ -20,7 +20,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -261,11 +263,11 @@ func (b *bundle) seedConversations(t *testing.T) {
 			u := telegramtest.User{ID: 7_000_000 + int64(i), FirstName: fmt.Sprintf("Tg%d", i)}
 			b.tg.StartedBy(u)
 			id := strconv.FormatInt(u.ID, 10)
-			ref = core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: id, ChannelUserID: id, DisplayName: u.FirstName}
+			ref = core.InboundRecord{Platform: telegram.Platform, ChannelThreadID: id, ChannelUserID: id, DisplayName: u.FirstName}
 		} else {
 			u := discordtest.User{ID: fmt.Sprintf("31%016d", i), Username: fmt.Sprintf("dc%d", i)}
 			b.dc.AddUser(u)
-			ref = core.InboundRecord{Platform: core.PlatformDiscord, ChannelThreadID: b.openDM(t, u.ID), ChannelUserID: u.ID, DisplayName: u.Username}
+			ref = core.InboundRecord{Platform: discord.Platform, ChannelThreadID: b.openDM(t, u.ID), ChannelUserID: u.ID, DisplayName: u.Username}
 		}
 		ref.TimeZone = "UTC"
 		c, err := b.st.EnsureConversation(ctx, ref)

@@ -93,11 +93,14 @@ func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request, _ string) {
 }
 
 func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ string) {
+	s.mu.Lock()
+	total, left := s.startsTotal, max(s.startsLeft-s.identifies, 0)
+	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"url":    s.GatewayURL(),
 		"shards": 1,
 		"session_start_limit": map[string]int{
-			"total": 1000, "remaining": 999, "reset_after": 14400000, "max_concurrency": 1,
+			"total": total, "remaining": left, "reset_after": 14400000, "max_concurrency": 1,
 		},
 	})
 }

@@ -56,6 +56,19 @@ func TestGatewayBot(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, tb.srv.GatewayURL()+"/", gb.URL, "discordgo appends a slash")
 	require.Equal(t, 1, gb.Shards)
+	require.Equal(t, 1000, gb.SessionStartLimit.Total)
+	require.Equal(t, 999, gb.SessionStartLimit.Remaining)
+}
+
+// Each IDENTIFY takes one of the session starts GET /gateway/bot reports.
+func TestGatewayBotSessionStartLimit(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, discordtest.WithSessionStartLimit(1000, 2))
+	tb.open(t)
+	gb, err := tb.restClient(t).dg.GatewayBot()
+	require.NoError(t, err)
+	require.Equal(t, 1000, gb.SessionStartLimit.Total)
+	require.Equal(t, 1, gb.SessionStartLimit.Remaining)
 }
 
 func TestUnknownRouteIsNotFound(t *testing.T) {

@@ -73,6 +73,13 @@ func WithChannelRateLimit(burst int, every time.Duration) Option {
 	return func(s *Server) { s.chanLimit = fakelimit.Buckets{Burst: burst, Every: every} }
 }
 
+// WithSessionStartLimit sets the gateway session starts GET /gateway/bot
+// reports: total a day and remaining now (default 1000 and 999). Each
+// IDENTIFY takes one from remaining, as on Discord.
+func WithSessionStartLimit(total, remaining int) Option {
+	return func(s *Server) { s.startsTotal, s.startsLeft = total, remaining }
+}
+
 // User is a Discord user that a test plays.
 type User struct {
 	ID         string
@@ -129,6 +136,8 @@ type Server struct {
 	strictIntents bool
 	// chanLimit is WithChannelRateLimit's limit, a bucket per channel.
 	chanLimit fakelimit.Buckets
+	// startsTotal and startsLeft are WithSessionStartLimit's.
+	startsTotal, startsLeft int
 
 	srv       *httptest.Server
 	client    *http.Client  // rewrites discord.com to srv
@@ -177,26 +186,28 @@ type Server struct {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{
-		token:     "TEST.discord.token",
-		bot:       User{ID: "900000000000000001", Username: "parley-test"},
-		heartbeat: 41250 * time.Millisecond,
-		now:       time.Now,
-		done:      make(chan struct{}),
-		changed:   make(chan struct{}),
-		nextID:    1300000000000000000,
-		channels:  map[string]*channel{},
-		dmOf:      map[string]string{},
-		users:     map[string]User{},
-		blocked:   map[string]bool{},
-		inbound:   map[string]inbound{},
-		sentIdx:   map[string][]int{},
-		nonces:    map[string]map[string]int{},
-		typing:    map[string]int{},
-		calls:     map[string]int{},
-		faults:    map[string][]fault{},
-		files:     map[string]storedFile{},
-		sessions:  map[string]*gwSession{},
-		conns:     map[*gwConn]struct{}{},
+		token:       "TEST.discord.token",
+		bot:         User{ID: "900000000000000001", Username: "parley-test"},
+		heartbeat:   41250 * time.Millisecond,
+		startsTotal: 1000,
+		startsLeft:  999,
+		now:         time.Now,
+		done:        make(chan struct{}),
+		changed:     make(chan struct{}),
+		nextID:      1300000000000000000,
+		channels:    map[string]*channel{},
+		dmOf:        map[string]string{},
+		users:       map[string]User{},
+		blocked:     map[string]bool{},
+		inbound:     map[string]inbound{},
+		sentIdx:     map[string][]int{},
+		nonces:      map[string]map[string]int{},
+		typing:      map[string]int{},
+		calls:       map[string]int{},
+		faults:      map[string][]fault{},
+		files:       map[string]storedFile{},
+		sessions:    map[string]*gwSession{},
+		conns:       map[*gwConn]struct{}{},
 	}
 	for _, o := range opts {
 		o(s)

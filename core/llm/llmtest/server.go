@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,15 @@ type Option func(*Server)
 // responses.
 func WithModel(name string) Option {
 	return func(s *Server) { s.model = name }
+}
+
+// WithModels makes the server list exactly these models on GET /models
+// (instead of the one WithModel names) and, as OpenAI does, refuse a chat
+// completion for any other with 404 and code model_not_found ("The model
+// `x` does not exist or you do not have access to it."). Without it the
+// server answers for whatever model a request names.
+func WithModels(names ...string) Option {
+	return func(s *Server) { s.models = append([]string(nil), names...) }
 }
 
 // WithResponder installs a dynamic responder, as Server.Respond does.
@@ -65,6 +75,7 @@ func WithLatency(d time.Duration) Option {
 type Server struct {
 	srv            *httptest.Server
 	model          string
+	models         []string // WithModels: listed, and the only ones answered
 	maxTokensField string
 	latency        time.Duration
 	done           chan struct{} // closed on cleanup so slow answers stop waiting
@@ -220,6 +231,15 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.recordRefused(req)
 		return
 	}
+	if !s.serves(chat.Model) {
+		s.recordRefused(req)
+		writeAPIError(w, http.StatusNotFound, apiError{
+			Message: "The model `" + chat.Model + "` does not exist or you do not have access to it.",
+			Type:    "invalid_request_error",
+			Code:    "model_not_found",
+		})
+		return
+	}
 	if field := s.refusedField(body); field != "" {
 		s.recordRefused(req)
 		writeUnsupportedParameter(w, field, s.maxTokensField)
@@ -368,7 +388,7 @@ func (s *Server) write(w http.ResponseWriter, chat openai.ChatCompletionRequest,
 			ID:      id,
 			Object:  "chat.completion",
 			Created: time.Now().Unix(),
-			Model:   s.model,
+			Model:   s.answerModel(chat.Model),
 			Choices: []openai.ChatCompletionChoice{{
 				Index:        0,
 				Message:      resp.message(),
@@ -379,20 +399,35 @@ func (s *Server) write(w http.ResponseWriter, chat openai.ChatCompletionRequest,
 	}
 }
 
+// answerModel is the model an answer names: WithModel's, or under
+// WithModels the one asked for.
+func (s *Server) answerModel(asked string) string {
+	if s.models != nil {
+		return asked
+	}
+	return s.model
+}
+
+// serves reports whether the server answers for model: any model, unless
+// WithModels listed the ones it has.
+func (s *Server) serves(model string) bool {
+	return s.models == nil || slices.Contains(s.models, model)
+}
+
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(w, r.Header.Get("Authorization")) {
 		return
 	}
+	names := s.models
+	if names == nil {
+		names = []string{s.model}
+	}
+	data := make([]map[string]any, 0, len(names))
+	for _, n := range names {
+		data = append(data, map[string]any{"id": n, "object": "model", "created": 0, "owned_by": "llmtest"})
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id":       s.model,
-			"object":   "model",
-			"created":  0,
-			"owned_by": "llmtest",
-		}},
-	})
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
 // apiError is the "error" object of an OpenAI error body.

@@ -165,6 +165,33 @@ func TestModels(t *testing.T) {
 	require.Equal(t, "tiny", list.Models[0].ID)
 }
 
+// WithModels lists several models and, like OpenAI, refuses any other.
+func TestWithModelsListsThemAndRefusesOthers(t *testing.T) {
+	t.Parallel()
+	b := setup(t, llmtest.WithModels("gpt-4o-mini", "gpt-4o"))
+	b.srv.Respond(llmtest.Echo)
+	list, err := b.client.ListModels(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list.Models, 2)
+	require.Equal(t, "gpt-4o-mini", list.Models[0].ID)
+	require.Equal(t, "gpt-4o", list.Models[1].ID)
+
+	req := chat("hi")
+	req.Model = "gpt-4o"
+	resp, err := b.client.CreateChatCompletion(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, "gpt-4o", resp.Model, "the answer names the model asked for")
+
+	req.Model = "gpt-4o-mni"
+	_, err = b.client.CreateChatCompletion(context.Background(), req)
+	var apiErr *openai.APIError
+	require.ErrorAs(t, err, &apiErr)
+	require.Equal(t, http.StatusNotFound, apiErr.HTTPStatusCode)
+	require.Equal(t, "model_not_found", apiErr.Code)
+	require.Equal(t, "The model `gpt-4o-mni` does not exist or you do not have access to it.", apiErr.Message)
+	require.Len(t, b.srv.Requests(), 2, "the refused request is recorded")
+}
+
 func TestStreamText(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

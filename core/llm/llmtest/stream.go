@@ -21,7 +21,7 @@ func (s *Server) writeStream(w http.ResponseWriter, chat openai.ChatCompletionRe
 	created := time.Now().Unix()
 
 	send := func(chunk openai.ChatCompletionStreamResponse) {
-		chunk.ID, chunk.Object, chunk.Created, chunk.Model = id, "chat.completion.chunk", created, s.model
+		chunk.ID, chunk.Object, chunk.Created, chunk.Model = id, "chat.completion.chunk", created, s.answerModel(chat.Model)
 		b, _ := json.Marshal(chunk)
 		_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
 		_ = rc.Flush()

@@ -21,34 +21,34 @@ func (b *testBundle) inboundOn(t *testing.T, p core.Platform, thread string, now
 
 func testClaimScoped(t *testing.T, open Opener) {
 	b := setup(t, open)
-	web := b.inboundOn(t, core.PlatformWeb, "w", b.t0)
-	con := b.inboundOn(t, core.PlatformConsole, "c", b.at(time.Second))
+	onWeb := b.inboundOn(t, web, "w", b.t0)
+	con := b.inboundOn(t, console, "c", b.at(time.Second))
 
-	run, err := b.st.ClaimRun(b.ctx, "chat", b.at(time.Minute), core.PlatformConsole)
+	run, err := b.st.ClaimRun(b.ctx, "chat", b.at(time.Minute), console)
 	require.NoError(t, err)
 	require.NotNil(t, run)
 	require.Equal(t, con.Run.ID, run.ID, "the older web run is not the console's to claim")
 
-	run, err = b.st.ClaimRun(b.ctx, "chat", b.at(time.Minute), core.PlatformConsole)
+	run, err = b.st.ClaimRun(b.ctx, "chat", b.at(time.Minute), console)
 	require.NoError(t, err)
 	require.Nil(t, run)
 
-	run, err = b.st.ClaimRun(b.ctx, "bot", b.at(time.Minute), core.PlatformWeb, core.PlatformTelegram)
+	run, err = b.st.ClaimRun(b.ctx, "bot", b.at(time.Minute), web, telegram)
 	require.NoError(t, err)
 	require.NotNil(t, run)
-	require.Equal(t, web.Run.ID, run.ID)
+	require.Equal(t, onWeb.Run.ID, run.ID)
 }
 
 func testCompleteAndClaim(t *testing.T, open Opener) {
 	b := setup(t, open)
 	first := b.claimed(t, "chat-1", "w1", b.t0)
-	other := b.inboundOn(t, core.PlatformWeb, "web-1", b.at(time.Second))
-	queued := b.inboundOn(t, core.PlatformTelegram, "chat-2", b.at(2*time.Second))
+	other := b.inboundOn(t, web, "web-1", b.at(time.Second))
+	queued := b.inboundOn(t, telegram, "chat-2", b.at(2*time.Second))
 
 	reply := &core.Message{Role: core.RoleAssistant, Content: "done", Source: core.SourceReply}
 	next, err := b.st.CompleteRunAndClaim(b.ctx, first.ID, "w1", core.RunCompletion{
 		Status: core.RunSucceeded, Messages: []*core.Message{reply}, Now: b.at(3 * time.Second),
-	}, core.PlatformTelegram)
+	}, telegram)
 	require.NoError(t, err)
 	require.NotNil(t, next)
 	require.Equal(t, queued.Run.ID, next.ID, "only telegram runs were asked for")
@@ -69,7 +69,7 @@ func testCompleteAndClaim(t *testing.T, open Opener) {
 	require.Equal(t, core.RunQueued, webRun.Status)
 
 	// With nothing due, the next run is nil.
-	next, err = b.st.CompleteRunAndClaim(b.ctx, queued.Run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(5 * time.Second)}, core.PlatformTelegram)
+	next, err = b.st.CompleteRunAndClaim(b.ctx, queued.Run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(5 * time.Second)}, telegram)
 	require.NoError(t, err)
 	require.Nil(t, next)
 }
@@ -80,21 +80,21 @@ func testHasPendingRuns(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.False(t, pending)
 
-	b.inboundOn(t, core.PlatformWeb, "w", b.t0)
+	b.inboundOn(t, web, "w", b.t0)
 	pending, err = b.st.HasPendingRuns(b.ctx)
 	require.NoError(t, err)
 	require.True(t, pending)
-	pending, err = b.st.HasPendingRuns(b.ctx, core.PlatformConsole)
+	pending, err = b.st.HasPendingRuns(b.ctx, console)
 	require.NoError(t, err)
 	require.False(t, pending, "a web run is not the console's")
 
 	run, err := b.st.ClaimRun(b.ctx, "w1", b.at(time.Second))
 	require.NoError(t, err)
-	pending, err = b.st.HasPendingRuns(b.ctx, core.PlatformWeb)
+	pending, err = b.st.HasPendingRuns(b.ctx, web)
 	require.NoError(t, err)
 	require.True(t, pending, "a running run is pending")
 	require.NoError(t, b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(2 * time.Second)}))
-	pending, err = b.st.HasPendingRuns(b.ctx, core.PlatformWeb)
+	pending, err = b.st.HasPendingRuns(b.ctx, web)
 	require.NoError(t, err)
 	require.False(t, pending)
 }

@@ -14,7 +14,7 @@ import (
 func (b *testBundle) command(t *testing.T, thread, text, answer string, now time.Time) (core.Message, core.Message) {
 	t.Helper()
 	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformTelegram, ChannelThreadID: thread, ChannelUserID: "user-" + thread,
+		Platform: telegram, ChannelThreadID: thread, ChannelUserID: "user-" + thread,
 		Text: text, Source: core.SourceCommand, Now: now,
 	})
 	require.NoError(t, err)

@@ -76,7 +76,7 @@ func testNotFound(t *testing.T, open Opener) {
 	require.ErrorIs(t, err, core.ErrNotFound)
 	require.ErrorContains(t, err, "424242")
 
-	_, err = b.st.ConversationByThread(b.ctx, core.PlatformSlack, "nowhere")
+	_, err = b.st.ConversationByThread(b.ctx, slack, "nowhere")
 	require.ErrorIs(t, err, core.ErrNotFound)
 
 	_, err = b.st.Run(b.ctx, 424242)
@@ -156,7 +156,7 @@ func testMetadataRoundTrip(t *testing.T, open Opener) {
 		"nested":               map[string]any{"emoji": "🦜", "quote": `say "hi"`, "none": nil},
 	}
 	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformSlack, ChannelThreadID: "D1", Text: "hi", Metadata: meta, Now: b.t0,
+		Platform: slack, ChannelThreadID: "D1", Text: "hi", Metadata: meta, Now: b.t0,
 	})
 	require.NoError(t, err)
 	msgs, err := b.st.Messages(b.ctx, res.Conversation.ID)

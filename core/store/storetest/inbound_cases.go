@@ -39,6 +39,33 @@ func testMigrateTwice(t *testing.T, open Opener) {
 	require.NotEmpty(t, name)
 }
 
+func testPendingMigrations(t *testing.T, open Opener) {
+	st := open(t)
+	ctx := t.Context()
+
+	pending, err := st.PendingMigrations(ctx)
+	require.NoError(t, err)
+	require.Len(t, pending, store.LatestSchemaVersion(), "an empty database lacks every migration")
+	require.Equal(t, 1, pending[0].Version)
+	require.NotEmpty(t, pending[0].Name)
+	v, err := st.SchemaVersion(ctx)
+	require.NoError(t, err)
+	require.Zero(t, v, "listing created nothing")
+
+	require.NoError(t, st.Migrate(ctx))
+	pending, err = st.PendingMigrations(ctx)
+	require.NoError(t, err)
+	require.Empty(t, pending)
+
+	// A database one migration behind this build, as after an upgrade.
+	latest := store.LatestSchemaVersion()
+	require.NoError(t, st.DB().Exec(`DELETE FROM schema_migrations WHERE version = ?`, latest).Error)
+	pending, err = st.PendingMigrations(ctx)
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	require.Equal(t, latest, pending[0].Version)
+}
+
 func testMigrateConcurrently(t *testing.T, open Opener) {
 	st := open(t)
 	ctx := t.Context()
@@ -86,10 +113,10 @@ func testRecordInboundCreatesOnce(t *testing.T, open Opener) {
 		require.Equal(t, b.at(time.Duration(i+1)*time.Second), m.CreatedAt)
 	}
 
-	conv, err := b.st.ConversationByThread(b.ctx, core.PlatformTelegram, "chat-1")
+	conv, err := b.st.ConversationByThread(b.ctx, telegram, "chat-1")
 	require.NoError(t, err)
 	require.Equal(t, convID, conv.ID)
-	require.Equal(t, core.PlatformTelegram, conv.Platform)
+	require.Equal(t, telegram, conv.Platform)
 	require.Equal(t, "user-chat-1", conv.ChannelUserID)
 	require.Equal(t, "Ann", conv.DisplayName)
 	require.Equal(t, "Europe/Berlin", conv.TimeZone)
@@ -97,7 +124,7 @@ func testRecordInboundCreatesOnce(t *testing.T, open Opener) {
 
 	// The same thread id on another platform is another conversation.
 	other, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformDiscord, ChannelThreadID: "chat-1", Text: "hey", Now: b.t0,
+		Platform: discord, ChannelThreadID: "chat-1", Text: "hey", Now: b.t0,
 	})
 	require.NoError(t, err)
 	require.NotEqual(t, convID, other.Conversation.ID)
@@ -109,7 +136,7 @@ func testRecordInboundUpdatesNames(t *testing.T, open Opener) {
 	first := b.inbound(t, "chat-1", "hi", b.t0, false)
 
 	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform:        core.PlatformTelegram,
+		Platform:        telegram,
 		ChannelThreadID: "chat-1",
 		ChannelUserID:   "user-new",
 		DisplayName:     "Annie",
@@ -127,7 +154,7 @@ func testRecordInboundUpdatesNames(t *testing.T, open Opener) {
 
 	// Empty names do not erase known ones.
 	res, err = b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformTelegram, ChannelThreadID: "chat-1", Text: "again", Now: b.at(2 * time.Minute),
+		Platform: telegram, ChannelThreadID: "chat-1", Text: "again", Now: b.at(2 * time.Minute),
 	})
 	require.NoError(t, err)
 	require.Equal(t, "Annie", res.Conversation.DisplayName)
@@ -149,7 +176,7 @@ func testSeqConcurrentWriters(t *testing.T, open Opener) {
 			defer wg.Done()
 			for i := range each {
 				_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-					Platform:        core.PlatformWeb,
+					Platform:        web,
 					ChannelThreadID: "busy",
 					Text:            fmt.Sprintf("w%d-%d", w, i),
 					Now:             b.at(time.Duration(i) * time.Millisecond),
@@ -169,7 +196,7 @@ func testSeqConcurrentWriters(t *testing.T, open Opener) {
 	}
 	require.Empty(t, all, "no writer may fail (database is locked, unique violations)")
 
-	conv, err := b.st.ConversationByThread(b.ctx, core.PlatformWeb, "busy")
+	conv, err := b.st.ConversationByThread(b.ctx, web, "busy")
 	require.NoError(t, err)
 	msgs, err := b.st.Messages(b.ctx, conv.ID)
 	require.NoError(t, err)
@@ -224,7 +251,7 @@ func testRecordInboundWithoutPlan(t *testing.T, open Opener) {
 	require.Nil(t, res.Run)
 	require.Equal(t, int64(0), b.count(t, "runs", "1 = 1"))
 
-	_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformWeb, Text: "no thread", Now: b.t0})
+	_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: web, Text: "no thread", Now: b.t0})
 	require.ErrorContains(t, err, "channel thread id are required")
 	require.Equal(t, int64(1), b.count(t, "messages", "1 = 1"))
 }

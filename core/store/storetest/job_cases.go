@@ -96,7 +96,7 @@ func testProactiveJobDroppedForANewerRecord(t *testing.T, open Opener) {
 	job, _ := b.followUp(t, "chat", 2*time.Hour)
 	// A scheduled send, not the user, opened nothing; but a new record
 	// began (the user wrote after a gap and then the job got later).
-	_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "chat",
+	_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "chat",
 		Text: "new day", Now: b.at(time.Hour), SessionGap: 10 * time.Minute})
 	require.NoError(t, err)
 	due := b.at(2 * time.Hour)

@@ -15,7 +15,7 @@ import (
 func (b *testBundle) inboundWhile(t *testing.T, thread string, now time.Time, p core.BusyPolicy) core.InboundResult {
 	t.Helper()
 	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformTelegram, ChannelThreadID: thread, ChannelUserID: thread, Text: "hi",
+		Platform: telegram, ChannelThreadID: thread, ChannelUserID: thread, Text: "hi",
 		Now: now, PlanRun: true, RunAfter: now.Add(1500 * time.Millisecond), WhileRunning: p,
 	})
 	require.NoError(t, err)

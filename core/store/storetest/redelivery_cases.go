@@ -15,7 +15,7 @@ import (
 func testRedeliveryStoredOnce(t *testing.T, open Opener) {
 	b := setup(t, open)
 	in := func(thread, id string) error {
-		_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: core.PlatformSlack, ChannelThreadID: thread,
+		_, err := b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: slack, ChannelThreadID: thread,
 			Text: "hi", PlatformMessageID: id, Now: b.t0, PlanRun: true})
 		return err
 	}
@@ -41,7 +41,7 @@ func testRedeliveryStoredOnce(t *testing.T, open Opener) {
 		}
 	}
 	require.Equal(t, 1, stored, "one of the simultaneous deliveries is stored")
-	conv, err := b.st.ConversationByThread(b.ctx, core.PlatformSlack, "D3")
+	conv, err := b.st.ConversationByThread(b.ctx, slack, "D3")
 	require.NoError(t, err)
 	require.EqualValues(t, 1, b.count(t, "messages", "conversation_id = ?", conv.ID))
 	require.Equal(t, int64(1), conv.LastSeq, "a refused delivery takes no seq")

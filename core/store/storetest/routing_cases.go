@@ -15,11 +15,11 @@ import (
 // once it is not.
 func testRoutedMessageIdempotencyAndFirstRecord(t *testing.T, open Opener) {
 	b := setup(t, open)
-	conv, err := b.st.EnsureConversation(b.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "55",
+	conv, err := b.st.EnsureConversation(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "55",
 		ChannelUserID: "55", DisplayName: "Nina", TimeZone: "Europe/Berlin", Now: b.t0})
 	require.NoError(t, err)
 	require.Nil(t, conv.CurrentRecordID)
-	again, err := b.st.EnsureConversation(b.ctx, core.InboundRecord{Platform: core.PlatformTelegram, ChannelThreadID: "55", Now: b.t0})
+	again, err := b.st.EnsureConversation(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "55", Now: b.t0})
 	require.NoError(t, err)
 	require.Equal(t, conv.ID, again.ID, "found, not created twice")
 	require.Equal(t, "Nina", again.DisplayName, "an empty name changes nothing")

@@ -206,10 +206,10 @@ func testNextRunAfter(t *testing.T, open Opener) {
 	require.Equal(t, b.at(5*time.Second), *next, "a run queued behind a running one is not waited for")
 
 	// A process serving other platforms has nothing to wait for.
-	next, err = b.st.NextRunAfter(b.ctx, core.PlatformDiscord)
+	next, err = b.st.NextRunAfter(b.ctx, discord)
 	require.NoError(t, err)
 	require.Nil(t, next)
-	next, err = b.st.NextRunAfter(b.ctx, core.PlatformDiscord, core.PlatformTelegram)
+	next, err = b.st.NextRunAfter(b.ctx, discord, telegram)
 	require.NoError(t, err)
 	require.Equal(t, b.at(5*time.Second), *next)
 }
@@ -224,14 +224,14 @@ func testClaimRunsTakesManyAtOnce(t *testing.T, open Opener) {
 	b.inbound(t, "later", "hi", b.at(time.Minute), true)
 	now := b.at(10 * time.Second)
 
-	none, err := b.st.ClaimRuns(b.ctx, "w1", now, 3, core.PlatformDiscord)
+	none, err := b.st.ClaimRuns(b.ctx, "w1", now, 3, discord)
 	require.NoError(t, err)
 	require.Empty(t, none, "no due run on that platform")
 
 	first, err := b.st.ClaimRuns(b.ctx, "w1", now, 3)
 	require.NoError(t, err)
 	require.Len(t, first, 3)
-	rest, err := b.st.ClaimRuns(b.ctx, "w2", now, 3, core.PlatformTelegram)
+	rest, err := b.st.ClaimRuns(b.ctx, "w2", now, 3, telegram)
 	require.NoError(t, err)
 	require.Len(t, rest, 2, "the run due later stays queued")
 	var threads []string

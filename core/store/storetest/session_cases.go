@@ -13,7 +13,7 @@ import (
 func (b *testBundle) inboundGap(t *testing.T, thread, text string, now time.Time, gap time.Duration) core.InboundResult {
 	t.Helper()
 	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform: core.PlatformTelegram, ChannelThreadID: thread, ChannelUserID: "user-" + thread,
+		Platform: telegram, ChannelThreadID: thread, ChannelUserID: "user-" + thread,
 		Text: text, Now: now, PlanRun: true, SessionGap: gap,
 	})
 	require.NoError(t, err)

@@ -30,6 +30,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 	}{
 		{"MigrateTwiceIsNoop", testMigrateTwice},
 		{"MigrateConcurrently", testMigrateConcurrently},
+		{"PendingMigrations", testPendingMigrations},
 		{"RecordInboundCreatesConversationOnce", testRecordInboundCreatesOnce},
 		{"SetMessageText", testSetMessageText},
 		{"RecordInboundUpdatesNamesKeepsTimeZone", testRecordInboundUpdatesNames},
@@ -142,7 +143,7 @@ func (b *testBundle) at(d time.Duration) time.Time { return b.t0.Add(d) }
 func (b *testBundle) inbound(t *testing.T, thread, text string, now time.Time, plan bool) core.InboundResult {
 	t.Helper()
 	res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
-		Platform:        core.PlatformTelegram,
+		Platform:        telegram,
 		ChannelThreadID: thread,
 		ChannelUserID:   "user-" + thread,
 		DisplayName:     "Ann",

@@ -1,0 +1,10 @@
+package httpapi_test
+
+import "github.com/parleybot/parley/core"
+
+// The platforms of the conversations these tests make. core names no
+// platform (each adapter package declares its own, e.g. telegram.Platform).
+const (
+	telegram core.Platform = "telegram"
+	web      core.Platform = "web"
+)
