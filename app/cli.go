@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -20,9 +19,6 @@ const (
 	exitFail   = 1
 	exitConfig = 2
 )
-
-// version is set at build time with -ldflags "-X github.com/parleybot/parley/app.version=...".
-var version = ""
 
 // IO is the process's standard streams, injected so tests can drive the CLI.
 type IO struct {
@@ -86,9 +82,11 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 		newRunCmd(env),
 		newChatCmd(env),
 		newMigrateCmd(env),
+		newDoctorCmd(env),
 		newJobsCmd(env),
 		newConversationsCmd(env),
 		newVersionCmd(stdio),
+		newHealthCmd(env),
 	)
 	// Unknown subcommands and positional args are usage errors too.
 	root.Args = func(c *cobra.Command, args []string) error {
@@ -112,23 +110,13 @@ func noArgs(c *cobra.Command, args []string) error {
 func newVersionCmd(stdio IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version",
+		Short: "Print the version, commit, build date, Go version and platform",
 		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintln(stdio.Out, "parley", buildVersion())
+			fmt.Fprintln(stdio.Out, versionLine())
 			return nil
 		},
 	}
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
 }
 
 // withStore loads the config, opens the store, runs f on it and closes it:
