@@ -32,6 +32,8 @@ var (
 	_ core.Provisioner    = (*Adapter)(nil)
 	_ core.Validator      = (*Adapter)(nil)
 	_ core.HealthReporter = (*Adapter)(nil)
+	_ core.PlatformTitler = (*Adapter)(nil)
+	_ core.Prober         = (*Adapter)(nil)
 )
 
 // Adapter is an IRC client that answers private messages. Create it with
