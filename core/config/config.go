@@ -18,6 +18,7 @@ type Config struct {
 	Media     Media              `yaml:"media"`
 	MCP       MCP                `yaml:"mcp"`
 	Commands  Commands           `yaml:"commands"`
+	Console   Console            `yaml:"console"`
 	HTTP      HTTP               `yaml:"http"`
 	Log       Log                `yaml:"log"`
 	Plugins   map[string]Section `yaml:"plugins"`
@@ -142,6 +143,20 @@ func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 type Commands struct {
 	// Enabled (default true); off, "/word" is text for the model.
 	Enabled bool `yaml:"enabled"`
+}
+
+// Console configures the web console (/console/).
+type Console struct {
+	// Prices per model name, for the estimated cost of the tokens used
+	// (default none: no cost is shown).
+	Prices map[string]Price `yaml:"prices"`
+}
+
+// Price is what a model's tokens cost, per million, in the owner's
+// currency.
+type Price struct {
+	Prompt     float64 `yaml:"prompt"`
+	Completion float64 `yaml:"completion"`
 }
 
 // Bot configures who the bot talks to and how it fails.

@@ -66,6 +66,7 @@ func Default() *Config {
 		Media:    Media{MaxBytes: 20 << 20, MaxImagePx: 1568, MaxDocumentChars: 20000, MaxPerTurn: 10},
 		MCP:      MCP{Servers: map[string]MCPServer{}},
 		Commands: Commands{Enabled: true},
+		Console:  Console{Prices: map[string]Price{}},
 		HTTP:     HTTP{Listen: "127.0.0.1:8080"},
 		Log:      Log{Format: "text", Level: "info"},
 		Plugins:  map[string]Section{},

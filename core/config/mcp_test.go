@@ -69,3 +69,14 @@ func TestMCPSecretsAreNotShownInErrors(t *testing.T) {
 	require.Error(t, err)
 	require.NotContains(t, err.Error(), "topsecret")
 }
+
+func TestConsolePrices(t *testing.T) {
+	t.Parallel()
+	require.Empty(t, config.Default().Console.Prices, "no prices by default: no cost is shown")
+	c := setup(t).mustParse(t, "console:\n  prices:\n    gpt-4o-mini: {prompt: 0.15, completion: 0.6}\n")
+	require.Equal(t, config.Price{Prompt: 0.15, Completion: 0.6}, c.Console.Prices["gpt-4o-mini"])
+	_, err := setup(t).parse("console:\n  prices:\n    m: {prompt: -1, completion: 2}\n")
+	require.ErrorContains(t, err, "config.yaml:3: console.prices.m: prices must not be negative")
+	_, err = setup(t).parse("console:\n  prices:\n    m: {prompt: cheap}\n")
+	require.ErrorContains(t, err, "console.prices.m.prompt")
+}

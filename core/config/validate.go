@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"regexp"
@@ -141,6 +142,12 @@ func (c *Config) problems() []problem {
 	between(add, "media.max_per_turn", c.Media.MaxPerTurn, 0, 100)
 
 	ps = append(ps, c.mcpProblems(add)...)
+	for _, model := range slices.Sorted(maps.Keys(c.Console.Prices)) {
+		p := c.Console.Prices[model]
+		if p.Prompt < 0 || p.Completion < 0 {
+			add("console.prices."+model, "prices must not be negative", fmt.Sprintf("prompt %g, completion %g", p.Prompt, p.Completion))
+		}
+	}
 
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
