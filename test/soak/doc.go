@@ -9,8 +9,9 @@
 // the test process and inject 429s and 5xx. Message jobs are seeded through
 // core/store with a unique text each; the fakes' records are then checked
 // against the jobs table: every job sent or failed with a reason, no job
-// lost, no duplicate on Discord (nonce), and at most one Telegram
-// duplicate per kill, explained by a job the killed replica had in flight.
+// lost, no duplicate on Discord (nonce), and at most
+// scheduler.max_sends_in_doubt (4) Telegram duplicates per kill, each
+// explained by a job the killed replica had in flight.
 //
 // The short form runs with every `go test ./...`; the long form (10,000
 // jobs, 500 conversations) needs the build tag soak. See README.md.
