@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/adapters/console"
 	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/adapters/slack"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -299,7 +299,7 @@ func TestChatCommandsInTheWebChat(t *testing.T) {
 func TestChatCommandsInTheTerminal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	cfg := b.writeConfig(t, "adapters:\n  console:\n    user: ada\n")
+	cfg := b.writeConfig(t, "adapters:\n  terminal:\n    user: ada\n")
 	var out, stderr coretest.Logs
 	code := Run(context.Background(), []string{"chat", "-c", cfg},
 		IO{In: strings.NewReader("/start\n/help\n/reminders\n/new\n"), Out: &out, Err: &stderr}, b.lookup)
@@ -314,7 +314,7 @@ func TestChatCommandsInTheTerminal(t *testing.T) {
 	require.Contains(t, shown, "Subaru: Fresh start!")
 	require.NotContains(t, shown, "**")
 	require.Empty(t, b.model.Requests())
-	requireCommandsStored(t, b.storedMessagesOn(t, console.Platform, "console:ada"), "/start", "/help", "/reminders", "/new")
+	requireCommandsStored(t, b.storedMessagesOn(t, terminal.Platform, "console:ada"), "/start", "/help", "/reminders", "/new")
 }
 
 // conversationOn reads a conversation from the test's SQLite file.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/core"
 )
 
@@ -23,7 +23,7 @@ func newRunCmd(e *cliEnv) *cobra.Command {
 			}
 			ctx := c.Context()
 			a, err := buildApp(ctx, cfg, e.logger, appOptions{
-				// The console belongs to `parley chat` unless the owner enabled it.
+				// The terminal belongs to `parley chat` unless the owner enabled it.
 				wantAdapter: func(_ string, enabled bool) bool { return enabled },
 				serveHTTP:   true,
 			})
@@ -59,22 +59,24 @@ func newChatCmd(e *cliEnv) *cobra.Command {
 				return err
 			}
 			ctx := c.Context()
-			var con *console.Adapter
+			var term *terminal.Adapter
 			a, err := buildApp(ctx, cfg, e.logger, appOptions{
-				wantAdapter: func(name string, _ bool) bool { return name == "console" },
+				// By the adapter's name ("terminal"), not its platform
+				// ("console"): see terminal.Platform.
+				wantAdapter: func(name string, _ bool) bool { return name == terminal.Name },
 				configure: func(ad core.Adapter) {
-					if cc, ok := ad.(*console.Adapter); ok {
-						cc.In, cc.Out = e.io.In, e.io.Out
-						con = cc
+					if ta, ok := ad.(*terminal.Adapter); ok {
+						ta.In, ta.Out = e.io.In, e.io.Out
+						term = ta
 					}
 				},
 			})
 			if err != nil {
 				return err
 			}
-			if con == nil {
+			if term == nil {
 				_ = a.stop()
-				return fmt.Errorf("the console adapter is not available")
+				return fmt.Errorf("the terminal adapter is not available")
 			}
 			if err := a.start(ctx); err != nil {
 				_ = a.stop()
@@ -82,7 +84,7 @@ func newChatCmd(e *cliEnv) *cobra.Command {
 			}
 			select {
 			case <-ctx.Done():
-			case <-con.Done():
+			case <-term.Done():
 				// Input ended: let the last turn answer before leaving.
 				waitIdle(ctx, a)
 			}
@@ -91,14 +93,16 @@ func newChatCmd(e *cliEnv) *cobra.Command {
 	}
 }
 
-// waitIdle waits until the app has no queued or running run, bounded.
+// waitIdle waits until the terminal's conversations have no queued or
+// running run, bounded. Runs are kept by platform, so this asks for
+// terminal.Platform ("console"), not the adapter's name.
 func waitIdle(ctx context.Context, a *app) {
 	ctx, cancel := context.WithTimeout(ctx, drainTimeout+a.cfg.LLM.Timeout)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		busy, err := a.store.HasPendingRuns(ctx, console.Platform)
+		busy, err := a.store.HasPendingRuns(ctx, terminal.Platform)
 		if err != nil || !busy {
 			return
 		}

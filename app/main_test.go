@@ -12,13 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -307,6 +308,8 @@ func TestBadConfigExitsTwo(t *testing.T) {
 		"plugin key typo":  {"plugins:\n  persona:\n    nmae: Bob\n", "config.yaml:3: plugins.persona.nmae: unknown key"},
 		"unknown adapter":  {"adapters:\n  icq: {}\n", "config.yaml:2: adapters.icq: unknown adapter"},
 		"adapter key typo": {"adapters:\n  web:\n    titel: x\n", "config.yaml:3: adapters.web.titel: unknown key"},
+		"renamed adapter": {"adapters:\n  web: {}\n  console:\n    user: ada\n",
+			"config.yaml:3: adapters.console: was renamed to adapters.terminal: rename the section"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -356,7 +359,7 @@ func TestChatInTheTerminal(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.model.Enqueue(llmtest.Text("Hi from the terminal!"))
-	cfg := b.writeConfig(t, "adapters:\n  console:\n    user: ada\n")
+	cfg := b.writeConfig(t, "adapters:\n  terminal:\n    user: ada\n")
 	var out, stderr coretest.Logs
 	code := Run(context.Background(), []string{"chat", "-c", cfg}, IO{In: strings.NewReader("hello there\n"), Out: &out, Err: &stderr}, b.lookup)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
@@ -366,13 +369,78 @@ func TestChatInTheTerminal(t *testing.T) {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
 	require.NoError(t, err)
 	defer st.Close()
-	conv, err := st.ConversationByThread(ctx, console.Platform, "console:ada")
+	conv, err := st.ConversationByThread(ctx, terminal.Platform, "console:ada")
 	require.NoError(t, err)
 	msgs, err := st.Messages(ctx, conv.ID)
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
 	require.Equal(t, "hello there", msgs[0].Content)
 	require.Equal(t, "Hi from the terminal!", msgs[1].Content)
+}
+
+// The adapter was renamed from "console" to "terminal", but its platform
+// id and thread ids were not: a conversation stored before the rename
+// carries on, its history in the prompt.
+func TestChatCarriesOnAConversationFromBeforeTheRename(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: b.dbPath})
+	require.NoError(t, err)
+	require.NoError(t, st.Migrate(ctx))
+	before, err := st.RecordInbound(ctx, core.InboundRecord{Platform: "console", ChannelThreadID: "console:ada",
+		ChannelUserID: "console:ada", DisplayName: "ada", Text: "my cat is called Miso", Now: time.Now().Add(-time.Minute)})
+	require.NoError(t, err)
+	require.NoError(t, st.Close())
+
+	b.model.Enqueue(llmtest.Text("Miso, of course."))
+	cfg := b.writeConfig(t, "adapters:\n  terminal:\n    user: ada\n")
+	var out, stderr coretest.Logs
+	code := Run(ctx, []string{"chat", "-c", cfg}, IO{In: strings.NewReader("what is my cat called?\n"), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	require.Contains(t, out.String(), "Subaru: Miso, of course.")
+
+	conv := b.conversationOn(t, "console", "console:ada")
+	require.Equal(t, before.Conversation.ID, conv.ID, "the same conversation, not a new one")
+	msgs := b.storedMessagesOn(t, "console", "console:ada")
+	require.Len(t, msgs, 3)
+	require.Equal(t, []string{"my cat is called Miso", "what is my cat called?", "Miso, of course."},
+		[]string{msgs[0].Content, msgs[1].Content, msgs[2].Content})
+	reqs := b.model.Requests()
+	require.NotEmpty(t, reqs)
+	var prompt strings.Builder
+	for _, m := range reqs[0].Messages() {
+		prompt.WriteString(m.Content + "\n")
+	}
+	require.Contains(t, prompt.String(), "my cat is called Miso", "the model hears what was said before the rename")
+}
+
+// A config written before the rename, with adapters.console:, is refused
+// by every command that builds the adapters: exit 2, with the file, the
+// line and the key, and the section's new name.
+func TestFormerConsoleAdapterSectionIsRefused(t *testing.T) {
+	t.Parallel()
+	for name, section := range map[string]string{
+		"enabled":  "  console:\n    user: ada\n",
+		"disabled": "  console: {enabled: false}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			cfg := b.writeConfig(t, "adapters:\n  web: {}\n"+section)
+			raw, err := os.ReadFile(cfg)
+			require.NoError(t, err)
+			line := slices.IndexFunc(strings.Split(string(raw), "\n"), func(l string) bool { return strings.HasPrefix(l, "  console:") }) + 1
+			require.Positive(t, line)
+			want := fmt.Sprintf("%s:%d: adapters.console: was renamed to adapters.terminal: rename the section", cfg, line)
+			for _, cmd := range []string{"chat", "run", "doctor"} {
+				code, _, stderr := b.cli(cfg, cmd)
+				require.Equal(t, 2, code, "%s: %s", cmd, stderr)
+				require.Contains(t, stderr, want, cmd)
+				require.NotContains(t, stderr, "unknown adapter", cmd)
+			}
+		})
+	}
 }
 
 func TestRunOnPostgres(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
+	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 )
@@ -22,8 +24,21 @@ func decodeSection(secs map[string]config.Section, name string, v any, enabledBy
 	return sec.Enabled, nil
 }
 
-// unknownSections rejects sections that name no registered module.
-func unknownSections(cfg *config.Config, kind string, secs map[string]config.Section, known []string) error {
+// renamedAdapters maps an adapter's former name to its name now, with a
+// note on what it is: a config still using the former section is told
+// what to write instead, not just "unknown adapter". A name a registered
+// adapter has is never refused.
+var renamedAdapters = map[string]renamed{
+	"console": {to: terminal.Name, note: "it is the terminal chat of `parley chat`; " +
+		"the web console's settings stay under the top-level console:"},
+}
+
+// renamed is a module's name now, for a section under its former name.
+type renamed struct{ to, note string }
+
+// unknownSections rejects sections that name no registered module; one
+// under a name in renames (may be nil) is told the module's name now.
+func unknownSections(cfg *config.Config, kind string, secs map[string]config.Section, known []string, renames map[string]renamed) error {
 	names := make([]string, 0, len(secs))
 	for n := range secs {
 		names = append(names, n)
@@ -34,10 +49,16 @@ func unknownSections(cfg *config.Config, kind string, secs map[string]config.Sec
 		isKnown[k] = true
 	}
 	for _, n := range names {
-		if !isKnown[n] {
-			sec := secs[n]
-			return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: fmt.Sprintf("unknown %s (known: %v)", kind, known)}
+		if isKnown[n] {
+			continue
 		}
+		sec := secs[n]
+		if r, ok := renames[n]; ok {
+			to := strings.TrimSuffix(sec.Path, n) + r.to
+			return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path,
+				Msg: fmt.Sprintf("was renamed to %s: rename the section (%s)", to, r.note)}
+		}
+		return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: fmt.Sprintf("unknown %s (known: %v)", kind, known)}
 	}
 	return nil
 }
@@ -70,7 +91,7 @@ func cleanup(m any) {
 // says otherwise.
 func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	reg := core.Plugins()
-	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names()); err != nil {
+	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names(), nil); err != nil {
 		return nil, usageError{err}
 	}
 	var out []core.Plugin
@@ -103,10 +124,10 @@ func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]co
 
 // buildAdapters decodes and provisions the adapters, as decodePlugins and
 // provisionPlugins do for plugins; want, when non-nil, limits
-// which enabled adapters are built (parley chat wants only the console).
+// which enabled adapters are built (parley chat wants only the terminal).
 func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
 	reg := core.Adapters()
-	if err := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names()); err != nil {
+	if err := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names(), renamedAdapters); err != nil {
 		return nil, usageError{err}
 	}
 	var out []core.Adapter

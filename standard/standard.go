@@ -6,10 +6,10 @@
 package standard
 
 import (
-	_ "github.com/parleybot/parley/adapters/console"  // the terminal (parley chat)
 	_ "github.com/parleybot/parley/adapters/discord"  // Discord DMs
 	_ "github.com/parleybot/parley/adapters/slack"    // Slack DMs
 	_ "github.com/parleybot/parley/adapters/telegram" // Telegram private chats
+	_ "github.com/parleybot/parley/adapters/terminal" // the terminal (parley chat)
 	_ "github.com/parleybot/parley/adapters/web"      // the browser chat
 	_ "github.com/parleybot/parley/plugins/controltokens"
 	_ "github.com/parleybot/parley/plugins/memory"

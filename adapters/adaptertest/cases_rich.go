@@ -19,7 +19,7 @@ import (
 func testPlainTextAsWritten(t *testing.T, rig *Rig) {
 	h := begin(t, rig)
 	thread := h.greet(t, users(rig)[0])
-	// ">no quote" has no space: the console rig takes "> " at a line start
+	// ">no quote" has no space: the terminal rig takes "> " at a line start
 	// for its prompt.
 	const text = "**not bold** _nor this_ [a](b) 2*3*4 <tag> & `c` # no heading\n>no quote\n- no list"
 	res := h.sendMsg(t, core.OutboundMessage{ChannelThreadID: thread, Text: text})

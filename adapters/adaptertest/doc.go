@@ -1,7 +1,7 @@
 // Package adaptertest is the conformance suite every adapter passes, the way
 // river's riverdrivertest or testing/fstest.TestFS work: an adapter's test
 // builds a Rig, a fresh adapter wired to that platform's fake, and calls Run.
-// Cases a platform cannot express (a console has no group chats) are skipped
+// Cases a platform cannot express (a terminal has no group chats) are skipped
 // with the reason, never silently.
 //
 //	func TestConformance(t *testing.T) { // not parallel: Stop checks goroutines

@@ -107,10 +107,10 @@ type Rig struct {
 	TypingShown func(t *testing.T, channelThreadID string) int
 
 	// Users are the people the suite plays, in order; nil means Alice and
-	// Bob. A platform whose ids have a fixed shape (the console's
+	// Bob. A platform whose ids have a fixed shape (the terminal's
 	// "console:<user>") supplies its own. At least two unless SingleUser.
 	Users []User
-	// SingleUser says the platform has exactly one user (the console): the
+	// SingleUser says the platform has exactly one user (the terminal): the
 	// suite uses only Users[0] and skips the cases that need two people.
 	SingleUser bool
 	// WholeRichText says the platform shows rich text of any length as
@@ -122,7 +122,7 @@ type Rig struct {
 	// one.
 	NoCodeLanguage bool
 	// NoMessageIDs says the fake cannot observe the platform message ids of
-	// what the bot sent (the console prints text only), so Sent leaves
+	// what the bot sent (the terminal prints text only), so Sent leaves
 	// PlatformMessageID empty; the suite then checks that SendResult holds
 	// one distinct, non-empty id per part instead of matching them.
 	NoMessageIDs bool

@@ -1,4 +1,4 @@
-package console_test
+package terminal_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
-	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/core"
 )
 
@@ -22,22 +22,22 @@ const botName = "Subaru"
 // parallel: the suite's Stop case checks goroutines.
 func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
-		a := console.New()
+		a := terminal.New()
 		a.User = adaptertest.Alice.Name
 		require.NoError(t, a.Provision(context.Background(), core.Env{BotName: botName}))
 		require.NoError(t, a.Validate())
 		user := adaptertest.User{ID: "console:" + a.User, Name: a.User}
-		term := newTerminal(t, user.ID)
+		term := newScreen(t, user.ID)
 		a.In, a.Out = term.inR, term.outW
 		return &adaptertest.Rig{
 			Adapter: a,
 			DM: func(t *testing.T, u adaptertest.User, text string) string {
-				require.Equal(t, user, u, "the console has one user")
+				require.Equal(t, user, u, "the terminal has one user")
 				term.typeLine(t, text)
 				return user.ID
 			},
 			ThreadOf: func(t *testing.T, u adaptertest.User) string {
-				require.Equal(t, user, u, "the console has one user")
+				require.Equal(t, user, u, "the terminal has one user")
 				return user.ID
 			},
 			Sent:         func(_ *testing.T, thread string) []adaptertest.Sent { return term.sent(thread) },
@@ -51,9 +51,9 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// terminal plays the user at a terminal: lines typed go to the adapter's
+// screen plays the user at a terminal: lines typed go to the adapter's
 // In, and what the adapter prints on Out is parsed back into messages.
-type terminal struct {
+type screen struct {
 	thread string
 	inR    *io.PipeReader
 	inW    *io.PipeWriter
@@ -67,8 +67,8 @@ type terminal struct {
 	isOpen   bool
 }
 
-func newTerminal(t *testing.T, thread string) *terminal {
-	term := &terminal{thread: thread, parsed: make(chan struct{})}
+func newScreen(t *testing.T, thread string) *screen {
+	term := &screen{thread: thread, parsed: make(chan struct{})}
 	term.inR, term.inW = io.Pipe()
 	term.outR, term.outW = io.Pipe()
 	go term.readOutput()
@@ -83,11 +83,11 @@ func newTerminal(t *testing.T, thread string) *terminal {
 
 // closeInput ends the input, as a host closing stdin at exit does; the
 // adapter's blocked read returns.
-func (term *terminal) closeInput() { _ = term.inW.Close() }
+func (term *screen) closeInput() { _ = term.inW.Close() }
 
 // typeLine types text and Enter. It fails if the adapter does not take the
 // line (a write on a pipe waits for the reader).
-func (term *terminal) typeLine(t *testing.T, text string) {
+func (term *screen) typeLine(t *testing.T, text string) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
@@ -98,14 +98,14 @@ func (term *terminal) typeLine(t *testing.T, text string) {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(5 * time.Second):
-		t.Fatal("the console did not read the typed line")
+		t.Fatal("the terminal did not read the typed line")
 	}
 }
 
 // readOutput parses Out until it is closed. The adapter prints each part
 // as "<bot>: <text>" (text may span lines) and then the "> " prompt; the
 // prompt, or the next part, ends a message.
-func (term *terminal) readOutput() {
+func (term *screen) readOutput() {
 	defer close(term.parsed)
 	buf := make([]byte, 32<<10)
 	partial := ""
@@ -132,7 +132,7 @@ func (term *terminal) readOutput() {
 }
 
 // line takes one complete output line; term.mu is held.
-func (term *terminal) line(s string) {
+func (term *screen) line(s string) {
 	prompted := false
 	for strings.HasPrefix(s, "> ") {
 		s, prompted = s[len("> "):], true
@@ -150,7 +150,7 @@ func (term *terminal) line(s string) {
 }
 
 // finish records the message being printed, if any; term.mu is held.
-func (term *terminal) finish() {
+func (term *screen) finish() {
 	if !term.isOpen {
 		return
 	}
@@ -162,7 +162,7 @@ func (term *terminal) finish() {
 	term.open, term.isOpen = nil, false
 }
 
-func (term *terminal) sent(thread string) []adaptertest.Sent {
+func (term *screen) sent(thread string) []adaptertest.Sent {
 	if thread != term.thread {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package console_test
+package terminal_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
-	"github.com/parleybot/parley/adapters/console"
+	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -29,12 +29,12 @@ func TestMarkdownReplyPrintsPlain(t *testing.T) {
 	client, err := llm.New(llm.Config{BaseURL: model.URL(), APIKey: "sk-test", Model: "test-model", Timeout: 10 * time.Second})
 	require.NoError(t, err)
 
-	a := console.New()
+	a := terminal.New()
 	a.User = "ada"
 	require.NoError(t, a.Provision(ctx, core.Env{BotName: botName}))
 	require.NoError(t, a.Validate())
 	thread := "console:ada"
-	term := newTerminal(t, thread)
+	term := newScreen(t, thread)
 	a.In, a.Out = term.inR, term.outW
 
 	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: client, Adapters: []core.Adapter{a},

@@ -1,10 +1,14 @@
-// Package console is Parley's terminal chat (`parley chat`): each line typed
-// on In is a direct message from one local user, and the bot's replies are
-// printed to Out as "<bot name>: <text>" followed by a fresh "> " prompt.
+// Package terminal is Parley's terminal chat (`parley chat`): each line
+// typed on In is a direct message from one local user, and the bot's
+// replies are printed to Out as "<bot name>: <text>" followed by a fresh
+// "> " prompt. The adapter is named "terminal" (config section
+// adapters.terminal).
 //
 // The whole terminal is one conversation on the "console" platform, with
-// channel_thread_id and channel_user_id "console:<user>". Done reports the
-// end of input so the host can wait for the last reply before stopping.
+// channel_thread_id and channel_user_id "console:<user>": the platform id
+// and the thread ids keep the adapter's former name, so conversations
+// stored before the rename carry on. Done reports the end of input so the
+// host can wait for the last reply before stopping.
 //
 // Reading cannot be interrupted in general (a blocked read of os.Stdin only
 // ends when a line arrives or the stream closes), so Stop does not wait for
@@ -12,6 +16,6 @@
 // reading goroutine exits when its read returns. Tests read from an io.Pipe
 // they close.
 //
-// The console shows no typing indicator: it does not implement
+// The terminal shows no typing indicator: it does not implement
 // core.TypingIndicator and reports Capabilities.Typing false.
-package console
+package terminal

@@ -1,4 +1,4 @@
-package console
+package terminal
 
 import (
 	"bufio"
@@ -21,11 +21,20 @@ import (
 )
 
 func init() {
-	core.RegisterAdapter(core.AdapterInfo{Name: "console", New: func() core.Adapter { return New() }})
+	core.RegisterAdapter(core.AdapterInfo{Name: Name, New: func() core.Adapter { return New() }})
 }
 
+// Name is the adapter's name: its registry entry, its config section
+// (adapters.terminal) and what `parley chat` asks the app for. It was
+// "console" before; it is not the platform id (see Platform).
+const Name = "terminal"
+
 // Platform is the platform this adapter serves: the core.Platform of its
-// conversations and of the API's channel_type "console".
+// conversations and of the API's channel_type "console". It stays
+// "console" although the adapter is named "terminal": platform ids are a
+// fixed contract (DESIGN.md) stored in every conversation, so a new id
+// would cut every existing terminal conversation off its history. Look the
+// adapter up by Name, its conversations by Platform.
 const Platform core.Platform = "console"
 
 // Interface guards.
@@ -48,8 +57,8 @@ const (
 // Adapter is the terminal chat. Create it with New; the host sets In and
 // Out before Start.
 type Adapter struct {
-	// User names the local user: the conversation is "console:<user>"
-	// (default $USER, or "local").
+	// User names the local user: the conversation is "console:<user>",
+	// after the platform (default $USER, or "local").
 	User string `yaml:"user"`
 
 	// In is read line by line for the user's messages. The host owns it:
@@ -81,7 +90,7 @@ type Adapter struct {
 	handling sync.WaitGroup // the goroutine handing lines to the core
 }
 
-// New returns a console adapter with its defaults set. It has no side
+// New returns a terminal adapter with its defaults set. It has no side
 // effects; User defaults to $USER.
 func New() *Adapter {
 	return newWithLookup(os.LookupEnv)
@@ -106,8 +115,8 @@ func newWithLookup(lookupEnv func(string) (string, bool)) *Adapter {
 	}
 }
 
-// Name returns "console".
-func (a *Adapter) Name() string { return "console" }
+// Name returns Name, "terminal".
+func (a *Adapter) Name() string { return Name }
 
 // Platform returns Platform.
 func (a *Adapter) Platform() core.Platform { return Platform }
@@ -124,7 +133,7 @@ func (a *Adapter) Capabilities() core.Capabilities {
 // Provision takes the logger, clock and bot name from the host.
 func (a *Adapter) Provision(_ context.Context, env core.Env) error {
 	if env.Logger != nil {
-		a.log = env.Logger.With("adapter", "console")
+		a.log = env.Logger.With("adapter", "terminal")
 	}
 	if env.Clock != nil {
 		a.clock = env.Clock
@@ -138,10 +147,10 @@ func (a *Adapter) Provision(_ context.Context, env core.Env) error {
 // Validate checks the decoded config.
 func (a *Adapter) Validate() error {
 	if strings.TrimSpace(a.User) == "" {
-		return errors.New("console adapter: user must not be empty")
+		return errors.New("terminal adapter: user must not be empty")
 	}
 	if strings.IndexFunc(a.User, unicode.IsControl) >= 0 {
-		return errors.New("console adapter: user must not contain control characters")
+		return errors.New("terminal adapter: user must not contain control characters")
 	}
 	return nil
 }
@@ -150,21 +159,21 @@ func (a *Adapter) Validate() error {
 // h. It returns at once; the reading stops at end of input or on Stop.
 func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("starting console adapter: %w", err)
+		return fmt.Errorf("starting terminal adapter: %w", err)
 	}
 	if h == nil {
-		return errors.New("starting console adapter: nil inbound handler")
+		return errors.New("starting terminal adapter: nil inbound handler")
 	}
 	if a.In == nil || a.Out == nil {
-		return errors.New("starting console adapter: In and Out must be set")
+		return errors.New("starting terminal adapter: In and Out must be set")
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	switch {
 	case a.stopped:
-		return errors.New("starting console adapter: already stopped")
+		return errors.New("starting terminal adapter: already stopped")
 	case a.started:
-		return errors.New("starting console adapter: already started")
+		return errors.New("starting terminal adapter: already started")
 	}
 	a.started = true
 	// Turns outlive Start's ctx (often a start-up timeout) but not Stop.
@@ -193,7 +202,7 @@ func (a *Adapter) read(lines chan<- string) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		a.log.Error("reading console input", "err", err)
+		a.log.Error("reading terminal input", "err", err)
 	}
 }
 
@@ -233,7 +242,7 @@ func (a *Adapter) handle(ctx context.Context, h core.InboundHandler, lines <-cha
 			if ctx.Err() != nil {
 				return
 			}
-			a.log.Error("handing console message to the core", "err", err)
+			a.log.Error("handing terminal message to the core", "err", err)
 			a.printLine("(not delivered: " + err.Error() + ")")
 		}
 	}
@@ -269,7 +278,7 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	select {
 	case <-finished:
 	case <-ctx.Done():
-		return fmt.Errorf("stopping console adapter: %w", ctx.Err())
+		return fmt.Errorf("stopping terminal adapter: %w", ctx.Err())
 	}
 	a.closeDone()
 	return nil
@@ -282,16 +291,16 @@ func (a *Adapter) Stop(ctx context.Context) error {
 // same way (markup.SplitPlain), so no ** or ` ever shows.
 func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
-		return core.SendResult{}, fmt.Errorf("printing to console: %w", err)
+		return core.SendResult{}, fmt.Errorf("printing to terminal: %w", err)
 	}
 	a.mu.Lock()
 	stopped := a.stopped
 	a.mu.Unlock()
 	if stopped {
-		return core.SendResult{}, errors.New("printing to console: console adapter is stopped")
+		return core.SendResult{}, errors.New("printing to terminal: terminal adapter is stopped")
 	}
 	if a.Out == nil {
-		return core.SendResult{}, errors.New("printing to console: no output")
+		return core.SendResult{}, errors.New("printing to terminal: no output")
 	}
 	parts := textParts(msg)
 	if len(parts) == 0 {
@@ -315,7 +324,7 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 		out = "\n" + out
 	}
 	if _, err := io.WriteString(a.Out, out+prompt); err != nil {
-		return core.SendResult{}, fmt.Errorf("printing to console: %w", err)
+		return core.SendResult{}, fmt.Errorf("printing to terminal: %w", err)
 	}
 	a.atPrompt = true
 	return core.SendResult{PlatformMessageIDs: ids}, nil
@@ -343,7 +352,7 @@ func (a *Adapter) printPrompt() {
 		return
 	}
 	if _, err := io.WriteString(a.Out, prompt); err != nil {
-		a.log.Error("writing console prompt", "err", err)
+		a.log.Error("writing terminal prompt", "err", err)
 		return
 	}
 	a.atPrompt = true
@@ -365,7 +374,7 @@ func (a *Adapter) printLine(s string) {
 		lead = "\n"
 	}
 	if _, err := io.WriteString(a.Out, lead+s+"\n"+prompt); err != nil {
-		a.log.Error("writing to console", "err", err)
+		a.log.Error("writing to terminal", "err", err)
 		return
 	}
 	a.atPrompt = true

@@ -1,4 +1,4 @@
-package console
+package terminal
 
 import (
 	"context"
@@ -156,11 +156,14 @@ func (b *testBundle) send(t *testing.T, text string) []string {
 
 func TestRegistered(t *testing.T) {
 	t.Parallel()
-	info, ok := core.Adapters().Lookup("console")
+	info, ok := core.Adapters().Lookup("terminal")
 	require.True(t, ok)
-	require.False(t, info.EnabledByDefault, "console is off unless the config turns it on")
+	require.False(t, info.EnabledByDefault, "the terminal is off unless the config turns it on")
+	_, ok = core.Adapters().Lookup("console")
+	require.False(t, ok, "the adapter was renamed: no adapter is named console")
 	a := info.New()
-	require.Equal(t, "console", a.Name())
+	require.Equal(t, "terminal", a.Name())
+	require.Equal(t, core.Platform("console"), a.Platform(), "the platform id is unchanged: stored conversations keep it")
 	require.Equal(t, Platform, a.Platform())
 	require.Equal(t, "the terminal", core.PlatformTitle(a), "the model hears the platform named as before")
 	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "plain", Typing: false}, a.Capabilities())
@@ -182,9 +185,9 @@ func TestValidate(t *testing.T) {
 	t.Parallel()
 	a := New()
 	a.User = " "
-	require.EqualError(t, a.Validate(), "console adapter: user must not be empty")
+	require.EqualError(t, a.Validate(), "terminal adapter: user must not be empty")
 	a.User = "ada\nlovelace"
-	require.EqualError(t, a.Validate(), "console adapter: user must not contain control characters")
+	require.EqualError(t, a.Validate(), "terminal adapter: user must not contain control characters")
 	a.User = "ada"
 	require.NoError(t, a.Validate())
 }
@@ -192,7 +195,7 @@ func TestValidate(t *testing.T) {
 func TestStartNeedsInAndOut(t *testing.T) {
 	t.Parallel()
 	a := New()
-	require.EqualError(t, a.Start(context.Background(), newFakeCore()), "starting console adapter: In and Out must be set")
+	require.EqualError(t, a.Start(context.Background(), newFakeCore()), "starting terminal adapter: In and Out must be set")
 	require.NoError(t, a.Stop(context.Background()))
 }
 
@@ -335,7 +338,7 @@ func TestStopWhileInputIsOpen(t *testing.T) {
 	require.NoError(t, b.in.Close())
 	require.Len(t, b.core.messages(), 1, "nothing is handed to the core after Stop")
 	_, err := b.adapter.Send(context.Background(), core.OutboundMessage{ChannelThreadID: "console:ada", Text: "late"})
-	require.EqualError(t, err, "printing to console: console adapter is stopped")
+	require.EqualError(t, err, "printing to terminal: terminal adapter is stopped")
 }
 
 func TestSendRejectsEmptyText(t *testing.T) {

@@ -139,9 +139,9 @@ func TestLoadExampleEqualsDefaults(t *testing.T) {
 	want.File, want.Adapters, want.Plugins = c.File, c.Adapters, c.Plugins
 	require.Equal(t, want, c)
 
-	require.Len(t, c.Adapters, 4)
-	for _, name := range []string{"telegram", "discord", "slack"} {
-		require.False(t, c.Adapters[name].Enabled, "platform adapters are off until configured: %s", name)
+	require.Len(t, c.Adapters, 5)
+	for _, name := range []string{"telegram", "discord", "slack", "terminal"} {
+		require.False(t, c.Adapters[name].Enabled, "adapters other than web are off until configured: %s", name)
 	}
 	web := c.Adapters["web"]
 	require.True(t, web.Enabled)

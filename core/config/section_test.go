@@ -72,14 +72,14 @@ func TestSectionEnabled(t *testing.T) {
 	c := b.mustParse(t, `
 adapters:
   web:
-  console: {}
+  terminal: {}
 plugins:
   persona: {enabled: false, name: Rem}
   mood: {enabled: true}
   memory: {max_facts: 5}
 `)
 	require.True(t, c.Adapters["web"].Enabled, "an empty section is enabled")
-	require.True(t, c.Adapters["console"].Enabled)
+	require.True(t, c.Adapters["terminal"].Enabled)
 	require.False(t, c.Plugins["persona"].Enabled)
 	require.True(t, c.Plugins["mood"].Enabled)
 	require.True(t, c.Plugins["memory"].Enabled)
