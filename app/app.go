@@ -15,7 +15,6 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/commands"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/console"
 	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/store"
@@ -93,7 +92,7 @@ type appOptions struct {
 	wantAdapter func(name string, enabled bool) bool
 	// serveHTTP starts the HTTP server on http.listen.
 	serveHTTP bool
-	// configure adjusts an adapter before it starts (console streams).
+	// configure adjusts an adapter before it starts (the terminal's streams).
 	configure func(core.Adapter)
 	clock     core.Clock
 }
@@ -244,7 +243,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		a.http.AddHealthCheck("store", a.store.Ping)
 		// Reported, never failing the check: a load balancer must not take
 		// a replica out because the model provider is down.
-		a.http.AddHealthReport("llm", func() string { return model.Health().State })
+		a.http.AddHealthDetail("llm", modelHealth(model))
 		if mcpTools != nil {
 			reportMCP(a.http, mcpTools)
 		}
@@ -258,8 +257,9 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			TimeZone:    cfg.Location().String(),
 			MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
 		}, log.With("component", "api")).Mount(a.http.Mux())
-		console.New(console.Config{Token: cfg.HTTP.APIToken.Reveal(), Store: a.store, Location: cfg.Location(),
-			Clock: opts.clock, Logger: log.With("component", "console")}).Mount(a.http.Mux())
+		con := newConsole(a, cfg, log, opts.clock, jobWaker.Wake)
+		con.Mount(a.http.Mux())
+		a.http.OnShutdown(con.Close) // its live streams would hold the shutdown
 		for _, ad := range a.adapters {
 			if m, ok := ad.(core.HTTPMounter); ok {
 				m.Mount(a.http.Mux())

@@ -50,7 +50,7 @@ func newMCP(cfg *config.Config, log *slog.Logger, m *metrics) (*mcp.Manager, err
 // the check: a load balancer must not take a replica out for a tool.
 func reportMCP(h *httpapi.Server, mgr *mcp.Manager) {
 	for _, n := range mgr.Names() {
-		h.AddHealthReport("mcp:"+n, func() string { return mgr.State(n) })
+		h.AddHealthDetail("mcp:"+n, mcpHealth(mgr, n))
 	}
 }
 

@@ -187,6 +187,7 @@ func testTurnRoundTrip(t *testing.T, b *testBundle) {
 	require.Equal(t, 12, run.PromptTokens)
 	require.Equal(t, 3, run.CompletionTokens)
 	require.Equal(t, 15, run.TotalTokens)
+	require.Equal(t, llmtest.DefaultModel, run.Model, "the model the server answered as")
 	require.Equal(t, "Hi there!", run.Record.Output)
 	require.Len(t, run.Record.Prompt, 1)
 	require.Equal(t, &core.HistoryRef{FromSeq: 1, ToSeq: 1, Count: 1}, run.Record.History)

@@ -152,6 +152,9 @@ type Run struct {
 	PromptTokens      int
 	CompletionTokens  int
 	TotalTokens       int
+	// Model is the model the run's tokens were spent on; "" when none was
+	// called, and for runs stored before the store kept it.
+	Model string
 	// JobID is the job the run executes: a proactive follow-up, whose
 	// outcome settles it, or a recurring job (a cron turn).
 	JobID *int64

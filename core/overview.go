@@ -9,9 +9,11 @@ import "time"
 type ActivityBucket struct {
 	Start time.Time
 	// Inbound is user messages stored; Outbound messages the bot sent
-	// (replies, scheduled messages, notices).
+	// (replies, scheduled messages, notices; not a turn's chosen silence).
 	Inbound, Outbound int64
-	// Turns is runs that finished; Failed those of them that failed.
+	// Turns is runs that finished (canceled ones included; a skipped
+	// run, which never called the model, is not a turn); Failed those of
+	// them that failed.
 	Turns, Failed int64
 }
 
@@ -41,7 +43,8 @@ type JobFilter struct {
 	Statuses []JobStatus // none: every status
 	Kinds    []JobKind   // none: every kind
 	Platform Platform    // "": every platform
-	// DueFrom and DueTo bound the due time (nil: open).
+	// DueFrom and DueTo bound the due time: DueFrom <= due < DueTo (nil:
+	// open).
 	DueFrom, DueTo *time.Time
 	// Recent orders by the last change, newest first (what was just sent
 	// or failed); otherwise by due time, soonest first.

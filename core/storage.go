@@ -25,6 +25,9 @@ var ErrTooManyRecurring = errors.New("too many recurring jobs")
 // ErrNotPending is returned when a job to cancel is no longer pending.
 var ErrNotPending = errors.New("the job is no longer pending")
 
+// ErrNotFailed is returned when a job to retry has not failed.
+var ErrNotFailed = errors.New("the job has not failed")
+
 // ErrEmptyQuery is returned by a search whose keyword holds nothing to
 // search for (only spaces or punctuation).
 var ErrEmptyQuery = errors.New("the search has no words to look for")
@@ -111,7 +114,10 @@ type RunCompletion struct {
 	Messages                                    []*Message
 	Record                                      RunRecord
 	PromptTokens, CompletionTokens, TotalTokens int
-	Now                                         time.Time
+	// Model is the model that answered (the server's name for it when it
+	// gave one, else the one asked for); "" when no model was called.
+	Model string
+	Now   time.Time
 	// Jobs are created in the same transaction (proactive follow-ups);
 	// each gets its ConversationID and AfterSeq (the conversation's newest
 	// seq once Messages are in) filled.

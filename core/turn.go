@@ -166,7 +166,7 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	record.Rounds = res.Rounds
 	failed := func(cause error) (Outcome, RunCompletion, bool) {
 		o, c := d.fail(ctx, log, t, a, cause, record)
-		addUsage(&c, res.Usage)
+		addUsage(&c, res)
 		return o, c, false
 	}
 	if err != nil {
@@ -198,7 +198,7 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 		record.Notes = append(record.Notes, "the answer was cut at llm.max_tokens (finish_reason length); asked the model to go on")
 	}
 	c := RunCompletion{Status: RunSucceeded, Record: record}
-	addUsage(&c, res.Usage)
+	addUsage(&c, res)
 	o := Outcome{Status: RunSucceeded, Usage: res.Usage}
 	d.followUp(log, t, reply, &c)
 	if reply.Silent && t.Cron != nil {
@@ -345,7 +345,7 @@ func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn
 	msgs = append(msgs, prompt...)
 	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: from.said}, llm.Message{Role: llm.RoleUser, Content: from.nudge})
 	res, err := d.callModel(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: d.cfg.MaxToolRounds})
-	addUsage(c, res.Usage)
+	addUsage(c, res)
 	ans := readAnswer(res)
 	rec.Output, rec.Reasoning, rec.ToolCalls = ans.text, ans.reasoning, len(res.ToolCalls)
 	if err != nil {
@@ -742,7 +742,13 @@ func sourceFor(k RunKind) Source {
 	}
 }
 
-func addUsage(c *RunCompletion, u llm.Usage) {
+// addUsage adds a model call's tokens to the run's, and names the model
+// that answered (the last one, when a continuation asked again).
+func addUsage(c *RunCompletion, res llm.Result) {
+	u := res.Usage
+	if res.Model != "" {
+		c.Model = res.Model
+	}
 	c.PromptTokens += u.PromptTokens
 	c.CompletionTokens += u.CompletionTokens
 	c.TotalTokens += u.TotalTokens

@@ -2,16 +2,18 @@ package console
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/httpapi"
 )
 
 // Prefix is the path the console is served under.
@@ -24,17 +26,35 @@ const maxFormBytes = 64 << 10
 // console, where the model's tool-call id would be.
 const CancelToolCallID = "console"
 
+// RetriedBy is recorded as who retried a failed job from the console.
+const RetriedBy = "console"
+
 // Store is what the console reads and changes; *store.Store satisfies it.
 type Store interface {
 	// ConversationsByActivity lists conversations, most recently active first.
 	ConversationsByActivity(ctx context.Context, limit, offset int) ([]core.Conversation, error)
+	// SearchConversations lists the conversations whose name, user id or
+	// messages contain q, most recently active first.
+	SearchConversations(ctx context.Context, q string, limit, offset int) ([]core.Conversation, error)
 	Conversation(ctx context.Context, id int64) (core.Conversation, error)
+	// ConversationTokens sums the tokens of a conversation's runs.
+	ConversationTokens(ctx context.Context, conversationID int64) (prompt, completion int64, err error)
 	// RecentMessages returns up to limit of the newest messages, oldest first.
 	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error)
-	// Jobs lists jobs newest first (status "" for all).
+	// MessagesBetween returns the messages with from < seq <= to, by seq.
+	MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error)
+	// Jobs lists a conversation's jobs newest first (status "" for all).
 	Jobs(ctx context.Context, conversationID int64, status core.JobStatus, limit int) ([]core.Job, error)
+	// Job returns one job (core.ErrNotFound).
+	Job(ctx context.Context, id int64) (core.Job, error)
+	// JobsAcross lists jobs of every conversation; CountJobs counts them.
+	JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobRow, error)
+	CountJobs(ctx context.Context, f core.JobFilter) (int64, error)
 	// CancelJob cancels a pending job (core.ErrNotPending, core.ErrNotFound).
 	CancelJob(ctx context.Context, conversationID, id int64, toolCallID string) (core.Job, error)
+	// RetryJob makes a failed job due again now, a new attempt
+	// (core.ErrNotFailed, core.ErrNotFound).
+	RetryJob(ctx context.Context, id int64, now time.Time, by string) (core.Job, error)
 	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
 	// SummarizedRecords returns summarized records started before before,
 	// newest first.
@@ -44,7 +64,17 @@ type Store interface {
 	// Run returns one run with its record (core.ErrNotFound when there is
 	// none).
 	Run(ctx context.Context, id int64) (core.Run, error)
+	// Activity counts messages and turns in buckets from since to now.
+	Activity(ctx context.Context, since, now time.Time, bucket time.Duration) ([]core.ActivityBucket, error)
+	// RecentFailures lists what failed since since, newest first.
+	RecentFailures(ctx context.Context, since time.Time, limit int) ([]core.Failure, error)
+	// TokensByDay sums the runs' tokens per day (in loc) and model.
+	TokensByDay(ctx context.Context, since time.Time, loc *time.Location) ([]core.TokenDay, error)
 }
+
+// FetchFunc downloads a file a user sent on platform, through its adapter,
+// at most max bytes (an error wrapping core.ErrTooLarge beyond).
+type FetchFunc func(ctx context.Context, platform core.Platform, a core.Attachment, max int64) ([]byte, error)
 
 // Config configures the console.
 type Config struct {
@@ -52,17 +82,36 @@ type Config struct {
 	// the console: it is never served without one.
 	Token string
 	Store Store
-	// Location is the zone of conversations with none of their own (the
-	// bot's bot.timezone; default UTC).
+	// Location is the owner's zone (bot.timezone; default UTC): the
+	// overview and the jobs page show times in it, and conversations
+	// with no zone of their own are shown in it.
 	Location *time.Location
-	// Clock stamps and checks sessions and dates "now" (default the wall
-	// clock).
+	// Clock stamps and checks sessions, dates "now" and paces the live
+	// updates (default the wall clock).
 	Clock  core.Clock
 	Logger *slog.Logger
+	// Health computes the components /healthz shows (nil: the overview
+	// shows none).
+	Health func(ctx context.Context) []httpapi.Component
+	// Prices are console.prices: per model, per million tokens, for an
+	// estimated cost (none: no cost is shown).
+	Prices map[string]config.Price
+	// JobsChanged wakes the scheduler after a retry makes a job due now
+	// (nil: it finds the job on its next wake).
+	JobsChanged func()
+	// Fetch downloads a user's image for its thumbnail in the transcript
+	// (nil: images are described, not shown).
+	Fetch FetchFunc
+	// Platforms are the platforms the bot serves, for the jobs filter
+	// (none: the filter is a text field).
+	Platforms []core.Platform
+	// LiveEvery is how often an open page's live stream looks for changes
+	// (default 2s).
+	LiveEvery time.Duration
 }
 
-// How much of a conversation one page shows; enough to see what the bot
-// is doing without loading a years-long history into one page.
+// How much one page shows; enough to see what the bot is doing without
+// loading a years-long history into one page.
 const (
 	conversationsPerPage = 50
 	messagesShown        = 500
@@ -73,13 +122,22 @@ const (
 
 // Console is the web console: an http.Handler for Prefix.
 type Console struct {
-	enabled bool
-	auth    *auth
-	store   Store
-	loc     *time.Location
-	clock   core.Clock
-	log     *slog.Logger
-	mux     *http.ServeMux
+	enabled   bool
+	auth      *auth
+	store     Store
+	loc       *time.Location
+	clock     core.Clock
+	log       *slog.Logger
+	health    func(ctx context.Context) []httpapi.Component
+	prices    map[string]config.Price
+	changed   func()
+	fetch     FetchFunc
+	platforms []core.Platform
+	liveEvery time.Duration
+	mux       *http.ServeMux
+	// done ends the live streams (Close).
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // New returns the console; mount it with Mount.
@@ -93,21 +151,49 @@ func New(c Config) *Console {
 	if c.Location == nil {
 		c.Location = time.UTC
 	}
+	if c.LiveEvery <= 0 {
+		c.LiveEvery = 2 * time.Second
+	}
+	if c.JobsChanged == nil {
+		c.JobsChanged = func() {}
+	}
 	s := &Console{
-		enabled: c.Token != "",
-		auth:    newAuth(c.Token, c.Clock),
-		store:   c.Store,
-		loc:     c.Location,
-		clock:   c.Clock,
-		log:     c.Logger,
-		mux:     http.NewServeMux(),
+		enabled:   c.Token != "",
+		auth:      newAuth(c.Token, c.Clock),
+		store:     c.Store,
+		loc:       c.Location,
+		clock:     c.Clock,
+		log:       c.Logger,
+		health:    c.Health,
+		prices:    c.Prices,
+		changed:   c.JobsChanged,
+		fetch:     c.Fetch,
+		platforms: c.Platforms,
+		liveEvery: c.LiveEvery,
+		mux:       http.NewServeMux(),
+		done:      make(chan struct{}),
 	}
 	s.mux.HandleFunc("GET "+Prefix+"login", s.loginPage)
 	s.mux.HandleFunc("POST "+Prefix+"login", s.login)
 	s.mux.HandleFunc("POST "+Prefix+"logout", s.signedIn(s.logout))
-	s.mux.HandleFunc("GET "+Prefix+"{$}", s.signedIn(s.conversations))
-	s.mux.HandleFunc("GET "+Prefix+"conversations/{id}", s.signedIn(s.conversation))
-	s.mux.HandleFunc("POST "+Prefix+"conversations/{id}/jobs/{job}/cancel", s.signedIn(s.cancelJob))
+	s.mux.HandleFunc("GET "+Prefix+"static/{file}", s.static)
+
+	s.mux.HandleFunc("GET "+Prefix+"{$}", s.signedIn(s.page(overviewPage)))
+	s.mux.HandleFunc("GET "+Prefix+"jobs", s.signedIn(s.page(jobsPage)))
+	s.mux.HandleFunc("GET "+Prefix+"jobs/{id}", s.signedIn(s.page(jobPage)))
+	s.mux.HandleFunc("POST "+Prefix+"jobs/{id}/cancel", s.signedIn(s.cancelJob))
+	s.mux.HandleFunc("POST "+Prefix+"jobs/{id}/retry", s.signedIn(s.retryJob))
+	s.mux.HandleFunc("GET "+Prefix+"conversations", s.signedIn(s.conversations))
+	s.mux.HandleFunc("GET "+Prefix+"conversations/{id}", s.signedIn(s.page(conversationPage)))
+	s.mux.HandleFunc("GET "+Prefix+"conversations/{id}/files/{seq}/{n}", s.signedIn(s.file))
+	// The form on a conversation's page; kept for bookmarks and scripts.
+	s.mux.HandleFunc("POST "+Prefix+"conversations/{conv}/jobs/{id}/cancel", s.signedIn(s.cancelJob))
+
+	s.mux.HandleFunc("GET "+Prefix+"events/{$}", s.signedIn(s.stream(overviewPage)))
+	s.mux.HandleFunc("GET "+Prefix+"events/jobs", s.signedIn(s.stream(jobsPage)))
+	s.mux.HandleFunc("GET "+Prefix+"events/jobs/{id}", s.signedIn(s.stream(jobPage)))
+	s.mux.HandleFunc("GET "+Prefix+"events/conversations/{id}", s.signedIn(s.stream(conversationPage)))
+
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusNotFound, "There is no such page in the console.")
 	})
@@ -125,14 +211,24 @@ func (s *Console) Mount(mux *http.ServeMux) {
 	mux.Handle(Prefix, s)
 }
 
+// Close ends the live streams: the HTTP server's shutdown waits for open
+// requests, and a stream stays open until its page is closed. Safe to
+// call more than once.
+func (s *Console) Close() {
+	s.closeOnce.Do(func() { close(s.done) })
+}
+
+// contentSecurityPolicy allows the console's own script and stream and
+// nothing else: no inline script, no other origin, forms only to the
+// console. Even markup that slipped past escaping could neither run nor
+// send anything anywhere.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; " +
+	"img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
 // ServeHTTP sets the console's security headers and routes.
 func (s *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	// No script at all, styles inline only, forms only to the console: even
-	// markup that slipped past escaping could neither run nor send
-	// anything anywhere.
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "+
-		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "no-referrer")
@@ -147,13 +243,14 @@ func (s *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type sessionHandler func(w http.ResponseWriter, r *http.Request, s session)
 
 // signedIn runs h for a request with a valid session. A page without one
-// is sent to the login form (and back afterwards); a POST without one is
-// refused, as is a POST whose CSRF token does not match its session.
+// is sent to the login form (and back afterwards); a live stream or a
+// POST without one is refused, as is a POST whose CSRF token does not
+// match its session.
 func (s *Console) signedIn(h sessionHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess, ok := s.auth.fromRequest(r)
 		switch {
-		case !ok && r.Method == http.MethodGet:
+		case !ok && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, Prefix+"events/"):
 			http.Redirect(w, r, Prefix+"login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 		case !ok:
 			s.fail(w, r, http.StatusForbidden, "You are not logged in to the console (or the session expired).")
@@ -210,7 +307,7 @@ func safeNext(raw string) string {
 		return Prefix
 	}
 	p := path.Clean(u.Path)
-	if !strings.HasPrefix(p+"/", Prefix) || p+"/" == Prefix+"login/" {
+	if !strings.HasPrefix(p+"/", Prefix) || p+"/" == Prefix+"login/" || strings.HasPrefix(p+"/", Prefix+"events/") {
 		return Prefix
 	}
 	if strings.HasSuffix(u.Path, "/") && !strings.HasSuffix(p, "/") {
@@ -222,166 +319,26 @@ func safeNext(raw string) string {
 	return p
 }
 
-// conversations is GET /console/: the conversations, most recent first.
-func (s *Console) conversations(w http.ResponseWriter, r *http.Request, sess session) {
-	page := 1
-	if v := r.URL.Query().Get("page"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			s.fail(w, r, http.StatusBadRequest, "The page number must be a positive integer.")
-			return
-		}
-		page = n
-	}
-	// One more than a page tells whether there is a next one.
-	convs, err := s.store.ConversationsByActivity(r.Context(), conversationsPerPage+1, (page-1)*conversationsPerPage)
-	if err != nil {
-		s.internal(w, r, "listing conversations", err)
-		return
-	}
-	v := conversationsView{layout: layout{CSRF: sess.csrf}, Page: page}
-	if len(convs) > conversationsPerPage {
-		convs, v.Next = convs[:conversationsPerPage], page+1
-	}
-	if page > 1 {
-		v.Prev = page - 1
-	}
-	for _, c := range convs {
-		v.Conversations = append(v.Conversations, conversationRow(c))
-	}
-	s.render(w, r, http.StatusOK, "conversations", v)
-}
-
-// conversation is GET /console/conversations/{id}.
-func (s *Console) conversation(w http.ResponseWriter, r *http.Request, sess session) {
-	id, ok := s.pathID(w, r, "id", "conversation")
-	if !ok {
-		return
-	}
-	ctx := r.Context()
-	conv, err := s.store.Conversation(ctx, id)
-	if errors.Is(err, core.ErrNotFound) {
-		s.fail(w, r, http.StatusNotFound, "There is no conversation "+strconv.FormatInt(id, 10)+".")
-		return
-	}
-	if err != nil {
-		s.internal(w, r, "reading a conversation", err)
-		return
-	}
-	d := conversationData{conv: conv, now: s.clock.Now()}
-	steps := []struct {
-		what string
-		run  func() error
-	}{
-		{"reading messages", func() (err error) { d.messages, err = s.store.RecentMessages(ctx, id, messagesShown); return }},
-		{"reading jobs", func() (err error) { d.jobs, err = s.store.Jobs(ctx, id, "", jobsShown); return }},
-		{"reading facts", func() (err error) { d.facts, err = s.store.Facts(ctx, id); return }},
-		{"reading summaries", func() (err error) {
-			d.summaries, err = s.store.SummarizedRecords(ctx, id, d.now, summariesShown)
-			return
-		}},
-		{"reading the mood history", func() (err error) { d.mood, err = s.store.MoodHistory(ctx, id, moodPointsShown); return }},
-	}
-	for _, st := range steps {
-		if err := st.run(); err != nil {
-			s.internal(w, r, st.what, err)
-			return
-		}
-	}
-	runs, err := s.runsOf(ctx, d.messages)
-	if err != nil {
-		s.internal(w, r, "reading run records", err)
-		return
-	}
-	d.runs = runs
-	v := s.conversationView(d)
-	v.CSRF = sess.csrf
-	v.Notice = notice(r.URL.Query())
-	s.render(w, r, http.StatusOK, "conversation", v)
-}
-
-// runsOf reads the runs that wrote the assistant messages shown, by id,
-// one query per run: a page shows a few hundred messages at most, and
-// reading every run of a long conversation (each record holds a rendered
-// prompt) would cost more. A run gone from the store is left out.
-func (s *Console) runsOf(ctx context.Context, msgs []core.Message) (map[int64]core.Run, error) {
-	runs := map[int64]core.Run{}
-	for _, m := range msgs {
-		if m.RunID == nil || m.Role != core.RoleAssistant {
-			continue
-		}
-		id := *m.RunID
-		if _, done := runs[id]; done {
-			continue
-		}
-		run, err := s.store.Run(ctx, id)
-		if errors.Is(err, core.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		runs[id] = run
-	}
-	return runs, nil
-}
-
-// cancelJob is POST /console/conversations/{id}/jobs/{job}/cancel.
-func (s *Console) cancelJob(w http.ResponseWriter, r *http.Request, _ session) {
-	convID, ok := s.pathID(w, r, "id", "conversation")
-	if !ok {
-		return
-	}
-	jobID, ok := s.pathID(w, r, "job", "job")
-	if !ok {
-		return
-	}
-	_, err := s.store.CancelJob(r.Context(), convID, jobID, CancelToolCallID)
-	result := "cancelled"
-	switch {
-	case errors.Is(err, core.ErrNotPending):
-		result = "not_pending"
-	case errors.Is(err, core.ErrNotFound):
-		result = "not_found"
-	case err != nil:
-		s.internal(w, r, "cancelling a job", err)
-		return
-	default:
-		s.log.Info("job cancelled in the console", "conversation_id", convID, "job_id", jobID, "remote", r.RemoteAddr)
-	}
-	// Post/redirect/get: a reload does not post the cancel again.
-	q := url.Values{"notice": {result}, "job": {strconv.FormatInt(jobID, 10)}}
-	http.Redirect(w, r, Prefix+"conversations/"+strconv.FormatInt(convID, 10)+"?"+q.Encode()+"#jobs", http.StatusSeeOther)
-}
-
-// notice is the message a redirect after a cancel asks the page to show.
-// Only fixed texts and a number: a query string never becomes page text.
-func notice(q url.Values) string {
-	id, err := strconv.ParseInt(q.Get("job"), 10, 64)
-	if err != nil {
-		return ""
-	}
-	n := strconv.FormatInt(id, 10)
-	switch q.Get("notice") {
-	case "cancelled":
-		return "Job " + n + " cancelled."
-	case "not_pending":
-		return "Job " + n + " was no longer pending: nothing was cancelled."
-	case "not_found":
-		return "Job " + n + " is not a job of this conversation."
-	}
-	return ""
-}
-
 // pathID parses a positive id from the path, answering 404 when it is not
 // one.
 func (s *Console) pathID(w http.ResponseWriter, r *http.Request, name, what string) (int64, bool) {
-	id, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil || id <= 0 {
+	id, err := parseID(r.PathValue(name))
+	if err != nil {
 		s.fail(w, r, http.StatusNotFound, "There is no such "+what+".")
 		return 0, false
 	}
 	return id, true
+}
+
+// errBadID is a path id that is not a positive integer.
+var errBadID = pageError{code: http.StatusNotFound, msg: "There is no such page in the console."}
+
+func parseID(raw string) (int64, error) {
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, errBadID
+	}
+	return id, nil
 }
 
 // internal logs err and answers 500 without its details.

@@ -252,7 +252,7 @@ func TestCancelNeedsTheSessionsCSRFToken(t *testing.T) {
 
 	resp, _ = b.do(t, http.MethodPost, b.cancelPath(b.job.ID), url.Values{"csrf": {csrf}}, c)
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Equal(t, fmt.Sprintf("%s?job=%d&notice=cancelled#jobs", b.convPath(), b.job.ID), resp.Header.Get("Location"))
+	require.Equal(t, fmt.Sprintf("%s?job=%d&notice=cancelled#job-%d", b.convPath(), b.job.ID, b.job.ID), resp.Header.Get("Location"))
 	j, err = b.st.Job(context.Background(), b.job.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.JobCancelled, j.Status)
@@ -311,7 +311,7 @@ func TestUserTextIsNeverMarkup(t *testing.T) {
 	list, _ := b.page(t, "/console/", c)
 	body, _ := b.page(t, fmt.Sprintf("/console/conversations/%d", in.Conversation.ID), c)
 	for _, page := range []string{list, body} {
-		require.NotContains(t, page, "<script")
+		require.NotContains(t, withoutOwnScript(page), "<script")
 		require.NotContains(t, page, "<b onmouseover")
 		require.NotContains(t, page, "<img")
 		require.NotContains(t, page, "<iframe")
@@ -413,11 +413,19 @@ func TestSecurityHeaders(t *testing.T) {
 	b := setup(t, token)
 	resp, _ := b.do(t, http.MethodGet, "/console/login", nil)
 	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'none'")
-	require.NotContains(t, resp.Header.Get("Content-Security-Policy"), "script-src")
+	require.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self';", "the console's own script only")
+	require.NotContains(t, resp.Header.Get("Content-Security-Policy"), "unsafe-inline'; script", "never inline script")
+	require.NotContains(t, resp.Header.Get("Content-Security-Policy"), "unsafe-eval")
 	require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
 }
+
+// ownScript is the console's script tag, the only script a page has.
+const ownScript = `<script src="/console/static/console.js" defer></script>`
+
+// withoutOwnScript is page without the console's own script tag.
+func withoutOwnScript(page string) string { return strings.ReplaceAll(page, ownScript, "") }
 
 // matches returns the first group of every match of re in s.
 func matches(s, re string) []string {
@@ -458,11 +466,11 @@ func TestRepliesAreRenderedMarkdown(t *testing.T) {
 	require.Contains(t, body, "<strong>Step one</strong>", "the model's Markdown is shown formatted")
 	require.Contains(t, body, "<code>go test</code>")
 	require.Contains(t, body, "<li>read the <em>log</em></li>")
-	require.NotContains(t, body, "<script", "sanitised")
+	require.NotContains(t, withoutOwnScript(body), "<script", "sanitised")
 	require.NotContains(t, body, `href="javascript:`, "sanitised")
 	// Text that is not the model's Markdown stays text, as written.
 	require.Contains(t, body, `<pre class="content">Sorry, something went wrong.</pre>`)
-	require.Regexp(t, `(?s)<div class="content rich"><p>I will, in an hour.</p>\s*</div>\s*</td>`, body,
+	require.Regexp(t, `(?s)<div class="content rich"><p>I will, in an hour.</p>\s*</div>\s*</article>`, body,
 		"a reply without a run: rendered, and no run record")
 }
 
@@ -478,16 +486,17 @@ func TestRunRecordAndReasoningAreCollapsedUnderTheReply(t *testing.T) {
 
 	body, _ := b.page(t, b.convPath(), b.login(t))
 
-	record := regexp.MustCompile(fmt.Sprintf(`(?s)<details class="run" id="run-%d"><summary>Run record</summary>.*?</details>\s*</details>`, runID)).FindString(body)
+	record := regexp.MustCompile(fmt.Sprintf(`(?s)<details class="more reasoning" id="reasoning-%d">.*?<details class="more run" id="run-%d"><summary>Run record</summary>.*?</details>`, runID, runID)).FindString(body)
 	require.NotEmpty(t, record, "a collapsed run record under the reply")
-	require.Regexp(t, `(?s)Because\..*<details class="run"`, body, "under the reply it belongs to")
+	require.Regexp(t, `(?s)Because\..*<details class="more reasoning"`, body, "under the reply it belongs to")
 	for _, want := range []string{
 		fmt.Sprintf("%d · user_turn · succeeded", runID),
 		"<code>persona</code> version <code>3</code>",
 		"1200 prompt + 80 output = 1280",
 		"2 · 1 tool call(s)",
+		"Tool call: <code>retrieve_history</code>",
 		"<li>stripped &lt;WANT_MORE&gt;</li>",
-		`<details class="reasoning"><summary>Reasoning</summary><pre class="content">The user asks why; &lt;b&gt;keep it short&lt;/b&gt;.</pre></details>`,
+		`<summary>Reasoning</summary><pre class="content code">The user asks why; &lt;b&gt;keep it short&lt;/b&gt;.</pre></details>`,
 	} {
 		require.Contains(t, record, want)
 	}
@@ -513,6 +522,6 @@ func TestFilesAndTranscriptsAreShown(t *testing.T) {
 
 	require.Contains(t, body, "buy flour &lt;tomorrow&gt;", "the transcript, as text")
 	require.Contains(t, body, "voice note, transcribed")
-	require.Contains(t, body, "<li>📎 voice (audio/ogg, 2 KB, 3 s)</li>")
-	require.Contains(t, body, "<li>📎 sticker 😺</li>")
+	require.Contains(t, body, `<li><span class="file">voice (audio/ogg, 2 KB, 3 s)</span></li>`)
+	require.Contains(t, body, `<li><span class="file">sticker 😺</span></li>`)
 }

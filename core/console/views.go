@@ -3,28 +3,52 @@ package console
 import (
 	"bytes"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
-	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// pages are the console's templates, each parsed with the layout. Parsed
-// once: a template error is a bug found by any test, not at request time.
+// pageNames are the console's templates, each parsed with the layout and
+// the parts pages share.
+var pageNames = []string{"login", "error", "overview", "jobs", "job", "conversations", "conversation"}
+
+// pages are the parsed templates. Parsed once: a template error is a bug
+// found by any test, not at request time.
 var pages = func() map[string]*template.Template {
 	out := map[string]*template.Template{}
-	for _, name := range []string{"login", "error", "conversations", "conversation"} {
-		out[name] = template.Must(template.New(name).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	for _, name := range pageNames {
+		out[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(templateFS,
+			"templates/layout.html", "templates/parts.html", "templates/"+name+".html"))
 	}
 	return out
 }()
+
+// funcs are the templates' helpers: building a part's data and a little
+// arithmetic for charts.
+var funcs = template.FuncMap{
+	"row": func(j jobRowItem, csrf string) rowContext { return rowContext{J: j, CSRF: csrf} },
+	"jobs": func(list []jobRowItem, csrf, id string) jobTable {
+		return jobTable{Jobs: list, CSRF: csrf, ID: id}
+	},
+	"minus": func(d, v int) int { return v - d },
+	"plus":  func(d, v int) int { return v + d },
+}
+
+// jobTable is a list of jobs with what its forms need.
+type jobTable struct {
+	Jobs []jobRowItem
+	CSRF string
+	ID   string
+}
 
 // render writes page with v. html/template escapes every value for its
 // context, so user text is always text, never markup.
@@ -44,10 +68,20 @@ func (s *Console) render(w http.ResponseWriter, r *http.Request, code int, page 
 
 // layout is what every page's frame needs.
 type layout struct {
-	// CSRF is the session's CSRF token; empty when logged out (no logout
-	// button then).
+	// CSRF is the session's CSRF token; empty when logged out (no
+	// navigation and no logout button then).
 	CSRF string
+	// Nav is the section of the console the page is in, for the menu.
+	Nav string
+	// Live is the page's event stream ("" when it has none): the script
+	// replaces the page's live sections with what it sends.
+	Live string
 }
+
+func (l *layout) frame() *layout { return l }
+
+// framed is a view with the page frame.
+type framed interface{ frame() *layout }
 
 type loginView struct {
 	layout
@@ -62,13 +96,37 @@ type errorView struct {
 	Message string
 }
 
-type conversationsView struct {
-	layout
-	Conversations []conversationItem
-	Page          int
-	Prev, Next    int
+// pageError is a page that cannot be shown, with what to tell the owner.
+type pageError struct {
+	code int
+	msg  string
 }
 
+func (e pageError) Error() string { return e.msg }
+
+// pageFailed answers a page or stream that could not be built: the
+// owner's mistake (a missing conversation, a bad filter) with its code,
+// anything else as a 500 with the details in the log.
+func (s *Console) pageFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var pe pageError
+	if errors.As(err, &pe) {
+		s.fail(w, r, pe.code, pe.msg)
+		return
+	}
+	s.internal(w, r, "building the page", err)
+}
+
+// Time layouts. Pages say which zone their times are in.
+const (
+	// utcLayout is how the conversations list shows times (always UTC).
+	utcLayout = "2006-01-02 15:04 UTC"
+	// timeLayout is how a conversation's page shows times, in its zone.
+	timeLayout = "2006-01-02 15:04:05 MST"
+	// shortLayout is a due time on the jobs page and the overview.
+	shortLayout = "Mon 2 Jan 15:04 MST"
+)
+
+// conversationItem is a conversation in a list.
 type conversationItem struct {
 	ID           int64
 	Platform     string
@@ -77,13 +135,9 @@ type conversationItem struct {
 	TimeZone     string
 	Messages     int64
 	LastActivity string
+	// Last is the newest message, shortened (the overview only).
+	Last, LastRole string
 }
-
-// utcLayout is how the conversations list shows times (always UTC).
-const utcLayout = "2006-01-02 15:04 UTC"
-
-// timeLayout is how a conversation's page shows times, in its zone.
-const timeLayout = "2006-01-02 15:04:05 MST"
 
 func conversationRow(c core.Conversation) conversationItem {
 	it := conversationItem{ID: c.ID, Platform: string(c.Platform), Name: c.DisplayName, UserID: c.ChannelUserID,
@@ -94,223 +148,71 @@ func conversationRow(c core.Conversation) conversationItem {
 	return it
 }
 
-// conversationData is what the conversation page is built from.
-type conversationData struct {
-	conv      core.Conversation
-	now       time.Time
-	messages  []core.Message
-	jobs      []core.Job
-	facts     []core.Fact
-	summaries []core.SessionRecord
-	mood      []core.MoodPoint
-	// runs are the runs that wrote the messages, by id.
-	runs map[int64]core.Run
+// zoneOf is a conversation's zone, or def when it has none or names one
+// that is not known.
+func zoneOf(name string, def *time.Location) *time.Location {
+	if name == "" {
+		return def
+	}
+	if l, err := time.LoadLocation(name); err == nil {
+		return l
+	}
+	return def
 }
 
-type conversationView struct {
-	layout
-	Conversation conversationItem
-	// Zone names the zone the page's times are in, and ZoneFrom why.
-	Zone, ZoneFrom string
-	Notice         string
-	Messages       []messageItem
-	// Older is how many older messages the page leaves out.
-	Older     int64
-	Jobs      []jobItem
-	Facts     []factItem
-	Summaries []summaryItem
-	Mood      moodChart
+// count writes n with thousands separators: 1,234,567.
+func count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
-type messageItem struct {
-	Seq     int64
-	Time    string
-	Role    string
-	Source  string
-	Content string
-	// HTML is Content rendered, for a message in Markdown (the model's
-	// replies): markup.HTML sanitises it, so it is safe as markup.
-	HTML template.HTML
-	// Flags say what kind of message it is beyond its source; each is a
-	// fixed label.
-	Silent, Failure, Busy bool
-	Status                string
-	Undelivered           string
-	// Spoken marks a voice note's transcript; Files lists the files the
-	// user sent with the message, one line each.
-	Spoken bool
-	Files  []string
-	// Run is the record of the run that wrote the message, under the
-	// run's last message; nil elsewhere.
-	Run *runItem
+// shorten cuts s to n runes on one line, with an ellipsis when cut.
+func shorten(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
-// runItem is a run record as the transcript shows it, collapsed.
-type runItem struct {
-	ID            int64
-	Kind          string
-	Status        string
-	Error         string
-	PromptID      string
-	PromptVersion string
-	PromptTokens  int
-	OutputTokens  int
-	TotalTokens   int
-	Rounds        int
-	ToolCalls     int
-	Notes         []string
-	Reasoning     string
+// ago says how long before now t was, roughly: "3 min ago".
+func ago(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in " + roughly(-d)
+	case d < time.Minute:
+		return "just now"
+	default:
+		return roughly(d) + " ago"
+	}
 }
 
-func newRunItem(r core.Run) *runItem {
-	return &runItem{ID: r.ID, Kind: string(r.Kind), Status: string(r.Status), Error: r.Error,
-		PromptID: r.Record.PromptID, PromptVersion: r.Record.PromptVersion,
-		PromptTokens: r.PromptTokens, OutputTokens: r.CompletionTokens, TotalTokens: r.TotalTokens,
-		Rounds: r.Record.Rounds, ToolCalls: len(r.Record.ToolCalls), Notes: r.Record.Notes, Reasoning: r.Record.Reasoning}
-}
-
-type jobItem struct {
-	ID          int64
-	Kind        string
-	Status      string
-	Due         string
-	Text        string
-	Name        string
-	Recurrence  string
-	Attempts    int
-	LastError   string
-	Origin      string
-	SentAt      string
-	CancelledBy string
-	Cancellable bool
-	// NowBefore marks the first job due after now: the timeline draws
-	// "now" above it.
-	NowBefore bool
-}
-
-type factItem struct {
-	Key, Content, LastUsed string
-}
-
-type summaryItem struct {
-	ID            int64
-	Started, Span string
-	Summary       string
-}
-
-// conversationView builds the conversation page, times in the
-// conversation's zone (the bot's default when it has none).
-func (s *Console) conversationView(d conversationData) conversationView {
-	loc, from := s.loc, "the bot's default zone: the conversation has none"
-	if d.conv.TimeZone != "" {
-		if l, err := time.LoadLocation(d.conv.TimeZone); err == nil {
-			loc, from = l, "the conversation's zone"
-		} else {
-			from = fmt.Sprintf("the bot's default zone: the conversation's %q is not a known zone", d.conv.TimeZone)
-		}
+// roughly is d to the nearest unit that matters: "45 s", "3 min", "2 h",
+// "4 days".
+func roughly(d time.Duration) string {
+	in := func(unit time.Duration) int64 { return int64(d.Round(unit) / unit) }
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", in(time.Second))
+	case d < time.Hour-30*time.Second:
+		return fmt.Sprintf("%d min", in(time.Minute))
+	case d < 47*time.Hour+30*time.Minute:
+		return fmt.Sprintf("%d h", in(time.Hour))
+	default:
+		return fmt.Sprintf("%d days", in(24*time.Hour))
 	}
-	at := func(t time.Time) string { return t.In(loc).Format(timeLayout) }
-	v := conversationView{Conversation: conversationRow(d.conv), Zone: loc.String(), ZoneFrom: from}
-	if len(d.messages) > 0 {
-		v.Older = max(d.messages[0].Seq-1, 0)
-	}
-	// A run's record goes under the last message it wrote.
-	lastOfRun := map[int64]int{}
-	for i, m := range d.messages {
-		if m.RunID != nil && m.Role == core.RoleAssistant {
-			lastOfRun[*m.RunID] = i
-		}
-	}
-	for i, m := range d.messages {
-		it := messageItem{Seq: m.Seq, Time: at(m.CreatedAt), Role: string(m.Role), Source: string(m.Source), Content: m.Content,
-			Silent: m.Metadata["silent"] == true, Failure: m.Metadata["failure_notice"] == true, Busy: m.Metadata["busy_notice"] == true}
-		if m.Role == core.RoleAssistant && core.FormatOf(m) == core.FormatRichText {
-			// markup.HTML's output is sanitised: safe to insert as markup.
-			it.HTML = template.HTML(markup.HTML(m.Content))
-		}
-		if st, ok := m.Metadata["status_notice"].(string); ok {
-			it.Status = st
-		}
-		it.Spoken = m.Metadata["spoken"] == true
-		for _, a := range core.AttachmentsOf(m) {
-			it.Files = append(it.Files, fileLine(a))
-		}
-		if e, ok := m.Metadata["undelivered"].(string); ok {
-			it.Undelivered = e
-		}
-		if m.RunID != nil && lastOfRun[*m.RunID] == i {
-			if r, ok := d.runs[*m.RunID]; ok {
-				it.Run = newRunItem(r)
-			}
-		}
-		v.Messages = append(v.Messages, it)
-	}
-	v.Jobs = jobTimeline(d.jobs, d.now, at)
-	for _, f := range d.facts {
-		v.Facts = append(v.Facts, factItem{Key: f.Key, Content: f.Content, LastUsed: at(f.LastAccessedAt)})
-	}
-	for _, r := range d.summaries {
-		it := summaryItem{ID: r.ID, Started: at(r.StartedAt), Summary: r.Summary}
-		if r.EndedAt != nil {
-			it.Span = r.EndedAt.Sub(r.StartedAt).Round(time.Minute).String()
-		}
-		v.Summaries = append(v.Summaries, it)
-	}
-	v.Mood = newMoodChart(d.mood, at)
-	return v
-}
-
-// jobTimeline orders jobs by when they are (or were) due, oldest first,
-// and marks where now falls.
-func jobTimeline(jobs []core.Job, now time.Time, at func(time.Time) string) []jobItem {
-	type dated struct {
-		job core.Job
-		due time.Time
-	}
-	ds := make([]dated, len(jobs))
-	for i, j := range jobs {
-		due := j.DueAt
-		if j.NextRunAt != nil && j.Status == core.JobPending {
-			due = *j.NextRunAt // a recurring job's next occurrence
-		}
-		ds[i] = dated{j, due}
-	}
-	sort.SliceStable(ds, func(a, b int) bool {
-		if !ds[a].due.Equal(ds[b].due) {
-			return ds[a].due.Before(ds[b].due)
-		}
-		return ds[a].job.ID < ds[b].job.ID
-	})
-	out := make([]jobItem, len(ds))
-	marked := false
-	for i, d := range ds {
-		j := d.job
-		it := jobItem{ID: j.ID, Kind: string(j.Kind), Status: string(j.Status), Due: at(d.due), Text: j.Text, Name: j.Name,
-			Recurrence: j.Recurrence, Attempts: j.Attempts, LastError: j.LastError, Origin: j.Origin,
-			CancelledBy: j.CancelledByToolCallID,
-			// The store's rule: pending, or a recurring job the scheduler
-			// holds (it then plans no run).
-			Cancellable: j.Status == core.JobPending || (j.Kind == core.JobAgentTurn && j.Status == core.JobSending)}
-		if j.SentAt != nil {
-			it.SentAt = at(*j.SentAt)
-		}
-		if !marked && d.due.After(now) {
-			it.NowBefore, marked = true, true
-		}
-		out[i] = it
-	}
-	return out
-}
-
-// fileLine describes a file a user sent: "image (cat.png, image/png,
-// 12 KB)", a sticker with its emoji.
-func fileLine(a core.Attachment) string {
-	line := string(a.Kind)
-	if a.Emoji != "" {
-		line += " " + a.Emoji
-	}
-	if d := a.Details(); d != "" {
-		line += " (" + d + ")"
-	}
-	return line
 }

@@ -24,6 +24,40 @@ type HealthCheck func(ctx context.Context) error
 // provider is down is not a replica to take out of a load balancer).
 type HealthReport func() string
 
+// Report is what a reported component says of itself: its state as
+// /healthz shows it, and for the console the last error and since when
+// the state holds.
+type Report struct {
+	State string
+	// Error is the last error ("" when there is none).
+	Error string
+	// Since is when State began (zero when unknown).
+	Since time.Time
+}
+
+// HealthDetail is a HealthReport with the last error and since when.
+type HealthDetail func() Report
+
+// Component is one component of /healthz as it was just computed.
+type Component struct {
+	Name string
+	// State is "ok" or "failing" for a check, and what a report says
+	// ("ok", "unknown", "auth", "down: ...") for a reported component.
+	State string
+	// Error is a failing check's error, or a report's last error.
+	Error string
+	// Since is when a report's state began (zero when unknown; checks
+	// do not say).
+	Since time.Time
+	// Decides is true for a check, which decides /healthz's status, and
+	// false for a reported component, which is only shown.
+	Decides bool
+}
+
+// Healthy reports whether the component is well: a check that passed, or
+// a report that says "ok".
+func (c Component) Healthy() bool { return c.State == "ok" }
+
 // Server serves Parley's HTTP routes.
 type Server struct {
 	log    *slog.Logger
@@ -32,7 +66,7 @@ type Server struct {
 	mu     sync.Mutex
 	checks map[string]HealthCheck
 	// reports are shown on /healthz without deciding its status.
-	reports map[string]HealthReport
+	reports map[string]HealthDetail
 	ln      net.Listener
 	done    chan struct{}
 }
@@ -42,7 +76,7 @@ func New(addr string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, mux: http.NewServeMux(), checks: map[string]HealthCheck{}, reports: map[string]HealthReport{}}
+	s := &Server{log: log, mux: http.NewServeMux(), checks: map[string]HealthCheck{}, reports: map[string]HealthDetail{}}
 	s.srv = &http.Server{
 		Addr:              addr,
 		Handler:           s.mux,
@@ -67,10 +101,22 @@ func (s *Server) AddHealthCheck(name string, c HealthCheck) {
 // AddHealthReport adds a component that /healthz shows but that never
 // makes it unhealthy.
 func (s *Server) AddHealthReport(name string, r HealthReport) {
+	s.AddHealthDetail(name, func() Report { return Report{State: r()} })
+}
+
+// AddHealthDetail adds a reported component (never making /healthz
+// unhealthy) that also says its last error and since when, for the
+// console; /healthz shows its State.
+func (s *Server) AddHealthDetail(name string, r HealthDetail) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reports[name] = r
 }
+
+// OnShutdown registers f to run when Shutdown begins, for the owners of
+// long-lived streams (the console's live updates) to end them: Shutdown
+// waits for open requests.
+func (s *Server) OnShutdown(f func()) { s.srv.RegisterOnShutdown(f) }
 
 // Start listens and serves in the background. It fails at once if the
 // address cannot be bound.
@@ -116,39 +162,54 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// healthz answers 200 {"status":"ok"} when every check passes, else 503
-// with the failing components; the reported components (llm) are shown
-// either way and never change the status.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+// Components computes every component of /healthz, sorted by name: the
+// checks (each given up to 5 seconds) and the reported components.
+func (s *Server) Components(ctx context.Context) []Component {
 	s.mu.Lock()
-	names := make([]string, 0, len(s.checks))
-	for n := range s.checks {
-		names = append(names, n)
-	}
 	checks := make(map[string]HealthCheck, len(s.checks))
 	for n, c := range s.checks {
 		checks[n] = c
 	}
-	reports := make(map[string]HealthReport, len(s.reports))
+	reports := make(map[string]HealthDetail, len(s.reports))
 	for n, r := range s.reports {
 		reports[n] = r
 	}
 	s.mu.Unlock()
-	sort.Strings(names)
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	status, code := "ok", http.StatusOK
-	components := map[string]string{}
-	for _, n := range names {
-		if err := checks[n](ctx); err != nil {
-			components[n] = err.Error()
-			status, code = "unhealthy", http.StatusServiceUnavailable
-			continue
+	out := make([]Component, 0, len(checks)+len(reports))
+	for n, c := range checks {
+		comp := Component{Name: n, State: "ok", Decides: true}
+		if err := c(ctx); err != nil {
+			comp.State, comp.Error = "failing", err.Error()
 		}
-		components[n] = "ok"
+		out = append(out, comp)
 	}
 	for n, r := range reports {
-		components[n] = r()
+		rep := r()
+		out = append(out, Component{Name: n, State: rep.State, Error: rep.Error, Since: rep.Since})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// healthz answers 200 {"status":"ok"} when every check passes, else 503
+// with the failing components; the reported components (llm) are shown
+// either way and never change the status. A check shows "ok" or its
+// error, a report its state.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	status, code := "ok", http.StatusOK
+	components := map[string]string{}
+	for _, c := range s.Components(r.Context()) {
+		switch {
+		case !c.Decides:
+			components[c.Name] = c.State
+		case c.Healthy():
+			components[c.Name] = "ok"
+		default:
+			components[c.Name] = c.Error
+			status, code = "unhealthy", http.StatusServiceUnavailable
+		}
 	}
 	WriteJSON(w, code, map[string]any{"status": status, "components": components})
 }

@@ -60,6 +60,7 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 		}
 		pending = pending[:0]
 		res.Usage = res.Usage.Add(fromOpenAIUsage(resp.Usage))
+		res.Model = answeredBy(resp, model)
 		choice := resp.Choices[0]
 		// reply carries no reasoning_content (see fromOpenAIMessage), so
 		// what the model thought never goes back to it in later rounds.
@@ -135,8 +136,18 @@ func (c *Client) Complete(ctx context.Context, req Request) (Result, error) {
 		Refusal:      choice.Message.Refusal,
 		Appended:     []Message{reply},
 		Usage:        fromOpenAIUsage(resp.Usage),
+		Model:        answeredBy(resp, model),
 		FinishReason: string(choice.FinishReason),
 	}, nil
+}
+
+// answeredBy is the model a response names (servers resolve aliases:
+// "gpt-4o" answers as "gpt-4o-2024-08-06"), else the one asked for.
+func answeredBy(resp openai.ChatCompletionResponse, asked string) string {
+	if resp.Model != "" {
+		return resp.Model
+	}
+	return asked
 }
 
 // joinReasoning appends one round's reasoning to the turn's, a blank line

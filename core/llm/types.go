@@ -127,10 +127,14 @@ type Result struct {
 	Reasoning string
 	// Refusal is the final message's refusal (OpenAI's structured refusal;
 	// Content is then usually empty).
-	Refusal      string
-	Appended     []Message
-	ToolCalls    []ToolCallResult
-	Usage        Usage
+	Refusal   string
+	Appended  []Message
+	ToolCalls []ToolCallResult
+	Usage     Usage
+	// Model is the model that answered: the name the server gave in its
+	// (last) response, else the one asked for. Empty only when no request
+	// was answered.
+	Model        string
 	Rounds       int
 	FinishReason string
 }

@@ -64,6 +64,13 @@ func (s *Store) DeleteConversation(ctx context.Context, id int64, confirm bool) 
 			if err := tx.Exec(`DELETE FROM message_search WHERE docid IN (SELECT id FROM messages WHERE conversation_id = ?)`, id).Error; err != nil {
 				return fmt.Errorf("deleting search entries: %w", err)
 			}
+			if _, ok := allDocID(id, 1); ok {
+				if err := tx.Exec(`DELETE FROM message_search_all WHERE docid IN
+						(SELECT (conversation_id << ?) | id FROM messages WHERE conversation_id = ? AND id < (1 << ?))`,
+					allShift, id, allShift).Error; err != nil {
+					return fmt.Errorf("deleting search entries: %w", err)
+				}
+			}
 		}
 		// Messages, runs, session records, facts and mood points cascade.
 		if err := tx.Exec(`DELETE FROM conversations WHERE id = ?`, id).Error; err != nil {

@@ -165,7 +165,13 @@ func (s *Store) SetMessageText(ctx context.Context, m core.Message) error {
 			return tx.Exec(`UPDATE messages SET content = ?, metadata = ?, search = to_tsvector('simple', ?) WHERE id = ?`,
 				m.Content, meta, tokens, m.ID).Error
 		}
-		if err := tx.Exec(`UPDATE messages SET content = ?, metadata = ? WHERE id = ?`, m.Content, meta, m.ID).Error; err != nil {
+		// The conversation, as stored, keys the message's search entries.
+		err := tx.Raw(`UPDATE messages SET content = ?, metadata = ? WHERE id = ? RETURNING conversation_id`,
+			m.Content, meta, m.ID).Row().Scan(&m.ConversationID)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // no such message: nothing to index
+		}
+		if err != nil {
 			return err
 		}
 		// Only a message IndexPending has passed is indexed here; a newer
@@ -174,7 +180,7 @@ func (s *Store) SetMessageText(ctx context.Context, m core.Message) error {
 		if err := tx.Raw(`SELECT ? <= last_message_id FROM search_progress WHERE id = 1`, m.ID).Row().Scan(&done); err != nil || !done {
 			return err
 		}
-		if err := tx.Exec(`DELETE FROM message_search WHERE docid = ?`, m.ID).Error; err != nil {
+		if err := unindexMessage(tx, m.ConversationID, m.ID); err != nil {
 			return err
 		}
 		return s.indexMessage(tx, &m)

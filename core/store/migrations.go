@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -329,6 +330,50 @@ var migrations = []migration{
 			`CREATE TRIGGER jobs_notify_work AFTER INSERT OR UPDATE OF status, due_at ON jobs
 				FOR EACH ROW WHEN (NEW.status = 'pending' AND NEW.due_at <= now() + interval '1 minute')
 				EXECUTE FUNCTION parley_notify_work()`,
+		},
+	},
+	{
+		version: 10,
+		name:    "run models, the owner's overview",
+		statements: []string{
+			// The model a run's tokens were spent on ('' for runs from
+			// before it was kept), for token usage per model.
+			`ALTER TABLE runs ADD COLUMN model TEXT NOT NULL DEFAULT ''`,
+			// Activity: messages per interval, in and out (only the bot's
+			// are read from the table, for a silence mark).
+			`CREATE INDEX messages_created ON messages (created_at, role)`,
+			// Recent failed sends: the few messages kept undelivered. A
+			// query must repeat the predicate word for word to use it.
+			`CREATE INDEX messages_undelivered ON messages (created_at) WHERE ` + undeliveredMessage,
+			// Activity (finished runs per interval, failed among them),
+			// recent failed turns and tokens per day. Unfinished runs have
+			// no entry, so claims and heartbeats never touch it.
+			`CREATE INDEX runs_finished ON runs (finished_at, status) WHERE finished_at IS NOT NULL`,
+			// The console's job lists, in their order to the last key (id
+			// breaks ties), so a page stops at its limit: by status (the
+			// next due, recently failed), and whatever the status. The
+			// scheduler's due scan keeps using jobs_status_due.
+			`DROP INDEX jobs_status_due`,
+			`CREATE INDEX jobs_status_due ON jobs (status, due_at, id)`,
+			`CREATE INDEX jobs_status_updated ON jobs (status, updated_at, id)`,
+			`CREATE INDEX jobs_due ON jobs (due_at, id)`,
+			`CREATE INDEX jobs_updated ON jobs (updated_at, id)`,
+		},
+		// The words of every conversation's messages, for the console's
+		// search across conversations: message_search's terms carry their
+		// conversation, so asking each conversation in turn cost about
+		// 175 µs apiece (0.9 s over 5,000). Here the docid packs the
+		// conversation above the message id (allDocID), so the
+		// conversations holding a word come from the index alone. It is
+		// filled from message_search, whose terms are these prefixed with
+		// 'c<conversation>x', and kept beside it from then on.
+		sqlite: []string{
+			`CREATE VIRTUAL TABLE message_search_all USING fts4(body, tokenize=simple)`,
+			fmt.Sprintf(`INSERT INTO message_search_all (docid, body)
+				SELECT (m.conversation_id << %[1]d) | s.docid, ltrim(replace(' ' || s.body, ' c' || m.conversation_id || 'x', ' '))
+				FROM message_search s JOIN messages m ON m.id = s.docid
+				WHERE m.id < (1 << %[1]d) AND m.conversation_id < (1 << (63 - %[1]d))
+				ORDER BY 1`, allShift),
 		},
 	},
 }

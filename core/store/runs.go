@@ -203,7 +203,7 @@ func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, 
 
 // finishRun ends a run only while owner still holds it as running.
 const finishRun = `UPDATE runs SET status = ?, error = ?, finished_at = ?, record = ?,
-		prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, updated_at = ?
+		prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, model = ?, updated_at = ?
 	WHERE id = ? AND status = 'running' AND owner = ?
 	RETURNING conversation_id, job_id`
 
@@ -284,7 +284,7 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 		var convID int64
 		var jobID sql.NullInt64
 		err := row(tx, finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
-			c.TotalTokens, now, runID, owner).Scan(&convID, &jobID)
+			c.TotalTokens, c.Model, now, runID, owner).Scan(&convID, &jobID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return core.ErrLostRun
 		}

@@ -247,13 +247,13 @@ func messageDest(m *core.Message) []any {
 
 const runCols = `id, conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, owner,
 	started_at, heartbeat_at, finished_at, cancel_requested_at, error, prompt_tokens, completion_tokens,
-	total_tokens, record, job_id, occurrence_at, created_at, updated_at`
+	total_tokens, model, record, job_id, occurrence_at, created_at, updated_at`
 
 func runDest(r *core.Run) []any {
 	return []any{&r.ID, &r.ConversationID, strCol[core.RunKind]{&r.Kind}, strCol[core.RunStatus]{&r.Status}, nullIDCol{&r.TriggerMessageID},
 		nullIDCol{&r.ExpectedLastMessageID}, timeCol{&r.RunAfter}, &r.Owner, nullTimeCol{&r.StartedAt},
 		nullTimeCol{&r.HeartbeatAt}, nullTimeCol{&r.FinishedAt}, nullTimeCol{&r.CancelRequestedAt}, &r.Error,
-		intCol{&r.PromptTokens}, intCol{&r.CompletionTokens}, intCol{&r.TotalTokens}, recordCol{&r.Record},
+		intCol{&r.PromptTokens}, intCol{&r.CompletionTokens}, intCol{&r.TotalTokens}, &r.Model, recordCol{&r.Record},
 		nullIDCol{&r.JobID}, nullTimeCol{&r.OccurrenceAt}, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
 }
 

@@ -100,7 +100,10 @@ func indexed(m *core.Message) bool {
 		m.Metadata["failure_notice"] != true && m.Metadata["busy_notice"] != true
 }
 
-// indexMessage adds m to the SQLite search index.
+// indexMessage adds m to the SQLite search indexes: message_search, whose
+// terms carry the conversation, and message_search_all, whose plain terms
+// find the conversations any message of which holds a word (the owner's
+// console; allDocID).
 func (s *Store) indexMessage(tx *gorm.DB, m *core.Message) error {
 	if !indexed(m) {
 		return nil
@@ -117,6 +120,42 @@ func (s *Store) indexMessage(tx *gorm.DB, m *core.Message) error {
 	}
 	if err := tx.Exec(`INSERT INTO message_search (docid, body) VALUES (?, ?)`, m.ID, body.String()).Error; err != nil {
 		return fmt.Errorf("indexing message: %w", err)
+	}
+	if doc, ok := allDocID(m.ConversationID, m.ID); ok {
+		// OR REPLACE: a search index rebuilt from scratch (migration 3
+		// applied again) reads messages this one already holds.
+		if err := tx.Exec(`INSERT OR REPLACE INTO message_search_all (docid, body) VALUES (?, ?)`,
+			doc, strings.Join(toks, " ")).Error; err != nil {
+			return fmt.Errorf("indexing message: %w", err)
+		}
+	}
+	return nil
+}
+
+// allShift packs a message's conversation above its id in the docids of
+// message_search_all, so the conversations a search finds come from the
+// index alone, with no message read: for a common word that is tens of
+// thousands of reads saved. Ids fit below 2^36 (68 billion messages) and
+// conversations below 2^27 (134 million); a message beyond is not in that
+// index.
+const allShift = 36
+
+// allDocID is the message_search_all docid of a message, and whether it
+// has one.
+func allDocID(conversationID, messageID int64) (int64, bool) {
+	if messageID <= 0 || messageID >= 1<<allShift || conversationID <= 0 || conversationID >= 1<<(63-allShift) {
+		return 0, false
+	}
+	return conversationID<<allShift | messageID, true
+}
+
+// unindexMessage takes a message out of the SQLite search indexes.
+func unindexMessage(tx *gorm.DB, conversationID, messageID int64) error {
+	if err := tx.Exec(`DELETE FROM message_search WHERE docid = ?`, messageID).Error; err != nil {
+		return err
+	}
+	if doc, ok := allDocID(conversationID, messageID); ok {
+		return tx.Exec(`DELETE FROM message_search_all WHERE docid = ?`, doc).Error
 	}
 	return nil
 }

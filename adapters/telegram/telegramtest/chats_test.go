@@ -54,3 +54,23 @@ func TestGetChat(t *testing.T) {
 	require.Equal(t, 3, tooMany.RetryAfter)
 	require.Equal(t, 5, tb.srv.Calls("getChat"))
 }
+
+func TestRevokedTokenIsRefusedUntilRestored(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	b, _ := tb.newBot(t)
+	ctx := context.Background()
+	tb.srv.SendPrivate(tb.alice, "hi")
+
+	tb.srv.RevokeToken()
+	_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: tb.alice.ID, Text: "refused"})
+	require.ErrorIs(t, err, bot.ErrorUnauthorized)
+	_, err = b.GetMe(ctx)
+	require.ErrorIs(t, err, bot.ErrorUnauthorized)
+	require.Empty(t, tb.srv.Sent(tb.alice.ID))
+
+	tb.srv.RestoreToken()
+	_, err = b.SendMessage(ctx, &bot.SendMessageParams{ChatID: tb.alice.ID, Text: "delivered"})
+	require.NoError(t, err)
+	require.Len(t, tb.srv.Sent(tb.alice.ID), 1)
+}

@@ -14,7 +14,7 @@
 // SendVideo, SendDocument and SendSticker create updates, which wait in a
 // queue for getUpdates or are POSTed to the webhook. It then asserts on what the bot
 // did: Sent, AllSent, WaitSent, ChatActions, Calls, Webhook. Faults
-// (FailNext, FailAfter, FailNextDownload, Block) make chosen calls fail the
+// (FailNext, FailAfter, FailNextDownload, Block, RevokeToken) make chosen calls fail the
 // way Telegram does. WithLatency gives every call a round trip, and
 // WithRateLimits answers 429 to messages over Telegram's flood limits (a
 // one-second sliding window per bot, a token bucket per chat), counted by

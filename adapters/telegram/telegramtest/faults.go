@@ -102,6 +102,22 @@ func (s *Server) Unblock(userID int64) {
 	delete(s.blocked, userID)
 }
 
+// RevokeToken makes the server refuse the bot's token, as Telegram does
+// once the token is revoked in BotFather: every call and download answers
+// 401 "Unauthorized" until RestoreToken.
+func (s *Server) RevokeToken() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked = true
+}
+
+// RestoreToken makes the server accept the bot's token again.
+func (s *Server) RestoreToken() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.revoked = false
+}
+
 // RefuseNextMarkup makes the next sendMessage or sendPhoto that has a
 // parse_mode answer as Telegram does markup it cannot parse: 400 "Bad
 // Request: can't parse entities: Can't find end of Bold entity at byte

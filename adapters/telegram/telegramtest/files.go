@@ -204,12 +204,13 @@ func (s *Server) getFile(_ context.Context, p params) (any, *Fault) {
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	s.mu.Lock()
 	s.calls[downloadKey]++
+	revoked := s.revoked
 	s.notify()
 	s.mu.Unlock()
 
 	token, path, ok := strings.Cut(rest, "/")
 	switch {
-	case !ok || token != s.token:
+	case !ok || token != s.token || revoked:
 		writeFault(w, Fault{Code: http.StatusUnauthorized, Description: "Unauthorized"})
 		return
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:

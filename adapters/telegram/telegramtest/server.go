@@ -108,6 +108,7 @@ type Server struct {
 	pollGen      int64
 	chats        map[int64]*chatState
 	blocked      map[int64]bool
+	revoked      bool // every request answers 401, as for a revoked token
 	sent         []SentMessage
 	sentIdx      map[int64][]int
 	actions      map[int64][]string
@@ -237,10 +238,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	s.calls[key]++
+	revoked := s.revoked
 	s.notify()
 	s.mu.Unlock()
 
-	if token != s.token {
+	if token != s.token || revoked {
 		writeFault(w, Fault{Code: http.StatusUnauthorized, Description: "Unauthorized"})
 		return
 	}

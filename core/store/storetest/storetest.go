@@ -107,6 +107,16 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"ForgetAllFacts", testForgetAllFacts},
 		{"CommandsAreNotUserTurns", testCommandsAreNotUserTurns},
 		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
+		{"Activity", testActivity},
+		{"RecentFailures", testRecentFailures},
+		{"TokensByDay", testTokensByDay},
+		{"JobsAcross", testJobsAcross},
+		{"RetryJob", testRetryJob},
+		{"SearchConversations", testSearchConversations},
+		{"ConversationTokens", testConversationTokens},
+		{"RunModelStored", testRunModelStored},
+		{"OverviewMigration", testOverviewMigration},
+		{"SeedLarge", testSeedLarge},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,77 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/console"
+	"github.com/parleybot/parley/core/httpapi"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/mcp"
+)
+
+// newConsole builds the web console on the app's store, health and
+// adapters. It is mounted by the caller, and its live streams end when
+// the HTTP server shuts down.
+func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, jobsChanged func()) *console.Console {
+	var platforms []core.Platform
+	seen := map[core.Platform]bool{}
+	for _, ad := range a.adapters {
+		if p := ad.Platform(); !seen[p] {
+			seen[p] = true
+			platforms = append(platforms, p)
+		}
+	}
+	return console.New(console.Config{
+		Token:       cfg.HTTP.APIToken.Reveal(),
+		Store:       a.store,
+		Location:    cfg.Location(),
+		Clock:       clock,
+		Logger:      log.With("component", "console"),
+		Health:      a.http.Components,
+		Prices:      cfg.Console.Prices,
+		JobsChanged: jobsChanged,
+		Fetch:       a.fetchAttachment,
+		Platforms:   platforms,
+	})
+}
+
+// fetchAttachment downloads a user's file through the adapter of its
+// platform, for the console's thumbnails.
+func (a *app) fetchAttachment(ctx context.Context, p core.Platform, att core.Attachment, max int64) ([]byte, error) {
+	for _, ad := range a.adapters {
+		if ad.Platform() != p {
+			continue
+		}
+		if f, ok := ad.(core.AttachmentFetcher); ok {
+			return f.FetchAttachment(ctx, att, max)
+		}
+	}
+	return nil, fmt.Errorf("no adapter of %s fetches files", p)
+}
+
+// modelHealth is the model server's health for /healthz (its state) and
+// the console (with the last error and since when).
+func modelHealth(model *llm.Client) httpapi.HealthDetail {
+	return func() httpapi.Report {
+		h := model.Health()
+		return httpapi.Report{State: h.State, Error: h.Err, Since: h.Since}
+	}
+}
+
+// mcpHealth is an MCP server's state for /healthz ("down: why") and the
+// console (the why as its error).
+func mcpHealth(mgr *mcp.Manager, name string) httpapi.HealthDetail {
+	return func() httpapi.Report {
+		st := mgr.State(name)
+		r := httpapi.Report{State: st}
+		if why, down := strings.CutPrefix(st, "down: "); down {
+			r.Error = why
+		}
+		return r
+	}
+}

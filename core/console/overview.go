@@ -1,0 +1,308 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+)
+
+// The overview's windows.
+const (
+	// failuresSince is how far back the failures go, and failuresShown
+	// how many are listed.
+	failuresSince = 7 * 24 * time.Hour
+	failuresShown = 20
+	// tokenDays is how many days of token usage are shown, today included.
+	tokenDays = 7
+	// recentShown is how many recently active conversations are listed.
+	recentShown = 8
+)
+
+// overviewPage is GET /console/: how the bot is doing.
+var overviewPage = &pageDef{
+	name:  "overview",
+	nav:   "overview",
+	build: (*Console).buildOverview,
+	live:  []string{"health", "activity", "failures", "tokens", "pending", "recent"},
+}
+
+type overviewView struct {
+	layout
+	// Zone is the owner's zone, which the page's times are in.
+	Zone string
+	Now  string
+	// Status is /healthz's status: "ok" or "unhealthy" ("" without
+	// health checks).
+	Status     string
+	Components []componentItem
+	HourChart  activityChart
+	DayChart   activityChart
+	Failures   []failureItem
+	Tokens     tokenTable
+	Pending    int64
+	Next       *jobRowItem
+	Recent     []conversationItem
+}
+
+// componentItem is one component of /healthz.
+type componentItem struct {
+	Name string
+	// State is the component's own word; Class how to show it (ok,
+	// failing, unknown).
+	State, Class string
+	Error        string
+	Since        string
+	// Decides is true for a component that decides /healthz's status.
+	Decides bool
+}
+
+// failureItem is one failure with a link to where it happened.
+type failureItem struct {
+	Kind, At, Ago  string
+	ConversationID int64
+	Conversation   string
+	Error          string
+	Link, Where    string
+}
+
+func (s *Console) buildOverview(ctx context.Context, _ *http.Request, _ *runCache) (framed, error) {
+	now := s.clock.Now()
+	v := &overviewView{Zone: s.loc.String(), Now: now.In(s.loc).Format(timeLayout)}
+	if s.health != nil {
+		v.Status = "ok"
+		for _, c := range s.health(ctx) {
+			it := componentItem{Name: c.Name, State: c.State, Error: c.Error, Decides: c.Decides, Class: healthClass(c.State)}
+			if c.Error != "" {
+				// "down: refused" with the error "refused": the badge
+				// says down, the error column why.
+				it.State = strings.TrimSuffix(c.State, ": "+c.Error)
+			}
+			if !c.Since.IsZero() {
+				it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + ago(c.Since, now) + ")"
+			}
+			if c.Decides && !c.Healthy() {
+				v.Status = "unhealthy"
+			}
+			v.Components = append(v.Components, it)
+		}
+	}
+
+	hourSince := now.Truncate(5 * time.Minute).Add(-55 * time.Minute)
+	hour, err := s.store.Activity(ctx, hourSince, now, 5*time.Minute)
+	if err != nil {
+		return nil, fmt.Errorf("reading the last hour's activity: %w", err)
+	}
+	v.HourChart = newActivityChart("chart-hour", "The last hour", hour, hourSince, 5*time.Minute, 12, 3, s.loc)
+	daySince := now.Truncate(time.Hour).Add(-23 * time.Hour)
+	day, err := s.store.Activity(ctx, daySince, now, time.Hour)
+	if err != nil {
+		return nil, fmt.Errorf("reading the last day's activity: %w", err)
+	}
+	v.DayChart = newActivityChart("chart-day", "The last 24 hours", day, daySince, time.Hour, 24, 4, s.loc)
+
+	if v.Failures, err = s.failures(ctx, now); err != nil {
+		return nil, err
+	}
+
+	y, m, d := now.In(s.loc).Date()
+	tokensSince := time.Date(y, m, d-(tokenDays-1), 0, 0, 0, 0, s.loc)
+	days, err := s.store.TokensByDay(ctx, tokensSince, s.loc)
+	if err != nil {
+		return nil, fmt.Errorf("reading token usage: %w", err)
+	}
+	v.Tokens = newTokenTable(days, s.prices)
+
+	pending := core.JobFilter{Statuses: []core.JobStatus{core.JobPending}}
+	if v.Pending, err = s.store.CountJobs(ctx, pending); err != nil {
+		return nil, fmt.Errorf("counting pending jobs: %w", err)
+	}
+	pending.Limit = 1
+	next, err := s.store.JobsAcross(ctx, pending)
+	if err != nil {
+		return nil, fmt.Errorf("reading the next job: %w", err)
+	}
+	if len(next) > 0 {
+		it := s.jobRow(next[0], now, "")
+		v.Next = &it
+	}
+
+	convs, err := s.store.ConversationsByActivity(ctx, recentShown, 0)
+	if err != nil {
+		return nil, fmt.Errorf("listing conversations: %w", err)
+	}
+	for _, c := range convs {
+		it := conversationRow(c)
+		if c.LastMessageAt != nil {
+			it.LastActivity = ago(*c.LastMessageAt, now)
+		}
+		last, err := s.store.RecentMessages(ctx, c.ID, 1)
+		if err != nil {
+			return nil, fmt.Errorf("reading the last message of conversation %d: %w", c.ID, err)
+		}
+		if len(last) > 0 {
+			it.Last, it.LastRole = messagePreview(last[0]), string(last[0].Role)
+		}
+		v.Recent = append(v.Recent, it)
+	}
+	return v, nil
+}
+
+// healthClass is how a state is shown: ok, failing, or unknown for a
+// component that has not said yet.
+func healthClass(state string) string {
+	switch {
+	case state == "ok":
+		return "ok"
+	case state == "unknown" || state == "starting" || state == "":
+		return "unknown"
+	default:
+		return "failing"
+	}
+}
+
+// failures lists what failed in the last failuresSince, each linked to
+// where it happened.
+func (s *Console) failures(ctx context.Context, now time.Time) ([]failureItem, error) {
+	fs, err := s.store.RecentFailures(ctx, now.Add(-failuresSince), failuresShown)
+	if err != nil {
+		return nil, fmt.Errorf("reading failures: %w", err)
+	}
+	names := map[int64]string{}
+	out := make([]failureItem, 0, len(fs))
+	for _, f := range fs {
+		name, seen := names[f.ConversationID]
+		if !seen && f.ConversationID > 0 {
+			c, err := s.store.Conversation(ctx, f.ConversationID)
+			switch {
+			case errors.Is(err, core.ErrNotFound):
+				name = "(deleted)"
+			case err != nil:
+				return nil, fmt.Errorf("reading conversation %d: %w", f.ConversationID, err)
+			default:
+				name = c.DisplayName
+				if name == "" {
+					name = c.ChannelUserID
+				}
+				name += " (" + string(c.Platform) + ")"
+			}
+			names[f.ConversationID] = name
+		}
+		it := failureItem{Kind: f.Kind, At: f.At.In(s.loc).Format(timeLayout), Ago: ago(f.At, now),
+			ConversationID: f.ConversationID, Conversation: name, Error: f.Error}
+		conv := fmt.Sprintf("%sconversations/%d", Prefix, f.ConversationID)
+		switch {
+		case f.JobID > 0:
+			it.Link, it.Where = fmt.Sprintf("%sjobs/%d", Prefix, f.JobID), fmt.Sprintf("job %d", f.JobID)
+		case f.RunID > 0 && f.ConversationID > 0:
+			it.Link, it.Where = fmt.Sprintf("%s#run-%d", conv, f.RunID), fmt.Sprintf("run %d", f.RunID)
+		case f.ConversationID > 0:
+			it.Link, it.Where = conv+"#transcript", "the transcript"
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// messagePreview is a message shortened for a list.
+func messagePreview(m core.Message) string {
+	switch {
+	case m.Metadata["silent"] == true:
+		return "(stayed silent)"
+	case strings.TrimSpace(m.Content) != "":
+		return shorten(m.Content, 90)
+	case len(core.AttachmentsOf(m)) > 0:
+		return "(" + fileLine(core.AttachmentsOf(m)[0]) + ")"
+	}
+	return ""
+}
+
+// tokenTable is the token usage per day and model, with the estimated
+// cost where the owner set a price.
+type tokenTable struct {
+	Rows []tokenRow
+	// Totals are per model, over the days shown.
+	Totals []tokenRow
+	// Priced is true when console.prices has any price; Cost is the
+	// estimated total over the models that have one.
+	Priced bool
+	Cost   string
+	Days   int
+}
+
+type tokenRow struct {
+	Day, Model         string
+	Prompt, Completion string
+	// Cost is the estimate, "" when the model has no price.
+	Cost string
+}
+
+func newTokenTable(days []core.TokenDay, prices map[string]config.Price) tokenTable {
+	t := tokenTable{Priced: len(prices) > 0, Days: tokenDays}
+	type sum struct{ prompt, completion int64 }
+	totals := map[string]*sum{}
+	var total float64
+	sorted := append([]core.TokenDay(nil), days...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Day != sorted[j].Day {
+			return sorted[i].Day > sorted[j].Day // newest first
+		}
+		return sorted[i].Model < sorted[j].Model
+	})
+	for _, d := range sorted {
+		row := tokenRow{Day: d.Day, Model: d.Model, Prompt: count(d.Prompt), Completion: count(d.Completion)}
+		if c, ok := cost(prices, d.Model, d.Prompt, d.Completion); ok {
+			row.Cost = money(c)
+			total += c
+		}
+		t.Rows = append(t.Rows, row)
+		s := totals[d.Model]
+		if s == nil {
+			s = &sum{}
+			totals[d.Model] = s
+		}
+		s.prompt += d.Prompt
+		s.completion += d.Completion
+	}
+	models := make([]string, 0, len(totals))
+	for m := range totals {
+		models = append(models, m)
+	}
+	sort.Strings(models)
+	for _, m := range models {
+		s := totals[m]
+		row := tokenRow{Model: m, Prompt: count(s.prompt), Completion: count(s.completion)}
+		if c, ok := cost(prices, m, s.prompt, s.completion); ok {
+			row.Cost = money(c)
+		}
+		t.Totals = append(t.Totals, row)
+	}
+	if t.Priced {
+		t.Cost = money(total)
+	}
+	return t
+}
+
+// cost estimates what tokens of model cost at its price per million.
+func cost(prices map[string]config.Price, model string, prompt, completion int64) (float64, bool) {
+	p, ok := prices[model]
+	if !ok {
+		return 0, false
+	}
+	return float64(prompt)/1e6*p.Prompt + float64(completion)/1e6*p.Completion, true
+}
+
+// money writes an estimated amount: cents, or more digits for amounts
+// under a cent.
+func money(v float64) string {
+	if v != 0 && v < 0.01 {
+		return fmt.Sprintf("%.4f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
