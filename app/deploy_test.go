@@ -671,9 +671,6 @@ func TestSystemdUnitRunsCommandsParleyAccepts(t *testing.T) {
 // when built from a git checkout, or what the Docker build passes it.
 func TestBuildScriptBuildsParley(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds the binary with cgo (minutes on a cold cache)")
-	}
 	dir := t.TempDir()
 	build := func(env ...string) string {
 		t.Helper()

@@ -492,9 +492,10 @@ func FuzzWrap(f *testing.F) {
 	f.Add("aaaa bbbb cccc", 9)
 	f.Add("   leading  and  double  spaces ", 4)
 	f.Fuzz(func(t *testing.T, s string, room int) {
-		if !utf8.ValidString(s) || room < 4 || room > 600 {
-			t.Skip()
-		}
+		// Any input is brought into the domain rather than skipped: text
+		// as UTF-8, room in [4, 600].
+		s = strings.ToValidUTF8(s, "?")
+		room = within(room, 4, 600)
 		for _, keep := range []bool{true, false} {
 			ps := wrap(s, room, keep)
 			for _, p := range ps {
@@ -519,8 +520,14 @@ func FuzzPlan(f *testing.F) {
 	f.Add(strings.Repeat("🙂", 2000), 4096, 100)
 	f.Add("a\r\nb\x00c\x01d\n\n\n", 100, 2)
 	f.Fuzz(func(t *testing.T, text string, maxBytes, maxLines int) {
-		if maxBytes != 0 && (maxBytes < 100 || maxBytes > 1<<16) || maxLines < 0 || maxLines > 1000 || (maxLines > 0 && maxLines < 2) {
-			t.Skip()
+		// Limits are brought into what a server may advertise rather than
+		// skipped: max-bytes 0 (none) or [100, 65536], max-lines 0 (none)
+		// or [2, 1000].
+		if maxBytes != 0 {
+			maxBytes = within(maxBytes, 100, 1<<16)
+		}
+		if maxLines != 0 {
+			maxLines = within(maxLines, 2, 1000)
 		}
 		a := New()
 		c := &conn{a: a, nick: "parley", casemap: "rfc1459", mlBytes: maxBytes, mlLines: maxLines}
@@ -581,4 +588,9 @@ func FuzzInbound(f *testing.F) {
 		}
 		require.Equal(t, "sentinel", items[len(items)-1].Text)
 	})
+}
+
+// within maps any n onto [lo, hi], for bringing fuzzed numbers into range.
+func within(n, lo, hi int) int {
+	return lo + int(uint(n)%uint(hi-lo+1))
 }
