@@ -470,11 +470,14 @@ func TestConsoleOwnersJourney(t *testing.T) {
 	// The page follows the job live until it is sent.
 	waitText(t, bctx, "#job-status", "sent")
 	require.Contains(t, text(t, bctx, "#job"), "Sent")
+	require.True(t, strings.HasPrefix(text(t, bctx, "#job-retried"), "from the console at "),
+		"the page says the attempt was the console's: %q", text(t, bctx, "#job-retried"))
 	got := fake.WaitSent(t, ada.ID, 2, waitFor)
 	require.Equal(t, reminder, got[1].Plain, "Ada got the reminder")
 	j, err := st.Job(context.Background(), jobID)
 	require.NoError(t, err)
 	require.Equal(t, core.JobSent, j.Status)
+	require.Equal(t, "console", j.RetriedBy, "the retry is recorded as the console's")
 	screenshot(t, bctx, "console-journey-3-sent")
 }
 

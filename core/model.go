@@ -301,10 +301,14 @@ type Job struct {
 	Origin                string
 	CreatedByToolCallID   string
 	CancelledByToolCallID string
-	Owner                 string
-	LeaseUntil            *time.Time
-	PlatformMessageID     string
-	SentAt                *time.Time
+	// RetriedBy is who last gave the failed job a new attempt ("console"),
+	// at RetriedAt; "" and nil when nobody did.
+	RetriedBy         string
+	RetriedAt         *time.Time
+	Owner             string
+	LeaseUntil        *time.Time
+	PlatformMessageID string
+	SentAt            *time.Time
 	// SessionRecordID is the record a proactive job follows up on.
 	SessionRecordID *int64
 	// AfterSeq is the seq of the conversation's newest message when a

@@ -32,6 +32,8 @@ type jobView struct {
 	CreatedBy         string
 	PlatformMessageID string
 	CatchUp           string
+	// Retried says who gave the failed job a new attempt, and when.
+	Retried string
 	// Gone is true when its conversation was deleted.
 	Gone bool
 	// PlatformDown is the failing health of its platform's adapter ("":
@@ -67,6 +69,9 @@ func (s *Console) buildJob(ctx context.Context, r *http.Request, _ *runCache) (f
 	}
 	if !j.CreatedAt.IsZero() {
 		v.Created = j.CreatedAt.In(s.loc).Format(timeLayout)
+	}
+	if j.RetriedBy != "" && j.RetriedAt != nil {
+		v.Retried = "from the " + j.RetriedBy + " at " + j.RetriedAt.In(s.loc).Format(timeLayout)
 	}
 	v.Job = s.jobRow(row, now, pagePath(r))
 	if row.Platform != "" && s.health != nil && (j.Status == core.JobFailed || j.Status == core.JobPending) {

@@ -339,6 +339,10 @@ var migrations = []migration{
 			// The model a run's tokens were spent on ('' for runs from
 			// before it was kept), for token usage per model.
 			`ALTER TABLE runs ADD COLUMN model TEXT NOT NULL DEFAULT ''`,
+			// Who gave a failed job a new attempt, and when: kept once it
+			// is sent, unlike the note in last_error.
+			`ALTER TABLE jobs ADD COLUMN retried_by TEXT NOT NULL DEFAULT ''`,
+			`ALTER TABLE jobs ADD COLUMN retried_at {{time}}`,
 			// Activity: messages per interval, in and out (only the bot's
 			// are read from the table, for a silence mark).
 			`CREATE INDEX messages_created ON messages (created_at, role)`,

@@ -343,16 +343,16 @@ func (s *Store) RetryJob(ctx context.Context, id int64, now time.Time, by string
 		}
 		t := s.q.t(now)
 		res := tx.Exec(`UPDATE jobs SET status = 'pending', due_at = ?, attempts = 0, last_error = ?, owner = '',
-				lease_until = NULL, updated_at = ?
-			WHERE id = ? AND status = 'failed'`, t, note, t, id)
+				lease_until = NULL, retried_by = ?, retried_at = ?, updated_at = ?
+			WHERE id = ? AND status = 'failed'`, t, note, by, t, t, id)
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return core.ErrNotFailed
 		}
-		j.Status, j.DueAt, j.Attempts, j.LastError, j.Owner, j.LeaseUntil, j.UpdatedAt =
-			core.JobPending, now, 0, note, "", nil, now
+		j.Status, j.DueAt, j.Attempts, j.LastError, j.Owner, j.LeaseUntil, j.RetriedBy, j.RetriedAt, j.UpdatedAt =
+			core.JobPending, now, 0, note, "", nil, by, &now, now
 		return nil
 	})
 	switch {

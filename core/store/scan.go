@@ -260,14 +260,15 @@ func runDest(r *core.Run) []any {
 const jobCols = `id, conversation_id, kind, status, text, name, due_at, recurrence, attempts, last_error, origin,
 	created_by_tool_call_id, cancelled_by_tool_call_id, owner, lease_until, platform_message_id, sent_at,
 	session_record_id, after_seq, next_run_at, catch_up, format, image_url, COALESCE(idempotency_key, ''),
-	created_at, updated_at`
+	retried_by, retried_at, created_at, updated_at`
 
 func jobDest(j *core.Job) []any {
 	return []any{&j.ID, &j.ConversationID, strCol[core.JobKind]{&j.Kind}, strCol[core.JobStatus]{&j.Status}, &j.Text, &j.Name, timeCol{&j.DueAt},
 		&j.Recurrence, intCol{&j.Attempts}, &j.LastError, &j.Origin, &j.CreatedByToolCallID, &j.CancelledByToolCallID,
 		&j.Owner, nullTimeCol{&j.LeaseUntil}, &j.PlatformMessageID, nullTimeCol{&j.SentAt},
 		nullIDCol{&j.SessionRecordID}, &j.AfterSeq, nullTimeCol{&j.NextRunAt}, strCol[core.CatchUp]{&j.CatchUp},
-		strCol[core.TextFormat]{&j.Format}, &j.ImageURL, &j.IdempotencyKey, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}}
+		strCol[core.TextFormat]{&j.Format}, &j.ImageURL, &j.IdempotencyKey,
+		&j.RetriedBy, nullTimeCol{&j.RetriedAt}, timeCol{&j.CreatedAt}, timeCol{&j.UpdatedAt}}
 }
 
 const sessionRecordCols = `id, conversation_id, started_at, ended_at, summary, final_mood, prompt, created_at, updated_at`

@@ -313,6 +313,7 @@ func testRetryJob(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	want := *failed
 	want.Status, want.DueAt, want.Attempts, want.UpdatedAt = core.JobPending, now, 0, now
+	want.RetriedBy, want.RetriedAt = "console", &now
 	want.LastError = "retried by console at 2030-03-04T05:11:07Z; it had failed: telegram: 502 Bad Gateway"
 	require.Equal(t, want, got)
 	stored, err := b.st.Job(b.ctx, failed.ID)
@@ -331,6 +332,16 @@ func testRetryJob(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.Len(t, claimed, 1, "the scheduler takes it again")
 	require.Equal(t, failed.ID, claimed[0].ID)
+	ok, err := b.st.CompleteMessageJob(b.ctx, failed.ID, "w", &core.Message{ConversationID: conv.ID, Role: core.RoleAssistant,
+		Content: "remember the milk", Source: core.SourceScheduledSend, CreatedAt: now})
+	require.NoError(t, err)
+	require.True(t, ok)
+	sent, err := b.st.Job(b.ctx, failed.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.JobSent, sent.Status)
+	require.Equal(t, "console", sent.RetriedBy, "the retry stays recorded once the job is sent")
+	require.NotNil(t, sent.RetriedAt)
+	require.True(t, now.Equal(*sent.RetriedAt), "retried at %v", sent.RetriedAt)
 }
 
 // testSearchConversations: by display name or channel user id (any case,
@@ -451,7 +462,8 @@ func testOverviewMigration(t *testing.T, open Opener) {
 		`DROP INDEX messages_created`, `DROP INDEX messages_undelivered`, `DROP INDEX runs_finished`,
 		`DROP INDEX jobs_status_updated`, `DROP INDEX jobs_due`, `DROP INDEX jobs_updated`,
 		`DROP INDEX jobs_status_due`, `CREATE INDEX jobs_status_due ON jobs (status, due_at)`,
-		`ALTER TABLE runs DROP COLUMN model`, `DELETE FROM schema_migrations WHERE version = 10`,
+		`ALTER TABLE runs DROP COLUMN model`, `ALTER TABLE jobs DROP COLUMN retried_by`, `ALTER TABLE jobs DROP COLUMN retried_at`,
+		`DELETE FROM schema_migrations WHERE version = 10`,
 	} {
 		require.NoError(t, db.Exec(q).Error, q)
 	}
