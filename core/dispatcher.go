@@ -377,6 +377,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	} else if n > 0 {
 		d.log.Warn("failed runs left running by a stopped worker", "count", n, "user_turns_queued_again", retried)
 	}
+	d.reapPredecessors(ctx)
 	// Turns outlive the caller's ctx on purpose: Stop decides when they end.
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	d.runCtx, d.cancel = runCtx, cancel

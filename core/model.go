@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -89,8 +90,39 @@ type Message struct {
 	SessionRecordID   *int64
 	RunID             *int64
 	Metadata          map[string]any
-	CreatedAt         time.Time
+	// Delivery is where a message the bot sends in a turn stands: stored
+	// before it is sent, so that a crash between the two neither loses it
+	// nor repeats it unbounded (DeliveryNone for everything else).
+	Delivery  Delivery
+	CreatedAt time.Time
 }
+
+// Delivery is the state of a turn's outbound message.
+type Delivery string
+
+// Delivery states. A message goes from sending to sent, failed or
+// dropped; one left sending by a process that died is sent again, with
+// the same idempotency key, by the next run of its conversation.
+const (
+	// DeliveryNone: a message that is not sent by a turn (the user's, a
+	// command's answer, a scheduled message), or one stored before
+	// delivery states were kept.
+	DeliveryNone Delivery = ""
+	// DeliverySending: stored, and the platform call may have begun.
+	DeliverySending Delivery = "sending"
+	// DeliverySent: the platform took it.
+	DeliverySent Delivery = "sent"
+	// DeliveryFailed: the platform refused it, or it was given up; its
+	// metadata "undelivered" says why.
+	DeliveryFailed Delivery = "failed"
+	// DeliveryDropped: the turn was stopped before anything reached the
+	// user (a newer message restarted it); kept out of later prompts.
+	DeliveryDropped Delivery = "dropped"
+)
+
+// IdempotencyKey is the key a turn's outbound message is sent with, the
+// same on every attempt: platforms with a nonce (Discord) drop a repeat.
+func (m Message) IdempotencyKey() string { return fmt.Sprintf("reply-%d", m.ID) }
 
 // SessionRecord is a stretch of a conversation with no gap longer than the
 // configured session gap.

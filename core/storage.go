@@ -110,7 +110,9 @@ type RunCompletion struct {
 	Status RunStatus
 	Error  string
 	// Messages are appended to the conversation (with fresh seqs, RunID set
-	// to the run) in the same transaction that finishes the run.
+	// to the run) in the same transaction that finishes the run; one
+	// already stored (ID set: a reply stored before it was sent) has its
+	// delivery settled there instead (see SettleDelivery).
 	Messages                                    []*Message
 	Record                                      RunRecord
 	PromptTokens, CompletionTokens, TotalTokens int
@@ -221,6 +223,15 @@ type Store interface {
 	MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]Message, error)
 	// AppendMessage appends m with the next seq and sets its ID and Seq.
 	AppendMessage(ctx context.Context, m *Message) error
+	// SettleDelivery records where a stored outbound message now stands:
+	// its Delivery, PlatformMessageID and Metadata (by m.ID).
+	SettleDelivery(ctx context.Context, m Message) error
+	// Run returns a run by id (ErrNotFound).
+	Run(ctx context.Context, id int64) (Run, error)
+	// PendingDeliveries returns the conversation's outbound messages left
+	// DeliverySending by runs other than exceptRun (their process died
+	// mid-send), oldest first.
+	PendingDeliveries(ctx context.Context, conversationID, exceptRun int64) ([]Message, error)
 
 	// SessionRecord returns a session record by id (ErrNotFound).
 	SessionRecord(ctx context.Context, id int64) (SessionRecord, error)

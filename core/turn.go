@@ -43,10 +43,25 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: err.Error()})
 		return next
 	}
+	resent, err := d.resendPending(ctx, log, turn, adapter)
+	if err != nil {
+		log.Error("sending again a reply left unsent", "err", err)
+		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: err.Error()})
+		return next
+	}
+	if run.Kind == RunUserTurn && d.answeredBy(ctx, run, resent) {
+		// The run was queued for the reply a stopped process left unsent,
+		// which has just gone out: nothing else waits for an answer.
+		why := "sent again the reply a stopped process left unsent; nothing more to answer"
+		log.Info("run skipped", "why", why)
+		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunSkipped, Error: why})
+		return next
+	}
 	stopTyping := d.typing(ctx, adapter, turn.Conversation.ChannelThreadID)
 	outcome, completion := d.generate(ctx, log, turn, adapter)
 	stopTyping()
 	next, ok := d.complete(ctx, log, run, &turn.Conversation, completion)
+	turn.releaseDoubt()
 	if ok {
 		d.observe(ctx, turn, outcome)
 	}
@@ -228,8 +243,13 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 	if err := d.deliver(ctx, a, t, msg); err != nil {
 		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
 			// Stopped mid-send and nothing reached the user: as if the
-			// answer had never been made.
-			return failed(context.Cause(ctx))
+			// answer had never been made, but for its stored row.
+			o, c, silent := failed(context.Cause(ctx))
+			if msg.ID != 0 {
+				dropped(msg, context.Cause(ctx))
+				c.Messages = append(c.Messages, msg)
+			}
+			return o, c, silent
 		}
 		log.Error("sending reply", "err", err)
 		c.Status, c.Error = RunFailed, fmt.Sprintf("sending reply: %v", err)
@@ -248,6 +268,15 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 		if ans.cut {
 			// The model goes on from exactly what it wrote.
 			from = continued{said: ans.text, nudge: DefaultLengthNudge}
+		}
+		// The reply's state is stored before the model is asked again: a
+		// crash meanwhile must not send it twice.
+		if msg.ID != 0 {
+			if err := d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *msg); err != nil {
+				log.Error("recording the reply's delivery", "err", err)
+			} else {
+				t.releaseDoubt()
+			}
 		}
 		if more := d.continueTurn(ctx, log, t, a, prompt, tools, from, &c); more != nil {
 			c.Messages = append(c.Messages, more)
@@ -376,7 +405,7 @@ func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn
 		reply.Text += cutMark
 		c.Record.Notes = append(c.Record.Notes, "the continuation was cut at llm.max_tokens too")
 	}
-	moved, err := d.movedOn(ctx, t.Conversation)
+	moved, err := d.movedOn(ctx, t.Conversation, t.Run.ID)
 	switch {
 	case err != nil:
 		rec.Dropped = "could not check the conversation: " + err.Error()
@@ -394,7 +423,10 @@ func (d *Dispatcher) continueTurn(ctx context.Context, log *slog.Logger, t *Turn
 		log.Error("sending continuation", "err", err)
 		if len(msg.PlatformMessageID) == 0 && stopped(ctx) {
 			rec.Dropped = "stopped while sending"
-			return nil
+			if msg.ID == 0 {
+				return nil
+			}
+			dropped(msg, context.Cause(ctx))
 		}
 	}
 	return msg
@@ -415,9 +447,10 @@ func turnRecord(conv Conversation, history []Message) *int64 {
 	return nil
 }
 
-// movedOn reports whether anything but chat commands was said in conv
-// since the turn read it: a continuation then no longer fits.
-func (d *Dispatcher) movedOn(ctx context.Context, conv Conversation) (bool, error) {
+// movedOn reports whether anything but chat commands and run's own
+// messages was said in conv since the turn read it: a continuation then
+// no longer fits.
+func (d *Dispatcher) movedOn(ctx context.Context, conv Conversation, run int64) (bool, error) {
 	now, err := d.cfg.Store.Conversation(ctx, conv.ID)
 	if err != nil || now.LastSeq == conv.LastSeq {
 		return false, err
@@ -427,7 +460,8 @@ func (d *Dispatcher) movedOn(ctx context.Context, conv Conversation) (bool, erro
 		return false, err
 	}
 	for _, m := range since {
-		if !isCommandMessage(m) {
+		own := m.RunID != nil && *m.RunID == run
+		if !isCommandMessage(m) && !own {
 			return true, nil
 		}
 	}
@@ -500,33 +534,6 @@ func (d *Dispatcher) failureNotice(ctx context.Context, log *slog.Logger, t *Tur
 	return msg
 }
 
-// deliver sends msg through the adapter and notes the platform ids on it; an
-// undelivered message is kept with the error so nothing is lost.
-func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Message) error {
-	res, err := d.send(ctx, a, OutboundMessage{
-		ConversationID:  t.Conversation.ID,
-		ChannelThreadID: t.Conversation.ChannelThreadID,
-		ChannelUserID:   t.Conversation.ChannelUserID,
-		Text:            msg.Content,
-		Format:          FormatOf(*msg), // what the model wrote is Markdown
-		IdempotencyKey:  fmt.Sprintf("run-%d", t.Run.ID),
-	})
-	if msg.Metadata == nil {
-		msg.Metadata = map[string]any{}
-	}
-	if len(res.PlatformMessageIDs) > 0 {
-		msg.PlatformMessageID = res.PlatformMessageIDs[0]
-		if len(res.PlatformMessageIDs) > 1 {
-			msg.Metadata["platform_message_ids"] = res.PlatformMessageIDs
-		}
-	}
-	if err != nil {
-		msg.Metadata["undelivered"] = err.Error()
-		return err
-	}
-	return nil
-}
-
 // renderPrompt writes the system prompt followed by the messages (L5); it
 // also reports how many messages at the end came from the history.
 func renderPrompt(system string, history []Message, files map[int64]userMedia) ([]llm.Message, int) {
@@ -556,7 +563,9 @@ func renderPrompt(system string, history []Message, files map[int64]userMedia) (
 			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Parts: parts})
 		case RoleAssistant:
 			switch {
-			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true:
+			case m.Delivery == DeliveryDropped:
+				continue // never reached the user
+			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true || m.Metadata["limit_notice"] != nil:
 				continue // the model did not say it; keep it out of its mouth
 			case m.Metadata["silent"] == true || m.Metadata["status_notice"] != nil:
 				// What the model answered when it chose to say nothing.
@@ -624,6 +633,12 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 	// Record the outcome even if the turn's context has run out.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	// Messages stored before they were sent get their delivery settled,
+	// the others are appended.
+	prestored := make([]bool, len(c.Messages))
+	for i, m := range c.Messages {
+		prestored[i] = m.ID != 0
+	}
 	var next *Run
 	var err error
 	if d.isStopping() {
@@ -633,10 +648,12 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 	}
 	if errors.Is(err, ErrLostRun) {
 		log.Warn("run was taken from this worker before it finished; outcome dropped")
+		d.settleAlone(ctx, log, c.Messages, prestored)
 		return nil, false
 	}
 	if err != nil {
 		log.Error("recording run outcome", "err", err)
+		d.settleAlone(ctx, log, c.Messages, prestored)
 		return nil, false
 	}
 	if run.StartedAt != nil {
@@ -646,11 +663,15 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 		d.wakeJobs() // a follow-up may be due sooner than the loop's sleep
 	}
 	if conv != nil && len(c.Messages) > 0 {
-		stored := make([]Message, len(c.Messages))
+		fresh := make([]Message, 0, len(c.Messages))
 		for i, m := range c.Messages {
-			stored[i] = *m
+			if prestored[i] {
+				d.history.replaced(conv.ID, *m)
+			} else {
+				fresh = append(fresh, *m)
+			}
 		}
-		d.history.appended(*conv, stored...)
+		d.history.appended(*conv, fresh...)
 	}
 	log.Debug("run finished", "status", c.Status)
 	return next, true

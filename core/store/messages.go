@@ -13,13 +13,13 @@ import (
 )
 
 const insertMessageSQL = `INSERT INTO messages
-		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at, delivery)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 
 // insertMessagePG also writes the search tokens (see search.go).
 const insertMessagePG = `INSERT INTO messages
-		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at, search)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, to_tsvector('simple', ?)) RETURNING id`
+		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at, delivery, search)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, to_tsvector('simple', ?)) RETURNING id`
 
 // insertMessage inserts m (whose Seq is already assigned) and sets its ID;
 // on PostgreSQL it writes its search tokens too. meta is m.Metadata encoded, createdAt
@@ -31,7 +31,7 @@ func (s *Store) insertMessage(tx *gorm.DB, m *core.Message, meta string, created
 		m.Content = strings.ToValidUTF8(strings.ReplaceAll(m.Content, "\x00", "\uFFFD"), "\uFFFD")
 	}
 	args := []any{m.ConversationID, m.Seq, string(m.Role), m.Content, string(m.Source),
-		m.PlatformMessageID, nid(m.SessionRecordID), nid(m.RunID), meta, createdAt}
+		m.PlatformMessageID, nid(m.SessionRecordID), nid(m.RunID), meta, createdAt, string(m.Delivery)}
 	q := insertMessageSQL
 	if !s.q.sqlite {
 		q = insertMessagePG
@@ -102,12 +102,12 @@ func (s *Store) AppendMessage(ctx context.Context, m *core.Message) error {
 // conversation) and turns empty metadata into NULL: every column not read is
 // a conversion and an allocation saved, fifty times a turn.
 const recentMessageCols = `id, seq, role, content, source, platform_message_id, session_record_id, run_id,
-	NULLIF(metadata, '{}'), created_at`
+	NULLIF(metadata, '{}'), delivery, created_at`
 
 func recentMessageDest(m *core.Message) []any {
 	return []any{&m.ID, &m.Seq, strCol[core.Role]{&m.Role}, &m.Content, strCol[core.Source]{&m.Source},
 		&m.PlatformMessageID, nullIDCol{&m.SessionRecordID}, nullIDCol{&m.RunID}, metadataCol{&m.Metadata},
-		timeCol{&m.CreatedAt}}
+		strCol[core.Delivery]{&m.Delivery}, timeCol{&m.CreatedAt}}
 }
 
 // RecentMessages returns up to limit of the conversation's newest messages,

@@ -380,6 +380,18 @@ var migrations = []migration{
 				ORDER BY 1`, allShift),
 		},
 	},
+	{
+		version: 11,
+		name:    "replies stored before they are sent",
+		statements: []string{
+			// Where a turn's outbound message stands (core.Delivery): ''
+			// for every other message and for those stored before.
+			`ALTER TABLE messages ADD COLUMN delivery TEXT NOT NULL DEFAULT ''`,
+			// The few replies whose send a crash interrupted, found by the
+			// next run of their conversation.
+			`CREATE INDEX messages_sending ON messages (conversation_id, seq) WHERE delivery = 'sending'`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -292,14 +292,29 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 			return fmt.Errorf("finishing run: %w", err)
 		}
 		var lastSeq int64
-		if len(msgs) > 0 {
-			seq, record, err := reserveSeqs(tx, convID, len(msgs), now)
+		fresh := 0
+		for i := range msgs {
+			if msgs[i].ID != 0 {
+				// Stored before it was sent: only its delivery is new.
+				if err := settleDelivery(tx, &msgs[i], metas[i]); err != nil {
+					return err
+				}
+				continue
+			}
+			fresh++
+		}
+		if fresh > 0 {
+			seq, record, err := reserveSeqs(tx, convID, fresh, now)
 			if err != nil {
 				return err
 			}
 			for i := range msgs {
+				if c.Messages[i].ID != 0 {
+					continue
+				}
 				msgs[i].ConversationID = convID
-				msgs[i].Seq = seq + int64(i)
+				msgs[i].Seq = seq
+				seq++
 				if msgs[i].SessionRecordID == nil {
 					msgs[i].SessionRecordID = record
 				}
@@ -307,7 +322,7 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 					return err
 				}
 			}
-			lastSeq = msgs[len(msgs)-1].Seq
+			lastSeq = seq - 1
 		}
 		if len(jobs) > 0 {
 			if lastSeq == 0 {
@@ -434,10 +449,47 @@ func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 // claimable. A user's turn that died with no run queued behind it is
 // queued again, once (a second stale failure of the same trigger is
 // final), unless its reply was stored: another process answers the
-// message. now is the caller's time (a run queued again is due then). It
+// message. A dead run that left a reply sending has a user turn queued
+// too: it sends the reply again first (core.Store.PendingDeliveries).
+// now is the caller's time (a run queued again is due then). It
 // returns how many runs were failed and how many of them were queued
 // again.
 func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error) {
+	at := s.q.t(now)
+	reaped, retried, err = s.reap(ctx, now, s.q.reapStale, at, at, s.q.t(before))
+	if err != nil {
+		return 0, 0, fmt.Errorf("reaping stale runs: %w", err)
+	}
+	return reaped, retried, nil
+}
+
+// ReapRunsOf is ReapStaleRuns for the runs owner holds, whatever their
+// heartbeat: the caller knows that process is gone (a restarted process
+// finds its predecessor's runs on the same host).
+func (s *Store) ReapRunsOf(ctx context.Context, now time.Time, owner string) (reaped, retried int, err error) {
+	at := s.q.t(now)
+	reaped, retried, err = s.reap(ctx, now, `UPDATE runs SET status = 'failed', error = 'stale: its process is gone',
+		finished_at = ?, updated_at = ? WHERE status = 'running' AND owner = ?
+		RETURNING id, conversation_id, kind, trigger_message_id`, at, at, owner)
+	if err != nil {
+		return 0, 0, fmt.Errorf("reaping the runs of %s: %w", owner, err)
+	}
+	return reaped, retried, nil
+}
+
+// RunningOwners returns the owners of running runs.
+func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
+	var owners []string
+	if err := s.r.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM runs WHERE status = 'running'`).Scan(&owners).Error; err != nil {
+		return nil, fmt.Errorf("reading running runs' owners: %w", err)
+	}
+	return owners, nil
+}
+
+// reap fails the running runs that failQuery (UPDATE … RETURNING id,
+// conversation_id, kind, trigger_message_id) picks, and queues again what
+// should be answered (see ReapStaleRuns).
+func (s *Store) reap(ctx context.Context, now time.Time, failQuery string, args ...any) (reaped, retried int, err error) {
 	at := s.q.t(now)
 	type dead struct {
 		id, conv int64
@@ -446,7 +498,7 @@ func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reape
 	}
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		reaped, retried = 0, 0
-		rows, err := tx.Raw(s.q.reapStale, at, at, s.q.t(before)).Rows()
+		rows, err := tx.Raw(failQuery, args...).Rows()
 		if err != nil {
 			return err
 		}
@@ -464,15 +516,31 @@ func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reape
 		}
 		reaped = len(runs)
 		for _, r := range runs {
+			// A reply the dead run stored but may not have sent: a run of
+			// its conversation sends it again before anything else
+			// (core/delivery.go), and says nothing more if nobody wrote
+			// since.
+			res := tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
+				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
+				WHERE EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.run_id = ? AND m.delivery = 'sending')
+				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
+				r.conv, r.trigger, at, at, at, r.conv, r.id)
+			if res.Error != nil {
+				return fmt.Errorf("queuing run %d's unsent reply: %w", r.id, res.Error)
+			}
+			if res.RowsAffected > 0 {
+				retried++
+				continue
+			}
 			if r.kind != string(core.RunUserTurn) || r.trigger == nil {
 				continue
 			}
-			res := tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
+			res = tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
 				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
 				WHERE NOT EXISTS (SELECT 1 FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ? AND p.id <> ?
 				                    AND p.status = 'failed' AND p.error LIKE 'stale:%')
 				  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.role = 'assistant'
-				                    AND m.source <> 'command' AND m.id > ?)
+				                    AND m.source <> 'command' AND m.delivery <> 'dropped' AND m.id > ?)
 				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
 				r.conv, *r.trigger, at, at, at, r.conv, *r.trigger, r.id, r.conv, *r.trigger)
 			if res.Error != nil {
@@ -483,7 +551,7 @@ func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reape
 		return nil
 	})
 	if err != nil {
-		return 0, 0, fmt.Errorf("reaping stale runs: %w", err)
+		return 0, 0, err
 	}
 	return reaped, retried, nil
 }

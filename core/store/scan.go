@@ -238,9 +238,18 @@ func conversationDest(c *core.Conversation) []any {
 		&c.LastSeq, nullIDCol{&c.CurrentRecordID}, nullTimeCol{&c.LastMessageAt}, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}}
 }
 
-const messageCols = `id, conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at`
+const messageCols = `id, conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, delivery, created_at`
 
 func messageDest(m *core.Message) []any {
+	return []any{&m.ID, &m.ConversationID, &m.Seq, strCol[core.Role]{&m.Role}, &m.Content, strCol[core.Source]{&m.Source}, &m.PlatformMessageID,
+		nullIDCol{&m.SessionRecordID}, nullIDCol{&m.RunID}, metadataCol{&m.Metadata}, strCol[core.Delivery]{&m.Delivery}, timeCol{&m.CreatedAt}}
+}
+
+// messageColsV3 are the messages' columns before migration 11, for the
+// backfill of an older migration.
+const messageColsV3 = `id, conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at`
+
+func messageDestV3(m *core.Message) []any {
 	return []any{&m.ID, &m.ConversationID, &m.Seq, strCol[core.Role]{&m.Role}, &m.Content, strCol[core.Source]{&m.Source}, &m.PlatformMessageID,
 		nullIDCol{&m.SessionRecordID}, nullIDCol{&m.RunID}, metadataCol{&m.Metadata}, timeCol{&m.CreatedAt}}
 }

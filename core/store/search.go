@@ -274,8 +274,9 @@ func backfillSearch(s *Store, tx *gorm.DB) error {
 	}
 	var after int64
 	for {
-		batch, err := queryAll(tx, `SELECT `+messageCols+` FROM messages WHERE id > ? ORDER BY id LIMIT 1000`,
-			[]any{after}, messageDest)
+		// The columns of version 3, which this backfill belongs to.
+		batch, err := queryAll(tx, `SELECT `+messageColsV3+` FROM messages WHERE id > ? ORDER BY id LIMIT 1000`,
+			[]any{after}, messageDestV3)
 		if err != nil {
 			return fmt.Errorf("reading messages to index: %w", err)
 		}

@@ -117,6 +117,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"RunModelStored", testRunModelStored},
 		{"OverviewMigration", testOverviewMigration},
 		{"SeedLarge", testSeedLarge},
+		{"DeliveryStates", testDeliveryStates},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,219 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// A turn's outbound message (its reply, a continuation, a failure notice)
+// is stored as DeliverySending before the platform call and settled after
+// it, in the run's completion. A process that dies in between leaves it
+// sending; the reaper queues a turn for its conversation, and every run
+// first sends such messages again with the same idempotency key
+// (resendPending). So a crash loses no reply, and repeats one only where
+// the platform cannot drop a repeated key: there each send holds a doubt
+// slot (doubt.go) until its state is stored, at most
+// scheduler.max_sends_in_doubt per platform and process, shared with
+// scheduled messages. Discord's nonce drops the repeat when it comes
+// within its window: at once when the process restarts (Start fails its
+// dead predecessor's runs), after runs.stale_after when another replica
+// takes over.
+
+// deliver stores msg as sending, sends it through the adapter and notes
+// the outcome on it (platform ids, sent or failed); the run's completion
+// stores that. An undelivered message is kept with the error so nothing
+// is lost. Should the message not be storable (the database is down), it
+// is sent all the same and stored with the completion, as before
+// delivery states were kept.
+func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Message) error {
+	runID := t.Run.ID
+	msg.RunID = &runID
+	msg.Delivery = DeliverySending
+	if msg.CreatedAt.IsZero() {
+		msg.CreatedAt = d.cfg.Clock.Now().UTC()
+	}
+	key := fmt.Sprintf("run-%d", t.Run.ID)
+	if err := d.cfg.Store.AppendMessage(context.WithoutCancel(ctx), msg); err != nil {
+		d.log.Error("storing a reply before sending it; sending it all the same", "run", t.Run.ID, "err", err)
+		msg.ID, msg.Seq = 0, 0
+	} else {
+		key = msg.IdempotencyKey()
+		d.history.appended(t.Conversation, *msg)
+	}
+	sendCtx := ctx
+	if msg.ID != 0 && !d.dropsRepeats(a) {
+		slot, err := takeDoubtSlot(ctx, d.lanes.doubtOf(a.Platform(), d.cfg.MaxSendsInDoubt))
+		if err != nil {
+			d.settle(msg, SendResult{}, fmt.Errorf("waiting for a send slot: %w", err))
+			return err
+		}
+		// Held until the run's completion stores the outcome.
+		t.doubt = append(t.doubt, slot)
+		sendCtx = slot.in(ctx)
+	}
+	res, err := d.send(sendCtx, a, OutboundMessage{
+		ConversationID:  t.Conversation.ID,
+		ChannelThreadID: t.Conversation.ChannelThreadID,
+		ChannelUserID:   t.Conversation.ChannelUserID,
+		Text:            msg.Content,
+		Format:          FormatOf(*msg), // what the model wrote is Markdown
+		IdempotencyKey:  key,
+	})
+	d.settle(msg, res, err)
+	return err
+}
+
+// settle notes a send's outcome on msg.
+func (d *Dispatcher) settle(msg *Message, res SendResult, err error) {
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
+	}
+	if len(res.PlatformMessageIDs) > 0 {
+		msg.PlatformMessageID = res.PlatformMessageIDs[0]
+		if len(res.PlatformMessageIDs) > 1 {
+			msg.Metadata["platform_message_ids"] = res.PlatformMessageIDs
+		}
+	}
+	if err != nil {
+		msg.Delivery = DeliveryFailed
+		msg.Metadata["undelivered"] = err.Error()
+		return
+	}
+	msg.Delivery = DeliverySent
+}
+
+// dropped marks a stored reply that never reached the user (the turn was
+// restarted mid-send): it stays in the transcript for the record, out of
+// later prompts.
+func dropped(msg *Message, why error) {
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
+	}
+	msg.Delivery = DeliveryDropped
+	msg.Metadata["undelivered"] = "dropped: " + why.Error()
+}
+
+// releaseDoubt gives back the doubt slots a turn's sends held, once their
+// outcome is stored (or could not be).
+func (t *Turn) releaseDoubt() {
+	for _, s := range t.doubt {
+		s.give()
+	}
+	t.doubt = nil
+}
+
+// resendPending sends again the conversation's messages that a dead
+// process left sending, oldest first, each with its own idempotency key,
+// and records each outcome at once. One older than scheduler.late_grace
+// is given up. It returns the runs whose messages it found.
+func (d *Dispatcher) resendPending(ctx context.Context, log *slog.Logger, t *Turn, a Adapter) ([]int64, error) {
+	if !hasPending(t.History, t.Run.ID) {
+		// The window is the cache's or the database's: a message it shows
+		// sending may since have been sent, so only the database decides,
+		// and only then is it asked.
+		return nil, nil
+	}
+	pending, err := d.cfg.Store.PendingDeliveries(ctx, t.Conversation.ID, t.Run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("reading unsent replies: %w", err)
+	}
+	var runs []int64
+	for _, m := range pending {
+		if m.RunID != nil && !slices.Contains(runs, *m.RunID) {
+			runs = append(runs, *m.RunID)
+		}
+	}
+	now := d.cfg.Clock.Now().UTC()
+	for i := range pending {
+		m := pending[i]
+		if late := now.Sub(m.CreatedAt); late > d.cfg.LateGrace {
+			log.Warn("a reply left unsent by a stopped process is too old to send", "message", m.ID, "late_by", late)
+			d.settle(&m, SendResult{}, fmt.Errorf("not sent again: %s old, past scheduler.late_grace", late.Round(time.Second)))
+		} else {
+			log.Info("sending again a reply a stopped process may not have sent", "message", m.ID)
+			sendCtx := ctx
+			var slot *doubtSlot
+			if !d.dropsRepeats(a) {
+				if slot, err = takeDoubtSlot(ctx, d.lanes.doubtOf(a.Platform(), d.cfg.MaxSendsInDoubt)); err != nil {
+					return runs, fmt.Errorf("waiting for a send slot: %w", err)
+				}
+				sendCtx = slot.in(ctx)
+			}
+			res, err := d.send(sendCtx, a, OutboundMessage{
+				ConversationID:  t.Conversation.ID,
+				ChannelThreadID: t.Conversation.ChannelThreadID,
+				ChannelUserID:   t.Conversation.ChannelUserID,
+				Text:            m.Content,
+				Format:          FormatOf(m),
+				IdempotencyKey:  m.IdempotencyKey(),
+			})
+			d.settle(&m, res, err)
+			if err != nil {
+				log.Error("sending again a reply left unsent", "message", m.ID, "err", err)
+			}
+			err = d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), m)
+			if slot != nil {
+				slot.give()
+			}
+			if err != nil {
+				return runs, fmt.Errorf("recording a reply sent again: %w", err)
+			}
+			d.history.replaced(t.Conversation.ID, m)
+			continue
+		}
+		if err := d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), m); err != nil {
+			return runs, fmt.Errorf("recording a reply given up: %w", err)
+		}
+		d.history.replaced(t.Conversation.ID, m)
+	}
+	return runs, nil
+}
+
+// hasPending reports whether the window shows a message sending that is
+// not run's own.
+func hasPending(history []Message, run int64) bool {
+	for _, m := range history {
+		if m.Delivery == DeliverySending && (m.RunID == nil || *m.RunID != run) {
+			return true
+		}
+	}
+	return false
+}
+
+// answeredBy reports whether a user turn was queued only for the replies
+// of the runs in resent, which resendPending just sent: the reaper queues
+// a turn with the dead run's trigger (nil for a follow-up or recurring
+// turn's run). A message the user wrote meanwhile planned a run of its
+// own, with its own trigger, which goes on to answer it.
+func (d *Dispatcher) answeredBy(ctx context.Context, run *Run, resent []int64) bool {
+	if len(resent) == 0 {
+		return false
+	}
+	if run.TriggerMessageID == nil {
+		return true
+	}
+	for _, id := range resent {
+		r, err := d.cfg.Store.Run(ctx, id)
+		if err == nil && r.TriggerMessageID != nil && *r.TriggerMessageID == *run.TriggerMessageID {
+			return true
+		}
+	}
+	return false
+}
+
+// settleAlone stores the delivery of the messages that were stored before
+// they were sent, when the run's completion could not: what was sent must
+// not be sent again by the run's next owner.
+func (d *Dispatcher) settleAlone(ctx context.Context, log *slog.Logger, msgs []*Message, prestored []bool) {
+	for i, m := range msgs {
+		if !prestored[i] {
+			continue
+		}
+		if err := d.cfg.Store.SettleDelivery(ctx, *m); err != nil {
+			log.Error("recording a reply's delivery", "message", m.ID, "err", err)
+		}
+	}
+}
