@@ -47,8 +47,8 @@ func (a *Adapter) attachmentsOf(m *discordgo.Message) []core.Attachment {
 	var out []core.Attachment
 	voice := m.Flags&discordgo.MessageFlagsIsVoiceMessage != 0
 	for _, f := range m.Attachments {
-		if f == nil {
-			continue
+		if f == nil || f.URL == "" {
+			continue // nothing to fetch: a malformed file is no file
 		}
 		mimeType := strings.TrimSpace(f.ContentType)
 		out = append(out, core.Attachment{

@@ -73,12 +73,21 @@ func (a *Adapter) attachments(files []fileWire) []core.Attachment {
 			Size:    max(f.Size, 0),
 			Name:    f.Name,
 			Ref:     ref,
-			Seconds: (f.DurationMs + 500) / 1000,
-			Width:   f.OriginalW,
-			Height:  f.OriginalH,
+			Seconds: seconds(f.DurationMs),
+			Width:   max(f.OriginalW, 0),
+			Height:  max(f.OriginalH, 0),
 		})
 	}
 	return out
+}
+
+// seconds rounds a length in milliseconds to the nearest second; a
+// negative one is not known (0). It cannot overflow, as ms+500 can.
+func seconds(ms int) int {
+	if ms <= 0 {
+		return 0
+	}
+	return ms/1000 + (ms%1000+500)/1000
 }
 
 // kindOf tells what a file is from its MIME type; an audio clip recorded

@@ -77,6 +77,8 @@ func attachments(m *models.Message) []core.Attachment {
 	if a.Ref == "" {
 		return nil // nothing to fetch: a malformed file is no file
 	}
+	// A negative number is no size or length at all (0: not known).
+	a.Size, a.Seconds, a.Width, a.Height = max(a.Size, 0), max(a.Seconds, 0), max(a.Width, 0), max(a.Height, 0)
 	return []core.Attachment{a}
 }
 

@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -63,6 +64,12 @@ var smallWords = map[string]bool{"of": true, "es": true, "au": true, "de": true,
 func lookupZone(name string) (*time.Location, bool) {
 	name = strings.TrimSpace(name)
 	if name == "" || strings.EqualFold(name, "local") || strings.ContainsFunc(name, unicode.IsSpace) {
+		return nil, false
+	}
+	// A system's zoneinfo directory also opens "Europe//Paris" and
+	// "./UTC", which are no zone's name: the embedded database (and
+	// another replica's system) would not know them.
+	if slices.ContainsFunc(strings.Split(name, "/"), func(s string) bool { return s == "" || s == "." }) {
 		return nil, false
 	}
 	for _, cand := range zoneSpellings(name) {

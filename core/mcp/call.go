@@ -60,7 +60,7 @@ func (s *server) call(ctx context.Context, tool, name string, args json.RawMessa
 	if res.IsError {
 		outcome = OutcomeToolError
 		text := strings.TrimSpace(out.Text)
-		if text == "" {
+		if text == "" || text == noOutput {
 			text = name + " failed without saying why"
 		}
 		return llm.ToolOutput{}, errors.New(text)

@@ -16,9 +16,15 @@ import (
 // visionTypes are the image types a model takes as an image part.
 var visionTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
+// noOutput is what the model reads of a result with no text and nothing
+// else (a tool that only acts): an empty tool message tells the model
+// nothing, and goes out without a "content" field, which servers that
+// follow OpenAI's schema refuse.
+const noOutput = "[the tool returned no output]"
+
 // convertResult turns a tool's result into what the model reads: the
-// parts as text, joined by blank lines, capped at maxChars; images as data
-// URLs when vision is on.
+// parts as text, joined by blank lines, capped at maxChars (noOutput when
+// blank); images as data URLs when vision is on.
 func convertResult(res *sdk.CallToolResult, vision bool, maxChars int) llm.ToolOutput {
 	var parts, images []string
 	image := func(mime string, data []byte, what string) {
@@ -62,7 +68,11 @@ func convertResult(res *sdk.CallToolResult, vision bool, maxChars int) llm.ToolO
 			parts = append(parts, string(b))
 		}
 	}
-	return llm.ToolOutput{Text: capText(strings.Join(parts, "\n\n"), maxChars), Images: images}
+	text := strings.Join(parts, "\n\n")
+	if strings.TrimSpace(text) == "" {
+		text = noOutput
+	}
+	return llm.ToolOutput{Text: capText(text, maxChars), Images: images}
 }
 
 func resourceLink(l *sdk.ResourceLink) string {
