@@ -17,6 +17,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/spool"
 	"github.com/parleybot/parley/core/store"
 )
 
@@ -56,15 +57,17 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 	return cfg, nil
 }
 
-// openStore opens and migrates the configured database.
+// openStore opens and migrates the configured database. Its errors name
+// the database and the likely cause.
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
-	st, err := store.Open(ctx, store.Options{Driver: cfg.Store.Driver, DSN: cfg.Store.DSN.Reveal(), Logger: log})
+	driver, dsn := cfg.Store.Driver, cfg.Store.DSN.Reveal()
+	st, err := store.Open(ctx, store.Options{Driver: driver, DSN: dsn, Logger: log})
 	if err != nil {
-		return nil, fmt.Errorf("opening %s store: %w", cfg.Store.Driver, err)
+		return nil, store.Explain(driver, dsn, err) // "sqlite /data/parley.db: ..."
 	}
 	if err := st.Migrate(ctx); err != nil {
 		_ = st.Close()
-		return nil, fmt.Errorf("migrating %s store: %w", cfg.Store.Driver, err)
+		return nil, fmt.Errorf("migrating %s store: %w", driver, store.Explain(driver, dsn, err))
 	}
 	return st, nil
 }
@@ -84,6 +87,10 @@ type app struct {
 	unlocks  []func()
 	services []core.Service
 	metrics  *metrics
+	// spool keeps the DMs of platforms that do not redeliver while the
+	// store cannot take them; spoolTemp is its directory when temporary.
+	spool     *spool.Spool
+	spoolTemp string
 }
 
 // appOptions choose what kind of app to build.
@@ -171,6 +178,12 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if a.store, err = openStore(ctx, cfg, log.With("component", "store")); err != nil {
 		return nil, err
 	}
+	// One write now: a read-only file or a full disk is found before any
+	// adapter starts, not by the first message. (Commands that only read,
+	// through withStore, do not write.)
+	if err := a.store.ProbeWrite(ctx); err != nil {
+		return nil, err
+	}
 	// Summaries and facts must not keep a reasoning model's thinking.
 	env.Store, env.LLM, env.LightModel = a.store, core.WithoutReasoning(model), cfg.LLM.LightModel
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
@@ -234,13 +247,32 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		Metrics:           a.metrics,
 		JobWaker:          jobWaker,
 		Commands:          cmds,
+		Limits: core.UserLimits{
+			MessagesPerMinute: cfg.Bot.Limits.MessagesPerMinute,
+			TurnsPerDay:       cfg.Bot.Limits.TurnsPerDay,
+			TokensPerDay:      cfg.Bot.Limits.TokensPerDay,
+			Exempt:            cfg.Bot.Limits.Exempt,
+		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	if opts.serveHTTP {
-		a.http = httpapi.New(cfg.HTTP.Listen, log.With("component", "http"))
-		a.http.AddHealthCheck("store", a.store.Ping)
+		// `parley run` only: in `parley chat` the one typing sees a store
+		// error at once.
+		if err := a.openSpool(cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	if opts.serveHTTP {
+		a.http = newHTTPServer(cfg, log.With("component", "http"))
+		// A ping, and a write at most every 10 s: a full disk or a
+		// read-only file answers pings.
+		a.http.AddHealthCheck("store", store.NewHealthCheck(a.store, 0).Check)
+		if sp := a.spool; sp != nil {
+			// Full, it loses messages: take the replica out.
+			a.http.AddHealthCheck("inbound_spool", func(context.Context) error { return sp.Health() })
+		}
 		// Reported, never failing the check: a load balancer must not take
 		// a replica out because the model provider is down.
 		a.http.AddHealthDetail("llm", modelHealth(model))
@@ -256,6 +288,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			Now:         opts.clock.Now,
 			TimeZone:    cfg.Location().String(),
 			MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
+			Backoff:     a.http.Backoff(),
 		}, log.With("component", "api")).Mount(a.http.Mux())
 		con := newConsole(a, cfg, log, opts.clock, jobWaker.Wake)
 		con.Mount(a.http.Mux())
@@ -289,7 +322,7 @@ func (a *app) startAdapter(ctx context.Context, ad core.Adapter) error {
 			unlock = u
 		}
 	}
-	if err := ad.Start(ctx, a.disp); err != nil {
+	if err := ad.Start(ctx, a.inbound(ad)); err != nil {
 		unlock()
 		return err
 	}
@@ -306,6 +339,10 @@ func (a *app) start(ctx context.Context) error {
 			}
 			a.services = append(a.services, s)
 		}
+	}
+	if a.spool != nil {
+		// Before the adapters: what it kept from the last run goes first.
+		a.spool.Start(ctx)
 	}
 	// One platform failing to start (a revoked token) must not take the
 	// others down: it is logged, shown on /healthz, and the rest run.
@@ -363,6 +400,10 @@ func (a *app) stop() error {
 		unlock()
 	}
 	a.unlocks = nil
+	// After the adapters: nothing more comes in.
+	if err := a.stopSpool(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if a.http != nil {
 		if err := a.http.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
@@ -379,6 +420,13 @@ func (a *app) stop() error {
 
 // close releases what build acquired; safe on a partly built app.
 func (a *app) close() {
+	if a.spool != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := a.stopSpool(ctx); err != nil {
+			a.log.Error("closing the inbound spool", "err", err)
+		}
+		cancel()
+	}
 	cleanupAll(a.adapters)
 	cleanupAll(a.plugins)
 	if a.store != nil {

@@ -37,6 +37,7 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 		JobsChanged: jobsChanged,
 		Fetch:       a.fetchAttachment,
 		Platforms:   platforms,
+		Backoff:     a.http.Backoff(), // the API's: one token, one count
 	})
 }
 

@@ -160,6 +160,7 @@ func TestConsoleOverviewPage(t *testing.T) {
 	require.Contains(t, tokens, "1,200")
 	require.Contains(t, text(t, bctx, "#cost-total"), "0.0002", "1,200 × 0.15 + 30 × 0.6 per million")
 	require.Contains(t, text(t, bctx, "#recent"), "Hello Ada!")
+	require.Contains(t, text(t, bctx, "#limits"), "No message was held by a per-user limit")
 	waitText(t, bctx, "#live-status", "Live")
 
 	// A new message comes while the page is open: it appears without a

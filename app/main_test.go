@@ -80,6 +80,7 @@ func (b *testBundle) writeConfigFor(t *testing.T, driver, dsn, extra string) str
 	cfg := fmt.Sprintf(`store:
   driver: %s
   dsn: "%s"
+  spool: {dir: "%s"}
 llm:
   base_url: %s
   api_key: ${OPENAI_API_KEY}
@@ -92,7 +93,7 @@ http:
   api_token: ${PARLEY_API_TOKEN}
 log:
   level: debug
-%s`, driver, dsn, b.model.URL(), b.llmExtra, extra)
+%s`, driver, dsn, filepath.Join(b.dir, "spool"), b.model.URL(), b.llmExtra, extra)
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path
 }

@@ -34,10 +34,14 @@ type metrics struct {
 	finishes  *prometheus.CounterVec
 	mcpCalls  *prometheus.CounterVec
 	mcpTime   *prometheus.HistogramVec
+	limited   *prometheus.CounterVec
 	log       *slog.Logger
 }
 
-var _ core.Metrics = (*metrics)(nil)
+var (
+	_ core.Metrics      = (*metrics)(nil)
+	_ core.LimitMetrics = (*metrics)(nil)
+)
 
 // metricsStore reads what the scrape-time collectors report.
 type metricsStore interface {
@@ -99,7 +103,14 @@ func newMetrics(log *slog.Logger) *metrics {
 		Help:    "How long an MCP tool call took, by server and tool.",
 		Buckets: secondsBuckets,
 	}, []string{"server", "tool"})
-	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime,
+	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_limited_messages_total",
+		Help: "Messages held by a per-user limit (bot.limits): stored, no turn, by limit (messages_per_minute, turns_per_day, tokens_per_day).",
+	}, []string{"limit"})
+	for _, l := range []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, core.LimitTokensPerDay} {
+		m.limited.WithLabelValues(l) // at 0 from the start, for rate() and alerts
+	}
+	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -151,6 +162,11 @@ func (m *metrics) ModelCalled(took time.Duration, usage llm.Usage, err error) {
 	m.llmTime.WithLabelValues(result).Observe(took.Seconds())
 	m.llmTokens.WithLabelValues("prompt").Add(float64(usage.PromptTokens))
 	m.llmTokens.WithLabelValues("completion").Add(float64(usage.CompletionTokens))
+}
+
+// Limited counts a message a per-user limit held.
+func (m *metrics) Limited(limit string) {
+	m.limited.WithLabelValues(limit).Inc()
 }
 
 // MCPCalled counts an MCP tool call and observes how long it took.

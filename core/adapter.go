@@ -142,6 +142,12 @@ type Capabilities struct {
 	// and the core keeps at most scheduler.max_sends_in_doubt of them per
 	// platform.
 	IdempotencyWindow time.Duration
+	// Redelivers is true when the platform delivers a message again that
+	// HandleInbound failed to take (Telegram's polling offset and webhook
+	// retries, Slack's event retries). For any other (Discord's gateway,
+	// the web chat) the app puts an inbound spool in front of the core,
+	// so that a message the store cannot take waits on local disk.
+	Redelivers bool
 }
 
 // Adapter connects one platform to the core. Send splits text over the

@@ -217,3 +217,45 @@ func (d *Dispatcher) settleAlone(ctx context.Context, log *slog.Logger, msgs []*
 		}
 	}
 }
+
+// answeredKey marks a turn's reply (or its chosen silence) with the seq of
+// the newest message the turn saw: a reply is stored after messages that
+// came while it was being made, so its place does not say what it
+// answered.
+const answeredKey = "answered_seq"
+
+// markAnswered notes in meta the newest message t answers; it returns meta.
+func markAnswered(meta map[string]any, t *Turn) map[string]any {
+	if n := len(t.History); n > 0 {
+		meta[answeredKey] = t.History[n-1].Seq
+	}
+	return meta
+}
+
+// answeredAlready reports whether every user message in the window was
+// seen by a turn that answered it: a run queued by a message that came
+// while the turn before was claimed, and that this turn then read, has
+// nothing left to answer.
+func answeredAlready(history []Message) bool {
+	var answered int64 = -1
+	for _, m := range history {
+		if m.Role != RoleAssistant || isCommandMessage(m) {
+			continue
+		}
+		switch v := m.Metadata[answeredKey].(type) {
+		case int64:
+			answered = max(answered, v)
+		case float64: // read back from JSON
+			answered = max(answered, int64(v))
+		}
+	}
+	if answered < 0 {
+		return false
+	}
+	for _, m := range history {
+		if m.Role == RoleUser && !isCommandMessage(m) && m.Seq > answered {
+			return false
+		}
+	}
+	return true
+}

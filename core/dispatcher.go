@@ -127,6 +127,9 @@ type DispatcherConfig struct {
 	// tools) call to wake the job loop, so a job due soon is not left to
 	// the loop's next look (default: a waker of its own).
 	JobWaker *Waker
+	// Limits bound what one user may cost (bot.limits; default none).
+	// With any set, Store must implement LimitStore. See limits.go.
+	Limits UserLimits
 }
 
 // WorkListener reports work queued by any process: it calls wake with
@@ -207,6 +210,10 @@ type Dispatcher struct {
 	jobKinds []JobKind
 	// lanes send scheduled messages, a conversation's in order.
 	lanes *lanes
+	// limitStore counts usage for the per-user limits; nil when none is
+	// set. limitExempt are the users they never apply to.
+	limitStore  LimitStore
+	limitExempt map[string]bool
 
 	wake chan struct{}
 
@@ -361,6 +368,10 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	for _, u := range cfg.AllowUsers {
 		d.allow[u] = true
 	}
+	var err error
+	if d.limitStore, d.limitExempt, err = newLimits(cfg); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -479,6 +490,13 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		return d.handleCommand(ctx, log, msg, text)
 	}
 	now := d.cfg.Clock.Now().UTC()
+	hold, err := d.checkInbound(ctx, msg.Platform, msg.ChannelThreadID, msg.ChannelUserID, now)
+	if err != nil {
+		return fmt.Errorf("checking per-user limits: %w", err)
+	}
+	if hold != nil {
+		meta = hold.metadata(meta)
+	}
 	res, err := d.cfg.Store.RecordInbound(ctx, InboundRecord{
 		Platform:          msg.Platform,
 		ChannelThreadID:   msg.ChannelThreadID,
@@ -489,7 +507,7 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 		PlatformMessageID: msg.PlatformMessageID,
 		Metadata:          meta,
 		Now:               now,
-		PlanRun:           true,
+		PlanRun:           hold == nil,
 		RunAfter:          now.Add(d.cfg.Debounce),
 		WhileRunning:      d.cfg.DuringGeneration,
 		SessionGap:        d.limits.Gap,
@@ -504,6 +522,10 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) erro
 	}
 	d.history.appended(res.Conversation, res.Message)
 	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
+	if hold != nil {
+		d.held(ctx, log, hold, res, now)
+		return nil
+	}
 	switch {
 	case res.Rejected:
 		d.sendBusyNotice(ctx, res.Conversation)

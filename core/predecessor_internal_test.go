@@ -25,7 +25,7 @@ func TestGoneFromHost(t *testing.T) {
 		{fmt.Sprintf("%s-%d-abcd1234", host, os.Getpid()), true}, // this pid, another owner: an earlier process
 		{fmt.Sprintf("%s-%d-abcd1234", host, exited), true},
 		{fmt.Sprintf("%s-%d-abcd1234", host, os.Getppid()), false}, // alive
-		{fmt.Sprintf("other-%s-%d-abcd1234", host, exited), false},  // another host
+		{fmt.Sprintf("other-%s-%d-abcd1234", host, exited), false}, // another host
 		{"dead-process", false},
 		{host + "-x-abcd", false},
 		{host + "-12", false},

@@ -49,10 +49,15 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: err.Error()})
 		return next
 	}
-	if run.Kind == RunUserTurn && d.answeredBy(ctx, run, resent) {
+	if run.Kind == RunUserTurn && (d.answeredBy(ctx, run, resent) || answeredAlready(turn.History)) {
 		// The run was queued for the reply a stopped process left unsent,
-		// which has just gone out: nothing else waits for an answer.
-		why := "sent again the reply a stopped process left unsent; nothing more to answer"
+		// which has just gone out, or for a message the turn before it
+		// saw and answered (it came after that turn was claimed, before
+		// it read the history): nothing waits for an answer.
+		why := "nothing to answer: the turn before answered every message"
+		if len(resent) > 0 {
+			why = "sent again the reply a stopped process left unsent; nothing more to answer"
+		}
 		log.Info("run skipped", "why", why)
 		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunSkipped, Error: why})
 		return next
@@ -95,6 +100,20 @@ func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, err
 	adapter, ok := d.adapters[conv.Platform]
 	if !ok {
 		return nil, nil, fmt.Errorf("no adapter enabled for platform %s", conv.Platform)
+	}
+	if run.Kind == RunUserTurn {
+		// Planned before the user reached a daily limit (bot.limits): no
+		// model call now. A continuation or a follow-up is not stopped
+		// half way.
+		now := d.cfg.Clock.Now()
+		limit, err := d.limitReached(ctx, conv, now)
+		if err != nil {
+			return nil, nil, fmt.Errorf("checking per-user limits: %w", err)
+		}
+		if limit != "" {
+			d.tellLimit(ctx, conv, limit, now)
+			return nil, nil, skipRun{"skipped: the per-user limit " + limit + " is reached"}
+		}
 	}
 	history, err := d.history.window(ctx, d.cfg.Store, conv)
 	if err != nil {
@@ -231,7 +250,7 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 			Role:            RoleAssistant,
 			Source:          sourceFor(t.Run.Kind),
 			SessionRecordID: recordID(t),
-			Metadata:        map[string]any{"silent": true},
+			Metadata:        markAnswered(map[string]any{"silent": true}, t),
 		}}
 		return o, c, true
 	}
@@ -320,9 +339,10 @@ func (d *Dispatcher) processOutput(ctx context.Context, t *Turn, text string) (*
 // replyMessage is the assistant message a reply is sent and stored as.
 func (d *Dispatcher) replyMessage(t *Turn, r *Reply) *Message {
 	meta := r.Metadata
-	if len(meta) == 0 {
-		meta = nil
+	if meta == nil {
+		meta = map[string]any{}
 	}
+	markAnswered(meta, t)
 	return &Message{
 		ConversationID:  t.Conversation.ID,
 		Role:            RoleAssistant,

@@ -165,7 +165,8 @@ func (a *Adapter) PlatformTitle() string { return "Slack" }
 // typing indicator: Slack offers none to bots outside its assistant
 // threads.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true}
+	// Redelivers: an event not acknowledged is sent again by Slack.
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true, Redelivers: true}
 }
 
 // Provision takes the logger and clock from the host.

@@ -155,7 +155,9 @@ func (a *Adapter) PlatformTitle() string { return "Telegram" }
 // unless format is plain, rich text in MarkdownV2. With format plain the
 // core hands Send the model's Markdown already turned into plain text.
 func (a *Adapter) Capabilities() core.Capabilities {
-	c := core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "plain", Typing: true}
+	// Redelivers: an update the core did not take is polled (or, with a
+	// webhook, posted) again.
+	c := core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "plain", Typing: true, Redelivers: true}
 	if a.formatted() {
 		c.Markup, c.RichText = "markdownv2", true
 	}

@@ -30,9 +30,21 @@ type pageCore struct {
 	mu      sync.Mutex
 	history []core.Message
 	health  llm.Health
+	got     []string
 }
 
-func (c *pageCore) HandleInbound(context.Context, core.InboundMessage) error { return nil }
+func (c *pageCore) HandleInbound(_ context.Context, msg core.InboundMessage) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, msg.Text)
+	return nil
+}
+
+func (c *pageCore) received() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.got...)
+}
 
 func (c *pageCore) History(context.Context, core.Platform, string, int) ([]core.Message, error) {
 	c.mu.Lock()
@@ -82,6 +94,8 @@ func TestWebChatInABrowser(t *testing.T) {
 	}
 	a := web.New()
 	a.Title = "Parley"
+	// One message a minute, so the test sees the page tell a refusal.
+	a.Limits.MessagesPerMinutePerClient = 1
 	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
 	require.NoError(t, a.Validate())
 	require.NoError(t, a.Start(context.Background(), pc))
@@ -175,4 +189,24 @@ func TestWebChatInABrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(bctx, chromedp.WaitNotVisible(chromedp.ID("banner"))))
 	require.Equal(t, true, eval(`document.getElementById("banner").hidden`))
+
+	// The user writes: the page posts JSON from its own origin, which the
+	// web chat takes; a second message within the minute is refused, and
+	// the page says why in words.
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.ID("text"), "Thanks, that helped!"),
+		chromedp.Click(chromedp.ID("send")),
+	))
+	require.Eventually(t, func() bool { return len(pc.received()) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Equal(t, []string{"Thanks, that helped!"}, pc.received())
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.WaitNotPresent(chromedp.CSS(".msg.user.pending")),
+		chromedp.SendKeys(chromedp.ID("text"), "One more thing"),
+		chromedp.Click(chromedp.ID("send")),
+		chromedp.WaitVisible(chromedp.CSS(".note.bad")),
+	))
+	require.Regexp(t, `^Not delivered: You are sending messages too fast: wait [1-6]?[0-9] seconds and try again\.$`,
+		eval(`document.querySelector(".note.bad").textContent`))
+	require.Equal(t, true, eval(`document.querySelectorAll(".msg.user.failed").length === 1`))
+	require.Equal(t, []string{"Thanks, that helped!"}, pc.received(), "the refused message did not reach the core")
 }

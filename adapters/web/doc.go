@@ -16,4 +16,12 @@
 // pushed to every open stream of that client. A client too slow to keep up is
 // disconnected rather than allowed to block Send: its page reconnects and
 // reloads the history, which the core keeps.
+//
+// Anyone who can reach the server can use the chat, so it defends the
+// owner's model bill and connections (Limits): posts per browser and per
+// address, new conversations per address, and event streams per browser,
+// per address and in all; over a limit the answer is 429 (503 when the
+// chat is full) with Retry-After, and nothing reaches the core. It takes
+// JSON only, and only from its own page: another site's page is refused,
+// so a page the owner visits cannot make a bot on localhost call the model.
 package web

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/markup"
 )
@@ -64,6 +65,23 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
 		return
 	}
+	g := a.guards()
+	if !a.sameSite(w, r, g) {
+		return
+	}
+	if !isJSON(r) {
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return
+	}
+	addr := httpapi.ClientIP(r)
+	ip := ipKey(addr)
+	// The address is charged first, before the body is read, so that a
+	// flood costs little; every post past this point counts, taken or not.
+	if ok, wait := g.msgIP.take(ip, a.clock.Now()); !ok {
+		a.refused(w, r, g, "messages_per_minute_per_ip", addr, wait,
+			"Too many messages from your network: wait "+waitText(wait)+" and try again.")
+		return
+	}
 	var in postedMessage
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&in); err != nil {
 		var tooBig *http.MaxBytesError
@@ -83,6 +101,18 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "text is empty")
 		return
 	}
+	if ok, wait := g.msgClient.take(in.ClientID, a.clock.Now()); !ok {
+		a.refused(w, r, g, "messages_per_minute_per_client", addr, wait,
+			"You are sending messages too fast: wait "+waitText(wait)+" and try again.")
+		return
+	}
+	if g.newConvIP != nil && !a.knownClient(r.Context(), h, g, in.ClientID) {
+		if ok, wait := g.newConvIP.take(ip, a.clock.Now()); !ok {
+			a.refused(w, r, g, "new_conversations_per_hour_per_ip", addr, wait,
+				"Too many new chats from your network: wait "+waitText(wait)+" and try again.")
+			return
+		}
+	}
 	msg := core.InboundMessage{
 		Platform:          Platform,
 		ChannelThreadID:   in.ClientID,
@@ -98,6 +128,7 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "could not accept the message")
 		return
 	}
+	g.known.add(in.ClientID)
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": msg.PlatformMessageID})
 }
 
@@ -114,14 +145,19 @@ func displayName(name string) string {
 }
 
 func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
+	g := a.guards()
+	if !a.sameSite(w, r, g) {
+		return
+	}
 	clientID := r.URL.Query().Get("client_id")
 	if !clientIDPattern.MatchString(clientID) {
 		writeError(w, http.StatusBadRequest, "client_id must be 8 to 64 letters, digits, '-' or '_'")
 		return
 	}
-	sub, ok := a.hub.subscribe(clientID)
-	if !ok {
-		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
+	addr := httpapi.ClientIP(r)
+	sub, verdict := a.hub.subscribe(clientID, ipKey(addr), g.streams)
+	if verdict != admitted {
+		a.refuseStream(w, g, verdict, addr)
 		return
 	}
 	defer a.hub.leave(sub)
@@ -156,9 +192,11 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 			return
 		case <-sub.gone:
 			return
-		case ev := <-sub.ch:
-			if !write("event: " + ev.name + "\ndata: " + string(ev.data) + "\n\n") {
-				return
+		case <-sub.wake:
+			for _, ev := range a.hub.take(sub) {
+				if !write("event: " + ev.name + "\ndata: " + string(ev.data) + "\n\n") {
+					return
+				}
 			}
 		case <-ping.C:
 			if !write(": ping\n\n") {
@@ -169,6 +207,10 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
+	g := a.guards()
+	if !a.sameSite(w, r, g) {
+		return
+	}
 	q := r.URL.Query()
 	clientID := q.Get("client_id")
 	if !clientIDPattern.MatchString(clientID) {
@@ -197,6 +239,9 @@ func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out = historyForPage(msgs)
+		if len(msgs) > 0 {
+			g.known.add(clientID) // its posts start no new conversation
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": out})
 }

@@ -16,10 +16,10 @@ import (
 func TestSlowSubscriberIsDroppedNotWaitedFor(t *testing.T) {
 	t.Parallel()
 	a := New()
-	slow, ok := a.hub.subscribe("client-0001")
-	require.True(t, ok)
-	fast, ok := a.hub.subscribe("client-0001")
-	require.True(t, ok)
+	slow, verdict := a.hub.subscribe("client-0001", "192.0.2.1", streamCaps{})
+	require.Equal(t, admitted, verdict)
+	fast, verdict := a.hub.subscribe("client-0001", "192.0.2.1", streamCaps{})
+	require.Equal(t, admitted, verdict)
 
 	for i := 0; i < subscriberBuffer+1; i++ {
 		if i < subscriberBuffer {
@@ -31,7 +31,8 @@ func TestSlowSubscriberIsDroppedNotWaitedFor(t *testing.T) {
 		}
 		_, err := a.Send(context.Background(), core.OutboundMessage{ChannelThreadID: "client-0001", Text: "tick"})
 		require.NoError(t, err)
-		<-fast.ch // the fast page reads everything
+		<-fast.wake // the fast page reads everything
+		require.Len(t, a.hub.take(fast), 1)
 	}
 
 	select {
@@ -56,16 +57,76 @@ func TestSlowSubscriberIsDroppedNotWaitedFor(t *testing.T) {
 func TestTypingSkipsFullSubscriber(t *testing.T) {
 	t.Parallel()
 	a := New()
-	s, ok := a.hub.subscribe("client-0001")
-	require.True(t, ok)
+	s, verdict := a.hub.subscribe("client-0001", "192.0.2.1", streamCaps{})
+	require.Equal(t, admitted, verdict)
 	for i := 0; i < subscriberBuffer+10; i++ {
 		require.NoError(t, a.Typing(context.Background(), "client-0001"))
 	}
-	require.Len(t, s.ch, subscriberBuffer)
+	require.Len(t, a.hub.take(s), subscriberBuffer)
 	select {
 	case <-s.gone:
 		require.FailNow(t, "typing dropped the subscriber")
 	default:
 	}
 	a.hub.leave(s)
+}
+
+// An idle stream keeps no buffer: its queue exists only while events wait.
+func TestIdleSubscriberHoldsNoQueue(t *testing.T) {
+	t.Parallel()
+	h := newHub()
+	s, verdict := h.subscribe("client-0001", "192.0.2.1", streamCaps{})
+	require.Equal(t, admitted, verdict)
+	require.Nil(t, s.queue)
+	require.Equal(t, 1, h.publish("client-0001", []event{{name: "typing", data: []byte("{}")}}, false))
+	<-s.wake
+	require.Len(t, h.take(s), 1)
+	require.Nil(t, s.queue, "taken events leave no buffer behind")
+	h.leave(s)
+}
+
+// The caps count streams from subscribe to leave, per client, per
+// address and in all, and the counts go when the streams do.
+func TestHubCaps(t *testing.T) {
+	t.Parallel()
+	h := newHub()
+	caps := streamCaps{perClient: 2, perIP: 3, total: 4}
+	a1, v := h.subscribe("client-a", "192.0.2.1", caps)
+	require.Equal(t, admitted, v)
+	a2, v := h.subscribe("client-a", "192.0.2.1", caps)
+	require.Equal(t, admitted, v)
+	_, v = h.subscribe("client-a", "192.0.2.9", caps)
+	require.Equal(t, tooManyForClient, v, "a third page of one client, from anywhere")
+	b1, v := h.subscribe("client-b", "192.0.2.1", caps)
+	require.Equal(t, admitted, v)
+	_, v = h.subscribe("client-c", "192.0.2.1", caps)
+	require.Equal(t, tooManyForIP, v, "a fourth stream from one address")
+	c1, v := h.subscribe("client-c", "192.0.2.2", caps)
+	require.Equal(t, admitted, v)
+	_, v = h.subscribe("client-d", "192.0.2.3", caps)
+	require.Equal(t, hubFull, v, "a fifth stream in all")
+	require.Equal(t, 4, h.openStreams())
+
+	// A dropped stream still counts until its handler leaves.
+	h.mu.Lock()
+	h.dropLocked(a1)
+	h.mu.Unlock()
+	_, v = h.subscribe("client-d", "192.0.2.3", caps)
+	require.Equal(t, hubFull, v)
+
+	for _, s := range []*subscriber{a1, a2, b1, c1} {
+		h.leave(s)
+	}
+	require.Equal(t, 0, h.openStreams())
+	h.mu.Lock()
+	require.Empty(t, h.perClient, "no count is kept for a client with no stream")
+	require.Empty(t, h.perIP)
+	require.Empty(t, h.subs)
+	h.mu.Unlock()
+	d, v := h.subscribe("client-d", "192.0.2.3", caps)
+	require.Equal(t, admitted, v)
+	h.leave(d)
+	h.close()
+	_, v = h.subscribe("client-d", "192.0.2.3", caps)
+	require.Equal(t, hubClosed, v)
 }

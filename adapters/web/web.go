@@ -47,6 +47,13 @@ var errStopped = errors.New("web adapter is stopped")
 type Adapter struct {
 	// Title is the chat page's title (default "Parley").
 	Title string `yaml:"title"`
+	// Limits bound posts and event streams per browser, per address and
+	// in all (default DefaultLimits; 0 turns one off).
+	Limits Limits `yaml:"limits"`
+	// AllowedOrigins are origins ("https://chat.example.com") whose pages
+	// may post too, besides the chat's own (default none): for a reverse
+	// proxy that passes the bot another Host than the browser asked for.
+	AllowedOrigins []string `yaml:"allowed_origins"`
 
 	log     *slog.Logger
 	clock   core.Clock
@@ -60,6 +67,10 @@ type Adapter struct {
 	writeTimeout time.Duration
 	hub          *hub
 
+	// guardsOnce builds guards from the decoded config on first use.
+	guardsOnce sync.Once
+	guardSet   *guards
+
 	mu      sync.Mutex
 	handler core.InboundHandler
 	started bool
@@ -72,6 +83,7 @@ func New() *Adapter {
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
 	return &Adapter{
 		Title:        "Parley",
+		Limits:       DefaultLimits(),
 		log:          slog.New(slog.DiscardHandler),
 		clock:        core.SystemClock{},
 		botName:      "Parley",
@@ -116,8 +128,26 @@ func (a *Adapter) Validate() error {
 	if strings.TrimSpace(a.Title) == "" {
 		return errors.New("web adapter: title must not be empty")
 	}
+	if err := a.Limits.validate(); err != nil {
+		return err
+	}
+	for _, o := range a.AllowedOrigins {
+		if _, err := normalOrigin(o); err != nil {
+			return fmt.Errorf("web adapter: allowed_origins: %q: %w", o, err)
+		}
+	}
 	return nil
 }
+
+// guards returns the limits and origin checks, built from the config the
+// first time a request needs them (after decoding and Validate).
+func (a *Adapter) guards() *guards {
+	a.guardsOnce.Do(func() { a.guardSet = newGuards(a.Limits, a.AllowedOrigins) })
+	return a.guardSet
+}
+
+// OpenStreams is how many event streams (GET /web/events) are open now.
+func (a *Adapter) OpenStreams() int { return a.hub.openStreams() }
 
 // Start begins accepting messages from browsers and handing them to h. The
 // routes must be mounted (Mount) for browsers to reach the adapter.

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
 )
 
@@ -101,10 +104,31 @@ type testBundle struct {
 	server  *httptest.Server
 	client  *http.Client
 	now     time.Time
+	clock   *coretest.Clock
 }
 
 type setupOpts struct {
 	handler func(f *fakeCore) core.InboundHandler
+	// limits, when set, replaces the default limits.
+	limits *web.Limits
+	// allowedOrigins is the adapter's allowed_origins.
+	allowedOrigins []string
+	// logger, when set, is the adapter's logger.
+	logger *slog.Logger
+}
+
+// clientIPHeader is how a test says which address a request comes from:
+// the test server puts it on the request's context as the real server does
+// after looking through trusted proxies (httpapi.WithClientIP).
+const clientIPHeader = "X-Test-Client-IP"
+
+func withTestClientIP(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s := r.Header.Get(clientIPHeader); s != "" {
+			r = r.WithContext(httpapi.WithClientIP(r.Context(), netip.MustParseAddr(s)))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func setup(t *testing.T, opts ...setupOpts) *testBundle {
@@ -114,18 +138,27 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		core:    newFakeCore(),
 		now:     time.Date(2025, 3, 14, 9, 26, 53, 0, time.UTC),
 	}
-	env := core.Env{Clock: coretest.NewClock(b.now), BotName: "Subaru"}
+	b.clock = coretest.NewClock(b.now)
+	var o setupOpts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	env := core.Env{Clock: b.clock, BotName: "Subaru", Logger: o.logger}
+	if o.limits != nil {
+		b.adapter.Limits = *o.limits
+	}
+	b.adapter.AllowedOrigins = o.allowedOrigins
 	require.NoError(t, b.adapter.Provision(context.Background(), env))
 	require.NoError(t, b.adapter.Validate())
 	var h core.InboundHandler = b.core
-	if len(opts) > 0 && opts[0].handler != nil {
-		h = opts[0].handler(b.core)
+	if o.handler != nil {
+		h = o.handler(b.core)
 	}
 	require.NoError(t, b.adapter.Start(context.Background(), h))
 
 	mux := http.NewServeMux()
 	b.adapter.Mount(mux)
-	b.server = httptest.NewServer(mux)
+	b.server = httptest.NewServer(withTestClientIP(mux))
 	transport := &http.Transport{}
 	b.client = &http.Client{Transport: transport}
 	t.Cleanup(func() {

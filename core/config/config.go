@@ -33,6 +33,21 @@ type Store struct {
 	Driver string `yaml:"driver"`
 	// DSN is a file path for sqlite or a postgres:// URL (default parley.db).
 	DSN Secret `yaml:"dsn"`
+	// Spool keeps, on local disk, the DMs of platforms that never deliver
+	// a message again (Discord, the web chat) while the store cannot take
+	// them.
+	Spool Spool `yaml:"spool"`
+}
+
+// Spool configures the inbound spool.
+type Spool struct {
+	// Dir holds the spool file (default "": beside the SQLite database,
+	// DSN + "-spool"; with PostgreSQL, parley-spool in the working
+	// directory).
+	Dir string `yaml:"dir"`
+	// MaxSize bounds the file; messages beyond are lost, loudly (default
+	// 64MiB).
+	MaxSize ByteSize `yaml:"max_size"`
 }
 
 // LLM configures the OpenAI-compatible model server.
@@ -172,6 +187,26 @@ type Bot struct {
 	// who writes while their last message is being answered (default
 	// "I'm still answering your last message. One moment, please.").
 	BusyMessage string `yaml:"busy_message"`
+	// Limits bound what one user may cost (default: none).
+	Limits Limits `yaml:"limits"`
+}
+
+// Limits are the per-user limits (bot.limits): a message over one is
+// stored but starts no turn and no model call, and the user is told once
+// per window. Chat commands do not count and are never limited.
+type Limits struct {
+	// MessagesPerMinute bounds the messages a user sends in any 60 s
+	// (default 0: no limit).
+	MessagesPerMinute int `yaml:"messages_per_minute"`
+	// TurnsPerDay bounds the turns answering a user that start in any
+	// 24 h (default 0: no limit).
+	TurnsPerDay int `yaml:"turns_per_day"`
+	// TokensPerDay bounds the model tokens a user's conversation uses in
+	// any 24 h (default 0: no limit).
+	TokensPerDay int `yaml:"tokens_per_day"`
+	// Exempt lists users no limit applies to, as in allow_users
+	// ("platform:user_id"; default none).
+	Exempt []string `yaml:"exempt"`
 }
 
 // Runs configures the per-conversation run queue.
@@ -217,9 +252,32 @@ type Scheduler struct {
 type HTTP struct {
 	// Listen address (default 127.0.0.1:8080).
 	Listen string `yaml:"listen"`
-	// APIToken guards /api/ (default ${PARLEY_API_TOKEN}); empty disables /api/.
+	// APIToken guards /api/ and the console (default ${PARLEY_API_TOKEN});
+	// empty disables both. At least MinAPITokenChars characters.
 	APIToken Secret `yaml:"api_token"`
+	// Public says that a Listen reachable from other machines (0.0.0.0,
+	// ::, a non-loopback address) is meant (default false). Without it
+	// such a Listen is refused while the web chat is enabled (anyone who
+	// reaches it can talk to the model at the owner's cost), and warned
+	// about when the console or the API is served.
+	Public bool `yaml:"public"`
+	// TrustedProxies are the reverse proxies (CIDRs or addresses) whose
+	// X-Forwarded-For names the client: a request from one of them is
+	// charged to the nearest address in that header that is not itself
+	// trusted (default none: the connection's peer is the client).
+	TrustedProxies []string `yaml:"trusted_proxies"`
+	// MaxConnections caps open connections (default 2048); past it a new
+	// connection takes the place of the longest-idle one, or is closed
+	// at once.
+	MaxConnections int `yaml:"max_connections"`
+	// ReadTimeout is how long a request's body may take to arrive after
+	// its headers (default 30s); streams that only write are not cut.
+	ReadTimeout time.Duration `yaml:"read_timeout"`
 }
+
+// MinAPITokenChars is the shortest http.api_token accepted: one guessed
+// at the back-off's pace must stay out of reach.
+const MinAPITokenChars = 16
 
 // Log configures logging.
 type Log struct {

@@ -31,7 +31,7 @@ const (
 // missing config file means.
 func Default() *Config {
 	return &Config{
-		Store: Store{Driver: "sqlite", DSN: "parley.db"},
+		Store: Store{Driver: "sqlite", DSN: "parley.db", Spool: Spool{MaxSize: 64 << 20}},
 		LLM: LLM{
 			BaseURL:        "https://api.openai.com/v1",
 			Model:          "gpt-4o-mini",
@@ -48,6 +48,7 @@ func Default() *Config {
 			AllowUsers:     []string{},
 			FailureMessage: DefaultFailureMessage,
 			BusyMessage:    DefaultBusyMessage,
+			Limits:         Limits{Exempt: []string{}},
 		},
 		Adapters: map[string]Section{},
 		Runs: Runs{
@@ -67,7 +68,7 @@ func Default() *Config {
 		MCP:      MCP{Servers: map[string]MCPServer{}},
 		Commands: Commands{Enabled: true},
 		Console:  Console{Prices: map[string]Price{}},
-		HTTP:     HTTP{Listen: "127.0.0.1:8080"},
+		HTTP:     HTTP{Listen: "127.0.0.1:8080", TrustedProxies: []string{}, MaxConnections: 2048, ReadTimeout: 30 * time.Second},
 		Log:      Log{Format: "text", Level: "info"},
 		Plugins:  map[string]Section{},
 	}

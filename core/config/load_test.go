@@ -167,12 +167,12 @@ func TestLoadExampleReadsSecretsFromEnv(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.env["OPENAI_API_KEY"] = "sk-example"
-	b.env["PARLEY_API_TOKEN"] = "api-example"
+	b.env["PARLEY_API_TOKEN"] = "api-example-0123456789"
 
 	c, err := config.Load("../../config.example.yaml", b.lookup)
 	require.NoError(t, err)
 	require.Equal(t, "sk-example", c.LLM.APIKey.Reveal())
-	require.Equal(t, "api-example", c.HTTP.APIToken.Reveal())
+	require.Equal(t, "api-example-0123456789", c.HTTP.APIToken.Reveal())
 }
 
 func TestLoadMissingFile(t *testing.T) {

@@ -92,9 +92,16 @@ func (c *Config) problems() []problem {
 		ps = append(ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
 	}
 	for i, u := range c.Bot.AllowUsers {
-		platform, id, ok := strings.Cut(u, ":")
-		if !ok || platform == "" || id == "" || strings.ContainsAny(u, " \t\r\n") {
+		if !isUserID(u) {
 			add(indexPath("bot.allow_users", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
+		}
+	}
+	notNegativeCount(add, "bot.limits.messages_per_minute", c.Bot.Limits.MessagesPerMinute)
+	notNegativeCount(add, "bot.limits.turns_per_day", c.Bot.Limits.TurnsPerDay)
+	notNegativeCount(add, "bot.limits.tokens_per_day", c.Bot.Limits.TokensPerDay)
+	for i, u := range c.Bot.Limits.Exempt {
+		if !isUserID(u) {
+			add(indexPath("bot.limits.exempt", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
 		}
 	}
 	if strings.TrimSpace(c.Bot.FailureMessage) == "" {
@@ -134,6 +141,9 @@ func (c *Config) problems() []problem {
 			add("llm.transcription.base_url", "must be an absolute http or https URL, or empty for llm.base_url", b)
 		}
 	}
+	if c.Store.Spool.MaxSize < 64<<10 {
+		add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
+	}
 	if c.Media.MaxBytes < 1 {
 		add("media.max_bytes", "must be at least 1B", c.Media.MaxBytes.String())
 	}
@@ -152,6 +162,7 @@ func (c *Config) problems() []problem {
 	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
 		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
 	}
+	c.httpProblems(add)
 
 	oneOf("log.format", c.Log.Format, "text", "json")
 	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
@@ -205,6 +216,13 @@ func (c *Config) mcpProblems(add addFunc) []problem {
 }
 
 type addFunc func(key, msg string, got any)
+
+// isUserID reports whether u is a user as bot.allow_users names one:
+// "platform:user_id", without spaces.
+func isUserID(u string) bool {
+	platform, id, ok := strings.Cut(u, ":")
+	return ok && platform != "" && id != "" && !strings.ContainsAny(u, " \t\r\n")
+}
 
 func positive(add addFunc, key string, d time.Duration) {
 	if d <= 0 {

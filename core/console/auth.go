@@ -7,12 +7,15 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/httpapi"
 )
 
 // Cookie and form names.
@@ -49,10 +52,39 @@ type auth struct {
 	// login check constant-time in the token's length too.
 	tokenSum [sha256.Size]byte
 	clock    core.Clock
+	// backoff slows down guessing the token at the login form, per
+	// address.
+	backoff *httpapi.Backoff
 }
 
-func newAuth(token string, clock core.Clock) *auth {
-	return &auth{key: []byte(token), tokenSum: sha256.Sum256([]byte(token)), clock: clock}
+func newAuth(token string, clock core.Clock, backoff *httpapi.Backoff) *auth {
+	return &auth{key: []byte(token), tokenSum: sha256.Sum256([]byte(token)), clock: clock, backoff: backoff}
+}
+
+// attempt says whether r's address may try a token now, or how long it
+// must still wait. While it waits, no token of its is checked, the right
+// one included: a different answer for it would tell the guesser.
+func (a *auth) attempt(r *http.Request, log *slog.Logger) (time.Duration, bool) {
+	ip := httpapi.ClientIP(r)
+	v := a.backoff.Check(ip)
+	logLogin(log, ip, v)
+	return v.Wait, v.Wait <= 0
+}
+
+// failed records a wrong token from r's address.
+func (a *auth) failed(r *http.Request, log *slog.Logger) {
+	ip := httpapi.ClientIP(r)
+	logLogin(log, ip, a.backoff.Fail(ip))
+}
+
+// logLogin logs refused logins, one line per address per minute with
+// the count (a guesser would otherwise write the log full); never the
+// token.
+func logLogin(log *slog.Logger, ip netip.Addr, v httpapi.Verdict) {
+	if v.Log {
+		log.Warn("console login refused: wrong token", "ip", ip.String(), "wrong_tokens", v.Failures,
+			"refused_while_waiting", v.Refused, "wait", v.Wait.Round(time.Second).String())
+	}
 }
 
 // session is a checked login.

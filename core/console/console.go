@@ -108,6 +108,9 @@ type Config struct {
 	// LiveEvery is how often an open page's live stream looks for changes
 	// (default 2s).
 	LiveEvery time.Duration
+	// Backoff slows down token guessing per address; share the API's, as
+	// both guard http.api_token (default: one of the console's own).
+	Backoff *httpapi.Backoff
 }
 
 // How much one page shows; enough to see what the bot is doing without
@@ -157,9 +160,12 @@ func New(c Config) *Console {
 	if c.JobsChanged == nil {
 		c.JobsChanged = func() {}
 	}
+	if c.Backoff == nil {
+		c.Backoff = httpapi.NewBackoff(httpapi.BackoffConfig{Now: c.Clock.Now})
+	}
 	s := &Console{
 		enabled:   c.Token != "",
-		auth:      newAuth(c.Token, c.Clock),
+		auth:      newAuth(c.Token, c.Clock, c.Backoff),
 		store:     c.Store,
 		loc:       c.Location,
 		clock:     c.Clock,
@@ -273,14 +279,28 @@ func (s *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "login", loginView{Next: next})
 }
 
-// login is POST /console/login: the token in, a session cookie out.
+// login is POST /console/login: the token in, a session cookie out. An
+// address that sent too many wrong tokens waits first (see auth.attempt).
 func (s *Console) login(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		// A body cut short (http.read_timeout) or too large is no guess.
+		s.fail(w, r, http.StatusBadRequest, "The login form did not arrive whole; try again.")
+		return
+	}
 	next := safeNext(r.PostFormValue("next"))
+	if wait, ok := s.auth.attempt(r, s.log); !ok {
+		w.Header().Set("Retry-After", httpapi.RetryAfter(wait))
+		s.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: next,
+			Error: "Too many wrong tokens from your address: wait " + httpapi.RetryAfter(wait) +
+				" s before trying again (until then even the right token is refused)."})
+		return
+	}
 	if !s.auth.tokenMatches(r.PostFormValue(TokenField)) {
-		s.log.Warn("console login refused: wrong token", "remote", r.RemoteAddr)
+		s.auth.failed(r, s.log)
 		s.render(w, r, http.StatusUnauthorized, "login", loginView{Next: next, Error: "That is not the API token (http.api_token)."})
 		return
 	}
+	s.auth.backoff.Succeed(httpapi.ClientIP(r))
 	value, err := s.auth.issue()
 	if err != nil {
 		s.log.Error("console login", "err", err)
@@ -288,7 +308,7 @@ func (s *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.SetCookie(w, sessionCookie(r, value, int(SessionTTL/time.Second)))
-	s.log.Info("console login", "remote", r.RemoteAddr)
+	s.log.Info("console login", "ip", httpapi.ClientIP(r).String())
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

@@ -169,6 +169,9 @@ type messageItem struct {
 	Silent, Failure, Busy bool
 	Status                string
 	Undelivered           string
+	// Held names the per-user limit that held a user's message (stored,
+	// no turn); LimitNotice the limit a notice told the user of.
+	Held, LimitNotice string
 	// Spoken marks a voice note's transcript; Files are the files the
 	// user sent with the message.
 	Spoken bool
@@ -319,6 +322,8 @@ func (s *Console) conversationView(d conversationData) *conversationView {
 		if e, ok := m.Metadata["undelivered"].(string); ok {
 			it.Undelivered = e
 		}
+		it.Held, _ = m.Metadata["limited"].(string)
+		it.LimitNotice, _ = m.Metadata["limit_notice"].(string)
 		if m.RunID != nil && lastOfRun[*m.RunID] == i {
 			if r, ok := d.runs[*m.RunID]; ok {
 				it.Run = s.newRunItem(r, at)

@@ -30,7 +30,7 @@ var overviewPage = &pageDef{
 	name:  "overview",
 	nav:   "overview",
 	build: (*Console).buildOverview,
-	live:  []string{"health", "activity", "failures", "tokens", "pending", "recent"},
+	live:  []string{"health", "activity", "failures", "limits", "tokens", "pending", "recent"},
 }
 
 type overviewView struct {
@@ -45,6 +45,7 @@ type overviewView struct {
 	HourChart  activityChart
 	DayChart   activityChart
 	Failures   []failureItem
+	Limits     limitsView
 	Tokens     tokenTable
 	Pending    int64
 	Next       *jobRowItem
@@ -108,6 +109,9 @@ func (s *Console) buildOverview(ctx context.Context, _ *http.Request, _ *runCach
 	v.DayChart = newActivityChart("chart-day", "The last 24 hours", day, daySince, time.Hour, 24, 4, s.loc)
 
 	if v.Failures, err = s.failures(ctx, now); err != nil {
+		return nil, err
+	}
+	if v.Limits, err = s.buildLimits(ctx, now); err != nil {
 		return nil, err
 	}
 

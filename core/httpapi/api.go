@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,9 @@ type APIConfig struct {
 	// MaxPending caps a conversation's waiting messages
 	// (scheduler.max_pending_per_conversation; default 50).
 	MaxPending int
+	// Backoff slows down token guessing per address; share the console's
+	// (default: one of the API's own, on Now).
+	Backoff *Backoff
 }
 
 // API is the JSON API under /api/v1/, behind a bearer token.
@@ -87,6 +91,9 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 	}
 	if c.MaxPending <= 0 {
 		c.MaxPending = 50
+	}
+	if c.Backoff == nil {
+		c.Backoff = NewBackoff(BackoffConfig{Now: c.Now})
 	}
 	a := &API{
 		tokenSum: sha256.Sum256([]byte(c.Token)),
@@ -128,19 +135,38 @@ func (a *API) Mount(mux *http.ServeMux) {
 	mux.Handle("/api/", a)
 }
 
-// ServeHTTP checks the bearer token, bounds the body and routes.
+// ServeHTTP checks the bearer token, bounds the body and routes. An
+// address that sent too many wrong tokens waits (429, Retry-After) before
+// any token of its is checked again, the right one included.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ip := ClientIP(r)
+	if v := a.cfg.Backoff.Check(ip); v.Wait > 0 {
+		a.logRefusal(ip, v)
+		WriteBackoff(w, v.Wait)
+		return
+	}
 	if msg, ok := a.authorize(r); !ok {
 		challenge := "Bearer"
 		if r.Header.Get("Authorization") != "" {
 			challenge = `Bearer error="invalid_token"`
+			a.logRefusal(ip, a.cfg.Backoff.Fail(ip))
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 		WriteError(w, http.StatusUnauthorized, msg)
 		return
 	}
+	a.cfg.Backoff.Succeed(ip)
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 	a.mux.ServeHTTP(w, r)
+}
+
+// logRefusal logs wrong tokens, one line per address per minute with
+// the count; never the token.
+func (a *API) logRefusal(ip netip.Addr, v Verdict) {
+	if v.Log {
+		a.log.Warn("api requests refused: wrong bearer token", "ip", ip.String(), "wrong_tokens", v.Failures,
+			"refused_while_waiting", v.Refused, "wait", v.Wait.Round(time.Second).String())
+	}
 }
 
 // authorize reports whether r carries the token, and why not.

@@ -52,6 +52,8 @@ type apiBundle struct {
 	srv   *httpapi.Server
 	store *fakeStore
 	logs  *coretest.Logs
+	// remote is the client's address ("": httptest's 192.0.2.1).
+	remote string
 }
 
 func setupAPI(t *testing.T, tok string) *apiBundle {
@@ -65,6 +67,9 @@ func setupAPI(t *testing.T, tok string) *apiBundle {
 // do sends a request with the Authorization header auth ("" for none).
 func (b *apiBundle) do(method, path, auth string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, nil)
+	if b.remote != "" {
+		req.RemoteAddr = b.remote
+	}
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
@@ -76,12 +81,16 @@ func (b *apiBundle) do(method, path, auth string) *httptest.ResponseRecorder {
 func TestAPIRequiresTheBearerToken(t *testing.T) {
 	t.Parallel()
 	b := setupAPI(t, token)
+	i := 0
 	for name, tc := range map[string]struct{ auth, challenge, msg string }{
 		"missing":      {"", "Bearer", "missing bearer token"},
 		"wrong":        {"Bearer not-the-token", `Bearer error="invalid_token"`, "invalid bearer token"},
 		"prefix":       {"Bearer " + token[:len(token)-1], `Bearer error="invalid_token"`, "invalid bearer token"},
 		"other scheme": {"Basic " + token, `Bearer error="invalid_token"`, "must be Bearer"},
 	} {
+		// An address of its own: wrong tokens from one address back off.
+		i++
+		b.remote = fmt.Sprintf("192.0.2.%d:1234", i)
 		rec := b.do(http.MethodDelete, "/api/v1/conversations/4", tc.auth)
 		require.Equal(t, http.StatusUnauthorized, rec.Code, name)
 		require.Equal(t, tc.challenge, rec.Header().Get("WWW-Authenticate"), name)

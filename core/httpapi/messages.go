@@ -82,11 +82,16 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, badRequest("Idempotency-Key is longer than %d bytes", maxKeyLen))
 		return
 	}
+	if !utf8.ValidString(key) {
+		// Stored as text, which PostgreSQL takes only as UTF-8.
+		a.refuse(w, badRequest("Idempotency-Key must be UTF-8 text"))
+		return
+	}
 	if key != "" {
 		// A repeat is answered before anything else: the first request
 		// may have created the conversation, or the message been sent.
 		if j, err := a.store.JobByIdempotencyKey(r.Context(), key, now.Add(-idempotencyWindow)); err == nil {
-			WriteJSON(w, http.StatusAccepted, statusOf(j))
+			a.repeat(w, r, key, j, req)
 			return
 		} else if !errors.Is(err, core.ErrNotFound) {
 			a.fail(w, "looking up an idempotency key", err)
@@ -104,7 +109,8 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	job.ConversationID, job.IdempotencyKey, job.CreatedAt = conv.ID, key, now
-	if _, err := a.store.RouteMessage(r.Context(), &job, a.cfg.MaxPending, now.Add(-idempotencyWindow)); err != nil {
+	created, err := a.store.RouteMessage(r.Context(), &job, a.cfg.MaxPending, now.Add(-idempotencyWindow))
+	if err != nil {
 		if errors.Is(err, core.ErrTooManyPending) {
 			a.refuse(w, &apiError{http.StatusTooManyRequests,
 				fmt.Sprintf("conversation %d already has %d messages waiting to be sent", conv.ID, a.cfg.MaxPending)})
@@ -113,13 +119,131 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, "routing a message", err)
 		return
 	}
+	if key != "" && !created {
+		// A request with the same key committed first: job is its.
+		a.repeat(w, r, key, job, req)
+		return
+	}
 	a.cfg.JobsChanged()
 	WriteJSON(w, http.StatusAccepted, statusOf(job))
 }
 
+// repeat answers a request whose Idempotency-Key already names job: 202
+// with that job when the request is the same, 422 when it asks for
+// something else, which would otherwise be dropped without a word.
+func (a *API) repeat(w http.ResponseWriter, r *http.Request, key string, job core.Job, req routeRequest) {
+	what, err := a.differs(r, job, req)
+	if err != nil {
+		a.refuse(w, err)
+		return
+	}
+	if what != "" {
+		a.refuse(w, &apiError{http.StatusUnprocessableEntity, fmt.Sprintf(
+			"Idempotency-Key %q already names message %d, and this request differs from it in %s: "+
+				"send a new key for a new message (a key names one request for 24 hours)", key, job.ID, what)})
+		return
+	}
+	WriteJSON(w, http.StatusAccepted, statusOf(job))
+}
+
+// differs says in what req asks for something other than job, the
+// message its key already made ("" when nothing): its text, type,
+// image, origin, recipient or send_at. send_at is compared while the
+// message still waits for its first attempt; after that its due time
+// moves with the retries, and the message is going out anyway.
+func (a *API) differs(r *http.Request, job core.Job, req routeRequest) (string, error) {
+	want, err := a.content(req)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case want.Text != job.Text:
+		return "text", nil
+	case want.Format != job.Format || want.ImageURL != job.ImageURL:
+		return "type or image_url", nil
+	case want.Origin != job.Origin:
+		return "origin", nil
+	}
+	if job.Status == core.JobPending && job.Attempts == 0 && job.RetriedAt == nil {
+		at := job.CreatedAt // no send_at: now
+		if req.SendAt != "" {
+			t, err := time.Parse(time.RFC3339, req.SendAt)
+			if err != nil {
+				return "", badRequest("send_at %q is not an RFC 3339 time like 2026-11-24T09:00:00+01:00", req.SendAt)
+			}
+			if t.After(job.CreatedAt) {
+				at = t
+			}
+		}
+		if d := at.Sub(job.DueAt); d >= time.Second || d <= -time.Second {
+			return "send_at", nil
+		}
+	}
+	same, err := a.sameRecipient(r, job, req)
+	if err != nil || same {
+		return "", err
+	}
+	return "recipient", nil
+}
+
+// sameRecipient reports whether req names job's conversation.
+func (a *API) sameRecipient(r *http.Request, job core.Job, req routeRequest) (bool, error) {
+	byChannel := req.ChannelType != "" || req.ChannelThreadID != "" || req.ChannelUserID != ""
+	switch {
+	case req.ConversationID != nil && byChannel:
+		return false, badRequest("give conversation_id or channel_type with channel_thread_id/channel_user_id, not both")
+	case req.ConversationID != nil:
+		return *req.ConversationID == job.ConversationID, nil
+	case !byChannel:
+		return false, badRequest("no anchor: give conversation_id, or channel_type with channel_thread_id/channel_user_id")
+	}
+	conv, err := a.store.Conversation(r.Context(), job.ConversationID)
+	if errors.Is(err, core.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return string(conv.Platform) == req.ChannelType &&
+		(req.ChannelThreadID == "" || req.ChannelThreadID == conv.ChannelThreadID) &&
+		(req.ChannelUserID == "" || req.ChannelUserID == conv.ChannelUserID), nil
+}
+
 // validate checks everything of a request but its anchor and makes the job.
 func (a *API) validate(req routeRequest, now time.Time) (core.Job, error) {
-	job := core.Job{Kind: core.JobMessage, Name: "routed message", DueAt: now, Text: strings.TrimSpace(req.Text)}
+	job, err := a.content(req)
+	if err != nil {
+		return job, err
+	}
+	job.DueAt = now
+	if req.SendAt != "" {
+		at, err := time.Parse(time.RFC3339, req.SendAt)
+		switch {
+		case err != nil:
+			return job, badRequest("send_at %q is not an RFC 3339 time like 2026-11-24T09:00:00+01:00", req.SendAt)
+		case at.Before(now.Add(-sendAtSlack)):
+			return job, badRequest("send_at %s is in the past (it is now %s)", at.UTC().Format(time.RFC3339), now.Format(time.RFC3339))
+		case at.Sub(now) > MaxAhead:
+			return job, badRequest("send_at %s is more than a year ahead", at.UTC().Format(time.RFC3339))
+		}
+		if at.After(now) {
+			job.DueAt = at.UTC()
+		}
+	}
+	return job, nil
+}
+
+// content checks what a request sends (origin, type, text, image) and
+// makes the job of it, without its anchor or due time. The text is
+// cleaned as inbound text is: a NUL, which PostgreSQL's text refuses,
+// becomes U+FFFD.
+func (a *API) content(req routeRequest) (core.Job, error) {
+	job := core.Job{Kind: core.JobMessage, Name: "routed message", Text: core.StorableText(strings.TrimSpace(req.Text))}
+	for _, f := range []struct{ name, v string }{{"channel_thread_id", req.ChannelThreadID}, {"channel_user_id", req.ChannelUserID}} {
+		if strings.ContainsRune(f.v, 0) || !utf8.ValidString(f.v) {
+			return job, badRequest("%s must be valid UTF-8 without NUL characters", f.name)
+		}
+	}
 	switch req.Origin {
 	case "api", "connector", "system":
 		job.Origin = req.Origin
@@ -151,20 +275,6 @@ func (a *API) validate(req routeRequest, now time.Time) (core.Job, error) {
 		}
 		if n == 0 || n > MaxTextRunes {
 			return job, badRequest("text has %d characters: it must have 1 to %d", n, MaxTextRunes)
-		}
-	}
-	if req.SendAt != "" {
-		at, err := time.Parse(time.RFC3339, req.SendAt)
-		switch {
-		case err != nil:
-			return job, badRequest("send_at %q is not an RFC 3339 time like 2026-11-24T09:00:00+01:00", req.SendAt)
-		case at.Before(now.Add(-sendAtSlack)):
-			return job, badRequest("send_at %s is in the past (it is now %s)", at.UTC().Format(time.RFC3339), now.Format(time.RFC3339))
-		case at.Sub(now) > MaxAhead:
-			return job, badRequest("send_at %s is more than a year ahead", at.UTC().Format(time.RFC3339))
-		}
-		if at.After(now) {
-			job.DueAt = at.UTC()
 		}
 	}
 	return job, nil

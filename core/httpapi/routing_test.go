@@ -51,7 +51,12 @@ func setupRouting(t *testing.T) *routing {
 // conversation on thread w1.
 func setupRoutingWith(t *testing.T, adapters ...core.Adapter) *routing {
 	t.Helper()
-	st := storetest.OpenSQLite(t)
+	return setupRoutingOn(t, storetest.OpenSQLite(t), adapters...)
+}
+
+// setupRoutingOn is setupRoutingWith on st, unmigrated.
+func setupRoutingOn(t *testing.T, st *store.Store, adapters ...core.Adapter) *routing {
+	t.Helper()
 	require.NoError(t, st.Migrate(context.Background()))
 	r := &routing{st: st, now: t0}
 	res, err := st.RecordInbound(context.Background(), core.InboundRecord{Platform: web, ChannelThreadID: "w1", Text: "hi", Now: t0})
@@ -145,7 +150,7 @@ func TestRouteMessageMakesAJobOnceAndOpensConversations(t *testing.T) {
 	require.Equal(t, "**Deploy** done", j.Text)
 	require.True(t, j.DueAt.Equal(t0))
 
-	code, again := r.do(http.MethodPost, "/api/v1/messages", fmt.Sprintf(`{"conversation_id":%d,"text":"**Deploy** done"}`, r.convID),
+	code, again := r.do(http.MethodPost, "/api/v1/messages", fmt.Sprintf(` {"type":"rich_text", "text":"**Deploy** done", "conversation_id":%d}`, r.convID),
 		"Idempotency-Key", "deploy-1")
 	require.Equal(t, http.StatusAccepted, code)
 	require.Equal(t, out["id"], again["id"], "the same key within 24 h is the same message")

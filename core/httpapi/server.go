@@ -1,6 +1,9 @@
 // Package httpapi is Parley's HTTP server: one listener (http.listen) for the
 // web chat, platform webhooks, the API, /healthz and /metrics. Adapters mount
-// their routes on its mux; the server owns timeouts and graceful shutdown.
+// their routes on its mux; the server owns what every request shares:
+// timeouts (a deadline for bodies, none for streams), the cap on
+// connections, the client's address through trusted proxies (ClientIP),
+// the back-off on wrong tokens, and graceful shutdown.
 package httpapi
 
 import (
@@ -8,10 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -58,35 +64,127 @@ type Component struct {
 // a report that says "ok".
 func (c Component) Healthy() bool { return c.State == "ok" }
 
+// Defaults of Options.
+const (
+	DefaultMaxConnections = 2048
+	DefaultReadTimeout    = 30 * time.Second
+)
+
+// fdReserve is how many file descriptors the cap on connections leaves
+// to everything else (the store, the platforms' and the model's clients,
+// MCP servers, log files) when the open-file limit is low.
+const fdReserve = 256
+
+// Options are the limits of a Server.
+type Options struct {
+	// MaxConnections caps open connections (http.max_connections;
+	// default DefaultMaxConnections), lowered to fit the open-file limit.
+	MaxConnections int
+	// ReadTimeout is how long a request's body may take to arrive after
+	// its headers (http.read_timeout; default DefaultReadTimeout).
+	// Requests without a body, such as event streams, are not bound by
+	// it: they only write.
+	ReadTimeout time.Duration
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed
+	// (http.trusted_proxies; see ClientIP).
+	TrustedProxies []netip.Prefix
+	// Now is the clock of the rate-limited log lines and of how long a
+	// connection has been silent (default time.Now); the body's deadline
+	// is the socket's, on the wall clock.
+	Now func() time.Time
+}
+
 // Server serves Parley's HTTP routes.
 type Server struct {
-	log    *slog.Logger
-	mux    *http.ServeMux
-	srv    *http.Server
-	mu     sync.Mutex
-	checks map[string]HealthCheck
+	log     *slog.Logger
+	mux     *http.ServeMux
+	srv     *http.Server
+	opts    Options
+	proxies proxies
+	mu      sync.Mutex
+	checks  map[string]HealthCheck
 	// reports are shown on /healthz without deciding its status.
 	reports map[string]HealthDetail
 	ln      net.Listener
+	lim     *connLimiter
+	backoff *Backoff
 	done    chan struct{}
 }
 
-// New returns a server for addr with /healthz mounted.
-func New(addr string, log *slog.Logger) *Server {
+// New returns a server for addr with /healthz mounted and the default
+// Options.
+func New(addr string, log *slog.Logger) *Server { return NewWithOptions(addr, log, Options{}) }
+
+// NewWithOptions returns a server for addr with /healthz mounted.
+func NewWithOptions(addr string, log *slog.Logger, o Options) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: log, mux: http.NewServeMux(), checks: map[string]HealthCheck{}, reports: map[string]HealthDetail{}}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{log: log, mux: http.NewServeMux(), opts: o, proxies: proxies(o.TrustedProxies),
+		checks: map[string]HealthCheck{}, reports: map[string]HealthDetail{}, backoff: NewBackoff(BackoffConfig{Now: o.Now})}
 	s.srv = &http.Server{
-		Addr:              addr,
-		Handler:           s.mux,
+		Addr:    addr,
+		Handler: http.HandlerFunc(s.serve),
+		// Bodies get their deadline from serve rather than ReadTimeout:
+		// the same deadline (net/http lifts both once the body is read,
+		// so event streams live on), but serve also ends a request
+		// answered before its body at once, where net/http would first
+		// wait out the deadline skipping the rest of the body.
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ErrorLog:          stdlog.New(errorLog{log}, "", 0),
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if s.lim != nil {
+				s.lim.connState(c, st)
+			}
+		},
 	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	return s
 }
+
+// errorLog takes the lines net/http logs: a handler's panic is an error,
+// failed accepts are logged by the listener (at warn, rate-limited), and
+// the rest (a client's malformed TLS hello, a broken pipe) stays at debug.
+type errorLog struct{ log *slog.Logger }
+
+func (e errorLog) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	switch {
+	case strings.HasPrefix(msg, "http: Accept error"):
+	case strings.Contains(msg, "panic serving"):
+		e.log.Error("http handler panicked", "err", msg)
+	default:
+		e.log.Debug(msg)
+	}
+	return len(p), nil
+}
+
+// Backoff is the server's back-off on wrong tokens, for everything on it
+// that checks http.api_token (the API and the console's login): one
+// guesser, one count, whichever door it knocks on.
+func (s *Server) Backoff() *Backoff { return s.backoff }
+
+// ConnStats counts the listener's connections (zero before Start).
+func (s *Server) ConnStats() ConnStats {
+	if s.lim == nil {
+		return ConnStats{Max: s.opts.MaxConnections}
+	}
+	return s.lim.snapshot()
+}
+
+// Handler is the server's handler: the mux behind what every request
+// goes through (the client's address, the body's deadline).
+func (s *Server) Handler() http.Handler { return s.srv.Handler }
 
 // Mux is where routes are mounted; mount before Start.
 func (s *Server) Mux() *http.ServeMux { return s.mux }
@@ -125,11 +223,18 @@ func (s *Server) Start() error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", s.srv.Addr, err)
 	}
-	s.ln = ln
+	limit := s.opts.MaxConnections
+	if fds := openFileLimit(); fds > 0 && limit > fds-fdReserve {
+		limit = max(fds-fdReserve, fds/2)
+		s.log.Warn("http.max_connections is above what the open-file limit leaves for connections: lowered; raise the limit (ulimit -n) for more",
+			"max_connections", s.opts.MaxConnections, "lowered_to", limit, "open_file_limit", fds)
+	}
+	s.lim = newConnLimiter(ln, limit, s.log, s.opts.Now)
+	s.ln = s.lim
 	s.done = make(chan struct{})
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.srv.Serve(s.lim); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("http server stopped", "err", err)
 		}
 	}()

@@ -392,6 +392,29 @@ var migrations = []migration{
 			`CREATE INDEX messages_sending ON messages (conversation_id, seq) WHERE delivery = 'sending'`,
 		},
 	},
+	{
+		version: 12,
+		name:    "store write probe",
+		statements: []string{
+			// One row that /healthz rewrites (at most every 10 s per
+			// process), to prove the database takes writes: a full disk
+			// or a read-only file fails it while reads and pings pass.
+			`CREATE TABLE store_probe (id INTEGER PRIMARY KEY, probed_at {{time}} NOT NULL)`,
+		},
+	},
+	{
+		version: 13,
+		name:    "messages held by per-user limits",
+		statements: []string{
+			// The console's count of held messages over the last day
+			// (LimitedMessages) reads these few, not every user message
+			// of the day: at 200,000 a day, 1% held, 4.6 ms instead of
+			// 24 on SQLite, 2.4 instead of 25 on PostgreSQL
+			// (BenchmarkLimitedMessages). A query must repeat the
+			// predicate word for word to use it.
+			`CREATE INDEX messages_limited ON messages (created_at) WHERE ` + heldMessage,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -97,7 +97,7 @@ func queryTokens(keyword string) []string {
 // indexed reports whether a message goes into the search index.
 func indexed(m *core.Message) bool {
 	return (m.Role == core.RoleUser || m.Role == core.RoleAssistant) && strings.TrimSpace(m.Content) != "" &&
-		m.Metadata["failure_notice"] != true && m.Metadata["busy_notice"] != true
+		m.Metadata["failure_notice"] != true && m.Metadata["busy_notice"] != true && m.Metadata["limit_notice"] == nil
 }
 
 // indexMessage adds m to the SQLite search indexes: message_search, whose

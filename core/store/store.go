@@ -58,6 +58,11 @@ type Store struct {
 	clock core.Clock
 	// batch groups SQLite write transactions; nil on PostgreSQL.
 	batch *writeBatcher
+	// where is Describe of the DSN, file the SQLite file ("" for none)
+	// and readOnly whether the DSN asks for read-only (mode=ro), for the
+	// messages of explain; never the DSN, which may hold a password.
+	where, file string
+	readOnly    bool
 }
 
 var _ core.Store = (*Store)(nil)
@@ -86,7 +91,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.clock = opts.Clock
+	s.clock, s.where = opts.Clock, Describe(s.driver, opts.DSN)
+	if s.driver == DriverSQLite {
+		s.file, s.readOnly = SQLiteFile(opts.DSN), strings.Contains(opts.DSN, "mode=ro")
+	}
 	return s, nil
 }
 

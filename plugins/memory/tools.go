@@ -135,7 +135,8 @@ func speaker(m core.Message) string {
 	case m.Role == core.RoleUser:
 		return "User"
 	case m.Role != core.RoleAssistant, m.Metadata["silent"] == true,
-		m.Metadata["failure_notice"] == true, m.Metadata["busy_notice"] == true:
+		m.Metadata["failure_notice"] == true, m.Metadata["busy_notice"] == true, m.Metadata["limit_notice"] != nil,
+		m.Delivery == core.DeliveryDropped:
 		return ""
 	}
 	return "You"

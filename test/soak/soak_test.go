@@ -221,6 +221,7 @@ func (b *bundle) config(i int) string {
 	return fmt.Sprintf(`store:
   driver: %s
   dsn: %q
+  spool: {dir: %q}
 llm:
   base_url: %s
   api_key: soak-key
@@ -246,7 +247,7 @@ adapters:
 scheduler:
   job_lease: %s
   max_pending_per_conversation: %d
-`, b.p.driver, b.dsn, b.model.URL(), b.tg.Token(), b.tg.URL(), i, b.dc.Token(), b.dc.URL(), i, b.p.replicas,
+`, b.p.driver, b.dsn, filepath.Join(b.dir, "spool"), b.model.URL(), b.tg.Token(), b.tg.URL(), i, b.dc.Token(), b.dc.URL(), i, b.p.replicas,
 		b.p.jobLease, b.p.jobs+1)
 }
 

@@ -118,6 +118,9 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"OverviewMigration", testOverviewMigration},
 		{"SeedLarge", testSeedLarge},
 		{"DeliveryStates", testDeliveryStates},
+		{"LimitMessages", testLimitMessages},
+		{"LimitTurnsAndTokens", testLimitTurnsAndTokens},
+		{"LimitedMessages", testLimitedMessages},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

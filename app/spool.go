@@ -1,0 +1,114 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/spool"
+	"github.com/parleybot/parley/core/store"
+)
+
+// spoolDir is where the inbound spool lives: store.spool.dir, else beside
+// the SQLite database, else parley-spool in the working directory. An
+// in-memory database (tests, `parley chat` with :memory:) gets a
+// temporary directory, removed at close: what it would keep dies with
+// the database anyway.
+func spoolDir(cfg *config.Config) (dir string, temporary bool, err error) {
+	if cfg.Store.Spool.Dir != "" {
+		return cfg.Store.Spool.Dir, false, nil
+	}
+	if cfg.Store.Driver == store.DriverPostgres || cfg.Store.Driver == "postgresql" {
+		return "parley-spool", false, nil
+	}
+	if file := store.SQLiteFile(cfg.Store.DSN.Reveal()); file != "" {
+		return file + "-spool", false, nil
+	}
+	dir, err = os.MkdirTemp("", "parley-spool-")
+	return dir, true, err
+}
+
+// needsSpool reports whether any adapter's platform never delivers a
+// message again: only those go through the spool.
+func needsSpool(adapters []core.Adapter) bool {
+	for _, a := range adapters {
+		if !a.Capabilities().Redelivers {
+			return true
+		}
+	}
+	return false
+}
+
+// openSpool opens the inbound spool in front of the dispatcher, for the
+// adapters whose platform does not redeliver.
+func (a *app) openSpool(cfg *config.Config, log *slog.Logger) error {
+	if !needsSpool(a.adapters) {
+		return nil
+	}
+	dir, temporary, err := spoolDir(cfg)
+	if err != nil {
+		return fmt.Errorf("inbound spool: %w", err)
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	sp, err := spool.Open(spool.Config{
+		Dir:      dir,
+		MaxBytes: int64(cfg.Store.Spool.MaxSize),
+		Probe:    a.store.Ping,
+		Logger:   log.With("component", "spool"),
+	}, a.disp)
+	if err != nil {
+		if temporary {
+			_ = os.RemoveAll(dir)
+		}
+		return fmt.Errorf("inbound spool (store.spool.dir): %w", err)
+	}
+	a.spool = sp
+	if temporary {
+		a.spoolTemp = dir
+	}
+	a.metrics.watchSpool(sp)
+	return nil
+}
+
+// inbound is the handler ad hands its DMs to: the spool for a platform
+// that does not redeliver, the dispatcher itself otherwise.
+func (a *app) inbound(ad core.Adapter) core.InboundHandler {
+	if a.spool != nil && !ad.Capabilities().Redelivers {
+		return a.spool
+	}
+	return a.disp
+}
+
+// stopSpool hands what the spool holds in memory to the store, or spools
+// it, and closes it.
+func (a *app) stopSpool(ctx context.Context) error {
+	if a.spool == nil {
+		return nil
+	}
+	err := a.spool.Stop(ctx)
+	a.spool = nil
+	if a.spoolTemp != "" {
+		_ = os.RemoveAll(a.spoolTemp)
+		a.spoolTemp = ""
+	}
+	if err != nil {
+		return fmt.Errorf("stopping the inbound spool: %w", err)
+	}
+	return nil
+}
+
+// watchSpool reports the spool's backlog at each scrape.
+func (m *metrics) watchSpool(sp *spool.Spool) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "parley_inbound_spooled_bytes",
+		Help: "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
+	}, func() float64 { return float64(sp.State().Bytes) }))
+}

@@ -1,0 +1,75 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+	"unicode/utf8"
+)
+
+// BeyondLoopback reports whether Listen can be reached from other
+// machines: no host or a wildcard one (":8080", "0.0.0.0", "::"), a
+// non-loopback address, or any host name but localhost (it may resolve
+// to anything).
+func (h HTTP) BeyondLoopback() bool {
+	host, _, err := net.SplitHostPort(h.Listen)
+	if err != nil {
+		return false // validation reports it
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return true
+	}
+	return !ip.Unmap().IsLoopback()
+}
+
+// TrustedPrefixes is TrustedProxies parsed, a bare address as a
+// single-address prefix; entries that do not parse (validation reports
+// them) are left out.
+func (h HTTP) TrustedPrefixes() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(h.TrustedProxies))
+	for _, s := range h.TrustedProxies {
+		if p, ok := parsePrefix(s); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func parsePrefix(s string) (netip.Prefix, bool) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		return p.Masked(), true
+	}
+	if ip, err := netip.ParseAddr(s); err == nil {
+		ip = ip.Unmap()
+		return netip.PrefixFrom(ip, ip.BitLen()), true
+	}
+	return netip.Prefix{}, false
+}
+
+// httpProblems checks the http section but for Listen's form.
+func (c *Config) httpProblems(add addFunc) {
+	// Never the token itself in the message, from the file or not.
+	if n := utf8.RuneCountInString(c.HTTP.APIToken.Reveal()); n > 0 && n < MinAPITokenChars {
+		add("http.api_token", fmt.Sprintf("has %d characters: it must have at least %d (make one with `openssl rand -hex 32`); "+
+			"leave it empty (or ${%s} unset) to turn the API and the console off", n, MinAPITokenChars, EnvAPIToken), nil)
+	}
+	for i, s := range c.HTTP.TrustedProxies {
+		if _, ok := parsePrefix(s); !ok {
+			add(indexPath("http.trusted_proxies", i), `must be an address or a CIDR (e.g. "10.0.0.0/8" or "127.0.0.1")`, s)
+		}
+	}
+	between(add, "http.max_connections", c.HTTP.MaxConnections, 16, 1<<20)
+	if c.HTTP.ReadTimeout < time.Second {
+		add("http.read_timeout", "must be at least 1s", c.HTTP.ReadTimeout)
+	}
+	if web, ok := c.Adapters["web"]; ok && web.Enabled && !c.HTTP.Public && c.HTTP.BeyondLoopback() {
+		add("http.listen", "is reachable from other machines and the web chat (adapters.web) is on: anyone who reaches it "+
+			"can talk to the model at your cost. Listen on 127.0.0.1 (with a reverse proxy in front for the public), "+
+			"or set http.public: true if the bot is meant to be public", c.HTTP.Listen)
+	}
+}

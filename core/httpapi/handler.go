@@ -1,0 +1,110 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// serve is the server's handler around its mux, for every request: it
+// puts the client's address on the context (through the trusted proxies)
+// and gives a body ReadTimeout to arrive.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	r = r.WithContext(WithClientIP(r.Context(), s.proxies.clientIP(r)))
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		w, r = s.bodyDeadline(w, r)
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// bodyDeadline bounds the time r's body may take: a client that declares
+// a body and sends it slowly, or never, would otherwise hold its
+// connection (and a goroutine) for as long as it likes. The deadline is
+// lifted once the body is read, so that a handler may take its time
+// answering; a handler that answers before reading the whole body closes
+// the connection after its answer, since waiting for the rest to skip it
+// is what the slow client wants.
+func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
+	rc := http.NewResponseController(w)
+	// The socket's deadline is on the wall clock, whatever Options.Now is.
+	if err := rc.SetReadDeadline(time.Now().Add(s.opts.ReadTimeout)); err != nil {
+		return w, r // not a connection of ours (a test's recorder)
+	}
+	b := &deadlineBody{ReadCloser: r.Body, rc: rc, left: r.ContentLength}
+	r2 := *r
+	r2.Body = b
+	return &bodyWriter{ResponseWriter: w, body: b}, &r2
+}
+
+// deadlineBody is a request body read under a deadline, lifted when the
+// last byte is read.
+type deadlineBody struct {
+	io.ReadCloser
+	rc *http.ResponseController
+	// left is the bytes still to come (-1: unknown, chunked); read only
+	// by the handler's goroutine.
+	left int64
+	done atomic.Bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if b.left > 0 {
+		b.left -= int64(n)
+	}
+	if err == io.EOF || b.left == 0 {
+		b.finish()
+	}
+	return n, err
+}
+
+// finish lifts the deadline: the body is in.
+func (b *deadlineBody) finish() {
+	if b.done.CompareAndSwap(false, true) {
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// bodyWriter closes the connection after a response written before the
+// body was read, at once.
+type bodyWriter struct {
+	http.ResponseWriter
+	body    *deadlineBody
+	started bool
+}
+
+// start runs before the response's header goes out. With the body still
+// unread, the connection closes after the response, and the deadline
+// expires now: net/http would otherwise read and skip the rest of the
+// body first, which the slowest client sends last.
+func (w *bodyWriter) start() {
+	if !w.started {
+		w.started = true
+		if !w.body.done.Load() {
+			w.Header().Set("Connection", "close")
+			_ = w.body.rc.SetReadDeadline(time.Now())
+		}
+	}
+}
+
+func (w *bodyWriter) WriteHeader(code int) {
+	if code >= 200 { // not an informational 1xx
+		w.start()
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *bodyWriter) Write(p []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush keeps http.Flusher working through the wrapper.
+func (w *bodyWriter) Flush() {
+	w.start()
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *bodyWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
