@@ -90,16 +90,21 @@ func load(path string, f *os.File, unlock func()) (*file, error) {
 		return nil, fmt.Errorf("reading the inbound spool %s: %w", path, err)
 	}
 	sf.size = st.Size()
-	if sf.offset > sf.size {
-		sf.offset = 0 // the file was cut: hand everything over again
-	}
-	good := sf.offset
+	// The records are checked from the start: an offset that is not where
+	// one begins (a damaged offset file) hands everything over again,
+	// which the store takes once (platform message ids), rather than
+	// cutting whole records off as torn.
+	good, atBoundary := int64(0), sf.offset == 0
 	for good < sf.size {
 		_, next, err := sf.read(good)
 		if err != nil {
 			break
 		}
 		good = next
+		atBoundary = atBoundary || good == sf.offset
+	}
+	if !atBoundary {
+		sf.offset = 0
 	}
 	if good < sf.size {
 		if err := f.Truncate(good); err != nil {
