@@ -30,8 +30,7 @@ func warnExposure(cfg *config.Config, log *slog.Logger) {
 		return
 	}
 	token := h.APIToken.Reveal() != ""
-	web, ok := cfg.Adapters["web"]
-	webOn := ok && web.Enabled
+	webOn := cfg.WebChatOn()
 	switch {
 	case h.Public && webOn:
 		log.Info("http.listen is public (http.public: true): anyone who reaches it can use the web chat, within its per-address limits",

@@ -27,6 +27,11 @@ type InboundMessage struct {
 	Attachments []Attachment
 }
 
+// ErrInboundLost is wrapped by a handler's error when trying again cannot
+// help: the message could not be kept anywhere (a full inbound spool). An
+// adapter that retries stops, and says the message is lost.
+var ErrInboundLost = errors.New("the inbound message could not be kept")
+
 // InboundHandler takes normalised inbound messages from adapters. The core's
 // Dispatcher implements it.
 type InboundHandler interface {

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"errors"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -31,14 +32,16 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	}
 	// The gateway never delivers an event twice, so a core that cannot take
 	// the message (its database briefly locked or down) gets a few more
-	// tries, in order, before the message is given up loudly.
+	// tries, in order, before the message is given up loudly. Behind
+	// `parley run`'s inbound spool that only happens when the spool is
+	// full, which says so (core.ErrInboundLost): then no try is waited for.
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		if attempt == inboundAttempts {
+		if attempt == inboundAttempts || errors.Is(err, core.ErrInboundLost) {
 			a.log.Error("handing a discord message to the core failed; the message is dropped",
 				"message_id", msg.PlatformMessageID, "channel_id", msg.ChannelThreadID, "attempts", attempt, "err", err)
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/core"
 )
 
 func TestDMIsNormalised(t *testing.T) {
@@ -209,4 +211,18 @@ func TestStopDuringOutageIsPrompt(t *testing.T) {
 	began := time.Now()
 	require.NoError(t, b.adapter.Stop(context.Background()))
 	require.Less(t, time.Since(began), time.Second, "the reconnect loop stops at once")
+}
+
+// A handler that can keep the message nowhere (a full inbound spool) is
+// not tried again: the gateway's goroutine does not wait for nothing.
+func TestALostMessageIsNotRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.core.FailTimes(1, fmt.Errorf("spool full: %w", core.ErrInboundLost))
+	b.srv.SendDM(ada, "lost")
+	b.srv.SendDM(ada, "next")
+	got := b.core.Wait(t, 1, waitFor)
+	require.Equal(t, "next", got[0].Text, "the lost message was tried once")
+	require.NotContains(t, b.logs.String(), "retrying")
+	require.Contains(t, b.logs.String(), "the message is dropped")
 }

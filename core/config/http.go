@@ -67,9 +67,17 @@ func (c *Config) httpProblems(add addFunc) {
 	if c.HTTP.ReadTimeout < time.Second {
 		add("http.read_timeout", "must be at least 1s", c.HTTP.ReadTimeout)
 	}
-	if web, ok := c.Adapters["web"]; ok && web.Enabled && !c.HTTP.Public && c.HTTP.BeyondLoopback() {
+	if c.WebChatOn() && !c.HTTP.Public && c.HTTP.BeyondLoopback() {
 		add("http.listen", "is reachable from other machines and the web chat (adapters.web) is on: anyone who reaches it "+
 			"can talk to the model at your cost. Listen on 127.0.0.1 (with a reverse proxy in front for the public), "+
 			"or set http.public: true if the bot is meant to be public", c.HTTP.Listen)
 	}
+}
+
+// WebChatOn reports whether the web chat is on: its section says so, or
+// there is none (it is the one adapter on by default, as in the default
+// config).
+func (c *Config) WebChatOn() bool {
+	web, ok := c.Adapters["web"]
+	return !ok || web.Enabled
 }

@@ -124,8 +124,13 @@ func TestPublicWebChatNeedsHTTPPublic(t *testing.T) {
 		"http:\n  listen: 0.0.0.0:8080\n  public: true\nadapters:\n  web: {enabled: true}\n",
 		"http:\n  listen: 127.0.0.1:8080\nadapters:\n  web: {enabled: true}\n",
 		"http:\n  listen: 0.0.0.0:8080\nadapters:\n  web: {enabled: false}\n",
-		"http:\n  listen: 0.0.0.0:8080\n  api_token: 0123456789abcdef\n",
+		"http:\n  listen: 0.0.0.0:8080\n  api_token: 0123456789abcdef\nadapters:\n  web: {enabled: false}\n",
 	} {
 		b.mustParse(t, ok)
 	}
+	// With no adapters.web section the web chat is on, as by default.
+	_, err = b.parse("http:\n  listen: 0.0.0.0:8080\n")
+	errs = configErrors(t, err)
+	require.Len(t, errs, 1)
+	require.Equal(t, "http.listen", errs[0].Key)
 }

@@ -97,6 +97,7 @@ scheduler:
   max_sends_in_doubt: 8
 http:
   listen: ":9000"
+  public: true
 log: {format: json, level: debug}
 `)
 	require.Equal(t, "postgres", c.Store.Driver)

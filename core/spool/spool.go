@@ -21,7 +21,7 @@ import (
 
 // ErrFull is returned for a message that came while the spool is full:
 // that message is lost, as it would have been without a spool.
-var ErrFull = errors.New("the inbound spool is full")
+var ErrFull = fmt.Errorf("the inbound spool is full: %w", core.ErrInboundLost)
 
 // Defaults.
 const (
