@@ -74,13 +74,13 @@ func TestPublicWebChatAndShortTokensAreRefused(t *testing.T) {
 	base := strings.Replace(readConfig(t, b.writeConfig(t, "adapters:\n  web: {}\n")), "listen: 127.0.0.1:0", "listen: 0.0.0.0:0", 1)
 	code, stderr := b.runUntilExit(t, base)
 	require.Equal(t, 2, code)
-	require.Contains(t, stderr, "exit.yaml:12: http.listen: is reachable from other machines and the web chat (adapters.web) is on")
+	require.Contains(t, stderr, "exit.yaml:13: http.listen: is reachable from other machines and the web chat (adapters.web) is on")
 	require.NotContains(t, stderr, "http server listening")
 
 	b.env["PARLEY_API_TOKEN"] = "tiny-token"
 	code, stderr = b.runUntilExit(t, readConfig(t, b.writeConfig(t, "adapters:\n  web: {}\n")))
 	require.Equal(t, 2, code)
-	require.Contains(t, stderr, "exit.yaml:13: http.api_token: has 10 characters: it must have at least 16")
+	require.Contains(t, stderr, "exit.yaml:14: http.api_token: has 10 characters: it must have at least 16")
 	require.NotContains(t, stderr, "tiny-token")
 }
 
@@ -100,9 +100,8 @@ func TestExposureIsSaidAtStart(t *testing.T) {
 	} {
 		cfg := config.Default()
 		cfg.HTTP = tc.http
-		if tc.web {
-			cfg.Adapters["web"] = config.Section{Enabled: true}
-		}
+		// No section is the web chat on, as by default.
+		cfg.Adapters["web"] = config.Section{Enabled: tc.web}
 		var logs coretest.Logs
 		warnExposure(cfg, logs.Logger())
 		if tc.want == "" {

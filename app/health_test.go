@@ -79,7 +79,7 @@ func TestHealthCommand(t *testing.T) {
 	_, port, err := net.SplitHostPort(ok.Listener.Addr().String())
 	require.NoError(t, err)
 	cfg := filepath.Join(b.dir, "listen.yaml")
-	require.NoError(t, os.WriteFile(cfg, []byte("http:\n  listen: 0.0.0.0:"+port+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(cfg, []byte("http:\n  listen: 0.0.0.0:"+port+"\n  public: true\n"), 0o600))
 	code, out, errOut = b.cli(cfg, "health")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, `"status":"x"`)
