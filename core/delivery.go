@@ -54,16 +54,21 @@ func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Messa
 		t.doubt = append(t.doubt, slot)
 		sendCtx = slot.in(ctx)
 	}
-	res, err := d.send(sendCtx, a, OutboundMessage{
-		ConversationID:  t.Conversation.ID,
-		ChannelThreadID: t.Conversation.ChannelThreadID,
-		ChannelUserID:   t.Conversation.ChannelUserID,
-		Text:            msg.Content,
-		Format:          FormatOf(*msg), // what the model wrote is Markdown
-		IdempotencyKey:  key,
-	})
+	res, err := d.send(sendCtx, a, outboundOf(t.Conversation, *msg, key))
 	d.settle(msg, res, err)
 	return err
+}
+
+// outboundOf is a turn's stored message m as sent into conv with key.
+func outboundOf(conv Conversation, m Message, key string) OutboundMessage {
+	return OutboundMessage{
+		ConversationID:  conv.ID,
+		ChannelThreadID: conv.ChannelThreadID,
+		ChannelUserID:   conv.ChannelUserID,
+		Text:            m.Content,
+		Format:          FormatOf(m), // what the model wrote is Markdown
+		IdempotencyKey:  key,
+	}
 }
 
 // settle notes a send's outcome on msg.
@@ -142,14 +147,7 @@ func (d *Dispatcher) resendPending(ctx context.Context, log *slog.Logger, t *Tur
 				}
 				sendCtx = slot.in(ctx)
 			}
-			res, err := d.send(sendCtx, a, OutboundMessage{
-				ConversationID:  t.Conversation.ID,
-				ChannelThreadID: t.Conversation.ChannelThreadID,
-				ChannelUserID:   t.Conversation.ChannelUserID,
-				Text:            m.Content,
-				Format:          FormatOf(m),
-				IdempotencyKey:  m.IdempotencyKey(),
-			})
+			res, err := d.send(sendCtx, a, outboundOf(t.Conversation, m, m.IdempotencyKey()))
 			d.settle(&m, res, err)
 			if err != nil {
 				log.Error("sending again a reply left unsent", "message", m.ID, "err", err)
