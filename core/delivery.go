@@ -40,8 +40,9 @@ func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Messa
 		d.log.Error("storing a reply before sending it; sending it all the same", "run", t.Run.ID, "err", err)
 		msg.ID, msg.Seq = 0, 0
 	} else {
+		// The history cache gets it from the completion, settled: one
+		// copy of the window a turn, not two.
 		key = msg.IdempotencyKey()
-		d.history.appended(t.Conversation, *msg)
 	}
 	sendCtx := ctx
 	if msg.ID != 0 && !d.dropsRepeats(a) {

@@ -683,15 +683,12 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 		d.wakeJobs() // a follow-up may be due sooner than the loop's sleep
 	}
 	if conv != nil && len(c.Messages) > 0 {
-		fresh := make([]Message, 0, len(c.Messages))
-		for i, m := range c.Messages {
-			if prestored[i] {
-				d.history.replaced(conv.ID, *m)
-			} else {
-				fresh = append(fresh, *m)
-			}
+		// One at a time: a message stored before it was sent has its seq
+		// from then, and a user's message may have come between it and
+		// the completion's own; the cache takes only what follows on.
+		for _, m := range c.Messages {
+			d.history.appended(*conv, *m)
 		}
-		d.history.appended(*conv, fresh...)
 	}
 	log.Debug("run finished", "status", c.Status)
 	return next, true

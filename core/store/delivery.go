@@ -26,11 +26,11 @@ func (s *Store) SettleDelivery(ctx context.Context, m core.Message) error {
 // settleDelivery writes m's delivery, platform id and metadata (meta, m's
 // encoded) in tx.
 func settleDelivery(tx *gorm.DB, m *core.Message, meta string) error {
-	res := tx.Exec(`UPDATE messages SET delivery = ?, platform_message_id = ?, metadata = ? WHERE id = ?`,
-		string(m.Delivery), m.PlatformMessageID, meta, m.ID)
 	// No row (deleted meanwhile by /forget or the API) is nothing to keep.
-	if res.Error != nil {
-		return fmt.Errorf("recording the delivery of message %d: %w", m.ID, res.Error)
+	err := exec(tx, `UPDATE messages SET delivery = ?, platform_message_id = ?, metadata = ? WHERE id = ?`,
+		string(m.Delivery), m.PlatformMessageID, meta, m.ID)
+	if err != nil {
+		return fmt.Errorf("recording the delivery of message %d: %w", m.ID, err)
 	}
 	return nil
 }

@@ -24,6 +24,17 @@ func row(tx *gorm.DB, q string, args ...any) *sql.Row {
 	return tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, q, args...)
 }
 
+// exec runs q, a statement of the store's own that returns no row, on tx
+// the way row does.
+func exec(tx *gorm.DB, q string, args ...any) error {
+	if !direct(tx) {
+		return tx.Exec(q, args...).Error
+	}
+	q, args = spread(q, args)
+	_, err := tx.Statement.ConnPool.ExecContext(tx.Statement.Context, q, args...)
+	return err
+}
+
 // direct reports whether tx's statements may skip gorm.
 func direct(tx *gorm.DB) bool {
 	if tx.Dialector.Name() != DriverSQLite {
