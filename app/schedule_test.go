@@ -171,13 +171,16 @@ func TestSetTimezoneMovesTheUsersClock(t *testing.T) {
 	t.Parallel()
 	c := startCompanion(t, "")
 	c.model.Enqueue(
-		llmtest.ToolCalls(llmtest.Call("tz1", "set_timezone", `{"iana_name":"Mars/Olympus"}`)),
+		llmtest.ToolCalls(llmtest.Call("tz1", "set_timezone", `{"iana_name":"Mars/Olympus"}`),
+			// The system's zoneinfo opens it; no zone is named so.
+			llmtest.Call("tz0", "set_timezone", `{"iana_name":"Europe//Paris"}`)),
 		llmtest.ToolCalls(llmtest.Call("tz2", "set_timezone", `{"iana_name":"Asia/Tokyo"}`)),
 		scheduleCall("s1", "2026-11-24 09:00", "おはよう", false),
 		llmtest.Text("Noted: Tokyo."),
 	)
 	c.say(t, "I moved to Tokyo", 1)
 	require.Contains(t, c.toolResult(t, 1, "tz1"), "is not an IANA time zone name")
+	require.Contains(t, c.toolResult(t, 1, "tz0"), "is not an IANA time zone name")
 	require.Contains(t, c.toolResult(t, 2, "tz2"), `"time_zone":"Asia/Tokyo"`)
 	require.Contains(t, c.toolResult(t, 3, "s1"), `"send_at_utc":"2026-11-24T00:00:00Z"`, "09:00 in Tokyo")
 	c.model.Enqueue(llmtest.Text("ok"))

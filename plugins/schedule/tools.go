@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -225,7 +226,11 @@ func (p *Plugin) setTimeZone(ctx context.Context, conv int64, now time.Time, z *
 	}
 	name := strings.TrimSpace(a.IANAName)
 	loc, err := time.LoadLocation(name)
-	if err != nil || name == "" || name == "Local" {
+	// A system's zoneinfo directory also opens "Europe//Paris" and
+	// "./UTC", which are no zone's name: the embedded database (and another
+	// replica's system) would not know them.
+	odd := slices.ContainsFunc(strings.Split(name, "/"), func(s string) bool { return s == "" || s == "." })
+	if err != nil || name == "" || name == "Local" || odd {
 		return "", fmt.Errorf(`set_timezone: %q is not an IANA time zone name (like "Europe/Berlin" or "America/New_York")`, name)
 	}
 	if err := p.store.SetTimeZone(ctx, conv, loc.String()); err != nil {
