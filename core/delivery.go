@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 )
 
@@ -45,15 +44,17 @@ func (d *Dispatcher) deliver(ctx context.Context, a Adapter, t *Turn, msg *Messa
 		key = msg.IdempotencyKey()
 	}
 	sendCtx := ctx
-	if msg.ID != 0 && !d.dropsRepeats(a) {
-		slot, err := takeDoubtSlot(ctx, d.lanes.doubtOf(a.Platform(), d.cfg.MaxSendsInDoubt))
+	if msg.ID != 0 {
+		c, slot, err := d.holdDoubt(ctx, a)
 		if err != nil {
-			d.settle(msg, SendResult{}, fmt.Errorf("waiting for a send slot: %w", err))
+			d.settle(msg, SendResult{}, err)
 			return err
 		}
-		// Held until the run's completion stores the outcome.
-		t.doubt = append(t.doubt, slot)
-		sendCtx = slot.in(ctx)
+		if slot != nil {
+			// Held until the run's completion stores the outcome.
+			t.doubt = append(t.doubt, slot)
+		}
+		sendCtx = c
 	}
 	res, err := d.send(sendCtx, a, outboundOf(t.Conversation, *msg, key))
 	d.settle(msg, res, err)
@@ -114,61 +115,67 @@ func (t *Turn) releaseDoubt() {
 // resendPending sends again the conversation's messages that a dead
 // process left sending, oldest first, each with its own idempotency key,
 // and records each outcome at once. One older than scheduler.late_grace
-// is given up. It returns the runs whose messages it found.
-func (d *Dispatcher) resendPending(ctx context.Context, log *slog.Logger, t *Turn, a Adapter) ([]int64, error) {
+// is given up. It reports whether there were any.
+func (d *Dispatcher) resendPending(ctx context.Context, log *slog.Logger, t *Turn, a Adapter) (bool, error) {
 	if !hasPending(t.History, t.Run.ID) {
 		// The window is the cache's or the database's: a message it shows
 		// sending may since have been sent, so only the database decides,
 		// and only then is it asked.
-		return nil, nil
+		return false, nil
 	}
 	pending, err := d.cfg.Store.PendingDeliveries(ctx, t.Conversation.ID, t.Run.ID)
 	if err != nil {
-		return nil, fmt.Errorf("reading unsent replies: %w", err)
-	}
-	var runs []int64
-	for _, m := range pending {
-		if m.RunID != nil && !slices.Contains(runs, *m.RunID) {
-			runs = append(runs, *m.RunID)
-		}
+		return false, fmt.Errorf("reading unsent replies: %w", err)
 	}
 	now := d.cfg.Clock.Now().UTC()
-	for i := range pending {
-		m := pending[i]
-		if late := now.Sub(m.CreatedAt); late > d.cfg.LateGrace {
-			log.Warn("a reply left unsent by a stopped process is too old to send", "message", m.ID, "late_by", late)
-			d.settle(&m, SendResult{}, fmt.Errorf("not sent again: %s old, past scheduler.late_grace", late.Round(time.Second)))
-		} else {
-			log.Info("sending again a reply a stopped process may not have sent", "message", m.ID)
-			sendCtx := ctx
-			var slot *doubtSlot
-			if !d.dropsRepeats(a) {
-				if slot, err = takeDoubtSlot(ctx, d.lanes.doubtOf(a.Platform(), d.cfg.MaxSendsInDoubt)); err != nil {
-					return runs, fmt.Errorf("waiting for a send slot: %w", err)
-				}
-				sendCtx = slot.in(ctx)
-			}
-			res, err := d.send(sendCtx, a, outboundOf(t.Conversation, m, m.IdempotencyKey()))
-			d.settle(&m, res, err)
-			if err != nil {
-				log.Error("sending again a reply left unsent", "message", m.ID, "err", err)
-			}
-			err = d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), m)
-			if slot != nil {
-				slot.give()
-			}
-			if err != nil {
-				return runs, fmt.Errorf("recording a reply sent again: %w", err)
-			}
-			d.history.replaced(t.Conversation.ID, m)
-			continue
-		}
-		if err := d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), m); err != nil {
-			return runs, fmt.Errorf("recording a reply given up: %w", err)
+	for _, m := range pending {
+		if err := d.resendOne(ctx, log, t, a, &m, now); err != nil {
+			return true, err
 		}
 		d.history.replaced(t.Conversation.ID, m)
 	}
-	return runs, nil
+	return len(pending) > 0, nil
+}
+
+// resendOne sends m again (or gives it up when too old) and records the
+// outcome.
+func (d *Dispatcher) resendOne(ctx context.Context, log *slog.Logger, t *Turn, a Adapter, m *Message, now time.Time) error {
+	if late := now.Sub(m.CreatedAt); late > d.cfg.LateGrace {
+		log.Warn("a reply left unsent by a stopped process is too old to send", "message", m.ID, "late_by", late)
+		d.settle(m, SendResult{}, fmt.Errorf("not sent again: %s old, past scheduler.late_grace", late.Round(time.Second)))
+	} else {
+		log.Info("sending again a reply a stopped process may not have sent", "message", m.ID)
+		sendCtx, slot, err := d.holdDoubt(ctx, a)
+		if err != nil {
+			return err
+		}
+		if slot != nil {
+			defer slot.give() // once the outcome below is stored
+		}
+		res, err := d.send(sendCtx, a, outboundOf(t.Conversation, *m, m.IdempotencyKey()))
+		d.settle(m, res, err)
+		if err != nil {
+			log.Error("sending again a reply left unsent", "message", m.ID, "err", err)
+		}
+	}
+	if err := d.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *m); err != nil {
+		return fmt.Errorf("recording the delivery of a reply left unsent: %w", err)
+	}
+	return nil
+}
+
+// holdDoubt takes a doubt slot for a send to a (doubt.go), unless its
+// platform drops a repeated key; it returns the context to send with and
+// the slot to give back once the send's outcome is stored (nil: none).
+func (d *Dispatcher) holdDoubt(ctx context.Context, a Adapter) (context.Context, *doubtSlot, error) {
+	if d.dropsRepeats(a) {
+		return ctx, nil, nil
+	}
+	slot, err := takeDoubtSlot(ctx, d.lanes.doubtOf(a.Platform(), d.cfg.MaxSendsInDoubt))
+	if err != nil {
+		return ctx, nil, fmt.Errorf("waiting for a send slot: %w", err)
+	}
+	return slot.in(ctx), slot, nil
 }
 
 // hasPending reports whether the window shows a message sending that is
@@ -176,27 +183,6 @@ func (d *Dispatcher) resendPending(ctx context.Context, log *slog.Logger, t *Tur
 func hasPending(history []Message, run int64) bool {
 	for _, m := range history {
 		if m.Delivery == DeliverySending && (m.RunID == nil || *m.RunID != run) {
-			return true
-		}
-	}
-	return false
-}
-
-// answeredBy reports whether a user turn was queued only for the replies
-// of the runs in resent, which resendPending just sent: the reaper queues
-// a turn with the dead run's trigger (nil for a follow-up or recurring
-// turn's run). A message the user wrote meanwhile planned a run of its
-// own, with its own trigger, which goes on to answer it.
-func (d *Dispatcher) answeredBy(ctx context.Context, run *Run, resent []int64) bool {
-	if len(resent) == 0 {
-		return false
-	}
-	if run.TriggerMessageID == nil {
-		return true
-	}
-	for _, id := range resent {
-		r, err := d.cfg.Store.Run(ctx, id)
-		if err == nil && r.TriggerMessageID != nil && *r.TriggerMessageID == *run.TriggerMessageID {
 			return true
 		}
 	}

@@ -31,7 +31,10 @@ func deadReplyOf(t *testing.T, b *testBundle, owner, thread string, sentFirst bo
 	require.NoError(t, err)
 	require.NotNil(t, dead)
 	reply := core.Message{ConversationID: dead.ConversationID, Role: core.RoleAssistant, Content: "here I am",
-		Source: core.SourceReply, RunID: &dead.ID, Delivery: core.DeliverySending, CreatedAt: t0}
+		Source: core.SourceReply, RunID: &dead.ID, Delivery: core.DeliverySending, CreatedAt: t0,
+		// As a turn marks its reply: the newest message it saw, the
+		// user's, seq 1 of a new conversation.
+		Metadata: map[string]any{"answered_seq": 1}}
 	require.NoError(t, b.store.AppendMessage(b.ctx, &reply))
 	if sentFirst {
 		_, err := b.adapter.Send(b.ctx, core.OutboundMessage{ConversationID: dead.ConversationID, ChannelThreadID: thread,

@@ -226,8 +226,6 @@ type Store interface {
 	// SettleDelivery records where a stored outbound message now stands:
 	// its Delivery, PlatformMessageID and Metadata (by m.ID).
 	SettleDelivery(ctx context.Context, m Message) error
-	// Run returns a run by id (ErrNotFound).
-	Run(ctx context.Context, id int64) (Run, error)
 	// PendingDeliveries returns the conversation's outbound messages left
 	// DeliverySending by runs other than exceptRun (their process died
 	// mid-send), oldest first.

@@ -49,13 +49,13 @@ func (d *Dispatcher) execute(ctx context.Context, run *Run) (next *Run) {
 		next, _ = d.complete(ctx, log, run, nil, RunCompletion{Status: RunFailed, Error: err.Error()})
 		return next
 	}
-	if run.Kind == RunUserTurn && (d.answeredBy(ctx, run, resent) || answeredAlready(turn.History)) {
+	if run.Kind == RunUserTurn && answeredAlready(turn.History) {
 		// The run was queued for the reply a stopped process left unsent,
 		// which has just gone out, or for a message the turn before it
 		// saw and answered (it came after that turn was claimed, before
 		// it read the history): nothing waits for an answer.
 		why := "nothing to answer: the turn before answered every message"
-		if len(resent) > 0 {
+		if resent {
 			why = "sent again the reply a stopped process left unsent; nothing more to answer"
 		}
 		log.Info("run skipped", "why", why)
