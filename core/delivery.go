@@ -220,11 +220,13 @@ func markAnswered(meta map[string]any, t *Turn) map[string]any {
 // answeredAlready reports whether every user message in the window was
 // seen by a turn that answered it: a run queued by a message that came
 // while the turn before was claimed, and that this turn then read, has
-// nothing left to answer.
+// nothing left to answer. The store's reaper decides the same from the
+// same marks (store's queries.unanswered): a reply that was dropped
+// answered nothing, a message held by bot.limits waits for no answer.
 func answeredAlready(history []Message) bool {
 	var answered int64 = -1
 	for _, m := range history {
-		if m.Role != RoleAssistant || isCommandMessage(m) {
+		if m.Role != RoleAssistant || isCommandMessage(m) || m.Delivery == DeliveryDropped {
 			continue
 		}
 		switch v := m.Metadata[answeredKey].(type) {
@@ -238,7 +240,7 @@ func answeredAlready(history []Message) bool {
 		return false
 	}
 	for _, m := range history {
-		if m.Role == RoleUser && !isCommandMessage(m) && m.Seq > answered {
+		if m.Role == RoleUser && !isCommandMessage(m) && m.Metadata["limited"] == nil && m.Seq > answered {
 			return false
 		}
 	}

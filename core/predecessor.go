@@ -72,5 +72,10 @@ func goneFromHost(owner, host string) bool {
 	if err != nil {
 		return true
 	}
-	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
+	if errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone) {
+		return true
+	}
+	// A killed process its parent has not yet waited for (a supervisor
+	// that restarts first and reaps later) still answers signal 0.
+	return defunct(pid)
 }

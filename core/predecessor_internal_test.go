@@ -1,10 +1,13 @@
 package core
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
+	"time"
 )
 
 func TestGoneFromHost(t *testing.T) {
@@ -18,12 +21,24 @@ func TestGoneFromHost(t *testing.T) {
 		t.Fatalf("running true: %v", err)
 	}
 	exited := cmd.Process.Pid
+	// A process killed and not yet waited for: a zombie, gone all the
+	// same (a supervisor that restarts before it reaps).
+	zombie := exec.Command("sleep", "60")
+	if err := zombie.Start(); err != nil {
+		t.Fatalf("starting sleep: %v", err)
+	}
+	t.Cleanup(func() { _ = zombie.Wait() })
+	if err := zombie.Process.Kill(); err != nil {
+		t.Fatalf("killing sleep: %v", err)
+	}
+	waitZombie(t, zombie.Process.Pid)
 	cases := []struct {
 		owner string
 		gone  bool
 	}{
 		{fmt.Sprintf("%s-%d-abcd1234", host, os.Getpid()), true}, // this pid, another owner: an earlier process
 		{fmt.Sprintf("%s-%d-abcd1234", host, exited), true},
+		{fmt.Sprintf("%s-%d-abcd1234", host, zombie.Process.Pid), runtime.GOOS == "linux"},
 		{fmt.Sprintf("%s-%d-abcd1234", host, os.Getppid()), false}, // alive
 		{fmt.Sprintf("other-%s-%d-abcd1234", host, exited), false}, // another host
 		{"dead-process", false},
@@ -35,4 +50,23 @@ func TestGoneFromHost(t *testing.T) {
 			t.Errorf("goneFromHost(%q) = %v, want %v", c.owner, got, c.gone)
 		}
 	}
+}
+
+// waitZombie waits until pid shows state Z in /proc (the kill has been
+// delivered and nobody has reaped it), for at most 10 s.
+func waitZombie(t *testing.T, pid int) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatalf("reading /proc/%d/stat: %v", pid, err)
+		}
+		if i := bytes.LastIndexByte(b, ')'); i > 0 && i+2 < len(b) && b[i+2] == 'Z' {
+			return
+		}
+	}
+	t.Fatalf("pid %d is not a zombie 10 s after SIGKILL", pid)
 }

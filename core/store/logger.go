@@ -9,8 +9,10 @@ import (
 	"gorm.io/gorm/logger"
 )
 
-// gormLogger routes gorm's log to slog at debug level. It logs statements,
-// never connection strings, and costs one Enabled check when debug is off.
+// gormLogger routes gorm's log to slog at debug level. It logs statements
+// with their placeholders, never the values bound to them (a user's text,
+// a reply) nor connection strings, and costs one Enabled check when
+// debug is off.
 type gormLogger struct{ log *slog.Logger }
 
 func newGormLogger(log *slog.Logger) logger.Interface { return gormLogger{log: log} }
@@ -28,6 +30,13 @@ func (l gormLogger) Warn(ctx context.Context, msg string, args ...any) {
 
 func (l gormLogger) Error(ctx context.Context, msg string, args ...any) {
 	l.log.DebugContext(ctx, "gorm: "+fmt.Sprintf(msg, args...))
+}
+
+// ParamsFilter keeps the bound values out of the statement gorm hands
+// Trace: a debug log is shared with whoever helps operate the bot, and
+// users' messages are not theirs to read.
+func (gormLogger) ParamsFilter(_ context.Context, sql string, _ ...any) (string, []any) {
+	return sql, nil
 }
 
 // Trace logs one statement with its duration. Errors are logged at debug

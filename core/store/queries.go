@@ -17,6 +17,9 @@ type queries struct {
 	claimable, claimableScoped string
 	nextRun, nextRunScoped     string
 	reapStale                  string
+	// unanswered is true when the conversation bound to its two '?' has a
+	// user message that no reply answered (see core's answered_seq).
+	unanswered string
 }
 
 func newQueries(driver string) *queries {
@@ -78,6 +81,23 @@ func newQueries(driver string) *queries {
 		finished_at = ?, updated_at = ?
 		WHERE status = 'running' AND heartbeat_at < ?
 		RETURNING id, conversation_id, kind, trigger_message_id`
+
+	// A reply answers the messages up to its answered_seq, not those up
+	// to its own place: a message that came while the reply was being
+	// made is stored before it and still waits. Failure notices and
+	// scheduled sends carry no answered_seq and answer nothing; a dropped
+	// reply never reached the user; a message held by bot.limits starts
+	// no turn by itself. Replies answer ever newer messages, so the max
+	// is the newest reply's.
+	answered, limited := `json_extract(a.metadata, '$.answered_seq')`, `json_extract(u.metadata, '$.limited')`
+	if !q.sqlite {
+		answered, limited = `(a.metadata::jsonb ->> 'answered_seq')::bigint`, `(u.metadata::jsonb ->> 'limited')`
+	}
+	q.unanswered = `EXISTS (SELECT 1 FROM messages u WHERE u.conversation_id = ? AND u.role = 'user'
+		  AND u.source <> 'command' AND ` + limited + ` IS NULL
+		  AND u.seq > COALESCE((SELECT max(` + answered + `) FROM messages a
+		                        WHERE a.conversation_id = ? AND a.role = 'assistant'
+		                          AND a.source <> 'command' AND a.delivery <> 'dropped'), -1))`
 	return q
 }
 

@@ -444,12 +444,16 @@ func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 	return true, nil
 }
 
+// maxDeadTurns is how many times a turn for one message may die with its
+// process before the message is given up: a message that crashes every
+// process that answers it must not crash them for ever.
+const maxDeadTurns = 3
+
 // ReapStaleRuns fails running runs whose heartbeat is older than before:
 // their process died (or hangs), and the queued run behind each becomes
-// claimable. A user's turn that died with no run queued behind it is
-// queued again, once (a second stale failure of the same trigger is
-// final), unless its reply was stored: another process answers the
-// message. A dead run that left a reply sending has a user turn queued
+// claimable. A conversation left with a user message no reply answered
+// (by answered_seq) and no run queued has a user turn queued again, up
+// to maxDeadTurns deaths for one message. A dead run that left a reply sending has a user turn queued
 // too: it sends the reply again first (core.Store.PendingDeliveries).
 // now is the caller's time (a run queued again is due then). It
 // returns how many runs were failed and how many of them were queued
@@ -532,17 +536,29 @@ func (s *Store) reap(ctx context.Context, now time.Time, failQuery string, args 
 				retried++
 				continue
 			}
-			if r.kind != string(core.RunUserTurn) || r.trigger == nil {
-				continue
+			// A user message no reply answered, with no run queued behind
+			// it: a turn answers it again (its model call may have been
+			// made; its reply never stored). Whether anything waits is
+			// read from the replies' answered_seq, never from their place.
+			trigger := r.trigger
+			if r.kind != string(core.RunUserTurn) || trigger == nil {
+				if err := row(tx, `SELECT max(id) FROM messages WHERE conversation_id = ? AND role = 'user' AND source <> 'command'`,
+					r.conv).Scan(nullIDCol{&trigger}); err != nil {
+					return fmt.Errorf("reading run %d's conversation: %w", r.id, err)
+				}
+				if trigger == nil {
+					continue
+				}
 			}
+			// A turn that took its process down maxDeadTurns times (a
+			// message that crashes it) is not tried again.
 			res = tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
 				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
-				WHERE NOT EXISTS (SELECT 1 FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ? AND p.id <> ?
-				                    AND p.status = 'failed' AND p.error LIKE 'stale:%')
-				  AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.role = 'assistant'
-				                    AND m.source <> 'command' AND m.delivery <> 'dropped' AND m.id > ?)
+				WHERE (SELECT count(*) FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ?
+				                    AND p.status = 'failed' AND p.error LIKE 'stale:%') < ?
+				  AND `+s.q.unanswered+`
 				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
-				r.conv, *r.trigger, at, at, at, r.conv, *r.trigger, r.id, r.conv, *r.trigger)
+				r.conv, *trigger, at, at, at, r.conv, *trigger, maxDeadTurns, r.conv, r.conv)
 			if res.Error != nil {
 				return fmt.Errorf("queuing run %d's turn again: %w", r.id, res.Error)
 			}

@@ -416,8 +416,8 @@ func testReapStale(t *testing.T, open Opener) {
 }
 
 // A user's turn whose process died is queued again when nothing else would
-// answer the message, and only once; one whose reply was stored, or with a
-// run already queued behind it, is not.
+// answer the message, up to three deaths; one whose reply was stored, or
+// with a run already queued behind it, is not.
 func testReapStaleQueuesALoneTurnOnce(t *testing.T, open Opener) {
 	b := setup(t, open)
 	lone := b.claimed(t, "lone", "w1", b.t0)
@@ -426,7 +426,7 @@ func testReapStaleQueuesALoneTurnOnce(t *testing.T, open Opener) {
 	// The dead process had stored its reply in "answered"; "behind" has a
 	// newer message waiting with its own run.
 	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: answered.ConversationID, Role: core.RoleAssistant,
-		Content: "done", Source: core.SourceReply, CreatedAt: b.at(time.Second)}))
+		Content: "done", Source: core.SourceReply, CreatedAt: b.at(time.Second), Metadata: map[string]any{"answered_seq": 1}}))
 	queued := b.inbound(t, "behind", "still there?", b.at(10*time.Second), true)
 
 	n, retried, err := b.st.ReapStaleRuns(b.ctx, b.at(time.Minute), b.at(30*time.Second))
@@ -449,8 +449,8 @@ func testReapStaleQueuesALoneTurnOnce(t *testing.T, open Opener) {
 	require.Len(t, runs, 2, "the queued run answers both messages")
 	require.Equal(t, queued.Run.ID, runs[1].ID)
 
-	// The process that took both dies too: the retry's failure is final;
-	// the run that was queued in "behind" died for the first time.
+	// The process that took both dies too: the retry is queued again; the
+	// run that was queued in "behind" died for the first time.
 	claimed := map[int64]bool{}
 	for range 2 {
 		r, err := b.st.ClaimRun(b.ctx, "w2", b.at(time.Minute))
@@ -462,14 +462,103 @@ func testReapStaleQueuesALoneTurnOnce(t *testing.T, open Opener) {
 	n, retried, err = b.st.ReapStaleRuns(b.ctx, b.at(3*time.Minute), b.at(2*time.Minute))
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	require.Equal(t, 1, retried)
-	runs, err = b.st.Runs(b.ctx, lone.ConversationID)
-	require.NoError(t, err)
-	require.Len(t, runs, 2, "a turn is queued again once")
-	require.Equal(t, core.RunFailed, runs[1].Status)
+	require.Equal(t, 2, retried)
 	runs, err = b.st.Runs(b.ctx, behind.ConversationID)
 	require.NoError(t, err)
 	require.Len(t, runs, 3)
 	require.Equal(t, core.RunQueued, runs[2].Status)
 	require.Equal(t, *queued.Run.TriggerMessageID, *runs[2].TriggerMessageID)
+
+	// A third death of the same message's turn is final: a message that
+	// takes every process down is not tried for ever.
+	r, err := b.st.ClaimRun(b.ctx, "w3", b.at(4*time.Minute))
+	require.NoError(t, err)
+	require.NotNil(t, r)
+	if r.ConversationID != lone.ConversationID {
+		r, err = b.st.ClaimRun(b.ctx, "w3", b.at(4*time.Minute))
+		require.NoError(t, err)
+		require.NotNil(t, r)
+	}
+	require.Equal(t, lone.ConversationID, r.ConversationID)
+	_, _, err = b.st.ReapRunsOf(b.ctx, b.at(5*time.Minute), "w3")
+	require.NoError(t, err)
+	runs, err = b.st.Runs(b.ctx, lone.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, runs, 3, "queued again after its first two deaths")
+	require.Equal(t, core.RunFailed, runs[2].Status)
+}
+
+// The crash of issue 30: "first" is answered while "second" waits in a
+// queued run; the reply to "first" is stored after "second" (it answers
+// seq 1, not what stands before it); the process dies while the queued
+// turn is with the model. The reaper must queue "second" again: a reply
+// answers up to its answered_seq, never up to its place.
+func testReapStaleReadsAnsweredSeq(t *testing.T, open Opener) {
+	b := setup(t, open)
+	first := b.inbound(t, "q", "first", b.t0, true)
+	run, err := b.st.ClaimRun(b.ctx, "w1", b.t0)
+	require.NoError(t, err)
+	require.Equal(t, first.Run.ID, run.ID)
+	second := b.inbound(t, "q", "second", b.at(time.Second), true)
+	require.NotNil(t, second.Run)
+	reply := &core.Message{ConversationID: first.Conversation.ID, Role: core.RoleAssistant, Content: "to first",
+		Source: core.SourceReply, RunID: &run.ID, CreatedAt: b.at(2 * time.Second), Delivery: core.DeliverySent,
+		Metadata: map[string]any{"answered_seq": first.Message.Seq}}
+	require.NoError(t, b.st.AppendMessage(b.ctx, reply))
+	require.Greater(t, reply.ID, second.Message.ID, "the reply is stored after the queued message")
+	require.NoError(t, b.st.CompleteRun(b.ctx, run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(2 * time.Second)}))
+	queued, err := b.st.ClaimRun(b.ctx, "w1", b.at(3*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, second.Run.ID, queued.ID)
+
+	reaped, retried, err := b.st.ReapRunsOf(b.ctx, b.at(4*time.Second), "w1")
+	require.NoError(t, err)
+	require.Equal(t, 1, reaped)
+	require.Equal(t, 1, retried, "second is still unanswered")
+	runs, err := b.st.Runs(b.ctx, first.Conversation.ID)
+	require.NoError(t, err)
+	require.Len(t, runs, 3)
+	require.Equal(t, core.RunQueued, runs[2].Status)
+	require.Equal(t, second.Message.ID, *runs[2].TriggerMessageID)
+
+	// Once a reply answers "second", a dead turn leaves nothing to queue;
+	// a dropped reply, a failure notice without answered_seq and a
+	// message held by a limit answer nothing and wait for nothing.
+	again, err := b.st.ClaimRun(b.ctx, "w2", b.at(5*time.Second))
+	require.NoError(t, err)
+	require.NotNil(t, again)
+	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: first.Conversation.ID, Role: core.RoleAssistant,
+		Content: "to second", Source: core.SourceReply, RunID: &again.ID, CreatedAt: b.at(6 * time.Second), Delivery: core.DeliverySent,
+		Metadata: map[string]any{"answered_seq": second.Message.Seq}}))
+	_, retried, err = b.st.ReapRunsOf(b.ctx, b.at(7*time.Second), "w2")
+	require.NoError(t, err)
+	require.Equal(t, 0, retried, "every message was answered")
+
+	third := b.inbound(t, "q", "third", b.at(8*time.Second), true)
+	last, err := b.st.ClaimRun(b.ctx, "w3", b.at(8*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, third.Run.ID, last.ID)
+	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: first.Conversation.ID, Role: core.RoleAssistant,
+		Content: "restarted", Source: core.SourceReply, RunID: &last.ID, CreatedAt: b.at(9 * time.Second), Delivery: core.DeliveryDropped,
+		Metadata: map[string]any{"answered_seq": third.Message.Seq}}))
+	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: first.Conversation.ID, Role: core.RoleAssistant,
+		Content: "Sorry, something went wrong.", Source: core.SourceReply, RunID: &last.ID, CreatedAt: b.at(9 * time.Second),
+		Delivery: core.DeliverySent}))
+	_, retried, err = b.st.ReapRunsOf(b.ctx, b.at(10*time.Second), "w3")
+	require.NoError(t, err)
+	require.Equal(t, 1, retried, "neither a dropped reply nor a failure notice answered third")
+
+	// A message held by a limit after the dead turn's own was answered.
+	b = setup(t, open)
+	h := b.claimed(t, "h", "w5", b.at(11*time.Second))
+	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: h.ConversationID, Role: core.RoleAssistant,
+		Content: "hello", Source: core.SourceReply, RunID: &h.ID, CreatedAt: b.at(11 * time.Second), Delivery: core.DeliverySent,
+		Metadata: map[string]any{"answered_seq": 1}}))
+	_, err = b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "h", ChannelUserID: "user-h",
+		Text: "over the limit", Now: b.at(11 * time.Second), Metadata: map[string]any{"limited": "messages_per_minute"}})
+	require.NoError(t, err)
+	reaped, retried, err = b.st.ReapRunsOf(b.ctx, b.at(12*time.Second), "w5")
+	require.NoError(t, err)
+	require.Equal(t, 1, reaped)
+	require.Equal(t, 0, retried, "a message held by a limit starts no turn")
 }

@@ -59,6 +59,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"CompleteRunRejectsNonFinalStatus", testCompleteNonFinal},
 		{"ReapStaleRuns", testReapStale},
 		{"ReapStaleQueuesALoneTurnOnce", testReapStaleQueuesALoneTurnOnce},
+		{"ReapStaleReadsAnsweredSeq", testReapStaleReadsAnsweredSeq},
 		{"RecentMessagesOrderAndLimit", testRecentMessages},
 		{"AppendMessage", testAppendMessage},
 		{"NotFound", testNotFound},
