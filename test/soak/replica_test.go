@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // readyTimeout bounds a replica's start-up (store, migrations, adapters).
@@ -34,12 +35,18 @@ type replica struct {
 	logPath string
 	host    string
 
-	gen  int       // starts so far
-	cmd  *exec.Cmd // the current process, nil before the first start
-	done chan struct{}
-	addr string
-	// state is the current process's exit state, set once done is closed.
-	state *os.ProcessState
+	gen int       // starts so far
+	cmd *exec.Cmd // the current process, nil before the first start
+	// done is closed once the current process has exited, reaped when it
+	// is closed after it.
+	done, reaped chan struct{}
+	addr         string
+	// lateReap leaves a killed process a zombie until the next one
+	// serves, as a supervisor that restarts before it reaps does: the
+	// new process must count it gone all the same. release lets the
+	// current process be reaped once it has exited.
+	lateReap bool
+	release  chan struct{}
 }
 
 func newReplica(idx int, bin, cfgPath, logPath string) *replica {
@@ -90,12 +97,32 @@ func (r *replica) start(t testing.TB) {
 	err = cmd.Start()
 	_ = f.Close() // the child has its own descriptor
 	require.NoError(t, err)
-	r.cmd, r.done, r.state, r.addr = cmd, make(chan struct{}), nil, ""
-	done := r.done
+	prev := r.release
+	r.cmd, r.done, r.reaped, r.addr = cmd, make(chan struct{}), make(chan struct{}), ""
+	r.release = make(chan struct{})
+	if !r.lateReap {
+		close(r.release)
+	}
+	done, reaped, release := r.done, r.reaped, r.release
 	go func() {
-		_ = cmd.Wait()
-		r.state = cmd.ProcessState
+		// Wait for the exit without reaping it (waitid WNOWAIT), so that
+		// the process can stay a zombie until released.
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
 		close(done)
+		<-release
+		_ = cmd.Wait() // sets cmd.ProcessState, read once reaped is closed
+		close(reaped)
+	}()
+	defer func() {
+		if prev != nil {
+			closeOnce(prev) // the new process serves: reap the old one
+		}
 	}()
 
 	deadline := time.Now().Add(readyTimeout)
@@ -108,7 +135,9 @@ func (r *replica) start(t testing.TB) {
 		}
 		select {
 		case <-done:
-			t.Fatalf("replica %d (start %d) exited during start-up: %v\n%s", r.idx, r.gen, r.state, r.logSince(from))
+			closeOnce(release)
+			<-reaped
+			t.Fatalf("replica %d (start %d) exited during start-up: %v\n%s", r.idx, r.gen, cmd.ProcessState, r.logSince(from))
 		case <-tick.C:
 		}
 		if time.Now().After(deadline) {
@@ -196,8 +225,10 @@ func (r *replica) stop(t testing.TB) {
 	require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
 	select {
 	case <-r.done:
-		if !r.state.Success() {
-			t.Errorf("replica %d (pid %d) stopped with %v; log %s", r.idx, r.pid(), r.state, r.logPath)
+		closeOnce(r.release)
+		<-r.reaped
+		if !r.cmd.ProcessState.Success() {
+			t.Errorf("replica %d (pid %d) stopped with %v; log %s", r.idx, r.pid(), r.cmd.ProcessState, r.logPath)
 		}
 	case <-time.After(stopTimeout):
 		t.Errorf("replica %d (pid %d) did not stop %v after SIGTERM; log %s", r.idx, r.pid(), stopTimeout, r.logPath)
@@ -212,4 +243,21 @@ func (r *replica) logHas(s string) int {
 		return 0
 	}
 	return bytes.Count(b, []byte(s))
+}
+
+// closeOnce closes c unless it is closed already.
+func closeOnce(c chan struct{}) {
+	select {
+	case <-c:
+	default:
+		close(c)
+	}
+}
+
+// reapAll lets the last process be reaped once it has exited (a killed
+// one left a zombie by lateReap).
+func (r *replica) reapAll() {
+	if r.release != nil {
+		closeOnce(r.release)
+	}
 }
