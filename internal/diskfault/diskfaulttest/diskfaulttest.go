@@ -42,7 +42,7 @@ func New(t testing.TB, size string) *Disk {
 	}
 	if err != nil {
 		msg := "!!! NO REAL FULL DISK: mounting a " + size + " tmpfs failed (" + err.Error() +
-			"); falling back to an injected ENOSPC in the store's and the spool's writes. Run as root " +
+			"); falling back to an injected ENOSPC in the writes of the code under test (the store, the inbound spool). Run as root " +
 			"(or with CAP_SYS_ADMIN) to test a file system that really fills up."
 		if os.Getenv("CI") != "" {
 			msg += " CI is set: the test runs on, with the injected fault, and is not skipped."
