@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/store"
 )
 
@@ -113,4 +114,24 @@ func TestARunOutcomeTheStoreRefusesEndsTheRunAllTheSame(t *testing.T) {
 	require.Equal(t, core.RunFailed, runs[0].Status)
 	require.Contains(t, runs[0].Error, "recording the outcome failed: ")
 	require.Contains(t, runs[0].Error, "value too long")
+}
+
+// failingFreeze cannot keep a session's prompt stack, as on a full disk.
+type failingFreeze struct{ *store.Store }
+
+func (failingFreeze) FreezePrompt(context.Context, int64, string) (string, error) {
+	return "", fmt.Errorf("freezing the prompt: %w", core.ErrStoreUnavailable)
+}
+
+// A turn whose session prompt cannot be kept (the disk is full) still
+// answers: the stack is kept by a later turn, and the user gets no
+// failure notice for it.
+func TestATurnAnswersThoughItsPromptCannotBeKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{wrapStore: func(st *store.Store) core.Store { return failingFreeze{st} }})
+	b.model.Enqueue(llmtest.Text("hello there"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "fz", "hi"))
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "hello there", sent[0].Text)
+	require.Equal(t, core.RunSucceeded, b.waitRun(t, "fz").Status)
 }
