@@ -19,6 +19,7 @@ import (
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/spool"
 	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/internal/diskfault"
 )
 
 // drainTimeout bounds how long a stopping bot waits for in-flight turns.
@@ -58,10 +59,11 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 }
 
 // openStore opens and migrates the configured database. Its errors name
-// the database and the likely cause.
-func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger) (*store.Store, error) {
+// the database and the likely cause. disk is a test's injected full disk
+// (nil otherwise).
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) (*store.Store, error) {
 	driver, dsn := cfg.Store.Driver, cfg.Store.DSN.Reveal()
-	st, err := store.Open(ctx, store.Options{Driver: driver, DSN: dsn, Logger: log})
+	st, err := store.Open(ctx, store.Options{Driver: driver, DSN: dsn, Logger: log, Disk: disk})
 	if err != nil {
 		return nil, store.Explain(driver, dsn, err) // "sqlite /data/parley.db: ..."
 	}
@@ -102,6 +104,10 @@ type appOptions struct {
 	// configure adjusts an adapter before it starts (the terminal's streams).
 	configure func(core.Adapter)
 	clock     core.Clock
+	// storeDisk and spoolDisk, in tests that cannot mount a small file
+	// system, make the store's and the spool's writes fail as on a full
+	// disk while full.
+	storeDisk, spoolDisk *diskfault.Disk
 }
 
 // buildApp wires everything from the config without starting anything.
@@ -175,7 +181,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			opts.configure(ad)
 		}
 	}
-	if a.store, err = openStore(ctx, cfg, log.With("component", "store")); err != nil {
+	if a.store, err = openStore(ctx, cfg, log.With("component", "store"), opts.storeDisk); err != nil {
 		return nil, err
 	}
 	// One write now: a read-only file or a full disk is found before any
@@ -260,17 +266,19 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.serveHTTP {
 		// `parley run` only: in `parley chat` the one typing sees a store
 		// error at once.
-		if err := a.openSpool(cfg, log); err != nil {
+		if err := a.openSpool(cfg, log, opts.spoolDisk); err != nil {
 			return nil, err
 		}
 	}
 	if opts.serveHTTP {
 		a.http = newHTTPServer(cfg, log.With("component", "http"))
 		// A ping, and a write at most every 10 s: a full disk or a
-		// read-only file answers pings.
+		// read-only file answers pings. Any write of the bot's that the
+		// database could not take fails it at once.
 		a.http.AddHealthCheck("store", store.NewHealthCheck(a.store, 0).Check)
 		if sp := a.spool; sp != nil {
-			// Full, it loses messages: take the replica out.
+			// Unable to write its file, it refuses messages: take the
+			// replica out.
 			a.http.AddHealthCheck("inbound_spool", func(context.Context) error { return sp.Health() })
 		}
 		// Reported, never failing the check: a load balancer must not take

@@ -126,7 +126,7 @@ func (e *cliEnv) withStore(c *cobra.Command, f func(st *store.Store) error) erro
 	if err != nil {
 		return err
 	}
-	st, err := openStore(c.Context(), cfg, e.logger)
+	st, err := openStore(c.Context(), cfg, e.logger, nil)
 	if err != nil {
 		return err
 	}

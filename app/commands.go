@@ -124,7 +124,7 @@ func newMigrateCmd(e *cliEnv) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(c.Context(), cfg, e.logger)
+			st, err := openStore(c.Context(), cfg, e.logger, nil)
 			if err != nil {
 				return err
 			}

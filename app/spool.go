@@ -13,6 +13,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/spool"
 	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/internal/diskfault"
 )
 
 // spoolDir is where the inbound spool lives: store.spool.dir, else beside
@@ -47,7 +48,7 @@ func needsSpool(adapters []core.Adapter) bool {
 
 // openSpool opens the inbound spool in front of the dispatcher, for the
 // adapters whose platform does not redeliver.
-func (a *app) openSpool(cfg *config.Config, log *slog.Logger) error {
+func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) error {
 	if !needsSpool(a.adapters) {
 		return nil
 	}
@@ -61,8 +62,11 @@ func (a *app) openSpool(cfg *config.Config, log *slog.Logger) error {
 	sp, err := spool.Open(spool.Config{
 		Dir:      dir,
 		MaxBytes: int64(cfg.Store.Spool.MaxSize),
-		Probe:    a.store.Ping,
-		Logger:   log.With("component", "spool"),
+		// A write, not a ping: a full disk answers pings, and a message
+		// is given up only while the store takes writes.
+		Probe:  a.store.ProbeWrite,
+		Logger: log.With("component", "spool"),
+		Disk:   disk,
 	}, a.disp)
 	if err != nil {
 		if temporary {

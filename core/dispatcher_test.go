@@ -56,6 +56,8 @@ type setupOpts struct {
 	scheduled bool
 	// commands answers chat commands.
 	commands core.CommandHandler
+	// wrapStore, when set, stands between the dispatcher and the store.
+	wrapStore func(*store.Store) core.Store
 }
 
 // personaLayer is a tiny prompt plugin, so tests see a system prompt.
@@ -104,8 +106,12 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	}
 	plugins := append([]core.Plugin{personaLayer{text: "You are Testy."}}, o.plugins...)
 	var err error
+	var dispStore core.Store = b.store
+	if o.wrapStore != nil {
+		dispStore = o.wrapStore(b.store)
+	}
 	b.disp, err = core.NewDispatcher(core.DispatcherConfig{
-		Store: b.store, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
+		Store: dispStore, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
 		AllowUsers: o.allow, PollInterval: o.poll, Clock: o.clock,
 		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, MaxTurns: o.workers,
 		ScheduledMessages: o.scheduled, JobWaker: b.jobs, Commands: o.commands,

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -49,6 +50,13 @@ func (d *Dispatcher) stack(ctx context.Context, t *Turn) ([]PromptLayer, error) 
 		return nil, fmt.Errorf("encoding the prompt stack: %w", err)
 	}
 	kept, err := d.cfg.Store.FreezePrompt(ctx, t.Record.ID, string(enc))
+	if errors.Is(err, ErrStoreUnavailable) {
+		// The record's next turn freezes it; this one need not fail for
+		// a full disk.
+		d.log.Warn("the store cannot keep the session's prompt stack now; the turn goes on with it unkept",
+			"record", t.Record.ID, "err", err)
+		return layers, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,15 @@ var ErrNotFailed = errors.New("the job has not failed")
 // search for (only spaces or punctuation).
 var ErrEmptyQuery = errors.New("the search has no words to look for")
 
+// ErrStoreUnavailable is wrapped by a Store's error when the database
+// cannot take a write now, whatever was written: its disk is full, it is
+// read-only, an I/O error, it cannot be opened or reached, another process
+// holds it locked. Trying the same write again later can succeed, so what
+// must not be lost (a user's message, a run's outcome) is kept and tried
+// again, never dropped as bad. Any other error may be the write's own
+// fault.
+var ErrStoreUnavailable = errors.New("the store cannot take writes")
+
 // IsNotFound reports whether err is, or wraps, ErrNotFound.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 

@@ -648,33 +648,80 @@ func (d *Dispatcher) tools(ctx context.Context, t *Turn) ([]llm.Tool, error) {
 // claims the next due run in the same transaction. It reports whether the
 // run was still ours. conv, when known, gets the stored messages in its
 // history cache.
+//
+// A completion the store cannot take now (core.ErrStoreUnavailable: a
+// full disk, a database gone) is tried again with backoff until it lands
+// or the dispatcher stops: a run left running holds its conversation
+// until the reaper (runs.stale_after), and the heartbeats keep it ours
+// meanwhile. One the store refuses otherwise is tried a few times, then
+// the run is recorded as failed without it, so that the conversation
+// moves on all the same.
 func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, conv *Conversation, c RunCompletion) (*Run, bool) {
 	c.Now = d.cfg.Clock.Now().UTC()
-	// Record the outcome even if the turn's context has run out.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
 	// Messages stored before they were sent get their delivery settled,
 	// the others are appended.
+	msgs := c.Messages
 	prestored := make([]bool, len(c.Messages))
 	for i, m := range c.Messages {
 		prestored[i] = m.ID != 0
 	}
 	var next *Run
 	var err error
-	if d.isStopping() {
-		err = d.cfg.Store.CompleteRun(ctx, run.ID, d.cfg.Owner, c)
-	} else {
-		next, err = d.cfg.Store.CompleteRunAndClaim(ctx, run.ID, d.cfg.Owner, c, d.platforms...)
+	wait, bare, attempt := completeRetryMin, false, 1
+	for ; ; attempt++ {
+		next, err = d.record(ctx, run, c)
+		if err == nil || errors.Is(err, ErrLostRun) {
+			break
+		}
+		storeDown := errors.Is(err, ErrStoreUnavailable) || errors.Is(err, context.DeadlineExceeded)
+		if !storeDown && attempt >= completeAttempts {
+			if bare {
+				break
+			}
+			log.Error("recording run outcome failed; recording the run as failed without its messages", "err", err,
+				"attempts", attempt)
+			c = RunCompletion{Status: RunFailed, Error: "recording the outcome failed: " + err.Error(), Now: c.Now}
+			bare, attempt, wait = true, 0, completeRetryMin
+			continue
+		}
+		if attempt == 1 {
+			log.Warn("recording run outcome failed; trying again until it lands", "err", err, "retry_in", wait)
+		} else {
+			log.Debug("recording run outcome failed again", "err", err, "attempt", attempt, "retry_in", wait)
+		}
+		if !d.pause(wait) {
+			log.Error("the dispatcher stopped before the run's outcome could be recorded; the run is failed by the reaper",
+				"err", err, "attempts", attempt)
+			break
+		}
+		wait = min(2*wait, completeRetryMax)
 	}
-	if errors.Is(err, ErrLostRun) {
+	settle := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		d.settleAlone(sctx, log, msgs, prestored)
+	}
+	switch {
+	case errors.Is(err, ErrLostRun) && attempt > 1:
+		log.Warn("run no longer ours after recording its outcome failed: it landed before the error, or the run was taken; outcome dropped")
+		settle()
+		return nil, false
+	case errors.Is(err, ErrLostRun):
 		log.Warn("run was taken from this worker before it finished; outcome dropped")
-		d.settleAlone(ctx, log, c.Messages, prestored)
+		settle()
 		return nil, false
-	}
-	if err != nil {
+	case err != nil:
 		log.Error("recording run outcome", "err", err)
-		d.settleAlone(ctx, log, c.Messages, prestored)
+		settle()
 		return nil, false
+	case bare:
+		// The run is over, and its conversation moves on, but its
+		// messages were not stored with it.
+		settle()
+		if run.StartedAt != nil {
+			d.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
+		}
+		return next, false
 	}
 	if run.StartedAt != nil {
 		d.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
@@ -692,6 +739,39 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 	}
 	log.Debug("run finished", "status", c.Status)
 	return next, true
+}
+
+// Recording a run's outcome: tries of a completion the store refuses for
+// another reason than being unavailable, and the backoff between tries.
+const (
+	completeAttempts = 3
+	completeRetryMin = 200 * time.Millisecond
+	completeRetryMax = 5 * time.Second
+)
+
+// record stores c once, and claims the next run unless the dispatcher is
+// stopping.
+func (d *Dispatcher) record(ctx context.Context, run *Run, c RunCompletion) (*Run, error) {
+	// Record the outcome even if the turn's context has run out.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if d.isStopping() {
+		return nil, d.cfg.Store.CompleteRun(ctx, run.ID, d.cfg.Owner, c)
+	}
+	return d.cfg.Store.CompleteRunAndClaim(ctx, run.ID, d.cfg.Owner, c, d.platforms...)
+}
+
+// pause waits wait on the dispatcher's clock; false when the dispatcher
+// stops meanwhile.
+func (d *Dispatcher) pause(wait time.Duration) bool {
+	t := d.cfg.Clock.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-d.runCtx.Done():
+		return false
+	}
 }
 
 func (d *Dispatcher) observe(ctx context.Context, t *Turn, o Outcome) {

@@ -33,8 +33,9 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	// The gateway never delivers an event twice, so a core that cannot take
 	// the message (its database briefly locked or down) gets a few more
 	// tries, in order, before the message is given up loudly. Behind
-	// `parley run`'s inbound spool that only happens when the spool is
-	// full, which says so (core.ErrInboundLost): then no try is waited for.
+	// `parley run`'s inbound spool that only happens when the spool cannot
+	// keep it either: full, which says so (core.ErrInboundLost, then no try
+	// is waited for), or its disk full while the store cannot write.
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)

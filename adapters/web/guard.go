@@ -39,6 +39,7 @@ type guards struct {
 	refusals       notice
 	streamRefusals notice
 	crossSites     notice
+	notKept        notice
 }
 
 func newGuards(l Limits, allowedOrigins []string) *guards {

@@ -30,6 +30,10 @@ const (
 	maxHistory     = 500
 	// defaultName is the display name of a browser that sent none.
 	defaultName = "Web user"
+	// notKeptRetry is the Retry-After of a message refused because
+	// neither the store nor the inbound spool could keep it: about the
+	// spool's longest wait between tries of the store.
+	notKeptRetry = 5 * time.Second
 )
 
 // clientIDPattern is what a browser's client id must look like; it becomes a
@@ -124,6 +128,17 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		Direct:            true,
 	}
 	if err := h.HandleInbound(r.Context(), msg); err != nil {
+		if errors.Is(err, core.ErrStoreUnavailable) || errors.Is(err, core.ErrInboundLost) {
+			// Not kept anywhere: the browser is told to send it again
+			// later, never 202 for a message that is then lost.
+			if ok, held := g.notKept.allow(a.clock.Now()); ok {
+				a.log.Error("the web chat refused a message it could not keep: the store cannot take it and the inbound spool "+
+					"cannot hold it", "client", in.ClientID, "err", err, "refusals_not_logged", held)
+			}
+			refuse(w, http.StatusServiceUnavailable, notKeptRetry,
+				"The bot cannot take messages right now: try again in "+waitText(notKeptRetry)+".")
+			return
+		}
 		a.log.Error("handing web message to the core", "client", in.ClientID, "err", err)
 		writeError(w, http.StatusInternalServerError, "could not accept the message")
 		return

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -419,6 +420,26 @@ func TestPostCoreErrorIsGeneric500(t *testing.T) {
 
 	require.Equal(t, http.StatusInternalServerError, resp.Status)
 	require.Equal(t, map[string]any{"error": "could not accept the message"}, resp.Body)
+}
+
+// A message neither the store nor the inbound spool can keep (a full
+// disk) is refused with 503 and Retry-After, so that the browser says it
+// was not delivered and the user sends it again later: never 202 for a
+// message that is then lost, nor a bare 500.
+func TestPostThatCannotBeKeptIs503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	for name, err := range map[string]error{
+		"store and spool disk full": fmt.Errorf("%w: the message could not be kept: writing to the inbound spool: no space left on device",
+			core.ErrStoreUnavailable),
+		"spool full": fmt.Errorf("the inbound spool is full: %w", core.ErrInboundLost),
+	} {
+		b := setup(t)
+		b.core.err = err
+		resp := b.postJSON(t, map[string]string{"client_id": "client-0001", "text": "hi"})
+		require.Equal(t, http.StatusServiceUnavailable, resp.Status, name)
+		require.Equal(t, "5", resp.Header.Get("Retry-After"), name)
+		require.Equal(t, map[string]any{"error": "The bot cannot take messages right now: try again in 5 seconds."}, resp.Body, name)
+	}
 }
 
 func TestSendReachesOpenStream(t *testing.T) {

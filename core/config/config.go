@@ -45,7 +45,8 @@ type Spool struct {
 	// DSN + "-spool"; with PostgreSQL, parley-spool in the working
 	// directory).
 	Dir string `yaml:"dir"`
-	// MaxSize bounds the file; messages beyond are lost, loudly (default
+	// MaxSize bounds the file; past it new messages are refused, loudly
+	// (the web chat answers 503), while those taken are kept (default
 	// 64MiB).
 	MaxSize ByteSize `yaml:"max_size"`
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -76,6 +77,11 @@ type API struct {
 	platforms []string
 	log       *slog.Logger
 	mux       *http.ServeMux
+	// unavailableLogged spaces the lines about a store that cannot take
+	// writes: one a minute, not one a request.
+	unavailableMu     sync.Mutex
+	unavailableLogged time.Time
+	unavailableHeld   int
 }
 
 // NewAPI returns the API; mount it with Mount.

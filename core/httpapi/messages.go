@@ -403,10 +403,39 @@ func (a *API) refuse(w http.ResponseWriter, err error) {
 	a.fail(w, "handling a request", err)
 }
 
-// fail logs a server-side failure and answers 500 without its details.
+// StoreRetryAfter is the Retry-After of a request refused because the
+// store cannot take writes now (a full disk, a database gone).
+const StoreRetryAfter = 5 * time.Second
+
+// fail logs a server-side failure and answers 500 without its details;
+// a store that cannot take writes (core.ErrStoreUnavailable) is 503 with
+// Retry-After, since the same request can succeed later.
 func (a *API) fail(w http.ResponseWriter, what string, err error) {
+	if errors.Is(err, core.ErrStoreUnavailable) {
+		if ok, held := a.unavailableNotice(a.cfg.Now()); ok {
+			a.log.Error(what+": the store cannot take writes", "err", err, "refusals_not_logged", held)
+		}
+		w.Header().Set("Retry-After", RetryAfter(StoreRetryAfter))
+		WriteError(w, http.StatusServiceUnavailable, "the store cannot take writes now: "+what+" failed; try again in "+
+			RetryAfter(StoreRetryAfter)+" s")
+		return
+	}
 	a.log.Error(what, "err", err)
 	WriteError(w, http.StatusInternalServerError, "internal error: "+what+" failed")
+}
+
+// unavailableNotice reports whether to log a refusal for an unavailable
+// store now, and how many went unlogged since the last one.
+func (a *API) unavailableNotice(now time.Time) (bool, int) {
+	a.unavailableMu.Lock()
+	defer a.unavailableMu.Unlock()
+	if !a.unavailableLogged.IsZero() && now.Sub(a.unavailableLogged) < time.Minute {
+		a.unavailableHeld++
+		return false, 0
+	}
+	held := a.unavailableHeld
+	a.unavailableLogged, a.unavailableHeld = now, 0
+	return true, held
 }
 
 // orList joins names as a sentence does: "web", "telegram or web",

@@ -4,14 +4,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/internal/diskfault/diskfaulttest"
 )
 
 // NUL in a routed message's text is stored as U+FFFD, as inbound text
@@ -109,4 +114,41 @@ func TestIdempotencyKeyReusedForAnotherRequest(t *testing.T) {
 	code, _ = r.do(http.MethodPost, "/api/v1/messages", `{"channel_type":"web","channel_user_id":"newbie","text":"Welcome"}`,
 		"Idempotency-Key", "k2")
 	require.Equal(t, http.StatusUnprocessableEntity, code)
+}
+
+// The database's disk fills up: a message routed then is refused with
+// 503 and Retry-After, which a client retries, not a bare 500.
+func TestRoutedMessageOnAFullDiskIs503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	disk := diskfaulttest.New(t, "32m")
+	st, err := store.Open(context.Background(), store.Options{Driver: store.DriverSQLite,
+		DSN: filepath.Join(disk.Dir, "parley.db"), Disk: disk.Fault})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	r := setupRoutingOn(t, st, coretest.NewAdapter(web))
+	convs := make([]int64, 500)
+	for i := range convs {
+		res, err := st.RecordInbound(context.Background(), core.InboundRecord{Platform: web, ChannelThreadID: fmt.Sprint("full-", i),
+			Text: "hi", Now: t0})
+		require.NoError(t, err)
+		convs[i] = res.Conversation.ID
+	}
+	disk.Fill(t)
+	text := strings.Repeat("ready ", 170)
+	for _, id := range convs {
+		req := httptest.NewRequest(http.MethodPost, "/api/v1/messages",
+			strings.NewReader(fmt.Sprintf(`{"conversation_id":%d,"text":%q}`, id, text)))
+		req.Header.Set("Authorization", "Bearer "+token)
+		rec := httptest.NewRecorder()
+		r.mux.ServeHTTP(rec, req)
+		if rec.Code == http.StatusAccepted {
+			continue
+		}
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+		require.Equal(t, "5", rec.Header().Get("Retry-After"))
+		require.JSONEq(t, `{"error":"the store cannot take writes now: routing a message failed; try again in 5 s"}`,
+			rec.Body.String())
+		return
+	}
+	t.Fatal("500 messages routed on a full disk")
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/diskfault"
 )
 
 // A spool file is a sequence of records, each a 4-byte big-endian length,
@@ -34,6 +35,8 @@ type file struct {
 	size   int64 // bytes in the file
 	offset int64 // bytes already taken by the core
 	unlock func()
+	// disk is a test's injected full disk (nil in production).
+	disk *diskfault.Disk
 }
 
 // openFile opens (creating it) the first spool file in dir that no other
@@ -143,21 +146,29 @@ func (sf *file) read(off int64) (core.InboundMessage, int64, error) {
 	return msg, off + headerLen + n, nil
 }
 
-// appendMsg writes msg at the end and syncs it; it fails, writing
-// nothing, when the file would grow past max bytes.
-func (sf *file) appendMsg(msg core.InboundMessage, max int64) error {
-	payload, err := json.Marshal(msg)
-	if err != nil {
-		return fmt.Errorf("encoding a message for the inbound spool: %w", err)
+// appendMsgs writes msgs at the end, in order, and syncs them: all of
+// them or, when a write fails or the file would grow past max bytes,
+// none (a conversation's messages must not be split between the file
+// and memory).
+func (sf *file) appendMsgs(msgs []core.InboundMessage, max int64) error {
+	var recs []byte
+	for _, msg := range msgs {
+		payload, err := json.Marshal(msg)
+		if err != nil {
+			return fmt.Errorf("encoding a message for the inbound spool: %w", err)
+		}
+		var h [headerLen]byte
+		binary.BigEndian.PutUint32(h[:4], uint32(len(payload)))
+		binary.BigEndian.PutUint32(h[4:8], crc32.Checksum(payload, castagnoli))
+		recs = append(append(recs, h[:]...), payload...)
 	}
-	rec := make([]byte, headerLen+len(payload))
-	binary.BigEndian.PutUint32(rec[:4], uint32(len(payload)))
-	binary.BigEndian.PutUint32(rec[4:8], crc32.Checksum(payload, castagnoli))
-	copy(rec[headerLen:], payload)
-	if max > 0 && sf.size+int64(len(rec)) > max {
+	if max > 0 && sf.size+int64(len(recs)) > max {
 		return ErrFull
 	}
-	if _, err := sf.f.WriteAt(rec, sf.size); err != nil {
+	if err := sf.disk.Write("write", sf.path); err != nil {
+		return fmt.Errorf("writing to the inbound spool %s: %w", sf.path, err)
+	}
+	if _, err := sf.f.WriteAt(recs, sf.size); err != nil {
 		_ = sf.f.Truncate(sf.size) // no torn record left behind
 		return fmt.Errorf("writing to the inbound spool %s: %w", sf.path, err)
 	}
@@ -165,7 +176,7 @@ func (sf *file) appendMsg(msg core.InboundMessage, max int64) error {
 		_ = sf.f.Truncate(sf.size)
 		return fmt.Errorf("syncing the inbound spool %s: %w", sf.path, err)
 	}
-	sf.size += int64(len(rec))
+	sf.size += int64(len(recs))
 	return nil
 }
 
@@ -173,6 +184,9 @@ func (sf *file) appendMsg(msg core.InboundMessage, max int64) error {
 func (sf *file) taken(off int64) error {
 	var buf [8]byte
 	binary.BigEndian.PutUint64(buf[:], uint64(off))
+	if err := sf.disk.Write("write", sf.path+".offset"); err != nil {
+		return fmt.Errorf("writing the inbound spool's offset: %w", err)
+	}
 	if _, err := sf.off.WriteAt(buf[:], 0); err != nil {
 		return fmt.Errorf("writing the inbound spool's offset: %w", err)
 	}

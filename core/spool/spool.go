@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/diskfault"
 )
 
 // ErrFull is returned for a message that came while the spool is full:
-// that message is lost, as it would have been without a spool.
+// that message is not kept, and the adapter must say so (the web chat
+// answers 503 with Retry-After) or give it up.
 var ErrFull = fmt.Errorf("the inbound spool is full: %w", core.ErrInboundLost)
 
 // Defaults.
@@ -32,9 +34,12 @@ const (
 	// handTimeout bounds one hand-over to the core.
 	handTimeout = 30 * time.Second
 	// poisonAttempts is how often a spooled message is tried while the
-	// store answers its probe before it is given up: the store is fine,
-	// the message is not.
+	// store takes writes before it is given up: the store is fine, the
+	// message is not.
 	poisonAttempts = 5
+	// logEvery spaces the lines about a store or a file that keeps
+	// failing.
+	logEvery = time.Minute
 )
 
 // Config configures a Spool.
@@ -46,20 +51,29 @@ type Config struct {
 	// MaxQueued bounds the messages held in memory (default
 	// DefaultMaxQueued).
 	MaxQueued int
-	// Probe, when set, tells a store that is back from one that is not:
-	// a spooled message that fails while it passes is given up after a
-	// few tries instead of holding up the others for ever. Without it no
-	// message is given up.
+	// Probe, when set, tells a store that takes writes from one that does
+	// not: a spooled message that keeps failing, with an error other than
+	// core.ErrStoreUnavailable, while a probe passes is given up after a
+	// few tries instead of holding up the others for ever. It must write
+	// (store.ProbeWrite): a ping passes on a full disk. Without it no
+	// message is given up. A message failing with core.ErrStoreUnavailable
+	// is never given up.
 	Probe func(ctx context.Context) error
 	// RetryMin and RetryMax bound the wait between tries of the oldest
 	// spooled message (default 500ms and 5s).
 	RetryMin, RetryMax time.Duration
 	Logger             *slog.Logger
+	// Disk, for Parley's own tests where no small file system can be
+	// mounted and filled: while it is full the spool's writes fail as on
+	// a full disk (nil in production).
+	Disk *diskfault.Disk
 }
 
 // Spool is a core.InboundHandler in front of the core's: HandleInbound
 // returns at once, and the message reaches next from the spool's own
-// goroutines, through the file while next fails.
+// goroutines, through the file while next fails. A message HandleInbound
+// took is never dropped because the store cannot take it: it is tried
+// again, with backoff, until the store or the file takes it.
 type Spool struct {
 	cfg  Config
 	log  *slog.Logger
@@ -74,9 +88,11 @@ type Spool struct {
 	// spooling: new messages go to the file, which is drained in order,
 	// once no conversation's goroutine holds messages any more.
 	spooling bool
-	// full is set while a message could not be spooled.
+	// fileErr is the last write to the file that failed (full, or its
+	// disk failing), nil once one succeeds; full says it was ErrFull.
+	fileErr  error
 	full     bool
-	fullLog  time.Time
+	fileLog  time.Time
 	cause    error
 	stopping bool
 	changed  chan struct{}
@@ -111,6 +127,7 @@ func Open(cfg Config, next core.InboundHandler) (*Spool, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.disk = cfg.Disk
 	s := &Spool{cfg: cfg, log: cfg.Logger, next: next, file: f, queues: map[string][]core.InboundMessage{},
 		changed: make(chan struct{}, 1)}
 	if f.pending() {
@@ -132,8 +149,10 @@ func (s *Spool) Start(ctx context.Context) {
 }
 
 // Stop stops intake: it waits until ctx for the messages in hand to reach
-// the core, spools what did not, and closes the file. Nothing held in
-// memory is lost by a clean stop.
+// the core, spools what did not (or, when the file cannot take it, tries
+// the core once more), and closes the file. Nothing held in memory is
+// lost by a clean stop unless neither the file nor the store takes it,
+// which is logged.
 func (s *Spool) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopping = true
@@ -152,25 +171,45 @@ func (s *Spool) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
+	lost := 0
 	for key, q := range s.queues {
-		for _, m := range q {
-			if err := s.file.appendMsg(m, 0); err != nil {
-				errs = append(errs, err)
+		if err := s.file.appendMsgs(q, 0); err != nil {
+			for _, m := range q {
+				hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				if herr := s.next.HandleInbound(hctx, m); herr != nil {
+					lost++
+					errs = append(errs, fmt.Errorf("an inbound message of %s/%s is lost: %w", m.Platform, m.ChannelThreadID,
+						errors.Join(err, herr)))
+				}
+				cancel()
 			}
 		}
 		delete(s.queues, key)
+	}
+	if lost > 0 {
+		s.log.Error("inbound messages held in memory are lost at stop: neither the spool's file nor the store takes them",
+			"path", s.file.path, "messages", lost)
 	}
 	errs = append(errs, s.file.close())
 	return errors.Join(errs...)
 }
 
-// HandleInbound takes msg and returns without waiting on the store: an
-// error means only that the spool is full (or stopped) and msg is lost.
+// HandleInbound takes msg and returns without waiting on the store. An
+// error means msg was not kept, and the caller must say so or try again:
+// the store cannot take messages and the spool cannot keep it (its file
+// is full, or cannot be written), or the spool is stopped. A message
+// taken is never dropped afterwards for want of a store.
 func (s *Spool) HandleInbound(_ context.Context, msg core.InboundMessage) error {
 	key := string(msg.Platform) + "\x00" + msg.ChannelThreadID
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if q, ok := s.queues[key]; ok {
+		if s.spooling && s.fileErr != nil {
+			// Its conversation's earlier messages wait in memory because
+			// neither the store nor the file takes them: this one is
+			// refused rather than held where a crash would lose it.
+			return s.notKeptLocked(msg, s.fileErr)
+		}
 		// Behind the conversation's earlier messages, in memory even
 		// while spooling: they reach the file first.
 		s.queues[key] = append(q, msg)
@@ -185,7 +224,10 @@ func (s *Spool) HandleInbound(_ context.Context, msg core.InboundMessage) error 
 		case !s.spooling:
 			s.startSpooling(errors.New("too many messages waiting for the store"))
 		}
-		return s.spoolLocked(msg)
+		if err := s.writeLocked([]core.InboundMessage{msg}); err != nil {
+			return s.notKeptLocked(msg, err)
+		}
+		return nil
 	}
 	s.queues[key] = []core.InboundMessage{msg}
 	s.queued++
@@ -195,9 +237,12 @@ func (s *Spool) HandleInbound(_ context.Context, msg core.InboundMessage) error 
 }
 
 // handOver hands a conversation's messages to next in order, until none
-// is left or next fails; then what is left goes to the file.
+// is left; while next fails they go to the file, and while the file
+// fails too they stay in memory, in order, and both are tried again with
+// backoff.
 func (s *Spool) handOver(key string) {
 	defer s.active.Done()
+	wait := s.cfg.RetryMin
 	for {
 		s.mu.Lock()
 		q := s.queues[key]
@@ -207,34 +252,46 @@ func (s *Spool) handOver(key string) {
 			s.mu.Unlock()
 			return
 		}
-		if s.spooling && !s.stopping {
-			s.spoolQueueLocked(key)
-			s.mu.Unlock()
-			return
-		}
 		if s.stopping && s.ctx.Err() != nil {
 			s.mu.Unlock()
 			return // Stop spools the rest
 		}
+		if s.spooling && !s.stopping && s.spoolQueueLocked(key) == nil {
+			s.mu.Unlock()
+			return
+		}
+		stuck := s.spooling && !s.stopping // the file refused them just now
 		msg := q[0]
 		s.mu.Unlock()
 
 		err := s.hand(msg)
 
 		s.mu.Lock()
-		if err != nil && !s.stopping {
-			s.startSpooling(err)
-			s.spoolQueueLocked(key) // msg is still first
+		switch {
+		case err == nil:
+			s.queues[key] = s.queues[key][1:]
+			s.queued--
 			s.mu.Unlock()
-			return
-		}
-		if err != nil {
+			wait = s.cfg.RetryMin
+			continue
+		case s.stopping:
 			s.mu.Unlock()
 			return // Stop spools msg and the rest
+		case !stuck:
+			// The store failed them: to the file, on the next pass.
+			s.startSpooling(err)
+			s.mu.Unlock()
+			continue
 		}
-		s.queues[key] = s.queues[key][1:]
-		s.queued--
 		s.mu.Unlock()
+		// Neither the store nor the file takes them: they stay in
+		// memory, where Stop still spools them.
+		s.log.Debug("neither the store nor the inbound spool's file takes a conversation's messages; trying both again",
+			"retry_in", wait, "messages", len(q), "err", err)
+		if !s.sleep(wait) {
+			return
+		}
+		wait = min(2*wait, s.cfg.RetryMax)
 	}
 }
 
@@ -245,34 +302,56 @@ func (s *Spool) hand(msg core.InboundMessage) error {
 	return s.next.HandleInbound(ctx, msg)
 }
 
-// spoolQueueLocked moves a conversation's queue to the file, in order.
-func (s *Spool) spoolQueueLocked(key string) {
-	for _, m := range s.queues[key] {
-		_ = s.spoolLocked(m) // a loss is logged there
-		s.queued--
+// spoolQueueLocked moves a conversation's queue to the file, in order,
+// all of it or, when the file cannot take it, none.
+func (s *Spool) spoolQueueLocked(key string) error {
+	q := s.queues[key]
+	if err := s.writeLocked(q); err != nil {
+		return err
 	}
+	s.queued -= len(q)
 	delete(s.queues, key)
 	s.wake()
+	return nil
 }
 
-// spoolLocked appends msg to the file.
-func (s *Spool) spoolLocked(msg core.InboundMessage) error {
-	err := s.file.appendMsg(msg, s.cfg.MaxBytes)
+// writeLocked appends msgs to the file, noting whether the file takes
+// writes: a failure fails Health at once, a success clears it.
+func (s *Spool) writeLocked(msgs []core.InboundMessage) error {
+	err := s.file.appendMsgs(msgs, s.cfg.MaxBytes)
 	if err == nil {
-		s.full = false
+		s.fileErr, s.full = nil, false
 		s.wake()
 		return nil
 	}
-	s.full = errors.Is(err, ErrFull)
-	if now := time.Now(); now.Sub(s.fullLog) > time.Minute {
-		s.fullLog = now
-		s.log.Error("an inbound message could not be spooled and is lost; the store is not taking messages and the spool cannot hold more",
-			"path", s.file.path, "max_bytes", s.cfg.MaxBytes, "platform", msg.Platform, "thread", msg.ChannelThreadID, "err", err)
+	s.fileFailedLocked(err)
+	return err
+}
+
+// fileFailedLocked notes a failed write to the file, and logs it at most
+// once a minute.
+func (s *Spool) fileFailedLocked(err error) {
+	s.fileErr, s.full = err, errors.Is(err, ErrFull)
+	if now := time.Now(); now.Sub(s.fileLog) > logEvery {
+		s.fileLog = now
+		s.log.Error("the inbound spool cannot write its file while the store cannot take messages: new messages are refused "+
+			"(the web chat answers 503), those already taken are kept in memory and tried again",
+			"path", s.file.path, "max_bytes", s.cfg.MaxBytes, "err", err, "store_err", s.cause)
 	}
-	if s.full {
+}
+
+// notKeptLocked is the error for a message neither the store nor the file
+// took: the caller must say so or try again later.
+func (s *Spool) notKeptLocked(msg core.InboundMessage, err error) error {
+	if errors.Is(err, ErrFull) {
 		return fmt.Errorf("%w (%s, %d bytes): the store has not taken messages since: %v", ErrFull, s.file.path, s.cfg.MaxBytes, s.cause)
 	}
-	return err
+	why := "the spool is not handing messages over (not started, or stopped)"
+	if s.cause != nil {
+		why = "the store failed (" + s.cause.Error() + ")"
+	}
+	return fmt.Errorf("%w: the message from %s/%s could not be kept: %s and %w",
+		core.ErrStoreUnavailable, msg.Platform, msg.ChannelThreadID, why, err)
 }
 
 func (s *Spool) startSpooling(cause error) {
@@ -292,6 +371,13 @@ func (s *Spool) wake() {
 	}
 }
 
+// retryable reports whether err from the core says only that the store
+// cannot take writes now (or did not answer in time): such a message is
+// tried again for as long as it takes, never given up.
+func retryable(err error) bool {
+	return errors.Is(err, core.ErrStoreUnavailable) || errors.Is(err, context.DeadlineExceeded)
+}
+
 // drain hands the file's messages to next, oldest first, once no
 // conversation's goroutine holds any; it waits and tries again while
 // next fails.
@@ -299,6 +385,7 @@ func (s *Spool) drain() {
 	defer close(s.drained)
 	wait := s.cfg.RetryMin
 	handed, tries := 0, 0
+	var failingSince, logged time.Time
 	for {
 		s.mu.Lock()
 		ready := s.spooling && len(s.queues) == 0
@@ -317,7 +404,9 @@ func (s *Spool) drain() {
 			// Everything is in the store: back to handing over directly.
 			err := s.file.reset()
 			if err == nil {
-				s.spooling, s.full, s.cause = false, false, nil
+				s.spooling, s.full, s.fileErr, s.cause = false, false, nil, nil
+			} else {
+				s.fileFailedLocked(err)
 			}
 			s.mu.Unlock()
 			if err != nil {
@@ -325,12 +414,13 @@ func (s *Spool) drain() {
 				if !s.sleep(wait) {
 					return
 				}
+				wait = min(2*wait, s.cfg.RetryMax)
 				continue
 			}
 			if handed > 0 {
 				s.log.Info("the store is back: every spooled message was handed to the core", "messages", handed)
 			}
-			handed = 0
+			handed, wait = 0, s.cfg.RetryMin
 			continue
 		}
 		msg, next, err := s.file.read(s.file.offset)
@@ -347,32 +437,51 @@ func (s *Spool) drain() {
 			return
 		}
 		if err != nil {
-			tries++
-			if tries < poisonAttempts || !s.storeUp() {
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			}
+			if !retryable(err) {
+				tries++
+			}
+			if retryable(err) || tries < poisonAttempts || !s.storeUp() {
 				s.log.Debug("the store still cannot take a spooled message", "retry_in", wait, "err", err)
+				if now := time.Now(); now.Sub(logged) > logEvery && now.Sub(failingSince) > logEvery {
+					logged = now
+					s.log.Warn("the store still cannot take the spooled messages; they are kept and tried again",
+						"path", s.file.path, "bytes", s.State().Bytes, "for", now.Sub(failingSince).Round(time.Second), "err", err)
+				}
 				if !s.sleep(wait) {
 					return
 				}
 				wait = min(2*wait, s.cfg.RetryMax)
 				continue
 			}
-			s.log.Error("giving up a spooled message the store keeps refusing while it is up",
+			s.log.Error("giving up a spooled message the store keeps refusing while it takes writes",
 				"platform", msg.Platform, "thread", msg.ChannelThreadID, "platform_message_id", msg.PlatformMessageID, "err", err)
 		} else {
 			handed++
 		}
-		tries, wait = 0, s.cfg.RetryMin
+		tries, wait, failingSince = 0, s.cfg.RetryMin, time.Time{}
 		s.mu.Lock()
 		err = s.file.taken(next)
+		if err != nil {
+			s.fileFailedLocked(err)
+		}
 		s.mu.Unlock()
 		if err != nil {
+			// The message is handed over again after the wait; the
+			// store drops it as a redelivery.
 			s.log.Error("recording the inbound spool's progress", "err", err)
+			if !s.sleep(wait) {
+				return
+			}
+			wait = min(2*wait, s.cfg.RetryMax)
 		}
 	}
 }
 
-// storeUp reports whether the store answers its probe (false without
-// one: no message is ever given up).
+// storeUp reports whether the store takes writes, by its probe (false
+// without one: no message is ever given up).
 func (s *Spool) storeUp() bool {
 	if s.cfg.Probe == nil {
 		return false
@@ -399,8 +508,12 @@ type State struct {
 	Spooling bool
 	// Bytes are the file's bytes not yet handed over.
 	Bytes int64
-	// Full is true while a message could not be spooled.
+	// Full is true while a message could not be spooled for the size
+	// limit.
 	Full bool
+	// Failing is the last write to the file that failed, nil once one
+	// succeeds (Full included).
+	Failing error
 	// Queued are the messages held in memory.
 	Queued int
 }
@@ -409,14 +522,22 @@ type State struct {
 func (s *Spool) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return State{Spooling: s.spooling, Bytes: s.file.size - s.file.offset, Full: s.full, Queued: s.queued}
+	return State{Spooling: s.spooling, Bytes: s.file.size - s.file.offset, Full: s.full, Failing: s.fileErr,
+		Queued: s.queued}
 }
 
-// Health fails while the spool is full: messages are being lost.
+// Health fails, from the first failed write on, while the spool cannot
+// write its file: full, or its disk full or failing. New messages are
+// then refused until the store takes them again.
 func (s *Spool) Health() error {
 	st := s.State()
-	if st.Full {
-		return fmt.Errorf("inbound spool %s is full (%d bytes): new messages are lost until the store is back", s.file.path, s.cfg.MaxBytes)
+	switch {
+	case st.Full:
+		return fmt.Errorf("inbound spool %s is full (%d bytes): new messages are refused until the store takes what it holds",
+			s.file.path, s.cfg.MaxBytes)
+	case st.Failing != nil:
+		return fmt.Errorf("inbound spool %s cannot write (%w): new messages are refused while the store cannot take them",
+			s.file.path, st.Failing)
 	}
 	return nil
 }

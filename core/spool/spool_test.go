@@ -22,11 +22,13 @@ const waitFor = 10 * time.Second
 // core is a stand-in for the dispatcher: it records the messages it takes
 // while up, fails while down, and can hold a hand-over until released.
 type fakeCore struct {
-	mu    sync.Mutex
-	down  bool
-	got   []core.InboundMessage
-	seen  map[string]bool
-	calls atomic.Int64
+	mu   sync.Mutex
+	down bool
+	// downErr is what a down core answers (default: database is locked).
+	downErr error
+	got     []core.InboundMessage
+	seen    map[string]bool
+	calls   atomic.Int64
 	// hold, when set, blocks hand-overs until it is closed.
 	hold chan struct{}
 }
@@ -45,6 +47,9 @@ func (c *fakeCore) HandleInbound(ctx context.Context, m core.InboundMessage) err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.down && c.downErr != nil {
+		return c.downErr
+	}
 	if c.down {
 		return errors.New("database is locked")
 	}

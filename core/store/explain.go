@@ -59,6 +59,10 @@ func Explain(driver, dsn string, err error) error {
 
 // explain is Explain for the store's own database.
 func (s *Store) explain(err error) error {
+	var se *StorageError
+	if errors.As(err, &se) {
+		return err
+	}
 	if s.driver == DriverPostgres {
 		return &StorageError{Where: "postgres " + s.where, Cause: postgresCause(err), Err: err}
 	}

@@ -33,7 +33,7 @@ func (s *Store) CreateJob(ctx context.Context, j *core.Job) error {
 		nid(job.SessionRecordID), job.AfterSeq, s.q.nt(job.NextRunAt), string(job.CatchUp),
 		string(job.Format), job.ImageURL, nullString(job.IdempotencyKey), s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
 	if err != nil {
-		return fmt.Errorf("creating job: %w", err)
+		return fmt.Errorf("creating job: %w", s.classify(err))
 	}
 	*j = job
 	return nil

@@ -31,7 +31,11 @@ const DefaultProbeEvery = 10 * time.Second
 // HealthCheck is the store's check for /healthz: a ping on every call,
 // and a write probe at most once per interval, whose result is kept in
 // between (a load balancer asking every second must not make the store
-// write every second).
+// write every second). A write of the bot's own that the database could
+// not take (core.ErrStoreUnavailable) fails the check at once, and for an
+// interval after the last such failure: the probe's one-row upsert can
+// still fit where inserts no longer do (SQLite reuses its WAL's space),
+// so its passing alone does not say the store takes writes again.
 type HealthCheck struct {
 	st    *Store
 	every time.Duration
@@ -49,9 +53,10 @@ func NewHealthCheck(st *Store, every time.Duration) *HealthCheck {
 	return &HealthCheck{st: st, every: every}
 }
 
-// Check pings the store and reports the last write probe, probing anew
-// when the last is older than the interval. Concurrent calls wait for
-// one probe.
+// Check pings the store, fails while a write failed within the interval,
+// and reports the last write probe, probing anew when the last is older
+// than the interval or older than a failed write. Concurrent calls wait
+// for one probe.
 func (h *HealthCheck) Check(ctx context.Context) error {
 	if err := h.st.Ping(ctx); err != nil {
 		return err
@@ -59,7 +64,12 @@ func (h *HealthCheck) Check(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.st.now()
-	if h.at.IsZero() || now.Sub(h.at) >= h.every || now.Before(h.at) {
+	failedAt, failed := h.st.failures.last()
+	if failed != nil && now.Sub(failedAt) < h.every {
+		return fmt.Errorf("the store cannot write: %w", failed)
+	}
+	stale := failed != nil && failedAt.After(h.at) // the kept result predates the failure
+	if h.at.IsZero() || stale || now.Sub(h.at) >= h.every || now.Before(h.at) {
 		h.at, h.err = now, h.st.ProbeWrite(ctx)
 	}
 	return h.err

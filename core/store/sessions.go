@@ -28,7 +28,7 @@ func (s *Store) CreateSessionRecord(ctx context.Context, r *core.SessionRecord) 
 		rec.ConversationID, s.q.t(rec.StartedAt), s.q.nt(rec.EndedAt), rec.Summary, rec.FinalMood, rec.Prompt,
 		s.q.t(rec.CreatedAt), s.q.t(rec.UpdatedAt)).Row().Scan(&rec.ID)
 	if err != nil {
-		return fmt.Errorf("creating session record: %w", err)
+		return fmt.Errorf("creating session record: %w", s.classify(err))
 	}
 	*r = rec
 	return nil

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/diskfault"
 )
 
 // Driver names accepted by Options.Driver.
@@ -45,6 +46,10 @@ type Options struct {
 	// Clock stamps rows whose caller gave no time, such as a message passed
 	// to AppendMessage without CreatedAt (default core.SystemClock).
 	Clock core.Clock
+	// Disk, for Parley's own tests where no small file system can be
+	// mounted and filled: while it is full every write fails as on a
+	// full disk (nil in production).
+	Disk *diskfault.Disk
 }
 
 // Store is core.Store on gorm.
@@ -63,6 +68,10 @@ type Store struct {
 	// messages of explain; never the DSN, which may hold a password.
 	where, file string
 	readOnly    bool
+	// failures is the last write the database could not take, for
+	// /healthz (see classify).
+	failures writeFailures
+	disk     *diskfault.Disk
 }
 
 var _ core.Store = (*Store)(nil)
@@ -91,7 +100,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.clock, s.where = opts.Clock, Describe(s.driver, opts.DSN)
+	s.clock, s.where, s.disk = opts.Clock, Describe(s.driver, opts.DSN), opts.Disk
 	if s.driver == DriverSQLite {
 		s.file, s.readOnly = SQLiteFile(opts.DSN), strings.Contains(opts.DSN, "mode=ro")
 	}
