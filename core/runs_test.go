@@ -250,7 +250,15 @@ func TestManyConversationsNeverRunTwiceAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		var prevEnd time.Time
 		for _, r := range runs {
-			require.Equal(t, core.RunSucceeded, r.Status)
+			// A message that came after a turn was claimed but before it
+			// read the history is answered by that turn; the run it
+			// queued then finds nothing to answer and is skipped (every
+			// message answered is checked above).
+			if r.Status == core.RunSkipped {
+				require.True(t, strings.HasPrefix(r.Error, "nothing to answer"), "%s: run %d skipped: %s", thread, r.ID, r.Error)
+			} else {
+				require.Equal(t, core.RunSucceeded, r.Status)
+			}
 			require.False(t, r.StartedAt.Before(prevEnd), "%s: run %d started before the previous one finished", thread, r.ID)
 			prevEnd = *r.FinishedAt
 		}
