@@ -80,9 +80,9 @@ func TestAPITokenFromTheEnvironment(t *testing.T) {
 	c := setup(t).mustParse(t, "http:\n  api_token: ${PARLEY_API_TOKEN}\n")
 	require.Empty(t, c.HTTP.APIToken.Reveal(), "unset: the API is off, not an error")
 	// Characters, not bytes: 16 of them in 32 bytes is long enough, 15 is not.
-	b.env["PARLEY_API_TOKEN"] = "éééééééééééééééé"
+	b.env["PARLEY_API_TOKEN"] = "éèêëàâäôöûüùçîïÿ"
 	b.mustParse(t, "")
-	b.env["PARLEY_API_TOKEN"] = "ééééééééééééééé"
+	b.env["PARLEY_API_TOKEN"] = "éèêëàâäôöûüùçîï"
 	_, err = b.parse("")
 	require.Contains(t, configErrors(t, err)[0].Msg, "has 15 characters")
 }
@@ -133,4 +133,43 @@ func TestPublicWebChatNeedsHTTPPublic(t *testing.T) {
 	errs = configErrors(t, err)
 	require.Len(t, errs, 1)
 	require.Equal(t, "http.listen", errs[0].Key)
+}
+
+// A token long enough by count but weak is refused at load, with file,
+// line and key and never the token: one character repeated, a handful
+// of characters over and over, mostly white space, white space at an
+// end (the API trims what a client sends, so it could never match), a
+// control character (no header can carry it). Random tokens pass.
+func TestWeakAPITokensAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for token, want := range map[string]string{
+		"aaaaaaaaaaaaaaaa":                 "uses only 1 different characters: it must use at least 5",
+		"abababababababababababababababab": "uses only 2 different characters: it must use at least 5",
+		"abcdabcdabcdabcd":                 "uses only 4 different characters: it must use at least 5",
+		"a               b":                "has 2 characters besides white space: it must have at least 16",
+		"ab c  d   e    f       g":         "has 7 characters besides white space: it must have at least 16",
+		" 0123456789abcdef":                "begins or ends with white space",
+		"0123456789abcdef\t":               "begins or ends with white space",
+		"0123456789\x01abcdef":             "holds a control character",
+	} {
+		b.env["PARLEY_API_TOKEN"] = token
+		_, err := b.parse("log:\n  level: info\nhttp:\n  api_token: ${PARLEY_API_TOKEN}\n")
+		errs := configErrors(t, err)
+		require.Len(t, errs, 1, "%q", token)
+		require.Equal(t, "http.api_token", errs[0].Key, "%q", token)
+		require.Equal(t, 4, errs[0].Line, "%q", token)
+		require.Contains(t, errs[0].Error(), "config.yaml:4: http.api_token: "+want, "%q", token)
+		require.Contains(t, errs[0].Error(), "openssl rand -hex 32", "%q: says how to make a good one", token)
+		require.NotContains(t, errs[0].Error(), token, "never the token")
+	}
+	for _, ok := range []string{
+		"0123456789abcdef",
+		"3f9a1c0b7e2d4a6f8b1c3e5d7f9a0b2c4d6e8f0a1b3c5d7e9f0a2b4c6d8e0f1a", // openssl rand -hex 32
+		"correct horse battery staple",
+		"éééééééééééééééA-b+c_d",
+	} {
+		b.env["PARLEY_API_TOKEN"] = ok
+		b.mustParse(t, "http:\n  api_token: ${PARLEY_API_TOKEN}\n")
+	}
 }
