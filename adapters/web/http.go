@@ -83,13 +83,8 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in postedMessage
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&in); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("message is larger than %d KiB", maxBodyBytes>>10))
-			return
-		}
-		writeError(w, http.StatusBadRequest, "invalid JSON body")
+	if status, msg := decodeMessage(http.MaxBytesReader(w, r.Body, maxBodyBytes), &in); status != 0 {
+		writeError(w, status, msg)
 		return
 	}
 	if !clientIDPattern.MatchString(in.ClientID) {
@@ -131,6 +126,36 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 	g.known.add(in.ClientID)
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": msg.PlatformMessageID})
 }
+
+// decodeMessage reads one JSON object from body into in, and nothing
+// after it but white space: a body with more is no message this page
+// sent, and taking its first part would let a proxy or a script smuggle
+// anything behind it. It returns the refusal's status and message, or 0.
+func decodeMessage(body io.Reader, in *postedMessage) (int, string) {
+	dec := json.NewDecoder(body)
+	err := dec.Decode(in)
+	var tooBig *http.MaxBytesError
+	if err == nil {
+		if _, next := dec.Token(); next != io.EOF {
+			err = errTrailing
+			if errors.As(next, &tooBig) {
+				err = next
+			}
+		}
+	}
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("message is larger than %d KiB", maxBodyBytes>>10)
+	case errors.Is(err, errTrailing):
+		return http.StatusBadRequest, "invalid JSON body: something follows the object"
+	}
+	return http.StatusBadRequest, "invalid JSON body"
+}
+
+// errTrailing is a body with more after its JSON object.
+var errTrailing = errors.New("data after the JSON object")
 
 // displayName cleans a browser-supplied name: trimmed, single-line, capped.
 func displayName(name string) string {
