@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -8,10 +9,15 @@ import (
 )
 
 // serve is the server's handler around its mux, for every request: it
-// puts the client's address on the context (through the trusted proxies)
-// and gives a body ReadTimeout to arrive.
+// puts the client's address on the context (through the trusted proxies),
+// and whether it came over TLS as a trusted proxy says, and gives a body
+// ReadTimeout to arrive.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	r = r.WithContext(WithClientIP(r.Context(), s.proxies.clientIP(r)))
+	ctx := WithClientIP(r.Context(), s.proxies.clientIP(r))
+	if forwardedHTTPS(r) && s.proxies.trusted(peerIP(r.RemoteAddr)) {
+		ctx = context.WithValue(ctx, httpsKey{}, true)
+	}
+	r = r.WithContext(ctx)
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 		w, r = s.bodyDeadline(w, r)
 	}
