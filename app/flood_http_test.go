@@ -93,7 +93,8 @@ type slowBody struct {
 // event streams on /web/events, then 1,000 posts whose bodies never
 // come. Afterwards /healthz and a user's DM still answer within 1 s, the
 // process's file descriptors stay far from its limit, and every slow
-// body is cut at http.read_timeout.
+// body is cut by its deadline (http.read_timeout, or sooner for a small
+// body: issue 30).
 func TestHTTPFloodLeavesTheBotAnswering(t *testing.T) {
 	const (
 		streams     = 20000

@@ -109,6 +109,10 @@ func (c *Config) httpProblems(add addFunc) {
 		}
 	}
 	between(add, "http.max_connections", c.HTTP.MaxConnections, 16, 1<<20)
+	between(add, "http.max_connections_per_ip", c.HTTP.MaxConnectionsPerIP, 0, 1<<20)
+	if c.HTTP.MinBodyRate < 64 {
+		add("http.min_body_rate", "must be at least 64B (a second)", c.HTTP.MinBodyRate.String())
+	}
 	if c.HTTP.ReadTimeout < time.Second {
 		add("http.read_timeout", "must be at least 1s", c.HTTP.ReadTimeout)
 	}

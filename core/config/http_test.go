@@ -14,7 +14,7 @@ func TestHTTPDefaults(t *testing.T) {
 	t.Parallel()
 	c := setup(t).mustParse(t, "")
 	require.Equal(t, config.HTTP{Listen: "127.0.0.1:8080", TrustedProxies: []string{}, MaxConnections: 2048,
-		ReadTimeout: 30 * time.Second}, c.HTTP)
+		MaxConnectionsPerIP: 64, ReadTimeout: 30 * time.Second, MinBodyRate: 1024}, c.HTTP)
 	require.False(t, c.HTTP.BeyondLoopback())
 }
 
@@ -26,10 +26,14 @@ func TestHTTPKeys(t *testing.T) {
   public: true
   trusted_proxies: ["10.0.0.0/8", "127.0.0.1", "::ffff:192.168.1.7", "fd00::1/64"]
   max_connections: 100
+  max_connections_per_ip: 0
   read_timeout: 5s
+  min_body_rate: 4KiB
 `)
 	require.True(t, c.HTTP.Public)
 	require.Equal(t, 100, c.HTTP.MaxConnections)
+	require.Zero(t, c.HTTP.MaxConnectionsPerIP)
+	require.Equal(t, config.ByteSize(4096), c.HTTP.MinBodyRate)
 	require.Equal(t, 5*time.Second, c.HTTP.ReadTimeout)
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32"),
 		netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/64")}, c.HTTP.TrustedPrefixes())
@@ -43,6 +47,8 @@ func TestHTTPProblems(t *testing.T) {
   trusted_proxies: ["10.0.0.0/8", "proxy.internal"]
   max_connections: 3
   read_timeout: 10ms
+  max_connections_per_ip: -1
+  min_body_rate: 10B
 `)
 	errs := configErrors(t, err)
 	var got []string
@@ -56,6 +62,8 @@ func TestHTTPProblems(t *testing.T) {
 		`config.yaml:3: http.trusted_proxies[1]: must be an address or a CIDR (e.g. "10.0.0.0/8" or "127.0.0.1"), got "proxy.internal"`,
 		"config.yaml:4: http.max_connections: must be between 16 and 1048576, got 3",
 		"config.yaml:5: http.read_timeout: must be at least 1s, got 10ms",
+		"config.yaml:6: http.max_connections_per_ip: must be between 0 and 1048576, got -1",
+		`config.yaml:7: http.min_body_rate: must be at least 64B (a second), got "10B"`,
 	}, got)
 }
 

@@ -295,21 +295,24 @@ func (s *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // login is POST /console/login: the token in, a session cookie out. An
-// address that sent too many wrong tokens waits first (see auth.attempt).
+// address that sent too many wrong tokens waits first (see auth.attempt),
+// told so before its form is read: a guesser that trickles its forms
+// holds no connection for them (the server closes one answered before
+// its body).
 func (s *Console) login(w http.ResponseWriter, r *http.Request) {
+	if wait, ok := s.auth.attempt(r, s.log); !ok {
+		w.Header().Set("Retry-After", httpapi.RetryAfter(wait))
+		s.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: safeNext(r.URL.Query().Get("next")),
+			Error: "Too many wrong tokens from your address: wait " + httpapi.RetryAfter(wait) +
+				" s before trying again (until then even the right token is refused)."})
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		// A body cut short (http.read_timeout) or too large is no guess.
 		s.fail(w, r, http.StatusBadRequest, "The login form did not arrive whole; try again.")
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
-	if wait, ok := s.auth.attempt(r, s.log); !ok {
-		w.Header().Set("Retry-After", httpapi.RetryAfter(wait))
-		s.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: next,
-			Error: "Too many wrong tokens from your address: wait " + httpapi.RetryAfter(wait) +
-				" s before trying again (until then even the right token is refused)."})
-		return
-	}
 	if !s.auth.tokenMatches(r.PostFormValue(TokenField)) {
 		s.auth.failed(r, s.log)
 		s.render(w, r, http.StatusUnauthorized, "login", loginView{Next: next, Error: "That is not the API token (http.api_token)."})
