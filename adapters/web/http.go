@@ -204,6 +204,15 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
+	// The stream ends after its lifetime: the page reconnects at once
+	// and reloads its history, so nothing is lost, and a stream held by
+	// whoever reads nothing must be opened again.
+	var end <-chan time.Time
+	if d := g.streamLifetime(); d > 0 {
+		life := a.clock.NewTimer(d)
+		defer life.Stop()
+		end = life.C()
+	}
 	// The first frame tells the browser (and tests) the stream is live:
 	// the subscription already exists, so no later message is missed.
 	if !write(": connected\n\n") {
@@ -215,7 +224,12 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-end:
+			return
 		case <-sub.gone:
+			if a.hub.wasEvicted(sub) {
+				a.evicted(g, sub.ip)
+			}
 			return
 		case <-sub.wake:
 			for _, ev := range a.hub.take(sub) {

@@ -103,25 +103,53 @@ func TestHubCaps(t *testing.T) {
 	require.Equal(t, tooManyForIP, v, "a fourth stream from one address")
 	c1, v := h.subscribe("client-c", "192.0.2.2", caps)
 	require.Equal(t, admitted, v)
-	_, v = h.subscribe("client-d", "192.0.2.3", caps)
-	require.Equal(t, hubFull, v, "a fifth stream in all")
 	require.Equal(t, 4, h.openStreams())
+
+	// Full: from an address holding none, the oldest stream of the one
+	// holding the most (3) makes room; it ends, and stops counting at
+	// once.
+	d1, v := h.subscribe("client-d", "192.0.2.3", caps)
+	require.Equal(t, admitted, v)
+	select {
+	case <-a1.gone:
+	default:
+		require.FailNow(t, "the oldest stream of 192.0.2.1 was not ended")
+	}
+	require.True(t, h.wasEvicted(a1))
+	require.False(t, h.wasEvicted(a2))
+	require.Equal(t, 4, h.openStreams())
+	h.mu.Lock()
+	require.Equal(t, map[string]int{"192.0.2.1": 2, "192.0.2.2": 1, "192.0.2.3": 1}, h.perIP)
+	require.Equal(t, 2, h.top)
+	h.mu.Unlock()
+	// 2 is 2 more than none: 192.0.2.1's next makes room. Then every
+	// address holds one, and another is refused rather than taking
+	// turns with them.
+	e1, v := h.subscribe("client-e", "192.0.2.4", caps)
+	require.Equal(t, admitted, v)
+	require.True(t, h.wasEvicted(a2))
+	require.Equal(t, 2, h.evictions())
+	_, v = h.subscribe("client-f", "192.0.2.5", caps)
+	require.Equal(t, hubFull, v, "every address holds one")
 
 	// A dropped stream still counts until its handler leaves.
 	h.mu.Lock()
-	h.dropLocked(a1)
+	h.dropLocked(c1)
 	h.mu.Unlock()
-	_, v = h.subscribe("client-d", "192.0.2.3", caps)
+	_, v = h.subscribe("client-f", "192.0.2.5", caps)
 	require.Equal(t, hubFull, v)
 
-	for _, s := range []*subscriber{a1, a2, b1, c1} {
-		h.leave(s)
+	for _, s := range []*subscriber{a1, a2, b1, c1, d1, e1} {
+		h.leave(s) // an evicted stream's handler leaves too; it is not counted twice
 	}
 	require.Equal(t, 0, h.openStreams())
 	h.mu.Lock()
 	require.Empty(t, h.perClient, "no count is kept for a client with no stream")
 	require.Empty(t, h.perIP)
 	require.Empty(t, h.subs)
+	require.Empty(t, h.byIP)
+	require.Empty(t, h.holders)
+	require.Zero(t, h.top)
 	h.mu.Unlock()
 	d, v := h.subscribe("client-d", "192.0.2.3", caps)
 	require.Equal(t, admitted, v)
