@@ -192,6 +192,10 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	// The connection ends with the stream (its lifetime, an eviction):
+	// kept alive, it would hold a descriptor for a page that reconnects
+	// on a new one anyway.
+	hdr.Set("Connection", "close")
 	w.WriteHeader(http.StatusOK)
 
 	// write sends one frame and flushes it. Each write gets its own
