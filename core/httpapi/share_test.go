@@ -160,3 +160,31 @@ func TestSmallBodiesHaveAShortDeadline(t *testing.T) {
 	require.GreaterOrEqual(t, took, 5*time.Second)
 	require.Less(t, took, 10*time.Second)
 }
+
+// The API asks the back-off before it reads a body: an address that must
+// wait is answered 429 at once and its connection closed, however slowly
+// it sends the rest (the console's login does the same since issue 30).
+func TestAPIBackoffIsCheckedBeforeTheBody(t *testing.T) {
+	t.Parallel()
+	b := setupLimits(t, httpapi.Options{ReadTimeout: time.Minute})
+	httpapi.NewAPI(httpapi.APIConfig{Token: "api-token-0123456789", Now: b.clock.Now, Backoff: b.srv.Backoff()}, nil).Mount(b.srv.Mux())
+	for i := range 6 {
+		c := b.dialFrom(t, "127.0.0.9")
+		_, err := fmt.Fprintf(c, "GET /api/v1/jobs HTTP/1.1\r\nHost: parley\r\nAuthorization: Bearer guess-%d\r\n\r\n", i)
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	c := b.dialFrom(t, "127.0.0.9")
+	start := time.Now()
+	_, err := io.WriteString(c, "POST /api/v1/messages HTTP/1.1\r\nHost: parley\r\nAuthorization: Bearer api-token-0123456789\r\n"+
+		"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+	require.NoError(t, err)
+	got, closed := closedByServer(t, c)
+	require.True(t, closed)
+	require.Less(t, time.Since(start), 2*time.Second, "answered at once, not after the body")
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 429 Too Many Requests"), "%q", got)
+	require.Contains(t, got, "Retry-After: 1\r\n")
+	require.Contains(t, got, "Connection: close\r\n")
+}
