@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -157,4 +159,58 @@ func TestHubCaps(t *testing.T) {
 	h.close()
 	_, v = h.subscribe("client-d", "192.0.2.3", caps)
 	require.Equal(t, hubClosed, v)
+}
+
+// Random opens and closes from a few addresses against small caps: the
+// counts always agree with the streams counted, the total cap holds, and
+// an eviction always takes from an address holding at least two more
+// than the newcomer's.
+func TestHubCountsHoldUnderChurn(t *testing.T) {
+	t.Parallel()
+	h := newHub()
+	caps := streamCaps{perClient: 3, perIP: 6, total: 10}
+	rng := rand.New(rand.NewPCG(30, 4))
+	var open []*subscriber
+	for i := range 20000 {
+		if len(open) > 0 && rng.IntN(3) == 0 {
+			j := rng.IntN(len(open))
+			h.leave(open[j])
+			open = append(open[:j], open[j+1:]...)
+			continue
+		}
+		ip := fmt.Sprintf("192.0.2.%d", rng.IntN(8))
+		h.mu.Lock()
+		before, evictedBefore := map[string]int{}, h.evicted
+		for k, v := range h.perIP {
+			before[k] = v
+		}
+		h.mu.Unlock()
+		s, v := h.subscribe(fmt.Sprintf("client-%d", rng.IntN(12)), ip, caps)
+		if v != admitted {
+			continue
+		}
+		open = append(open, s)
+		h.mu.Lock()
+		if h.evicted > evictedBefore {
+			for victim, n := range before {
+				if victim != ip && h.perIP[victim] == n-1 {
+					require.GreaterOrEqual(t, n, before[ip]+2, "op %d: evicted from %s (%d) for %s (%d)", i, victim, n, ip, before[ip])
+				}
+			}
+		}
+		counted, most := map[string]int{}, 0
+		for ipKey, l := range h.byIP {
+			counted[ipKey] = l.Len()
+			most = max(most, l.Len())
+		}
+		require.Equal(t, h.perIP, counted, "op %d", i)
+		require.Equal(t, most, h.top, "op %d", i)
+		require.LessOrEqual(t, h.open, caps.total, "op %d", i)
+		h.mu.Unlock()
+	}
+	for _, s := range open {
+		h.leave(s)
+	}
+	require.Zero(t, h.openStreams())
+	require.Positive(t, h.evictions(), "the churn made some room")
 }
