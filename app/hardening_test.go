@@ -84,6 +84,24 @@ func TestPublicWebChatAndShortTokensAreRefused(t *testing.T) {
 	require.NotContains(t, stderr, "tiny-token")
 }
 
+// A token of 16 characters that is one character repeated, or mostly
+// white space, stops `parley run` as a short one does (issue 30).
+func TestWeakTokensAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for token, want := range map[string]string{
+		"zzzzzzzzzzzzzzzz":  "exit.yaml:14: http.api_token: uses only 1 different characters: it must use at least 5",
+		"x              yz": "exit.yaml:14: http.api_token: has 3 characters besides white space: it must have at least 16",
+	} {
+		b.env["PARLEY_API_TOKEN"] = token
+		code, stderr := b.runUntilExit(t, readConfig(t, b.writeConfig(t, "adapters:\n  web: {}\n")))
+		require.Equal(t, 2, code, stderr)
+		require.Contains(t, stderr, want)
+		require.NotContains(t, stderr, token)
+		require.NotContains(t, stderr, "http server listening")
+	}
+}
+
 // What other machines can reach is said at start, in words.
 func TestExposureIsSaidAtStart(t *testing.T) {
 	t.Parallel()

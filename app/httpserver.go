@@ -11,10 +11,16 @@ import (
 // limits, after a word on who can reach it.
 func newHTTPServer(cfg *config.Config, log *slog.Logger) *httpapi.Server {
 	warnExposure(cfg, log)
+	perIP := cfg.HTTP.MaxConnectionsPerIP
+	if perIP == 0 {
+		perIP = -1 // the config's "no share"; the server's 0 is its default
+	}
 	return httpapi.NewWithOptions(cfg.HTTP.Listen, log, httpapi.Options{
-		MaxConnections: cfg.HTTP.MaxConnections,
-		ReadTimeout:    cfg.HTTP.ReadTimeout,
-		TrustedProxies: cfg.HTTP.TrustedPrefixes(),
+		MaxConnections:      cfg.HTTP.MaxConnections,
+		MaxConnectionsPerIP: perIP,
+		ReadTimeout:         cfg.HTTP.ReadTimeout,
+		MinBodyRate:         int64(cfg.HTTP.MinBodyRate),
+		TrustedProxies:      cfg.HTTP.TrustedPrefixes(),
 	})
 }
 

@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,4 +211,62 @@ func TestWebChatInABrowser(t *testing.T) {
 		eval(`document.querySelector(".note.bad").textContent`))
 	require.Equal(t, true, eval(`document.querySelectorAll(".msg.user.failed").length === 1`))
 	require.Equal(t, []string{"Thanks, that helped!"}, pc.received(), "the refused message did not reach the core")
+}
+
+// The page outlives its streams (issue 30: streams now end after
+// adapters.web.limits.stream_lifetime): when the server ends one, the
+// page reconnects by itself and reloads its history, so a reply stored
+// while it was away shows, and one pushed after the reconnect arrives.
+func TestWebChatPageReconnectsAfterTheStreamsLifetime(t *testing.T) {
+	t.Parallel()
+	browser := browsertest.Find(t, "the web chat")
+	pc := &pageCore{}
+	a := web.New()
+	a.Limits.StreamLifetime = time.Second
+	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
+	require.NoError(t, a.Validate())
+	require.NoError(t, a.Start(context.Background(), pc))
+	mux := http.NewServeMux()
+	a.Mount(mux)
+	var streams atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/web/events" {
+			streams.Add(1)
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, a.Stop(ctx))
+		srv.Close()
+	})
+
+	bctx := browsertest.Start(t, browser, 800, 600, browserTimeout)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live"))))
+	clientID, err := chromedp.Run(bctx, chromedp.Evaluate[string](`localStorage.getItem("parley.client_id")`))
+	require.NoError(t, err)
+
+	// A reply stored while the page is between streams: it is never
+	// pushed, only in the history.
+	pc.mu.Lock()
+	pc.history = []core.Message{{ID: 7, Seq: 1, Role: core.RoleAssistant, Source: core.SourceReply,
+		Content: "Sent while you were away.", CreatedAt: time.Now().UTC()}}
+	pc.mu.Unlock()
+	require.Eventually(t, func() bool { return streams.Load() >= 3 }, 20*time.Second, 20*time.Millisecond,
+		"the page reconnected after each stream's end: %d streams", streams.Load())
+	require.NoError(t, chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(".msg.assistant"))))
+	got, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector(".msg.assistant").textContent`))
+	require.NoError(t, err)
+	require.Equal(t, "Sent while you were away.", strings.TrimSpace(got))
+
+	// Live again: a reply pushed now arrives (sent until a stream takes
+	// it, since one may be between reconnects).
+	require.Eventually(t, func() bool {
+		if _, err := a.Send(context.Background(), core.OutboundMessage{ChannelThreadID: clientID, Text: "And now live."}); err != nil {
+			return false
+		}
+		n, err := chromedp.Run(bctx, chromedp.Evaluate[float64](`document.querySelectorAll(".msg.assistant").length`))
+		return err == nil && n >= 2
+	}, 20*time.Second, 300*time.Millisecond)
 }

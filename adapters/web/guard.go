@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -33,11 +34,14 @@ type guards struct {
 	newConvIP *keyedLimiter
 	known     *recentSet
 	streams   streamCaps
-	origins   map[string]bool
+	// lifetime is how long a stream lasts (0: for ever).
+	lifetime time.Duration
+	origins  map[string]bool
 
 	// Each kind of refusal is logged at most once a minute.
 	refusals       notice
 	streamRefusals notice
+	evictions      notice
 	crossSites     notice
 	notKept        notice
 }
@@ -49,6 +53,7 @@ func newGuards(l Limits, allowedOrigins []string) *guards {
 		newConvIP: newKeyedLimiter(l.NewConversationsPerHourPerIP, time.Hour, trackedKeys),
 		known:     newRecentSet(trackedKeys),
 		streams:   streamCaps{perClient: l.StreamsPerClient, perIP: l.StreamsPerIP, total: l.MaxStreams},
+		lifetime:  l.StreamLifetime,
 		origins:   map[string]bool{},
 	}
 	for _, o := range allowedOrigins {
@@ -190,6 +195,26 @@ func (a *Adapter) sameSite(w http.ResponseWriter, r *http.Request, g *guards) bo
 	}
 	writeError(w, http.StatusForbidden, crossSiteRefusal)
 	return false
+}
+
+// streamLifetime is how long one stream may last: the lifetime less up
+// to a tenth, at random, so that pages opened together (after a restart,
+// or a flood's) end apart; 0 when streams last for ever.
+func (g *guards) streamLifetime() time.Duration {
+	if g.lifetime <= 0 {
+		return 0
+	}
+	return g.lifetime - rand.N(g.lifetime/10+1)
+}
+
+// evicted logs, at most once a minute, that the chat was full and a
+// stream of the address holding the most made room.
+func (a *Adapter) evicted(g *guards, ip string) {
+	if ok, held := g.evictions.allow(a.clock.Now()); ok {
+		a.log.Warn("web chat full: the oldest stream of the address holding the most was ended to make room "+
+			"(adapters.web.limits.max_streams); its page reconnects", "ip", ip, "open_streams", a.hub.openStreams(),
+			"evicted_total", a.hub.evictions(), "evictions_not_logged", held)
+	}
 }
 
 // refuseStream answers a stream over a cap before it starts: 429 when the

@@ -87,13 +87,8 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in postedMessage
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(&in); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("message is larger than %d KiB", maxBodyBytes>>10))
-			return
-		}
-		writeError(w, http.StatusBadRequest, "invalid JSON body")
+	if status, msg := decodeMessage(http.MaxBytesReader(w, r.Body, maxBodyBytes), &in); status != 0 {
+		writeError(w, status, msg)
 		return
 	}
 	if !clientIDPattern.MatchString(in.ClientID) {
@@ -147,6 +142,36 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": msg.PlatformMessageID})
 }
 
+// decodeMessage reads one JSON object from body into in, and nothing
+// after it but white space: a body with more is no message this page
+// sent, and taking its first part would let a proxy or a script smuggle
+// anything behind it. It returns the refusal's status and message, or 0.
+func decodeMessage(body io.Reader, in *postedMessage) (int, string) {
+	dec := json.NewDecoder(body)
+	err := dec.Decode(in)
+	var tooBig *http.MaxBytesError
+	if err == nil {
+		if _, next := dec.Token(); next != io.EOF {
+			err = errTrailing
+			if errors.As(next, &tooBig) {
+				err = next
+			}
+		}
+	}
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, fmt.Sprintf("message is larger than %d KiB", maxBodyBytes>>10)
+	case errors.Is(err, errTrailing):
+		return http.StatusBadRequest, "invalid JSON body: something follows the object"
+	}
+	return http.StatusBadRequest, "invalid JSON body"
+}
+
+// errTrailing is a body with more after its JSON object.
+var errTrailing = errors.New("data after the JSON object")
+
 // displayName cleans a browser-supplied name: trimmed, single-line, capped.
 func displayName(name string) string {
 	name = strings.Join(strings.Fields(name), " ")
@@ -182,6 +207,10 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	// The connection ends with the stream (its lifetime, an eviction):
+	// kept alive, it would hold a descriptor for a page that reconnects
+	// on a new one anyway.
+	hdr.Set("Connection", "close")
 	w.WriteHeader(http.StatusOK)
 
 	// write sends one frame and flushes it. Each write gets its own
@@ -194,6 +223,15 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		return rc.Flush() == nil
 	}
+	// The stream ends after its lifetime: the page reconnects at once
+	// and reloads its history, so nothing is lost, and a stream held by
+	// whoever reads nothing must be opened again.
+	var end <-chan time.Time
+	if d := g.streamLifetime(); d > 0 {
+		life := a.clock.NewTimer(d)
+		defer life.Stop()
+		end = life.C()
+	}
 	// The first frame tells the browser (and tests) the stream is live:
 	// the subscription already exists, so no later message is missed.
 	if !write(": connected\n\n") {
@@ -205,7 +243,12 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-end:
+			return
 		case <-sub.gone:
+			if a.hub.wasEvicted(sub) {
+				a.evicted(g, sub.ip)
+			}
 			return
 		case <-sub.wake:
 			for _, ev := range a.hub.take(sub) {

@@ -1,6 +1,9 @@
 package web
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Limits bound what one browser (client id), one network address and
 // everyone together may do with the web chat, so that a script cannot run
@@ -23,8 +26,18 @@ type Limits struct {
 	// (default 16).
 	StreamsPerIP int `yaml:"streams_per_ip"`
 	// MaxStreams is how many event streams the web chat holds in all
-	// (default 1000); each is a connection and a file descriptor.
+	// (default 1000); each is a connection and a file descriptor. When
+	// they are all taken, a new stream takes the place of the oldest
+	// stream of the address holding the most, if it holds at least two
+	// more than the newcomer's address.
 	MaxStreams int `yaml:"max_streams"`
+	// StreamLifetime is how long an event stream lasts before the server
+	// ends it (default 10m; 0: for ever); the page reconnects at once and
+	// reloads its history, so nothing is lost. Streams held by whoever
+	// reads nothing then have to be opened again, and compete for their
+	// places. Each stream ends up to a tenth earlier, so that pages opened
+	// together do not come back together.
+	StreamLifetime time.Duration `yaml:"stream_lifetime"`
 }
 
 // DefaultLimits is the web chat's limits when the config sets none.
@@ -36,6 +49,7 @@ func DefaultLimits() Limits {
 		StreamsPerClient:             4,
 		StreamsPerIP:                 16,
 		MaxStreams:                   1000,
+		StreamLifetime:               10 * time.Minute,
 	}
 }
 
@@ -55,6 +69,10 @@ func (l Limits) validate() error {
 		if f.v < 0 {
 			return fmt.Errorf("web adapter: limits.%s is %d; it must be 0 (no limit) or more", f.key, f.v)
 		}
+	}
+	if l.StreamLifetime != 0 && l.StreamLifetime < time.Second {
+		// Shorter, and pages would spend their time reconnecting.
+		return fmt.Errorf("web adapter: limits.stream_lifetime is %s; it must be 0 (for ever) or at least 1s", l.StreamLifetime)
 	}
 	return nil
 }

@@ -245,8 +245,20 @@ allowed_origins: ["https://chat.example.com"]
 
 	require.Equal(t, web.Limits{
 		MessagesPerMinutePerClient: 20, MessagesPerMinutePerIP: 60, NewConversationsPerHourPerIP: 20,
-		StreamsPerClient: 4, StreamsPerIP: 16, MaxStreams: 1000,
+		StreamsPerClient: 4, StreamsPerIP: 16, MaxStreams: 1000, StreamLifetime: 10 * time.Minute,
 	}, web.New().Limits)
+
+	for lifetime, ok := range map[string]bool{"0s": true, "1s": true, "30m": true, "500ms": false} {
+		var n yaml.Node
+		require.NoError(t, yaml.Unmarshal([]byte("limits: {stream_lifetime: "+lifetime+"}"), &n))
+		a := web.New()
+		require.NoError(t, config.Section{Node: n.Content[0], Path: "adapters.web"}.Decode(a))
+		if ok {
+			require.NoError(t, a.Validate(), lifetime)
+		} else {
+			require.ErrorContains(t, a.Validate(), "limits.stream_lifetime is", lifetime)
+		}
+	}
 }
 
 func TestLimitsValidate(t *testing.T) {

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/web"
+	"github.com/parleybot/parley/core/coretest"
 )
 
 // openStreamFrom opens clientID's event stream from address ip and
@@ -140,10 +142,11 @@ func TestClosedStreamsLeave(t *testing.T) {
 	b := setup(t, setupOpts{limits: &web.Limits{StreamsPerClient: 2, MaxStreams: 4}})
 	var closers []func()
 	for i := range 4 {
-		_, closeIt := b.openStreamFrom(t, fmt.Sprintf("client-%04d", i/2), "192.0.2.80")
+		// An address each: none holds more, so none makes room.
+		_, closeIt := b.openStreamFrom(t, fmt.Sprintf("client-%04d", i/2), fmt.Sprintf("192.0.2.%d", 80+i))
 		closers = append(closers, closeIt)
 	}
-	require.Equal(t, http.StatusServiceUnavailable, b.tryStream(t, "client-0009", "192.0.2.81").Status)
+	require.Equal(t, http.StatusServiceUnavailable, b.tryStream(t, "client-0009", "192.0.2.89").Status)
 	for _, c := range closers {
 		c()
 	}
@@ -153,4 +156,62 @@ func TestClosedStreamsLeave(t *testing.T) {
 	}
 	b.openStreamFrom(t, "client-0009", "192.0.2.81")
 	require.Equal(t, 3, b.adapter.OpenStreams())
+}
+
+// When every place is taken, a new page takes the place of the oldest
+// stream of the address holding the most, if it holds at least two more
+// than the newcomer's address; the evicted page's stream ends (it
+// reconnects). When every address holds as many, the newcomer is
+// refused rather than the pages taking turns (issue 30: 1,000 streams
+// held by a flood kept every other user's page out with 503).
+func TestFullChatEvictsTheAddressHoldingTheMost(t *testing.T) {
+	t.Parallel()
+	logs := &coretest.Logs{}
+	b := setup(t, setupOpts{limits: &web.Limits{MaxStreams: 4}, logger: logs.Logger()})
+	var flood []*stream
+	for i := range 3 {
+		s, _ := b.openStreamFrom(t, fmt.Sprintf("flood-%04d", i), "203.0.113.66")
+		flood = append(flood, s)
+	}
+	b.openStreamFrom(t, "neighbour-01", "192.0.2.91")
+
+	user, _ := b.openStreamFrom(t, "user-000001", "198.51.100.1")
+	flood[0].waitEnded(t)
+	require.Equal(t, 4, b.adapter.OpenStreams())
+	b.openStreamFrom(t, "user-000002", "198.51.100.2")
+	flood[1].waitEnded(t)
+	requireStreamRefused(t, b.tryStream(t, "user-000003", "198.51.100.3"), http.StatusServiceUnavailable,
+		"The web chat is full right now: try again in a moment.")
+	require.Equal(t, 4, b.adapter.OpenStreams())
+
+	// The pages that got in are live; the flood's last stream too.
+	ids := b.send(t, "user-000001", "you got in")
+	require.Equal(t, ids[0], user.nextMessage(t).ID)
+	ids = b.send(t, "flood-0002", "still here")
+	require.Equal(t, ids[0], flood[2].nextMessage(t).ID)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "web chat full: the oldest stream") }, waitFor, 5*time.Millisecond)
+	require.Contains(t, logs.String(), "ip=203.0.113.66")
+}
+
+// A stream lasts adapters.web.limits.stream_lifetime (less up to a
+// tenth), then ends; the page reconnects and is live again, and a reply
+// sent while it was away is in the history it reloads.
+func TestStreamsEndAfterTheirLifetime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{limits: &web.Limits{StreamLifetime: time.Minute}})
+	s, _ := b.openStreamFrom(t, "client-0001", "192.0.2.10")
+	b.clock.WaitForTimers(t, 1, waitFor)
+	b.clock.Advance(54 * time.Second)
+	select {
+	case <-s.ended:
+		t.Fatal("ended before nine tenths of its lifetime")
+	default:
+	}
+	b.clock.Advance(6 * time.Second)
+	s.waitEnded(t)
+	waitOpenStreams(t, b.adapter, 0)
+
+	again, _ := b.openStreamFrom(t, "client-0001", "192.0.2.10")
+	ids := b.send(t, "client-0001", "welcome back")
+	require.Equal(t, ids[0], again.nextMessage(t).ID)
 }

@@ -401,6 +401,13 @@ func TestPostRejectsBadInput(t *testing.T) {
 		{"empty text", `{"client_id": "client-0001", "text": ""}`, 400, "text is empty"},
 		{"whitespace text", `{"client_id": "client-0001", "text": " \n\t "}`, 400, "text is empty"},
 		{"body over 64 KiB", `{"client_id": "client-0001", "text": "` + strings.Repeat("x", 64<<10) + `"}`, 413, "message is larger than 64 KiB"},
+		// Issue 30: whatever follows the object is refused, not ignored.
+		{"trailing garbage", `{"client_id": "client-0001", "text": "hi"}garbage`, 400, "invalid JSON body: something follows the object"},
+		{"a second object", `{"client_id": "client-0001", "text": "hi"} {"client_id": "client-0002", "text": "hi"}`, 400,
+			"invalid JSON body: something follows the object"},
+		{"a stray brace", `{"client_id": "client-0001", "text": "hi"}}`, 400, "invalid JSON body: something follows the object"},
+		{"trailing white space past 64 KiB", `{"client_id": "client-0001", "text": "hi"}` + strings.Repeat(" ", 64<<10), 413,
+			"message is larger than 64 KiB"},
 	}
 	for _, tc := range cases {
 		resp := b.post(t, tc.body)
@@ -409,6 +416,8 @@ func TestPostRejectsBadInput(t *testing.T) {
 		require.Contains(t, resp.Header.Get("Content-Type"), "application/json", tc.name)
 	}
 	require.Empty(t, b.core.messages(), "nothing bad may reach the core")
+	require.Equal(t, http.StatusAccepted, b.post(t, "{\"client_id\": \"client-0001\", \"text\": \"hi\"}\r\n\t ").Status,
+		"white space after the object is no garbage")
 }
 
 func TestPostCoreErrorIsGeneric500(t *testing.T) {

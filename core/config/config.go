@@ -271,9 +271,22 @@ type HTTP struct {
 	// connection takes the place of the longest-idle one, or is closed
 	// at once.
 	MaxConnections int `yaml:"max_connections"`
+	// MaxConnectionsPerIP is each address's share of MaxConnections
+	// (default 64; 0: no share): past it, an address's new connection
+	// takes the place of its own idle, silent or slow one, or is closed.
+	// The address is the connection's peer (an IPv6 /64); a trusted
+	// proxy's connections carry many clients and have no share, so the
+	// proxy must bound each client's connections.
+	MaxConnectionsPerIP int `yaml:"max_connections_per_ip"`
 	// ReadTimeout is how long a request's body may take to arrive after
 	// its headers (default 30s); streams that only write are not cut.
 	ReadTimeout time.Duration `yaml:"read_timeout"`
+	// MinBodyRate is the least rate, per second, a request's body must
+	// arrive at (default 1KiB): a body of known length has 5 s plus its
+	// length at this rate (if less than ReadTimeout), and at a cap a body
+	// that falls behind it after a second gives its connection's place
+	// to a new one.
+	MinBodyRate ByteSize `yaml:"min_body_rate"`
 }
 
 // MinAPITokenChars is the shortest http.api_token accepted: one guessed

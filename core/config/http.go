@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -51,12 +53,55 @@ func parsePrefix(s string) (netip.Prefix, bool) {
 	return netip.Prefix{}, false
 }
 
+// MinAPITokenDistinct is how many different characters http.api_token
+// must use: a 16-character token of one character repeated, or of a few
+// over and over, is guessed long before the back-off makes a random one
+// hopeless. A random 16-character hex token uses fewer than 5 about 4
+// times in ten million.
+const MinAPITokenDistinct = 5
+
+// weakToken says why token is too weak for http.api_token ("" when it is
+// fine, or empty: the API and the console are off). It never quotes the
+// token.
+func weakToken(token string) string {
+	n := utf8.RuneCountInString(token)
+	if n == 0 {
+		return ""
+	}
+	if n < MinAPITokenChars {
+		return fmt.Sprintf("has %d characters: it must have at least %d", n, MinAPITokenChars)
+	}
+	if strings.TrimSpace(token) != token {
+		// The API trims the token a client sends: this one could never match.
+		return "begins or ends with white space, which no Authorization header can carry"
+	}
+	distinct := map[rune]bool{}
+	solid := 0
+	for _, r := range token {
+		switch {
+		case unicode.IsSpace(r):
+			continue
+		case unicode.IsControl(r):
+			return "holds a control character, which no Authorization header can carry"
+		}
+		solid++
+		distinct[r] = true
+	}
+	if solid < MinAPITokenChars {
+		return fmt.Sprintf("has %d characters besides white space: it must have at least %d", solid, MinAPITokenChars)
+	}
+	if len(distinct) < MinAPITokenDistinct {
+		return fmt.Sprintf("uses only %d different characters: it must use at least %d", len(distinct), MinAPITokenDistinct)
+	}
+	return ""
+}
+
 // httpProblems checks the http section but for Listen's form.
 func (c *Config) httpProblems(add addFunc) {
 	// Never the token itself in the message, from the file or not.
-	if n := utf8.RuneCountInString(c.HTTP.APIToken.Reveal()); n > 0 && n < MinAPITokenChars {
-		add("http.api_token", fmt.Sprintf("has %d characters: it must have at least %d (make one with `openssl rand -hex 32`); "+
-			"leave it empty (or ${%s} unset) to turn the API and the console off", n, MinAPITokenChars, EnvAPIToken), nil)
+	if why := weakToken(c.HTTP.APIToken.Reveal()); why != "" {
+		add("http.api_token", why+" (make one with `openssl rand -hex 32`); "+
+			"leave it empty (or ${"+EnvAPIToken+"} unset) to turn the API and the console off", nil)
 	}
 	for i, s := range c.HTTP.TrustedProxies {
 		if _, ok := parsePrefix(s); !ok {
@@ -64,6 +109,10 @@ func (c *Config) httpProblems(add addFunc) {
 		}
 	}
 	between(add, "http.max_connections", c.HTTP.MaxConnections, 16, 1<<20)
+	between(add, "http.max_connections_per_ip", c.HTTP.MaxConnectionsPerIP, 0, 1<<20)
+	if c.HTTP.MinBodyRate < 64 {
+		add("http.min_body_rate", "must be at least 64B (a second)", c.HTTP.MinBodyRate.String())
+	}
 	if c.HTTP.ReadTimeout < time.Second {
 		add("http.read_timeout", "must be at least 1s", c.HTTP.ReadTimeout)
 	}

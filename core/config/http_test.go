@@ -14,7 +14,7 @@ func TestHTTPDefaults(t *testing.T) {
 	t.Parallel()
 	c := setup(t).mustParse(t, "")
 	require.Equal(t, config.HTTP{Listen: "127.0.0.1:8080", TrustedProxies: []string{}, MaxConnections: 2048,
-		ReadTimeout: 30 * time.Second}, c.HTTP)
+		MaxConnectionsPerIP: 64, ReadTimeout: 30 * time.Second, MinBodyRate: 1024}, c.HTTP)
 	require.False(t, c.HTTP.BeyondLoopback())
 }
 
@@ -26,10 +26,14 @@ func TestHTTPKeys(t *testing.T) {
   public: true
   trusted_proxies: ["10.0.0.0/8", "127.0.0.1", "::ffff:192.168.1.7", "fd00::1/64"]
   max_connections: 100
+  max_connections_per_ip: 0
   read_timeout: 5s
+  min_body_rate: 4KiB
 `)
 	require.True(t, c.HTTP.Public)
 	require.Equal(t, 100, c.HTTP.MaxConnections)
+	require.Zero(t, c.HTTP.MaxConnectionsPerIP)
+	require.Equal(t, config.ByteSize(4096), c.HTTP.MinBodyRate)
 	require.Equal(t, 5*time.Second, c.HTTP.ReadTimeout)
 	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32"),
 		netip.MustParsePrefix("192.168.1.7/32"), netip.MustParsePrefix("fd00::/64")}, c.HTTP.TrustedPrefixes())
@@ -43,6 +47,8 @@ func TestHTTPProblems(t *testing.T) {
   trusted_proxies: ["10.0.0.0/8", "proxy.internal"]
   max_connections: 3
   read_timeout: 10ms
+  max_connections_per_ip: -1
+  min_body_rate: 10B
 `)
 	errs := configErrors(t, err)
 	var got []string
@@ -56,6 +62,8 @@ func TestHTTPProblems(t *testing.T) {
 		`config.yaml:3: http.trusted_proxies[1]: must be an address or a CIDR (e.g. "10.0.0.0/8" or "127.0.0.1"), got "proxy.internal"`,
 		"config.yaml:4: http.max_connections: must be between 16 and 1048576, got 3",
 		"config.yaml:5: http.read_timeout: must be at least 1s, got 10ms",
+		"config.yaml:6: http.max_connections_per_ip: must be between 0 and 1048576, got -1",
+		`config.yaml:7: http.min_body_rate: must be at least 64B (a second), got "10B"`,
 	}, got)
 }
 
@@ -80,9 +88,9 @@ func TestAPITokenFromTheEnvironment(t *testing.T) {
 	c := setup(t).mustParse(t, "http:\n  api_token: ${PARLEY_API_TOKEN}\n")
 	require.Empty(t, c.HTTP.APIToken.Reveal(), "unset: the API is off, not an error")
 	// Characters, not bytes: 16 of them in 32 bytes is long enough, 15 is not.
-	b.env["PARLEY_API_TOKEN"] = "éééééééééééééééé"
+	b.env["PARLEY_API_TOKEN"] = "éèêëàâäôöûüùçîïÿ"
 	b.mustParse(t, "")
-	b.env["PARLEY_API_TOKEN"] = "ééééééééééééééé"
+	b.env["PARLEY_API_TOKEN"] = "éèêëàâäôöûüùçîï"
 	_, err = b.parse("")
 	require.Contains(t, configErrors(t, err)[0].Msg, "has 15 characters")
 }
@@ -133,4 +141,43 @@ func TestPublicWebChatNeedsHTTPPublic(t *testing.T) {
 	errs = configErrors(t, err)
 	require.Len(t, errs, 1)
 	require.Equal(t, "http.listen", errs[0].Key)
+}
+
+// A token long enough by count but weak is refused at load, with file,
+// line and key and never the token: one character repeated, a handful
+// of characters over and over, mostly white space, white space at an
+// end (the API trims what a client sends, so it could never match), a
+// control character (no header can carry it). Random tokens pass.
+func TestWeakAPITokensAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for token, want := range map[string]string{
+		"aaaaaaaaaaaaaaaa":                 "uses only 1 different characters: it must use at least 5",
+		"abababababababababababababababab": "uses only 2 different characters: it must use at least 5",
+		"abcdabcdabcdabcd":                 "uses only 4 different characters: it must use at least 5",
+		"a               b":                "has 2 characters besides white space: it must have at least 16",
+		"ab c  d   e    f       g":         "has 7 characters besides white space: it must have at least 16",
+		" 0123456789abcdef":                "begins or ends with white space",
+		"0123456789abcdef\t":               "begins or ends with white space",
+		"0123456789\x01abcdef":             "holds a control character",
+	} {
+		b.env["PARLEY_API_TOKEN"] = token
+		_, err := b.parse("log:\n  level: info\nhttp:\n  api_token: ${PARLEY_API_TOKEN}\n")
+		errs := configErrors(t, err)
+		require.Len(t, errs, 1, "%q", token)
+		require.Equal(t, "http.api_token", errs[0].Key, "%q", token)
+		require.Equal(t, 4, errs[0].Line, "%q", token)
+		require.Contains(t, errs[0].Error(), "config.yaml:4: http.api_token: "+want, "%q", token)
+		require.Contains(t, errs[0].Error(), "openssl rand -hex 32", "%q: says how to make a good one", token)
+		require.NotContains(t, errs[0].Error(), token, "never the token")
+	}
+	for _, ok := range []string{
+		"0123456789abcdef",
+		"3f9a1c0b7e2d4a6f8b1c3e5d7f9a0b2c4d6e8f0a1b3c5d7e9f0a2b4c6d8e0f1a", // openssl rand -hex 32
+		"correct horse battery staple",
+		"éééééééééééééééA-b+c_d",
+	} {
+		b.env["PARLEY_API_TOKEN"] = ok
+		b.mustParse(t, "http:\n  api_token: ${PARLEY_API_TOKEN}\n")
+	}
 }

@@ -68,10 +68,16 @@ func Default() *Config {
 		MCP:      MCP{Servers: map[string]MCPServer{}},
 		Commands: Commands{Enabled: true},
 		Console:  Console{Prices: map[string]Price{}},
-		HTTP:     HTTP{Listen: "127.0.0.1:8080", TrustedProxies: []string{}, MaxConnections: 2048, ReadTimeout: 30 * time.Second},
+		HTTP:     defaultHTTP(),
 		Log:      Log{Format: "text", Level: "info"},
 		Plugins:  map[string]Section{},
 	}
+}
+
+// defaultHTTP is the http section's defaults.
+func defaultHTTP() HTTP {
+	return HTTP{Listen: "127.0.0.1:8080", TrustedProxies: []string{}, MaxConnections: 2048, MaxConnectionsPerIP: 64,
+		ReadTimeout: 30 * time.Second, MinBodyRate: 1 << 10}
 }
 
 // DefaultWithEnv returns Default with the secrets that default to the

@@ -45,7 +45,9 @@ const (
 // auth issues and checks console sessions. It keeps no state: a session is
 // a cookie "issued.nonce.mac" whose mac is an HMAC keyed by the token, so
 // the cookie never contains the token, any process with the same token
-// accepts it, and changing the token logs every session out.
+// accepts it, and changing the token logs every session out. Logging
+// out one session is recorded in the store (Console.session), which
+// every replica reads.
 type auth struct {
 	key []byte
 	// tokenSum is the token's SHA-256: comparing fixed-size sums keeps the
@@ -89,7 +91,10 @@ func logLogin(log *slog.Logger, ip netip.Addr, v httpapi.Verdict) {
 
 // session is a checked login.
 type session struct {
+	// nonce is the session's id, random and in its cookie.
 	nonce string
+	// issued is when the session began: it ends SessionTTL later.
+	issued time.Time
 	// csrf is the value forms of this session carry in CSRFField.
 	csrf string
 }
@@ -140,7 +145,7 @@ func (a *auth) check(value string) (session, bool) {
 	if issued.After(now.Add(clockSkew)) || now.Sub(issued) >= SessionTTL {
 		return session{}, false
 	}
-	return session{nonce: nonce, csrf: a.mac(csrfLabel, nonce)}, true
+	return session{nonce: nonce, issued: issued, csrf: a.mac(csrfLabel, nonce)}, true
 }
 
 // fromRequest is the session of r's cookie, if any.
@@ -170,7 +175,8 @@ func sessionCookie(r *http.Request, value string, maxAge int) *http.Cookie {
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
 		// Secure only behind TLS: on a plain-HTTP listener a Secure cookie
-		// would never come back and nobody could log in.
-		Secure: r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https",
+		// would never come back and nobody could log in. A proxy says so
+		// only from http.trusted_proxies.
+		Secure: httpapi.HTTPS(r),
 	}
 }

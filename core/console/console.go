@@ -2,6 +2,8 @@ package console
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -70,6 +72,11 @@ type Store interface {
 	RecentFailures(ctx context.Context, since time.Time, limit int) ([]core.Failure, error)
 	// TokensByDay sums the runs' tokens per day (in loc) and model.
 	TokensByDay(ctx context.Context, since time.Time, loc *time.Location) ([]core.TokenDay, error)
+	// RevokeConsoleSession records that a session was logged out, until
+	// expires (when its cookie would have expired anyway);
+	// ConsoleSessionRevoked reports it, to every replica.
+	RevokeConsoleSession(ctx context.Context, id string, expires, now time.Time) error
+	ConsoleSessionRevoked(ctx context.Context, id string) (bool, error)
 }
 
 // FetchFunc downloads a file a user sent on platform, through its adapter,
@@ -254,7 +261,15 @@ type sessionHandler func(w http.ResponseWriter, r *http.Request, s session)
 // match its session.
 func (s *Console) signedIn(h sessionHandler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		sess, ok := s.auth.fromRequest(r)
+		sess, err := s.session(r)
+		if err != nil && !errors.Is(err, errNoSession) {
+			// Whether the session was logged out is unknown: refused, not
+			// taken on trust.
+			s.log.Error("console: checking a session", "path", r.URL.Path, "err", err)
+			s.fail(w, r, http.StatusServiceUnavailable, "The console cannot check your session right now (the store is failing; see /healthz). Try again in a moment.")
+			return
+		}
+		ok := err == nil
 		switch {
 		case !ok && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, Prefix+"events/"):
 			http.Redirect(w, r, Prefix+"login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
@@ -272,7 +287,7 @@ func (s *Console) signedIn(h sessionHandler) http.HandlerFunc {
 // loginPage is GET /console/login.
 func (s *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 	next := safeNext(r.URL.Query().Get("next"))
-	if _, ok := s.auth.fromRequest(r); ok {
+	if _, err := s.session(r); err == nil {
 		http.Redirect(w, r, next, http.StatusSeeOther)
 		return
 	}
@@ -280,21 +295,24 @@ func (s *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // login is POST /console/login: the token in, a session cookie out. An
-// address that sent too many wrong tokens waits first (see auth.attempt).
+// address that sent too many wrong tokens waits first (see auth.attempt),
+// told so before its form is read: a guesser that trickles its forms
+// holds no connection for them (the server closes one answered before
+// its body).
 func (s *Console) login(w http.ResponseWriter, r *http.Request) {
+	if wait, ok := s.auth.attempt(r, s.log); !ok {
+		w.Header().Set("Retry-After", httpapi.RetryAfter(wait))
+		s.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: safeNext(r.URL.Query().Get("next")),
+			Error: "Too many wrong tokens from your address: wait " + httpapi.RetryAfter(wait) +
+				" s before trying again (until then even the right token is refused)."})
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		// A body cut short (http.read_timeout) or too large is no guess.
 		s.fail(w, r, http.StatusBadRequest, "The login form did not arrive whole; try again.")
 		return
 	}
 	next := safeNext(r.PostFormValue("next"))
-	if wait, ok := s.auth.attempt(r, s.log); !ok {
-		w.Header().Set("Retry-After", httpapi.RetryAfter(wait))
-		s.render(w, r, http.StatusTooManyRequests, "login", loginView{Next: next,
-			Error: "Too many wrong tokens from your address: wait " + httpapi.RetryAfter(wait) +
-				" s before trying again (until then even the right token is refused)."})
-		return
-	}
 	if !s.auth.tokenMatches(r.PostFormValue(TokenField)) {
 		s.auth.failed(r, s.log)
 		s.render(w, r, http.StatusUnauthorized, "login", loginView{Next: next, Error: "That is not the API token (http.api_token)."})
@@ -309,14 +327,49 @@ func (s *Console) login(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, sessionCookie(r, value, int(SessionTTL/time.Second)))
 	s.log.Info("console login", "ip", httpapi.ClientIP(r).String())
+	if !httpapi.HTTPS(r) && strings.EqualFold(strings.TrimSpace(r.Header.Get("X-Forwarded-Proto")), "https") {
+		// Said at a login only, which needs the token: no flood of lines.
+		s.log.Warn("console login: X-Forwarded-Proto: https came from a peer that is not in http.trusted_proxies: "+
+			"the header is ignored and the session cookie is not marked Secure; list the TLS proxy in http.trusted_proxies",
+			"peer", httpapi.PeerIP(r).String())
+	}
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// logout is POST /console/logout. Sessions are not stored, so it drops
-// this browser's cookie; changing http.api_token ends every session.
-func (s *Console) logout(w http.ResponseWriter, r *http.Request, _ session) {
+// logout is POST /console/logout: the session is recorded as logged out
+// in the store, so that its cookie, wherever a copy of it is kept, opens
+// no replica's console again, and this browser's cookie is dropped.
+// Changing http.api_token ends every session.
+func (s *Console) logout(w http.ResponseWriter, r *http.Request, sess session) {
+	if err := s.store.RevokeConsoleSession(r.Context(), sess.nonce, sess.issued.Add(SessionTTL), s.clock.Now()); err != nil {
+		// The cookie stays: the owner must know the session still works.
+		s.internal(w, r, "logging out", err)
+		return
+	}
 	http.SetCookie(w, sessionCookie(r, "", -1))
 	http.Redirect(w, r, Prefix+"login", http.StatusSeeOther)
+}
+
+// errNoSession is a request without a session: no cookie, a cookie that
+// is not genuine, expired, or logged out.
+var errNoSession = errors.New("no console session")
+
+// session is r's session, checked: its cookie genuine and unexpired, and
+// the session not logged out. An error other than errNoSession is the
+// store's, which could not say whether it was.
+func (s *Console) session(r *http.Request) (session, error) {
+	sess, ok := s.auth.fromRequest(r)
+	if !ok {
+		return session{}, errNoSession
+	}
+	revoked, err := s.store.ConsoleSessionRevoked(r.Context(), sess.nonce)
+	switch {
+	case err != nil:
+		return session{}, fmt.Errorf("checking whether the session was logged out: %w", err)
+	case revoked:
+		return session{}, errNoSession
+	}
+	return sess, nil
 }
 
 // safeNext is where to go after logging in: a console path, never another
@@ -370,7 +423,7 @@ func (s *Console) internal(w http.ResponseWriter, r *http.Request, what string, 
 // fail renders an error page.
 func (s *Console) fail(w http.ResponseWriter, r *http.Request, code int, msg string) {
 	v := errorView{Code: code, Status: http.StatusText(code), Message: msg}
-	if sess, ok := s.auth.fromRequest(r); ok {
+	if sess, err := s.session(r); err == nil {
 		v.CSRF = sess.csrf
 	}
 	s.render(w, r, code, "error", v)

@@ -35,6 +35,32 @@ type fakeStore struct {
 	retried []retryCall
 	// retryTo is the status a retried job gets (default pending).
 	retryTo core.JobStatus
+	// revoked are the logged-out sessions; revokeErr fails both calls.
+	revoked   map[string]time.Time
+	revokeErr error
+}
+
+func (f *fakeStore) RevokeConsoleSession(_ context.Context, id string, expires, _ time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.revokeErr != nil {
+		return f.revokeErr
+	}
+	if f.revoked == nil {
+		f.revoked = map[string]time.Time{}
+	}
+	f.revoked[id] = expires
+	return nil
+}
+
+func (f *fakeStore) ConsoleSessionRevoked(_ context.Context, id string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.revokeErr != nil {
+		return false, f.revokeErr
+	}
+	_, ok := f.revoked[id]
+	return ok, nil
 }
 
 type retryCall struct {

@@ -154,8 +154,13 @@ func (s *Console) stream(p *pageDef) sessionHandler {
 				return
 			case <-t.C():
 			}
-			if _, ok := s.auth.fromRequest(r); !ok {
-				write("event: expired\ndata: {}\n\n")
+			if _, err := s.session(r); err != nil {
+				// Expired or logged out: the page says to log in again. A
+				// store that cannot say ends the stream only; the page
+				// reconnects.
+				if errors.Is(err, errNoSession) {
+					write("event: expired\ndata: {}\n\n")
+				}
 				return
 			}
 			if now := s.clock.Now(); now.Sub(lastWrite) >= pingEvery {

@@ -2,8 +2,10 @@ package console_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -238,4 +240,34 @@ func section(t *testing.T, body, start, end string) string {
 	i := strings.Index(rest[loc[1]-loc[0]:], end)
 	require.GreaterOrEqual(t, i, 0, "no %s after %s", end, start)
 	return rest[:loc[1]-loc[0]+i+len(end)]
+}
+
+// Logging out in one tab ends the session everywhere: another tab's live
+// stream says "expired" on its next tick, and a store that cannot say
+// whether a session was logged out refuses the console (503) rather than
+// trusting the cookie, and fails the logout loudly, keeping the cookie.
+func TestLogoutEndsTheSessionsStreamsAndNeedsTheStore(t *testing.T) {
+	t.Parallel()
+	b := setupFake(t, nil)
+	seed(b)
+	c := b.login(t)
+	es := b.openStream(t, "/console/events/", c, "")
+	require.Equal(t, "update", es.next(t).name)
+	_, csrf := b.page(t, "/console/", c)
+	resp, _ := b.do(t, http.MethodPost, "/console/logout", url.Values{"csrf": {csrf}}, c)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	b.clock.WaitForTimer(t, t0.Add(liveEvery), 5*time.Second)
+	b.clock.Advance(liveEvery)
+	require.Equal(t, "expired", es.next(t).name)
+	_, open := <-es.events
+	require.False(t, open, "the stream ends with the session")
+
+	c = b.login(t)
+	b.fs.mu.Lock()
+	b.fs.revokeErr = errors.New("database is locked")
+	b.fs.mu.Unlock()
+	resp, body := b.do(t, http.MethodGet, "/console/", nil, c)
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	require.Contains(t, body, "The console cannot check your session right now")
+	require.Contains(t, b.logs.String(), "database is locked")
 }

@@ -18,6 +18,32 @@ func WithClientIP(ctx context.Context, ip netip.Addr) context.Context {
 	return context.WithValue(ctx, clientIPKey{}, ip)
 }
 
+// httpsKey is the request context key of whether a trusted proxy said
+// the client came over TLS (see HTTPS).
+type httpsKey struct{}
+
+// HTTPS reports whether the client reached Parley over TLS: on the
+// connection itself, or as X-Forwarded-Proto says when the peer is a
+// trusted proxy (http.trusted_proxies). From any other peer the header
+// is ignored: anyone can write it.
+func HTTPS(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	v, _ := r.Context().Value(httpsKey{}).(bool)
+	return v
+}
+
+// PeerIP is the address of r's connection, whatever headers it sent.
+func PeerIP(r *http.Request) netip.Addr { return peerIP(r.RemoteAddr) }
+
+// forwardedHTTPS reports whether r's X-Forwarded-Proto says https: its
+// first entry, the scheme the client used with the proxy nearest to it.
+func forwardedHTTPS(r *http.Request) bool {
+	first, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	return strings.EqualFold(strings.TrimSpace(first), "https")
+}
+
 // ClientIP is the address of the client that made r, for per-client limits
 // and back-off: the one the server put on the request's context (the
 // nearest address in X-Forwarded-For that is not a trusted proxy, when the

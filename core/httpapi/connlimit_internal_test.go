@@ -29,7 +29,7 @@ func TestAcceptErrorsAreRateLimitedWarnings(t *testing.T) {
 	t.Parallel()
 	logs := &coretest.Logs{}
 	clock := coretest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	l := newConnLimiter(failingListener{}, 10, logs.Logger(), clock.Now)
+	l := newConnLimiter(failingListener{}, connLimits{max: 10}, logs.Logger(), clock.Now)
 	for range 1000 {
 		_, err := l.Accept()
 		require.True(t, errors.Is(err, syscall.EMFILE))

@@ -342,3 +342,33 @@ func TestClientIPThroughTrustedProxies(t *testing.T) {
 		require.Equal(t, tc.want, rec.Body.String(), tc.name)
 	}
 }
+
+// X-Forwarded-Proto counts only from a trusted proxy: from any other peer
+// it is a header anyone can write.
+func TestHTTPSOnlyFromTrustedProxies(t *testing.T) {
+	t.Parallel()
+	srv := httpapi.NewWithOptions("127.0.0.1:0", nil, httpapi.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}})
+	srv.Mux().HandleFunc("GET /https", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprint(w, httpapi.HTTPS(r))
+	})
+	for _, tc := range []struct {
+		name, peer, proto string
+		want              string
+	}{
+		{"untrusted peer", "203.0.113.7:5000", "https", "false"},
+		{"trusted proxy", "10.0.0.2:5000", "https", "true"},
+		{"trusted proxy, any case", "10.0.0.2:5000", "HTTPS", "true"},
+		{"trusted proxy, plain", "10.0.0.2:5000", "http", "false"},
+		{"trusted proxy, the client's hop first", "10.0.0.2:5000", "https, http", "true"},
+		{"trusted proxy, no header", "10.0.0.2:5000", "", "false"},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/https", nil)
+		req.RemoteAddr = tc.peer
+		if tc.proto != "" {
+			req.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		require.Equal(t, tc.want, rec.Body.String(), tc.name)
+	}
+}

@@ -387,7 +387,9 @@ func decodeBody(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return badRequest("the body is not the JSON expected: %v", err)
 	}
-	if dec.More() {
+	// More would miss a stray '}' or ']': only the end of the body may
+	// follow the value.
+	if _, err := dec.Token(); err != io.EOF {
 		return badRequest("the body holds more than one JSON value")
 	}
 	return nil

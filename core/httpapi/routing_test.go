@@ -113,6 +113,8 @@ func TestRouteMessageErrors(t *testing.T) {
 		{"unknown field", `{"conversation_id":` + conv + `,"text":"hi","priority":1}`, 400, `unknown field "priority"`},
 		{"not json", `hi there`, 400, "not the JSON expected"},
 		{"two values", `{"conversation_id":` + conv + `,"text":"hi"} {}`, 400, "more than one JSON value"},
+		{"a stray brace", `{"conversation_id":` + conv + `,"text":"hi"}}`, 400, "more than one JSON value"},
+		{"trailing garbage", `{"conversation_id":` + conv + `,"text":"hi"}]x`, 400, "more than one JSON value"},
 		{"unknown conversation", `{"conversation_id":999,"text":"hi"}`, 404, "conversation 999 not found"},
 		{"web thread never seen", `{"channel_type":"web","channel_thread_id":"w2","text":"hi"}`, 422, "web conversations start when the user writes"},
 		{"platform not enabled", `{"channel_type":"slack","channel_user_id":"U1","text":"hi"}`, 400,

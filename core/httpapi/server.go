@@ -1,9 +1,10 @@
 // Package httpapi is Parley's HTTP server: one listener (http.listen) for the
 // web chat, platform webhooks, the API, /healthz and /metrics. Adapters mount
 // their routes on its mux; the server owns what every request shares:
-// timeouts (a deadline for bodies, none for streams), the cap on
-// connections, the client's address through trusted proxies (ClientIP),
-// the back-off on wrong tokens, and graceful shutdown.
+// timeouts (a deadline for bodies and a minimum rate, none for streams),
+// the cap on connections and each address's share of it, the client's
+// address through trusted proxies (ClientIP), the back-off on wrong
+// tokens, and graceful shutdown.
 package httpapi
 
 import (
@@ -67,8 +68,21 @@ func (c Component) Healthy() bool { return c.State == "ok" }
 // Defaults of Options.
 const (
 	DefaultMaxConnections = 2048
-	DefaultReadTimeout    = 30 * time.Second
+	// DefaultMaxConnectionsPerIP is each address's share: a browser
+	// opens up to 6 connections to a host, and the web chat lets an
+	// address hold 16 pages; 64 leaves room for a few households
+	// behind one NAT.
+	DefaultMaxConnectionsPerIP = 64
+	DefaultReadTimeout         = 30 * time.Second
+	// DefaultMinBodyRate is the least rate, in bytes a second, a body
+	// must arrive at: a bad mobile link does ten times that.
+	DefaultMinBodyRate = 1024
 )
+
+// bodyGrace is how long a body may take beyond its size at the minimum
+// rate: a few round trips on a bad link. A login form of 100 bytes has
+// about 5 s, not http.read_timeout.
+const bodyGrace = 5 * time.Second
 
 // fdReserve is how many file descriptors the cap on connections leaves
 // to everything else (the store, the platforms' and the model's clients,
@@ -80,11 +94,25 @@ type Options struct {
 	// MaxConnections caps open connections (http.max_connections;
 	// default DefaultMaxConnections), lowered to fit the open-file limit.
 	MaxConnections int
+	// MaxConnectionsPerIP is each address's share of MaxConnections
+	// (http.max_connections_per_ip; 0: DefaultMaxConnectionsPerIP,
+	// negative: no share). The address is the connection's peer (an
+	// IPv6 /64): a connection is counted before any header names a
+	// client. A trusted proxy's connections have no share, since they
+	// carry all its clients; the proxy must bound each client's
+	// connections itself.
+	MaxConnectionsPerIP int
 	// ReadTimeout is how long a request's body may take to arrive after
 	// its headers (http.read_timeout; default DefaultReadTimeout).
 	// Requests without a body, such as event streams, are not bound by
 	// it: they only write.
 	ReadTimeout time.Duration
+	// MinBodyRate is the least rate, in bytes a second, a body must
+	// arrive at (http.min_body_rate; default DefaultMinBodyRate): a body
+	// of known length has bodyGrace plus its length at this rate, if
+	// that is less than ReadTimeout, and at a cap a body that has fallen
+	// behind it gives its connection's place to a new one.
+	MinBodyRate int64
 	// TrustedProxies are the proxies whose X-Forwarded-For is believed
 	// (http.trusted_proxies; see ClientIP).
 	TrustedProxies []netip.Prefix
@@ -123,8 +151,14 @@ func NewWithOptions(addr string, log *slog.Logger, o Options) *Server {
 	if o.MaxConnections <= 0 {
 		o.MaxConnections = DefaultMaxConnections
 	}
+	if o.MaxConnectionsPerIP == 0 {
+		o.MaxConnectionsPerIP = DefaultMaxConnectionsPerIP
+	}
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.MinBodyRate <= 0 {
+		o.MinBodyRate = DefaultMinBodyRate
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -142,6 +176,7 @@ func NewWithOptions(addr string, log *slog.Logger, o Options) *Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          stdlog.New(errorLog{log}, "", 0),
+		ConnContext:       withConn,
 		ConnState: func(c net.Conn, st http.ConnState) {
 			if s.lim != nil {
 				s.lim.connState(c, st)
@@ -177,7 +212,7 @@ func (s *Server) Backoff() *Backoff { return s.backoff }
 // ConnStats counts the listener's connections (zero before Start).
 func (s *Server) ConnStats() ConnStats {
 	if s.lim == nil {
-		return ConnStats{Max: s.opts.MaxConnections}
+		return ConnStats{Max: s.opts.MaxConnections, PerAddress: max(s.opts.MaxConnectionsPerIP, 0)}
 	}
 	return s.lim.snapshot()
 }
@@ -229,7 +264,12 @@ func (s *Server) Start() error {
 		s.log.Warn("http.max_connections is above what the open-file limit leaves for connections: lowered; raise the limit (ulimit -n) for more",
 			"max_connections", s.opts.MaxConnections, "lowered_to", limit, "open_file_limit", fds)
 	}
-	s.lim = newConnLimiter(ln, limit, s.log, s.opts.Now)
+	perAddr := max(s.opts.MaxConnectionsPerIP, 0)
+	if perAddr >= limit {
+		perAddr = 0 // a share of all is the cap itself
+	}
+	s.lim = newConnLimiter(ln, connLimits{max: limit, perAddr: perAddr, exempt: s.proxies, minRate: s.opts.MinBodyRate},
+		s.log, s.opts.Now)
 	s.ln = s.lim
 	s.done = make(chan struct{})
 	go func() {

@@ -415,6 +415,22 @@ var migrations = []migration{
 			`CREATE INDEX messages_limited ON messages (created_at) WHERE ` + heldMessage,
 		},
 	},
+	{
+		version: 14,
+		name:    "console sessions logged out",
+		statements: []string{
+			// A console session is a signed cookie that any replica
+			// checks without state; logging out records its id here, so
+			// that every replica refuses the cookie from then on. A row
+			// is needed only until the cookie would have expired anyway
+			// (expires_at), and is deleted after that.
+			`CREATE TABLE console_revoked_sessions (
+				session_id TEXT PRIMARY KEY,
+				expires_at {{time}} NOT NULL
+			)`,
+			`CREATE INDEX console_revoked_sessions_expires ON console_revoked_sessions (expires_at)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -43,3 +43,32 @@ func convIDs(cs []core.Conversation) []int64 {
 	}
 	return out
 }
+
+// testConsoleSessionsRevoked: a logged-out console session is refused
+// until its cookie would have expired; revoking twice is no error, other
+// sessions are untouched, and rows past their expiry go when the next
+// session is revoked.
+func testConsoleSessionsRevoked(t *testing.T, open Opener) {
+	b := setup(t, open)
+	revoked, err := b.st.ConsoleSessionRevoked(b.ctx, "session-a")
+	require.NoError(t, err)
+	require.False(t, revoked)
+
+	require.NoError(t, b.st.RevokeConsoleSession(b.ctx, "session-a", b.at(time.Hour), b.t0))
+	require.NoError(t, b.st.RevokeConsoleSession(b.ctx, "session-a", b.at(time.Hour), b.t0), "twice is no error")
+	for id, want := range map[string]bool{"session-a": true, "session-b": false} {
+		revoked, err := b.st.ConsoleSessionRevoked(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, revoked, id)
+	}
+
+	// Two hours on, session-a's cookie has expired: revoking another
+	// deletes its row.
+	require.NoError(t, b.st.RevokeConsoleSession(b.ctx, "session-b", b.at(3*time.Hour), b.at(2*time.Hour)))
+	revoked, err = b.st.ConsoleSessionRevoked(b.ctx, "session-a")
+	require.NoError(t, err)
+	require.False(t, revoked, "a row past its expiry is gone")
+	revoked, err = b.st.ConsoleSessionRevoked(b.ctx, "session-b")
+	require.NoError(t, err)
+	require.True(t, revoked)
+}

@@ -75,6 +75,7 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"SessionRecordRoundTrip", testSessionRecordRoundTrip},
 		{"ConversationsList", testConversationsList},
 		{"ConversationsByActivity", testConversationsByActivity},
+		{"ConsoleSessionsRevoked", testConsoleSessionsRevoked},
 		{"SessionRecordsSplitAtTheGap", testSessionRecordsSplitAtTheGap},
 		{"FreezePromptKeepsTheFirst", testFreezePromptKeepsTheFirst},
 		{"SummarizedRecords", testSummarizedRecords},
