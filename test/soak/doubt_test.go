@@ -34,6 +34,15 @@ func inDoubtOf(t testing.TB, st *store.Store, ownerPrefix string) map[string]boo
 	return out
 }
 
+// countRepeats is how many copies beyond the first reached a chat.
+func countRepeats(copies map[string]int) int {
+	n := 0
+	for _, c := range copies {
+		n += max(0, c-1)
+	}
+	return n
+}
+
 // chargeRepeats tells whether every repeat of a reply can be charged to
 // a kill that had it in doubt, no kill charged more than perKill (a
 // process holds at most scheduler.max_sends_in_doubt sends unrecorded at
