@@ -13,7 +13,7 @@ import (
 	"github.com/parleybot/parley/core/store"
 )
 
-// Exit statuses (DESIGN.md): 0 clean stop, 2 bad config or flag, 1 anything else.
+// Exit statuses (docs/contracts.md): 0 clean stop, 2 bad config or flag, 1 anything else.
 const (
 	exitOK     = 0
 	exitFail   = 1

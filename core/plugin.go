@@ -79,7 +79,8 @@ type AdapterInfo struct {
 	EnabledByDefault bool
 }
 
-// Prompt layer levels of the prompt stack (see DESIGN.md).
+// Prompt layer levels of the prompt stack (docs/contracts.md, "The
+// prompt stack").
 const (
 	LayerPersona      = 0 // L0 persona
 	LayerInstructions = 1 // L1 developer instructions

@@ -32,7 +32,7 @@ const Name = "terminal"
 // Platform is the platform this adapter serves: the core.Platform of its
 // conversations and of the API's channel_type "console". It stays
 // "console" although the adapter is named "terminal": platform ids are a
-// fixed contract (DESIGN.md) stored in every conversation, so a new id
+// fixed contract (docs/contracts.md) stored in every conversation, so a new id
 // would cut every existing terminal conversation off its history. Look the
 // adapter up by Name, its conversations by Platform.
 const Platform core.Platform = "console"
