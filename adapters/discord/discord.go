@@ -14,9 +14,9 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/pace"
 )
 
 func init() {

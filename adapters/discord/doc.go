@@ -23,7 +23,7 @@
 // with a nonce derived from the message's idempotency key and
 // enforce_nonce, so Discord drops a part it has already accepted (a resend
 // after a crash, or a retry after a lost answer). Every message request
-// first waits for its slot on a core/pace Pacer keyed by channel
+// first waits for its slot on a adapters/pace Pacer keyed by channel
 // (send_rate: by default Discord's 5 per 5 s per channel), replies ahead
 // of scheduled messages, so that the limits are kept rather than found by
 // 429s. A 429 is waited out (as long as the send's deadline allows) and 5xx

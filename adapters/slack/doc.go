@@ -33,7 +33,7 @@
 // once.
 //
 // Send splits text at 4,000 characters and escapes & < >. Every post first
-// waits for its slot on a core/pace Pacer keyed by channel (send_rate: by
+// waits for its slot on a adapters/pace Pacer keyed by channel (send_rate: by
 // default chat.postMessage's 1 per second per channel after a burst of 3),
 // replies ahead of scheduled messages, so that Slack's limits are kept
 // rather than found by 429s. A 429 is waited out for the Retry-After

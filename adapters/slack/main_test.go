@@ -13,11 +13,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/pace"
 )
 
 // TestMain fails the run if a test leaves a websocket reader, a reconnect

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/parleybot/parley/adapters/pace"
+	"github.com/parleybot/parley/adapters/pace/pacetest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/pace"
-	"github.com/parleybot/parley/core/pace/pacetest"
 )
 
 // t0 is where the paced tests' clock starts. No event is handed to the

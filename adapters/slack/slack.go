@@ -16,10 +16,10 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/httpclient"
-	"github.com/parleybot/parley/core/pace"
 )
 
 func init() {

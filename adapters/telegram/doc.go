@@ -33,7 +33,7 @@
 // does not exist) are *core.PermanentError.
 //
 // Every message-creating call waits for its slot at the send_rate pace
-// (core/pace; by default Telegram's limits: 30 a second per bot, 1 a
+// (adapters/pace; by default Telegram's limits: 30 a second per bot, 1 a
 // second per chat after a burst of 3), replies ahead of scheduled
 // messages, so a burst goes out at Telegram's pace rather than into 429s.
 //

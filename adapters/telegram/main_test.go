@@ -12,11 +12,11 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/pace"
 )
 
 // TestMain fails the run if a test leaves a poller, a webhook request or an

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/pace"
 )
 
 func TestSendRateConfig(t *testing.T) {

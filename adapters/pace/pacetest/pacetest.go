@@ -1,4 +1,4 @@
-// Package pacetest helps test an adapter's send pace (core/pace) on a
+// Package pacetest helps test an adapter's send pace (adapters/pace) on a
 // clock the test moves: step the sends one slot at a time and check the
 // times they reached a fake platform.
 package pacetest
