@@ -41,7 +41,7 @@ func init() {
 	}})
 }
 
-func (a *ircAdapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *ircAdapter) Start(ctx context.Context, h core.Host) error {
 	if err := a.Adapter.Start(ctx, h); err != nil {
 		return err
 	}

@@ -82,9 +82,9 @@ func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Di
 	return nil
 }
 
-// inbound is the handler ad hands its DMs to: the spool for a platform
-// that does not redeliver, the dispatcher itself otherwise.
-func (a *app) inbound(ad core.Adapter) core.InboundHandler {
+// inbound is the host ad hands its DMs to: the spool for a platform that
+// does not redeliver, the dispatcher itself otherwise.
+func (a *app) inbound(ad core.Adapter) core.Host {
 	if a.spool != nil && !ad.Capabilities().Redelivers {
 		return a.spool
 	}

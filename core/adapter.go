@@ -165,7 +165,7 @@ type Adapter interface {
 	Capabilities() Capabilities
 	// Start connects and begins delivering inbound DMs to h. It returns once
 	// the adapter is ready; its background work stops when Stop is called.
-	Start(ctx context.Context, h InboundHandler) error
+	Start(ctx context.Context, h Host) error
 	Send(ctx context.Context, msg OutboundMessage) (SendResult, error)
 	// Stop stops intake and background work and returns promptly.
 	Stop(ctx context.Context) error

@@ -34,7 +34,7 @@ func (a *signalAdapter) Platform() core.Platform { return web }
 func (a *signalAdapter) Capabilities() core.Capabilities {
 	return core.Capabilities{MaxMessageLength: 4096}
 }
-func (a *signalAdapter) Start(_ context.Context, h core.InboundHandler) error {
+func (a *signalAdapter) Start(_ context.Context, h core.Host) error {
 	a.h = h
 	return nil
 }

@@ -30,14 +30,6 @@ type CommandInfo struct {
 	Description string
 }
 
-// CommandLister lists the chat commands the bot answers. The Dispatcher
-// implements it; an adapter's Start may assert its InboundHandler to it
-// (Telegram registers them with setMyCommands). The list is empty when
-// commands are off.
-type CommandLister interface {
-	Commands() []CommandInfo
-}
-
 // CommandReply is a command's answer with what to keep on the stored
 // answer: /reminders keeps the ids of the jobs it listed, so that a later
 // "/cancel 2" cancels the second one the user was shown.
@@ -51,9 +43,6 @@ type CommandReply struct {
 type CommandReplier interface {
 	Reply(ctx context.Context, conv Conversation, text string) (CommandReply, error)
 }
-
-// The Dispatcher lists the commands it answers to the adapters it starts.
-var _ CommandLister = (*Dispatcher)(nil)
 
 // DefaultCommandFailure is the answer to a command that failed.
 const DefaultCommandFailure = "Sorry, that didn't work. Please try again in a moment."
@@ -75,7 +64,7 @@ func CommandName(text string) string {
 }
 
 // Commands lists the chat commands this dispatcher answers; none when
-// commands are off. It implements CommandLister.
+// commands are off. Adapters read it as Host.Commands.
 func (d *Dispatcher) Commands() []CommandInfo {
 	if d.cfg.Commands == nil {
 		return nil

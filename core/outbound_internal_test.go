@@ -19,8 +19,8 @@ func (a *plainAdapter) Platform() Platform { return "web" }
 func (a *plainAdapter) Capabilities() Capabilities {
 	return Capabilities{MaxMessageLength: 100, RichText: a.rich}
 }
-func (a *plainAdapter) Start(context.Context, InboundHandler) error { return nil }
-func (a *plainAdapter) Stop(context.Context) error                  { return nil }
+func (a *plainAdapter) Start(context.Context, Host) error { return nil }
+func (a *plainAdapter) Stop(context.Context) error        { return nil }
 func (a *plainAdapter) Send(_ context.Context, m OutboundMessage) (SendResult, error) {
 	a.sent = append(a.sent, m)
 	return SendResult{PlatformMessageIDs: []string{"1"}}, nil

@@ -31,8 +31,8 @@ func (a *stampAdapter) Platform() core.Platform { return web }
 func (a *stampAdapter) Capabilities() core.Capabilities {
 	return core.Capabilities{MaxMessageLength: 4096, IdempotencyWindow: a.window}
 }
-func (a *stampAdapter) Start(context.Context, core.InboundHandler) error { return nil }
-func (a *stampAdapter) Stop(context.Context) error                       { return nil }
+func (a *stampAdapter) Start(context.Context, core.Host) error { return nil }
+func (a *stampAdapter) Stop(context.Context) error             { return nil }
 func (a *stampAdapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResult, error) {
 	now := time.Now()
 	a.mu.Lock()

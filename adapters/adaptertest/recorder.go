@@ -13,6 +13,8 @@ import (
 // so a test can wait for the adapter to deliver them. It is safe for
 // concurrent use.
 type Recorder struct {
+	// No history, model health or commands: a host that takes messages.
+	core.InboundOnly
 	mu   sync.Mutex
 	msgs []core.InboundMessage
 	// fail, while failTimes > 0 (or < 0: until cleared), is returned

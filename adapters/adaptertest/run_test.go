@@ -213,7 +213,7 @@ func (a *refAdapter) Capabilities() core.Capabilities {
 	return core.Capabilities{MaxMessageLength: a.limit, Markup: "markdown", Typing: true, RichText: true}
 }
 
-func (a *refAdapter) Start(_ context.Context, h core.InboundHandler) error {
+func (a *refAdapter) Start(_ context.Context, h core.Host) error {
 	a.stop, a.done = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(a.done)

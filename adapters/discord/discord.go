@@ -214,7 +214,7 @@ func parseOrigin(raw string) (*url.URL, error) {
 
 // Start checks the token with GET /users/@me, then opens the gateway. It
 // returns once the gateway has answered the IDENTIFY (READY).
-func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(ctx context.Context, h core.Host) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting discord adapter: %w", err)
 	}

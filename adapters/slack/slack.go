@@ -265,7 +265,7 @@ func (a *Adapter) newAPI(transport *http.Transport) (*slack.Client, error) {
 // Start checks the bot token with auth.test, which also tells the bot's
 // own user id. In socket mode it then opens the websocket and returns once
 // Slack has said hello; in events mode events arrive on Mount's route.
-func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(ctx context.Context, h core.Host) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting slack adapter: %w", err)
 	}

@@ -15,13 +15,9 @@ import (
 // The default scope, which an owner may fill with @BotFather, is left
 // alone. A failure is logged, never fatal: typed, the commands work
 // without the menu.
-func (a *Adapter) registerCommands(ctx context.Context, b *bot.Bot, h core.InboundHandler) {
-	lister, ok := h.(core.CommandLister)
-	if !ok {
-		return
-	}
+func (a *Adapter) registerCommands(ctx context.Context, b *bot.Bot, h core.Host) {
 	scope := &models.BotCommandScopeAllPrivateChats{}
-	cmds := lister.Commands()
+	cmds := h.Commands()
 	if len(cmds) == 0 {
 		if _, err := b.DeleteMyCommands(ctx, &bot.DeleteMyCommandsParams{Scope: scope}); err != nil {
 			a.log.Warn("clearing the command menu with deleteMyCommands failed", "err", a.scrub(err))

@@ -141,10 +141,11 @@ func TestManyUpdatesArriveInOrder(t *testing.T) {
 // laneCore is a core that holds or fails the messages with given texts,
 // and records what it took.
 type laneCore struct {
-	mu   sync.Mutex
-	hold map[string]chan struct{} // the message waits until it is closed
-	fail map[string]bool          // the message fails once
-	got  []core.InboundMessage
+	core.InboundOnly // takes messages; no history, model health or commands
+	mu               sync.Mutex
+	hold             map[string]chan struct{} // the message waits until it is closed
+	fail             map[string]bool          // the message fails once
+	got              []core.InboundMessage
 }
 
 func (c *laneCore) HandleInbound(_ context.Context, m core.InboundMessage) error {
@@ -178,7 +179,7 @@ func (c *laneCore) texts(user telegramtest.User) []string {
 }
 
 // startWith starts b's adapter with h as its core.
-func (b *testBundle) startWith(t *testing.T, h core.InboundHandler) {
+func (b *testBundle) startWith(t *testing.T, h core.Host) {
 	t.Helper()
 	require.NoError(t, b.adapter.Start(context.Background(), h))
 	t.Cleanup(func() {

@@ -256,10 +256,10 @@ func (a *Adapter) InboundLock() (string, bool) {
 
 // Start checks the token with getMe; in polling mode it removes any
 // webhook, in webhook mode it registers webhook_url when one is set. It
-// then puts the chat commands h lists (core.CommandLister) in the private
+// then puts the chat commands h lists (Host.Commands) in the private
 // chats' command menu and, in polling mode, starts the getUpdates loop.
 // It returns once the adapter is ready.
-func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(ctx context.Context, h core.Host) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting telegram adapter: %w", err)
 	}

@@ -157,7 +157,7 @@ func (a *Adapter) Validate() error {
 
 // Start prints the prompt and begins handing each non-empty line of In to
 // h. It returns at once; the reading stops at end of input or on Stop.
-func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(ctx context.Context, h core.Host) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting terminal adapter: %w", err)
 	}

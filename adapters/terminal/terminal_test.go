@@ -28,6 +28,8 @@ const waitFor = 5 * time.Second
 
 // fakeCore records what the adapter hands it.
 type fakeCore struct {
+	// No history, model health or commands: a host that takes messages.
+	core.InboundOnly
 	mu      sync.Mutex
 	got     []core.InboundMessage
 	err     error

@@ -29,10 +29,11 @@ const browserTimeout = 90 * time.Second
 // pageCore is the core behind the page in the browser test: a canned
 // history and a model health the test changes.
 type pageCore struct {
-	mu      sync.Mutex
-	history []core.Message
-	health  llm.Health
-	got     []string
+	core.InboundOnly // no commands; history and health are its own
+	mu               sync.Mutex
+	history          []core.Message
+	health           llm.Health
+	got              []string
 }
 
 func (c *pageCore) HandleInbound(_ context.Context, msg core.InboundMessage) error {

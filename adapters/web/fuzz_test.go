@@ -20,8 +20,9 @@ import (
 
 // inbox is a core that keeps the messages handed to it since the last take.
 type inbox struct {
-	mu  sync.Mutex
-	got []core.InboundMessage
+	core.InboundOnly // takes messages; no history, model health or commands
+	mu               sync.Mutex
+	got              []core.InboundMessage
 }
 
 func (b *inbox) HandleInbound(_ context.Context, msg core.InboundMessage) error {

@@ -145,15 +145,11 @@ func (n *notice) allow(now time.Time) (bool, int) {
 // clientID: one it took a message from or showed a history to lately, or,
 // failing that, one the core has messages of. A client the core cannot
 // tell about (no history, or an error) counts as new.
-func (a *Adapter) knownClient(ctx context.Context, h core.InboundHandler, g *guards, clientID string) bool {
+func (a *Adapter) knownClient(ctx context.Context, h core.Host, g *guards, clientID string) bool {
 	if g.known.has(clientID) {
 		return true
 	}
-	hr, ok := h.(historyReader)
-	if !ok {
-		return false
-	}
-	msgs, err := hr.History(ctx, Platform, clientID, 1)
+	msgs, err := h.History(ctx, Platform, clientID, 1)
 	if err != nil {
 		if !errors.Is(err, core.ErrNotFound) {
 			a.log.Debug("asking whether a web client is new", "client", clientID, "err", err)

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,13 +38,6 @@ const (
 // clientIDPattern is what a browser's client id must look like; it becomes a
 // channel_thread_id, so it is kept short and URL-safe.
 var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-
-// historyReader is the part of the core the history endpoint needs. The
-// core's dispatcher implements it; it is found on the InboundHandler given
-// to Start by type assertion.
-type historyReader interface {
-	History(ctx context.Context, p core.Platform, channelThreadID string, limit int) ([]core.Message, error)
-}
 
 // Mount registers the chat page and the /web/ endpoints on mux.
 func (a *Adapter) Mount(mux *http.ServeMux) {
@@ -289,8 +281,8 @@ func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := []wireMessage{}
-	if hr, ok := a.inboundHandler().(historyReader); ok {
-		msgs, err := hr.History(r.Context(), Platform, clientID, limit)
+	if h := a.inboundHandler(); h != nil {
+		msgs, err := h.History(r.Context(), Platform, clientID, limit)
 		if err != nil && !errors.Is(err, core.ErrNotFound) {
 			a.log.Error("reading web history", "client", clientID, "err", err)
 			writeError(w, http.StatusInternalServerError, "could not load the history")
@@ -343,13 +335,13 @@ type modelStatus struct {
 	Since string `json:"since,omitempty"`
 }
 
-// handleStatus is GET /web/status: the model's health as the core's
-// ModelHealthReporter last saw it, so the page can warn that replies may
-// fail; unknown when the core reports none (or the chat is not running).
+// handleStatus is GET /web/status: the model's health as the core last
+// saw it (Host.ModelHealth), so the page can warn that replies may fail;
+// unknown when the core reports none (or the chat is not running).
 func (a *Adapter) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	st := modelStatus{State: llm.HealthUnknown}
-	if r, ok := a.inboundHandler().(core.ModelHealthReporter); ok {
-		h := r.ModelHealth()
+	if host := a.inboundHandler(); host != nil {
+		h := host.ModelHealth()
 		if h.State != "" {
 			st.State = h.State
 		}

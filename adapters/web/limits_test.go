@@ -193,7 +193,7 @@ func TestKnownClientIsNotANewConversation(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{
 		limits: &web.Limits{NewConversationsPerHourPerIP: 1},
-		handler: func(f *fakeCore) core.InboundHandler {
+		handler: func(f *fakeCore) core.Host {
 			return threadHistory{f, map[string]bool{"returning-1": true, "returning-2": true}}
 		},
 	})

@@ -161,7 +161,7 @@ func TestStatusReportsTheModelsHealth(t *testing.T) {
 
 func TestStatusWithoutAReporterIsUnknown(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpts{handler: func(f *fakeCore) core.InboundHandler { return inboundOnly{f} }})
+	b := setup(t, setupOpts{handler: func(f *fakeCore) core.Host { return core.InboundOnly{InboundHandler: f} }})
 
 	status, _, body := b.get(t, "/web/status")
 

@@ -72,7 +72,7 @@ type Adapter struct {
 	guardSet   *guards
 
 	mu      sync.Mutex
-	handler core.InboundHandler
+	handler core.Host
 	started bool
 	stopped bool
 }
@@ -151,7 +151,7 @@ func (a *Adapter) OpenStreams() int { return a.hub.openStreams() }
 
 // Start begins accepting messages from browsers and handing them to h. The
 // routes must be mounted (Mount) for browsers to reach the adapter.
-func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(ctx context.Context, h core.Host) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("starting web adapter: %w", err)
 	}
@@ -269,8 +269,8 @@ func (a *Adapter) isStopped() bool {
 	return a.stopped
 }
 
-// inboundHandler returns the handler, or nil when not accepting messages.
-func (a *Adapter) inboundHandler() core.InboundHandler {
+// inboundHandler returns the host, or nil when not accepting messages.
+func (a *Adapter) inboundHandler() core.Host {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.stopped {

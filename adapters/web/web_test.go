@@ -92,12 +92,8 @@ func (f *fakeCore) messages() []core.InboundMessage {
 	return append([]core.InboundMessage(nil), f.got...)
 }
 
-// inboundOnly is a core without a history.
-type inboundOnly struct{ f *fakeCore }
-
-func (h inboundOnly) HandleInbound(ctx context.Context, msg core.InboundMessage) error {
-	return h.f.HandleInbound(ctx, msg)
-}
+// Commands lists none: the web chat shows no command menu.
+func (f *fakeCore) Commands() []core.CommandInfo { return nil }
 
 type testBundle struct {
 	adapter *web.Adapter
@@ -109,7 +105,7 @@ type testBundle struct {
 }
 
 type setupOpts struct {
-	handler func(f *fakeCore) core.InboundHandler
+	handler func(f *fakeCore) core.Host
 	// limits, when set, replaces the default limits.
 	limits *web.Limits
 	// allowedOrigins is the adapter's allowed_origins.
@@ -151,7 +147,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 	b.adapter.AllowedOrigins = o.allowedOrigins
 	require.NoError(t, b.adapter.Provision(context.Background(), env))
 	require.NoError(t, b.adapter.Validate())
-	var h core.InboundHandler = b.core
+	var h core.Host = b.core
 	if o.handler != nil {
 		h = o.handler(b.core)
 	}
@@ -607,7 +603,7 @@ func TestHistoryOfUnknownClientIsEmpty(t *testing.T) {
 
 func TestHistoryWithoutHistoryReaderIsEmpty(t *testing.T) {
 	t.Parallel()
-	b := setup(t, setupOpts{handler: func(f *fakeCore) core.InboundHandler { return inboundOnly{f} }})
+	b := setup(t, setupOpts{handler: func(f *fakeCore) core.Host { return core.InboundOnly{InboundHandler: f} }})
 
 	status, _, body := b.get(t, "/web/history?client_id=client-0001")
 

@@ -62,7 +62,7 @@ func (a *Adapter) Capabilities() core.Capabilities {
 }
 
 // Start keeps the handler for Deliver.
-func (a *Adapter) Start(_ context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(_ context.Context, h core.Host) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.h = h

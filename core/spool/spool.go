@@ -69,7 +69,7 @@ type Config struct {
 	Disk *diskfault.Disk
 }
 
-// Spool is a core.InboundHandler in front of the core's: HandleInbound
+// Spool is a core.Host in front of the core's: HandleInbound
 // returns at once, and the message reaches next from the spool's own
 // goroutines, through the file while next fails. A message HandleInbound
 // took is never dropped because the store cannot take it: it is tried
@@ -77,7 +77,7 @@ type Config struct {
 type Spool struct {
 	cfg  Config
 	log  *slog.Logger
-	next core.InboundHandler
+	next core.Host
 	file *file
 
 	mu sync.Mutex
@@ -104,7 +104,7 @@ type Spool struct {
 
 // Open opens the spool in cfg.Dir, taking over what a process that died
 // left there; nothing is handed to next before Start.
-func Open(cfg Config, next core.InboundHandler) (*Spool, error) {
+func Open(cfg Config, next core.Host) (*Spool, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("inbound spool: no directory")
 	}

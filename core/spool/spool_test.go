@@ -22,6 +22,8 @@ const waitFor = 10 * time.Second
 // core is a stand-in for the dispatcher: it records the messages it takes
 // while up, fails while down, and can hold a hand-over until released.
 type fakeCore struct {
+	// No history, model health or commands: a host that takes messages.
+	core.InboundOnly
 	mu   sync.Mutex
 	down bool
 	// downErr is what a down core answers (default: database is locked).
@@ -89,7 +91,7 @@ func msg(thread string, i int) core.InboundMessage {
 		Attachments: []core.Attachment{{Kind: core.AttachImage, Name: "a.png", Size: int64(i)}}}
 }
 
-func open(t *testing.T, dir string, next core.InboundHandler, cfg spool.Config) *spool.Spool {
+func open(t *testing.T, dir string, next core.Host, cfg spool.Config) *spool.Spool {
 	t.Helper()
 	cfg.Dir = dir
 	if cfg.RetryMin == 0 {

@@ -206,7 +206,7 @@ func (a *Adapter) Validate() error {
 // returns once the bot is registered (or with the reason it could not
 // be); after that a lost connection is re-established in the background
 // with a growing backoff.
-func (a *Adapter) Start(ctx context.Context, h core.InboundHandler) error {
+func (a *Adapter) Start(ctx context.Context, h core.Host) error {
 	if h == nil {
 		return errors.New("starting irc adapter: nil inbound handler")
 	}
