@@ -311,9 +311,9 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 			log.Error("scheduled message failed; no attempts left", "attempts", attempts, "err", sendErr)
 			d.noteAttempt(ctx, j, JobFailed, j.DueAt, sendErr.Error())
 		default:
-			backoff := 30 * time.Second << min(attempts-1, 10)
-			log.Warn("scheduled message failed; trying again", "attempts", attempts, "retry_in", backoff, "err", sendErr)
-			d.noteAttempt(ctx, j, JobPending, now.Add(backoff), sendErr.Error())
+			wait := sendRetry.Delay(attempts - 1)
+			log.Warn("scheduled message failed; trying again", "attempts", attempts, "retry_in", wait, "err", sendErr)
+			d.noteAttempt(ctx, j, JobPending, now.Add(wait), sendErr.Error())
 		}
 		return
 	}
