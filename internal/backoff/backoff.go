@@ -1,9 +1,16 @@
 // Package backoff computes the waits between tries of something that
-// failed: exponential, capped, with optional jitter, and a platform's
-// Retry-After taking precedence. Every retry loop in Parley (the model
-// client, scheduled sends and jobs, the run-outcome retry, the listener,
-// MCP reconnects, the spool, the adapters' sends and polls) takes its
-// delays from here, so the rule is written once.
+// failed: exponential, capped, with optional jitter. Every retry loop in
+// Parley (the model client, scheduled sends and jobs, the run-outcome
+// retry, the listener, MCP reconnects, the spool, the adapters' sends,
+// polls and inbound hand-offs) takes its delays from here, so the rule is
+// written once.
+//
+// A platform's own wait (Retry-After, a 429's retry_after) is read by the
+// loop that got it, because what it means differs: the model client waits
+// exactly what the header says (zero included) instead of the backoff,
+// Telegram's poll waits the longer of the two, and adapters/retry counts
+// rate limits apart from failures. The backoff is what a loop waits when
+// the other side said nothing.
 //
 // It computes delays and does not wait. Each loop already waits on its own
 // terms: on an injected core.Clock that tests drive by hand (core.Sleep),
@@ -56,16 +63,6 @@ func (p Policy) Delay(attempt int) time.Duration {
 // one.
 func (p Policy) Next(prev time.Duration) time.Duration {
 	return p.capped(max(p.grow(prev), p.Initial))
-}
-
-// WithRetryAfter returns the wait a loop should use when the other side
-// asked for one: retryAfter when it is positive (a platform's 429 or a
-// 503's Retry-After takes precedence over the backoff), else d.
-func WithRetryAfter(d, retryAfter time.Duration) time.Duration {
-	if retryAfter > 0 {
-		return retryAfter
-	}
-	return d
 }
 
 func (p Policy) grow(d time.Duration) time.Duration {

@@ -51,9 +51,3 @@ func TestNext(t *testing.T) {
 	require.Equal(t, 5*time.Second, p.Next(4*time.Second))
 	require.Equal(t, 5*time.Second, p.Next(5*time.Second))
 }
-
-func TestWithRetryAfterTakesPrecedence(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, 7*time.Second, WithRetryAfter(time.Second, 7*time.Second))
-	require.Equal(t, time.Second, WithRetryAfter(time.Second, 0))
-}
