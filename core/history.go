@@ -16,7 +16,9 @@ import (
 // stored are read, and only those. That is sound because stored messages
 // are append-only and seq only grows. The least recently used
 // conversation goes first; mu guards the entries as well as the LRU, since
-// reading and updating an entry are one step.
+// reading and updating an entry are one step. Peek reads an entry, Get
+// makes it the most recently used: only where it is used or updated, as
+// the hand-written list did.
 type historyCache struct {
 	mu      sync.Mutex
 	limit   int
@@ -64,7 +66,7 @@ func (h *historyCache) appended(conv Conversation, msgs ...Message) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e, ok := h.entries.Get(conv.ID)
+	e, ok := h.entries.Peek(conv.ID)
 	if !ok {
 		if msgs[0].Seq != 1 {
 			return
@@ -81,6 +83,7 @@ func (h *historyCache) appended(conv Conversation, msgs ...Message) {
 		return
 	}
 	e.window = h.join(e.window, msgs)
+	h.entries.Get(conv.ID) // the most recently used
 }
 
 // join appends fresh to cached and keeps the newest limit, in a new slice:
@@ -100,21 +103,23 @@ func (h *historyCache) join(cached, fresh []Message) []Message {
 func (h *historyCache) get(conv Conversation) []Message {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	e, ok := h.entries.Get(conv.ID)
+	e, ok := h.entries.Peek(conv.ID)
 	if !ok || !e.created.Equal(conv.CreatedAt) {
 		return nil
 	}
+	h.entries.Get(conv.ID) // the most recently used
 	return e.window
 }
 
 func (h *historyCache) put(conv Conversation, win []Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if e, ok := h.entries.Get(conv.ID); ok {
+	if e, ok := h.entries.Peek(conv.ID); ok {
 		if n := len(e.window); e.created.Equal(conv.CreatedAt) && n > 0 && len(win) > 0 && e.window[n-1].Seq > win[len(win)-1].Seq {
 			return // a concurrent writer stored a newer window
 		}
 		e.created, e.window = conv.CreatedAt, win
+		h.entries.Get(conv.ID) // the most recently used
 		return
 	}
 	h.entries.Add(conv.ID, &historyEntry{created: conv.CreatedAt, window: win})
