@@ -1,10 +1,11 @@
 package core
 
 import (
-	"container/list"
 	"context"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // historyCache keeps the recent window of the most active conversations so
@@ -13,24 +14,27 @@ import (
 // cache is written through by this process (the messages it stores) and
 // checked against the conversation's LastSeq, so messages another process
 // stored are read, and only those. That is sound because stored messages
-// are append-only and seq only grows.
+// are append-only and seq only grows. The least recently used
+// conversation goes first; mu guards the entries as well as the LRU, since
+// reading and updating an entry are one step. Peek reads an entry, Get
+// makes it the most recently used: only where it is used or updated, as
+// the hand-written list did.
 type historyCache struct {
 	mu      sync.Mutex
 	limit   int
-	max     int
-	entries map[int64]*list.Element
-	lru     *list.List
+	entries *simplelru.LRU[int64, *historyEntry]
 }
 
 type historyEntry struct {
-	convID int64
 	// created tells a conversation from a later one that reused its id.
 	created time.Time
 	window  []Message
 }
 
 func newHistoryCache(limit, maxConversations int) *historyCache {
-	return &historyCache{limit: limit, max: maxConversations, entries: map[int64]*list.Element{}, lru: list.New()}
+	// NewLRU fails only on a size below one.
+	entries, _ := simplelru.NewLRU[int64, *historyEntry](max(maxConversations, 1), nil)
+	return &historyCache{limit: limit, entries: entries}
 }
 
 // window returns the conversation's newest limit messages, oldest first. The
@@ -62,16 +66,15 @@ func (h *historyCache) appended(conv Conversation, msgs ...Message) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	el, ok := h.entries[conv.ID]
+	e, ok := h.entries.Peek(conv.ID)
 	if !ok {
 		if msgs[0].Seq != 1 {
 			return
 		}
 		// A brand-new conversation: its whole history is msgs.
-		h.insertLocked(conv, h.join(nil, msgs))
+		h.entries.Add(conv.ID, &historyEntry{created: conv.CreatedAt, window: h.join(nil, msgs)})
 		return
 	}
-	e := el.Value.(*historyEntry)
 	last := int64(0)
 	if n := len(e.window); n > 0 {
 		last = e.window[n-1].Seq
@@ -80,7 +83,7 @@ func (h *historyCache) appended(conv Conversation, msgs ...Message) {
 		return
 	}
 	e.window = h.join(e.window, msgs)
-	h.lru.MoveToFront(el)
+	h.entries.Get(conv.ID) // the most recently used
 }
 
 // join appends fresh to cached and keeps the newest limit, in a new slice:
@@ -100,40 +103,26 @@ func (h *historyCache) join(cached, fresh []Message) []Message {
 func (h *historyCache) get(conv Conversation) []Message {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	el, ok := h.entries[conv.ID]
-	if !ok {
+	e, ok := h.entries.Peek(conv.ID)
+	if !ok || !e.created.Equal(conv.CreatedAt) {
 		return nil
 	}
-	e := el.Value.(*historyEntry)
-	if !e.created.Equal(conv.CreatedAt) {
-		return nil
-	}
-	h.lru.MoveToFront(el)
+	h.entries.Get(conv.ID) // the most recently used
 	return e.window
 }
 
 func (h *historyCache) put(conv Conversation, win []Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if el, ok := h.entries[conv.ID]; ok {
-		e := el.Value.(*historyEntry)
+	if e, ok := h.entries.Peek(conv.ID); ok {
 		if n := len(e.window); e.created.Equal(conv.CreatedAt) && n > 0 && len(win) > 0 && e.window[n-1].Seq > win[len(win)-1].Seq {
 			return // a concurrent writer stored a newer window
 		}
 		e.created, e.window = conv.CreatedAt, win
-		h.lru.MoveToFront(el)
+		h.entries.Get(conv.ID) // the most recently used
 		return
 	}
-	h.insertLocked(conv, win)
-}
-
-func (h *historyCache) insertLocked(conv Conversation, win []Message) {
-	h.entries[conv.ID] = h.lru.PushFront(&historyEntry{convID: conv.ID, created: conv.CreatedAt, window: win})
-	for h.lru.Len() > h.max {
-		last := h.lru.Back()
-		h.lru.Remove(last)
-		delete(h.entries, last.Value.(*historyEntry).convID)
-	}
+	h.entries.Add(conv.ID, &historyEntry{created: conv.CreatedAt, window: win})
 }
 
 // replaced puts a stored message's new text (a voice note's transcript)
@@ -142,11 +131,10 @@ func (h *historyCache) insertLocked(conv Conversation, win []Message) {
 func (h *historyCache) replaced(convID int64, m Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	el, ok := h.entries[convID]
+	e, ok := h.entries.Peek(convID)
 	if !ok {
 		return
 	}
-	e := el.Value.(*historyEntry)
 	for i := range e.window {
 		if e.window[i].ID == m.ID {
 			win := append([]Message(nil), e.window...)

@@ -156,7 +156,6 @@ func (d *Dispatcher) jobOutcome(t *Turn, c RunCompletion, silent bool) *JobOutco
 		if t.Job.Attempts >= d.cfg.JobMaxAttempts {
 			return &JobOutcome{Status: JobFailed, Error: c.Error}
 		}
-		backoff := time.Minute << min(t.Job.Attempts, 10)
-		return &JobOutcome{Status: JobPending, DueAt: now.Add(backoff), Error: c.Error}
+		return &JobOutcome{Status: JobPending, DueAt: now.Add(jobRetry.Delay(t.Job.Attempts)), Error: c.Error}
 	}
 }

@@ -37,7 +37,7 @@ func (d *Dispatcher) listen(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		wait = min(2*wait, listenRetryMax)
+		wait = listenBackoff.Next(wait)
 	}
 }
 

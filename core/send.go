@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Scheduled private messages (JobMessage): the model wrote the text when
@@ -48,39 +50,32 @@ type lanes struct {
 	running sync.WaitGroup
 	// convs keeps the address of conversations recently sent to (platform,
 	// thread, user never change): a read per send costs more than the
-	// send's write on SQLite.
-	convs map[int64]Conversation
+	// send's write on SQLite. It has its own lock.
+	convs *lru.Cache[int64, Conversation]
 }
 
-// maxCachedConvs bounds lanes.convs; a full cache starts afresh.
+// maxCachedConvs bounds lanes.convs; the least recently used goes first.
 const maxCachedConvs = 10000
 
 // sendConversation returns a conversation's address, from the cache or
 // the store.
 func (d *Dispatcher) sendConversation(ctx context.Context, id int64) (Conversation, error) {
-	l := d.lanes
-	l.mu.Lock()
-	c, ok := l.convs[id]
-	l.mu.Unlock()
-	if ok {
+	if c, ok := d.lanes.convs.Get(id); ok {
 		return c, nil
 	}
 	c, err := d.cfg.Store.Conversation(ctx, id)
 	if err != nil {
 		return Conversation{}, err
 	}
-	l.mu.Lock()
-	if len(l.convs) >= maxCachedConvs {
-		clear(l.convs)
-	}
-	l.convs[id] = c
-	l.mu.Unlock()
+	d.lanes.convs.Add(id, c)
 	return c, nil
 }
 
 func newLanes() *lanes {
+	// New fails only on a size below one.
+	convs, _ := lru.New[int64, Conversation](maxCachedConvs)
 	return &lanes{queues: map[int64][]Job{}, freed: make(chan struct{}, 1), slots: map[Platform]chan struct{}{},
-		doubt: map[Platform]doubtSlots{}, convs: map[int64]Conversation{}}
+		doubt: map[Platform]doubtSlots{}, convs: convs}
 }
 
 // slotsOf returns platform p's lane slots.
@@ -316,9 +311,9 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 			log.Error("scheduled message failed; no attempts left", "attempts", attempts, "err", sendErr)
 			d.noteAttempt(ctx, j, JobFailed, j.DueAt, sendErr.Error())
 		default:
-			backoff := 30 * time.Second << min(attempts-1, 10)
-			log.Warn("scheduled message failed; trying again", "attempts", attempts, "retry_in", backoff, "err", sendErr)
-			d.noteAttempt(ctx, j, JobPending, now.Add(backoff), sendErr.Error())
+			wait := sendRetry.Delay(attempts - 1)
+			log.Warn("scheduled message failed; trying again", "attempts", attempts, "retry_in", wait, "err", sendErr)
+			d.noteAttempt(ctx, j, JobPending, now.Add(wait), sendErr.Error())
 		}
 		return
 	}

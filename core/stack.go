@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Session defaults, used when no SessionPolicy plugin says otherwise.
@@ -196,11 +197,9 @@ func (d *Dispatcher) sessionRecord(ctx context.Context, id int64) (SessionRecord
 }
 
 // recordCache holds session records whose stack is frozen, by id, with
-// the stack decoded.
+// the stack decoded; the least recently used goes first.
 type recordCache struct {
-	mu  sync.Mutex
-	max int
-	m   map[int64]cachedRecord
+	m *lru.Cache[int64, cachedRecord]
 }
 
 type cachedRecord struct {
@@ -208,27 +207,22 @@ type cachedRecord struct {
 	layers []PromptLayer
 }
 
-func newRecordCache(max int) *recordCache {
-	return &recordCache{max: max, m: map[int64]cachedRecord{}}
+func newRecordCache(size int) *recordCache {
+	// New fails only on a size below one.
+	m, _ := lru.New[int64, cachedRecord](max(size, 1))
+	return &recordCache{m: m}
 }
 
 func (c *recordCache) get(id int64) (cachedRecord, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.m[id]
-	return r, ok
+	return c.m.Get(id)
 }
 
-// put keeps r if its stack is frozen; a full cache starts afresh (records
-// of active conversations come back at their next turn).
+// put keeps r if its stack is frozen; a full cache lets the least
+// recently used record go (records of active conversations come back at
+// their next turn).
 func (c *recordCache) put(r SessionRecord, layers []PromptLayer) {
 	if r.Prompt == "" || r.ID == 0 {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.m) >= c.max {
-		clear(c.m)
-	}
-	c.m[r.ID] = cachedRecord{rec: r, layers: layers}
+	c.m.Add(r.ID, cachedRecord{rec: r, layers: layers})
 }

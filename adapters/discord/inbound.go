@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // onMessageCreate hands a DM to the core. It runs on the gateway's reading
@@ -36,7 +37,6 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 	// `parley run`'s inbound spool that only happens when the spool cannot
 	// keep it either: full, which says so (core.ErrInboundLost, then no try
 	// is waited for), or its disk full while the store cannot write.
-	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)
 		if err == nil || ctx.Err() != nil {
@@ -47,17 +47,20 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 				"message_id", msg.PlatformMessageID, "channel_id", msg.ChannelThreadID, "attempts", attempt, "err", err)
 			return
 		}
+		wait := inboundBackoff.Delay(attempt - 1)
 		a.log.Warn("handing a discord message to the core failed; retrying",
-			"message_id", msg.PlatformMessageID, "attempt", attempt, "retry_in", backoff, "err", err)
-		if !a.sleep(ctx, backoff) {
+			"message_id", msg.PlatformMessageID, "attempt", attempt, "retry_in", wait, "err", err)
+		if !a.sleep(ctx, wait) {
 			return
 		}
-		backoff *= 2
 	}
 }
 
 // inboundAttempts bounds the tries to hand one DM to the core (about 3 s).
 const inboundAttempts = 5
+
+// inboundBackoff spaces those tries: 100ms, doubling.
+var inboundBackoff = backoff.Policy{Initial: 100 * time.Millisecond}
 
 // enter registers an event being handled, unless the adapter is stopping.
 func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // Kind is what a failed attempt calls for.
@@ -85,7 +86,7 @@ func Do[T any](ctx context.Context, p Policy, what string, attrs []any, call fun
 			if failures >= p.Failures {
 				return zero, fmt.Errorf("%s: failed after %d retries: %w", what, failures, p.Scrub(err))
 			}
-			wait = p.Backoff << failures
+			wait = backoff.Policy{Initial: p.Backoff}.Delay(failures)
 			failures++
 			p.Log.Warn(what+" failed, retrying", append(slices.Clip(attrs), "err", p.Scrub(err), "retry_in", wait)...)
 		default:

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // handleCallback hands the message in an event_callback to the core. It
@@ -142,7 +143,6 @@ func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel st
 	defer context.AfterFunc(runCtx, cancel)()
 
 	msg := build(ctx, now)
-	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)
 		if err == nil {
@@ -150,15 +150,19 @@ func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel st
 			handled = true
 			return true
 		}
+		wait := inboundBackoff.Delay(attempt - 1)
 		deadline, _ := ctx.Deadline()
-		if ctx.Err() != nil || a.clock.Now().Add(backoff).After(deadline) || !a.sleep(ctx, backoff) {
+		if ctx.Err() != nil || a.clock.Now().Add(wait).After(deadline) || !a.sleep(ctx, wait) {
 			a.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
 				"event_id", key, "channel", channel, "attempts", attempt, "err", err)
 			return false
 		}
-		backoff *= 2
 	}
 }
+
+// inboundBackoff spaces the tries to hand one event to the core within
+// the ack budget: 100ms, doubling.
+var inboundBackoff = backoff.Policy{Initial: 100 * time.Millisecond}
 
 // enter registers an event being handled, unless the adapter is stopping.
 func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {

@@ -2,19 +2,20 @@ package slack
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // nameCache keeps a string per user for a while: display names from
 // users.info, so that a DM costs a users.info call once an hour per user
 // rather than every time, and the bot's DM channels (slash commands).
+// Entries expire on the adapter's clock (not golang-lru's expirable, which
+// reads the wall clock and runs a goroutine); a full cache lets the least
+// recently used go.
 type nameCache struct {
-	ttl time.Duration
-	max int
-
-	mu    sync.Mutex
-	names map[string]cachedName
+	ttl   time.Duration
+	names *lru.Cache[string, cachedName]
 }
 
 type cachedName struct {
@@ -22,14 +23,14 @@ type cachedName struct {
 	at   time.Time
 }
 
-func newNameCache(ttl time.Duration, max int) *nameCache {
-	return &nameCache{ttl: ttl, max: max, names: make(map[string]cachedName)}
+func newNameCache(ttl time.Duration, size int) *nameCache {
+	// New fails only on a size below one.
+	names, _ := lru.New[string, cachedName](max(size, 1))
+	return &nameCache{ttl: ttl, names: names}
 }
 
 func (c *nameCache) get(userID string, now time.Time) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.names[userID]
+	n, ok := c.names.Get(userID)
 	if !ok || now.Sub(n.at) >= c.ttl {
 		return "", false
 	}
@@ -37,13 +38,7 @@ func (c *nameCache) get(userID string, now time.Time) (string, bool) {
 }
 
 func (c *nameCache) put(userID, name string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.names) >= c.max {
-		// Rare (max is far above a bot's active users): start afresh.
-		clear(c.names)
-	}
-	c.names[userID] = cachedName{name: name, at: now}
+	c.names.Add(userID, cachedName{name: name, at: now})
 }
 
 // nameLookup bounds one users.info call, so that a slow Slack leaves the

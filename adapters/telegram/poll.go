@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // maxUpdatesBody bounds one getUpdates answer (at most 100 updates).
@@ -203,7 +204,7 @@ func (a *Adapter) getUpdates(ctx context.Context, offset int64) ([]json.RawMessa
 // nextPollBackoff doubles the wait after a failed poll, from pollBackoffMin
 // up to pollBackoffMax, and waits at least as long as a 429 asks.
 func (a *Adapter) nextPollBackoff(prev time.Duration, err error) time.Duration {
-	next := min(max(prev*2, a.pollBackoffMin), a.pollBackoffMax)
+	next := backoff.Policy{Initial: a.pollBackoffMin, Max: a.pollBackoffMax}.Next(prev)
 	if ae, ok := err.(*apiError); ok && ae.retryAfter > 0 {
 		next = max(next, time.Duration(ae.retryAfter)*time.Second)
 	}

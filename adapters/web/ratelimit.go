@@ -1,9 +1,11 @@
 package web
 
 import (
-	"container/list"
 	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // keyedLimiter allows about n events per window for each key (an address,
@@ -15,16 +17,13 @@ import (
 type keyedLimiter struct {
 	every  time.Duration // one event's share of the window
 	window time.Duration // n × every: how far ahead a key may run
-	max    int
 
-	mu    sync.Mutex
-	order *list.List // of *limitEntry, most recently used first
-	byKey map[string]*list.Element
+	mu   sync.Mutex
+	keys *simplelru.LRU[string, *limitEntry]
 }
 
 // limitEntry is one key's state: the bucket is full at full.
 type limitEntry struct {
-	key  string
 	full time.Time
 }
 
@@ -35,13 +34,8 @@ func newKeyedLimiter(n int, window time.Duration, max int) *keyedLimiter {
 		return nil
 	}
 	every := window / time.Duration(n)
-	return &keyedLimiter{
-		every:  every,
-		window: every * time.Duration(n),
-		max:    max,
-		order:  list.New(),
-		byKey:  map[string]*list.Element{},
-	}
+	keys := newLRU[string, *limitEntry](max)
+	return &keyedLimiter{every: every, window: every * time.Duration(n), keys: keys}
 }
 
 // take spends one event of key at now. When the key is over its limit it
@@ -54,96 +48,76 @@ func (l *keyedLimiter) take(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forgetIdleLocked(now)
-	el, ok := l.byKey[key]
+	// Get makes key the most recently used; a new key past max pushes
+	// out the least recently used.
+	e, ok := l.keys.Get(key)
 	if !ok {
-		for len(l.byKey) >= l.max {
-			l.removeLocked(l.order.Back())
-		}
-		el = l.order.PushFront(&limitEntry{key: key, full: now})
-		l.byKey[key] = el
+		e = &limitEntry{full: now}
+		l.keys.Add(key, e)
 	}
-	e := el.Value.(*limitEntry)
 	full := e.full
 	if full.Before(now) {
 		full = now
 	}
 	next := full.Add(l.every)
 	if ahead := next.Sub(now); ahead > l.window {
-		l.order.MoveToFront(el)
 		return false, ahead - l.window
 	}
 	e.full = next
-	l.order.MoveToFront(el)
 	return true, 0
 }
 
 // forgetIdleLocked drops, from the least recently used end, keys whose
 // bucket is full again: remembering them changes nothing.
 func (l *keyedLimiter) forgetIdleLocked(now time.Time) {
-	for back := l.order.Back(); back != nil; back = l.order.Back() {
-		if back.Value.(*limitEntry).full.After(now) {
+	for {
+		_, e, ok := l.keys.GetOldest()
+		if !ok || e.full.After(now) {
 			return
 		}
-		l.removeLocked(back)
+		l.keys.RemoveOldest()
 	}
-}
-
-func (l *keyedLimiter) removeLocked(el *list.Element) {
-	delete(l.byKey, el.Value.(*limitEntry).key)
-	l.order.Remove(el)
 }
 
 // tracked is how many keys the limiter remembers (for tests).
 func (l *keyedLimiter) tracked() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.byKey)
+	return l.keys.Len()
 }
 
 // recentSet remembers up to max strings, forgetting the least recently
 // used past that: the client ids known to have a conversation.
 type recentSet struct {
-	max int
-
-	mu    sync.Mutex
-	order *list.List // of string, most recently used first
-	byKey map[string]*list.Element
+	keys *lru.Cache[string, struct{}]
 }
 
 func newRecentSet(max int) *recentSet {
-	return &recentSet{max: max, order: list.New(), byKey: map[string]*list.Element{}}
+	// New fails only on a size below one.
+	keys, _ := lru.New[string, struct{}](max)
+	return &recentSet{keys: keys}
 }
 
 // has reports whether s is remembered, and makes it the most recent.
 func (r *recentSet) has(s string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	el, ok := r.byKey[s]
-	if ok {
-		r.order.MoveToFront(el)
-	}
+	_, ok := r.keys.Get(s)
 	return ok
 }
 
 // add remembers s.
 func (r *recentSet) add(s string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if el, ok := r.byKey[s]; ok {
-		r.order.MoveToFront(el)
-		return
-	}
-	for len(r.byKey) >= r.max {
-		back := r.order.Back()
-		delete(r.byKey, back.Value.(string))
-		r.order.Remove(back)
-	}
-	r.byKey[s] = r.order.PushFront(s)
+	r.keys.Add(s, struct{}{})
 }
 
 // size is how many strings are remembered (for tests).
 func (r *recentSet) size() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.byKey)
+	return r.keys.Len()
+}
+
+// newLRU returns an LRU of at most size entries, for a caller that holds
+// its own lock.
+func newLRU[K comparable, V any](size int) *simplelru.LRU[K, V] {
+	// NewLRU fails only on a size below one.
+	c, _ := simplelru.NewLRU[K, V](max(size, 1), nil)
+	return c
 }

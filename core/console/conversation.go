@@ -10,9 +10,9 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/markup"
 )
@@ -27,32 +27,32 @@ var conversationPage = &pageDef{
 }
 
 // runCache keeps the runs a live page has read that cannot change any
-// more (finished), so a tick reads only the new ones. A nil cache keeps
-// nothing.
+// more (finished), so a tick reads only the new ones. It holds as many as
+// a page can show (one per message at most); the least recently used goes
+// first, so a page left open on a busy conversation does not grow without
+// bound. A nil cache keeps nothing.
 type runCache struct {
-	mu   sync.Mutex
-	runs map[int64]core.Run
+	runs *lru.Cache[int64, core.Run]
 }
 
-func newRunCache() *runCache { return &runCache{runs: map[int64]core.Run{}} }
+func newRunCache() *runCache {
+	// New fails only on a size below one.
+	runs, _ := lru.New[int64, core.Run](messagesShown)
+	return &runCache{runs: runs}
+}
 
 func (c *runCache) get(id int64) (core.Run, bool) {
 	if c == nil {
 		return core.Run{}, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.runs[id]
-	return r, ok
+	return c.runs.Get(id)
 }
 
 func (c *runCache) put(r core.Run) {
 	if c == nil || r.FinishedAt == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.runs[r.ID] = r
+	c.runs.Add(r.ID, r)
 }
 
 // conversationData is what the conversation page is built from.

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // BackoffConfig configures a Backoff; zero fields take the defaults.
@@ -135,10 +137,7 @@ func (b *Backoff) Fail(ip netip.Addr) Verdict {
 	e.last = now
 	e.unlogged++
 	if over := e.failures - b.cfg.Free; over > 0 {
-		wait := b.cfg.Max
-		if over <= 30 {
-			wait = min(b.cfg.Max, b.cfg.First<<(over-1))
-		}
+		wait := backoff.Policy{Initial: b.cfg.First, Max: b.cfg.Max}.Delay(over - 1)
 		e.until = now.Add(wait)
 	}
 	return b.verdict(e, now)

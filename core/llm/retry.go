@@ -7,11 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // retryTransport retries 429, 5xx and connection errors below go-openai,
@@ -180,12 +181,7 @@ func (t *retryTransport) timeoutError() error {
 // backoff is exponential with jitter: half the doubled delay plus a random
 // part up to the other half, so clients retrying together spread out.
 func (t *retryTransport) backoff(attempt int) time.Duration {
-	d := t.baseDelay << min(attempt, 30)
-	if d <= 0 || d > t.maxDelay {
-		d = t.maxDelay
-	}
-	half := d / 2
-	return half + rand.N(half+1)
+	return backoff.Policy{Initial: t.baseDelay, Max: t.maxDelay, Jitter: true}.Delay(attempt)
 }
 
 // retryAfter parses a Retry-After value (delta-seconds or HTTP-date), capped

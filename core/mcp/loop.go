@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // server is one configured server and its connection loop. The loop
@@ -89,7 +91,7 @@ func (s *server) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		delay = min(delay*2, opts.RestartMax)
+		delay = backoff.Policy{Initial: opts.RestartMin, Max: opts.RestartMax}.Next(delay)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/backoff"
 	"github.com/parleybot/parley/internal/diskfault"
 )
 
@@ -291,7 +292,7 @@ func (s *Spool) handOver(key string) {
 		if !s.sleep(wait) {
 			return
 		}
-		wait = min(2*wait, s.cfg.RetryMax)
+		wait = s.retry().Next(wait)
 	}
 }
 
@@ -414,7 +415,7 @@ func (s *Spool) drain() {
 				if !s.sleep(wait) {
 					return
 				}
-				wait = min(2*wait, s.cfg.RetryMax)
+				wait = s.retry().Next(wait)
 				continue
 			}
 			if handed > 0 {
@@ -453,7 +454,7 @@ func (s *Spool) drain() {
 				if !s.sleep(wait) {
 					return
 				}
-				wait = min(2*wait, s.cfg.RetryMax)
+				wait = s.retry().Next(wait)
 				continue
 			}
 			s.log.Error("giving up a spooled message the store keeps refusing while it takes writes",
@@ -475,7 +476,7 @@ func (s *Spool) drain() {
 			if !s.sleep(wait) {
 				return
 			}
-			wait = min(2*wait, s.cfg.RetryMax)
+			wait = s.retry().Next(wait)
 		}
 	}
 }
@@ -489,6 +490,11 @@ func (s *Spool) storeUp() bool {
 	ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
 	defer cancel()
 	return s.cfg.Probe(ctx) == nil
+}
+
+// retry is the backoff between tries of the oldest spooled messages.
+func (s *Spool) retry() backoff.Policy {
+	return backoff.Policy{Initial: s.cfg.RetryMin, Max: s.cfg.RetryMax}
 }
 
 func (s *Spool) sleep(d time.Duration) bool {
