@@ -156,6 +156,6 @@ func (d *Dispatcher) jobOutcome(t *Turn, c RunCompletion, silent bool) *JobOutco
 		if t.Job.Attempts >= d.cfg.JobMaxAttempts {
 			return &JobOutcome{Status: JobFailed, Error: c.Error}
 		}
-		return &JobOutcome{Status: JobPending, DueAt: now.Add(jobRetry.Delay(t.Job.Attempts)), Error: c.Error}
+		return &JobOutcome{Status: JobPending, DueAt: now.Add(jobRetry().Delay(t.Job.Attempts)), Error: c.Error}
 	}
 }

@@ -37,7 +37,7 @@ func (d *Dispatcher) listen(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		wait = listenBackoff.Next(wait)
+		wait = listenBackoff().Next(wait)
 	}
 }
 

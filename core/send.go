@@ -311,7 +311,7 @@ func (d *Dispatcher) sendOne(ctx context.Context, j Job) {
 			log.Error("scheduled message failed; no attempts left", "attempts", attempts, "err", sendErr)
 			d.noteAttempt(ctx, j, JobFailed, j.DueAt, sendErr.Error())
 		default:
-			wait := sendRetry.Delay(attempts - 1)
+			wait := sendRetry().Delay(attempts - 1)
 			log.Warn("scheduled message failed; trying again", "attempts", attempts, "retry_in", wait, "err", sendErr)
 			d.noteAttempt(ctx, j, JobPending, now.Add(wait), sendErr.Error())
 		}

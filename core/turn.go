@@ -694,7 +694,7 @@ func (d *Dispatcher) complete(ctx context.Context, log *slog.Logger, run *Run, c
 				"err", err, "attempts", attempt)
 			break
 		}
-		wait = completeBackoff.Next(wait)
+		wait = completeBackoff().Next(wait)
 	}
 	settle := func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

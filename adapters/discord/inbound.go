@@ -47,7 +47,7 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 				"message_id", msg.PlatformMessageID, "channel_id", msg.ChannelThreadID, "attempts", attempt, "err", err)
 			return
 		}
-		wait := inboundBackoff.Delay(attempt - 1)
+		wait := inboundBackoff().Delay(attempt - 1)
 		a.log.Warn("handing a discord message to the core failed; retrying",
 			"message_id", msg.PlatformMessageID, "attempt", attempt, "retry_in", wait, "err", err)
 		if !a.sleep(ctx, wait) {
@@ -60,7 +60,7 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 const inboundAttempts = 5
 
 // inboundBackoff spaces those tries: 100ms, doubling.
-var inboundBackoff = backoff.Policy{Initial: 100 * time.Millisecond}
+func inboundBackoff() backoff.Policy { return backoff.Policy{Initial: 100 * time.Millisecond} }
 
 // enter registers an event being handled, unless the adapter is stopping.
 func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {

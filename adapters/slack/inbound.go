@@ -150,7 +150,7 @@ func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel st
 			handled = true
 			return true
 		}
-		wait := inboundBackoff.Delay(attempt - 1)
+		wait := inboundBackoff().Delay(attempt - 1)
 		deadline, _ := ctx.Deadline()
 		if ctx.Err() != nil || a.clock.Now().Add(wait).After(deadline) || !a.sleep(ctx, wait) {
 			a.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
@@ -162,7 +162,7 @@ func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel st
 
 // inboundBackoff spaces the tries to hand one event to the core within
 // the ack budget: 100ms, doubling.
-var inboundBackoff = backoff.Policy{Initial: 100 * time.Millisecond}
+func inboundBackoff() backoff.Policy { return backoff.Policy{Initial: 100 * time.Millisecond} }
 
 // enter registers an event being handled, unless the adapter is stopping.
 func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {
