@@ -453,8 +453,9 @@ const maxDeadTurns = 3
 // their process died (or hangs), and the queued run behind each becomes
 // claimable. A conversation left with a user message no reply answered
 // (by answered_seq) and no run queued has a user turn queued again, up
-// to maxDeadTurns deaths for one message. A dead run that left a reply sending has a user turn queued
-// too: it sends the reply again first (core.Store.PendingDeliveries).
+// to maxDeadTurns deaths for one message. A dead run that left a reply
+// sending has a user turn queued too: it sends the reply again first
+// (core.Store.PendingDeliveries).
 // now is the caller's time (a run queued again is due then). It
 // returns how many runs were failed and how many of them were queued
 // again.
