@@ -85,14 +85,23 @@ func screenshot(t *testing.T, bctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
-// text is the visible text of the element sel matches.
+// text is the visible text of the element sel matches. A live update may
+// replace the element between finding it and reading it ("No node with
+// given id found"): then it is found again, until waitFor.
 func text(t *testing.T, bctx context.Context, sel string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(bctx, waitFor)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-	require.NoError(t, err, sel)
-	return s
+	deadline := time.Now().Add(waitFor)
+	for {
+		ctx, cancel := context.WithTimeout(bctx, waitFor)
+		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		cancel()
+		if err == nil {
+			return s
+		}
+		if !strings.Contains(err.Error(), "No node with given id") || time.Now().After(deadline) {
+			require.NoError(t, err, sel)
+		}
+	}
 }
 
 // waitText waits until the element sel matches shows want (the page may
