@@ -46,6 +46,34 @@ type floodResult struct {
 	statuses                         map[int]int
 }
 
+// floodStreams opens n event streams to addr from workers goroutines, the
+// i-th from the local address and with the client id from(i) gives, and
+// returns what became of them; the streams held are closed at cleanup.
+func floodStreams(t *testing.T, addr string, workers, n int, from func(i int) (*net.TCPAddr, string)) *floodResult {
+	f := &floodResult{statuses: map[int]int{}}
+	t.Cleanup(func() {
+		for _, c := range f.held {
+			_ = c.Close()
+		}
+	})
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				local, client := from(i)
+				f.openStream(addr, local, client)
+			}
+		})
+	}
+	wg.Wait()
+	return f
+}
+
 // openStream opens one event stream from local and keeps it when the bot
 // takes it; a refused one is closed, as a client does once answered.
 func (f *floodResult) openStream(addr string, local *net.TCPAddr, client string) {
@@ -132,29 +160,10 @@ func TestHTTPFloodLeavesTheBotAnswering(t *testing.T) {
 	fdsBefore := openFDs()
 
 	// 20,000 streams, 16 from each of 1,250 addresses.
-	f := &floodResult{statuses: map[int]int{}}
-	t.Cleanup(func() {
-		for _, c := range f.held {
-			_ = c.Close()
-		}
-	})
 	start := time.Now()
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= streams {
-					return
-				}
-				f.openStream(r.addr, floodAddr(1, i/perAddr), fmt.Sprintf("flood-%06d", i))
-			}
-		}()
-	}
-	wg.Wait()
+	f := floodStreams(t, r.addr, workers, streams, func(i int) (*net.TCPAddr, string) {
+		return floodAddr(1, i/perAddr), fmt.Sprintf("flood-%06d", i)
+	})
 	streamsTook := time.Since(start)
 
 	// 1,000 posts, one from each of 1,000 other addresses, that declare
@@ -262,29 +271,10 @@ func TestStreamFloodLeavesRoomForANewUser(t *testing.T) {
 	b := setup(t)
 	r := b.start(t, b.writeConfig(t, fmt.Sprintf("runs:\n  debounce: 0s\nadapters:\n  web:\n    limits: {max_streams: %d}\n", maxStreams)))
 
-	f := &floodResult{statuses: map[int]int{}}
-	t.Cleanup(func() {
-		for _, c := range f.held {
-			_ = c.Close()
-		}
-	})
 	start := time.Now()
-	next := atomic.Int64{}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= addrs*perAddr {
-					return
-				}
-				f.openStream(r.addr, floodAddr(3, i%addrs), fmt.Sprintf("sflood-%06d", i))
-			}
-		}()
-	}
-	wg.Wait()
+	f := floodStreams(t, r.addr, workers, addrs*perAddr, func(i int) (*net.TCPAddr, string) {
+		return floodAddr(3, i%addrs), fmt.Sprintf("sflood-%06d", i)
+	})
 	took := time.Since(start)
 
 	// A new user opens the chat: the page is live, and answers.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/store"
 )
@@ -36,6 +37,29 @@ func (f *failingCompletions) CompleteRunAndClaim(ctx context.Context, runID int6
 	return f.Store.CompleteRunAndClaim(ctx, runID, owner, c, platforms...)
 }
 
+// twoTurnsThrough runs two turns of thread on a store whose completions
+// go through wrap, "two" queued while "one" is with the model (runs.stale_after
+// an hour: the reaper cannot help). It returns once both replies were sent
+// and the second run succeeded.
+func twoTurnsThrough(t *testing.T, wrap *failingCompletions, thread string) (*testBundle, []coretest.Sent, core.Conversation) {
+	t.Helper()
+	b := setup(t, setupOpts{policy: core.BusyQueue, staleAfter: time.Hour,
+		wrapStore: func(st *store.Store) core.Store { wrap.Store = st; return wrap }})
+	release := slowFirst(b, "answer to one", "answer to two")
+	require.NoError(t, b.adapter.Deliver(b.ctx, thread, "one"))
+	b.model.WaitRequests(t, 1, waitFor)
+	require.NoError(t, b.adapter.Deliver(b.ctx, thread, "two"))
+	close(release)
+	sent := b.adapter.WaitSent(t, 2, waitFor)
+	conv, err := b.store.ConversationByThread(b.ctx, web, thread)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		runs, err := b.store.Runs(b.ctx, conv.ID)
+		return err == nil && len(runs) == 2 && runs[1].Status == core.RunSucceeded
+	}, waitFor, 5*time.Millisecond)
+	return b, sent, conv
+}
+
 // The first turn's outcome cannot be recorded once (the database's disk
 // was full): it is recorded on the next try, and the message queued
 // behind it is answered at once, not after runs.stale_after (an hour
@@ -49,22 +73,8 @@ func TestARunOutcomeThatFailsToRecordIsRecordedAgain(t *testing.T) {
 		}
 		return nil
 	}}
-	b := setup(t, setupOpts{policy: core.BusyQueue, staleAfter: time.Hour,
-		wrapStore: func(st *store.Store) core.Store { wrap.Store = st; return wrap }})
-	release := slowFirst(b, "answer to one", "answer to two")
-	require.NoError(t, b.adapter.Deliver(b.ctx, "oc", "one"))
-	b.model.WaitRequests(t, 1, waitFor)
-	require.NoError(t, b.adapter.Deliver(b.ctx, "oc", "two"))
-	close(release)
-
-	sent := b.adapter.WaitSent(t, 2, waitFor)
+	b, sent, conv := twoTurnsThrough(t, wrap, "oc")
 	require.Equal(t, []string{"answer to one", "answer to two"}, []string{sent[0].Text, sent[1].Text})
-	conv, err := b.store.ConversationByThread(b.ctx, web, "oc")
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		runs, err := b.store.Runs(b.ctx, conv.ID)
-		return err == nil && len(runs) == 2 && runs[1].Status == core.RunSucceeded
-	}, waitFor, 5*time.Millisecond)
 	runs, err := b.store.Runs(b.ctx, conv.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.RunSucceeded, runs[0].Status, "recorded on the second try")
@@ -93,22 +103,8 @@ func TestARunOutcomeTheStoreRefusesEndsTheRunAllTheSame(t *testing.T) {
 		}
 		return nil
 	}}
-	b := setup(t, setupOpts{policy: core.BusyQueue, staleAfter: time.Hour,
-		wrapStore: func(st *store.Store) core.Store { wrap.Store = st; return wrap }})
-	release := slowFirst(b, "answer to one", "answer to two")
-	require.NoError(t, b.adapter.Deliver(b.ctx, "rf", "one"))
-	b.model.WaitRequests(t, 1, waitFor)
-	require.NoError(t, b.adapter.Deliver(b.ctx, "rf", "two"))
-	close(release)
-
-	sent := b.adapter.WaitSent(t, 2, waitFor)
+	b, sent, conv := twoTurnsThrough(t, wrap, "rf")
 	require.Equal(t, "answer to two", sent[1].Text)
-	conv, err := b.store.ConversationByThread(b.ctx, web, "rf")
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		runs, err := b.store.Runs(b.ctx, conv.ID)
-		return err == nil && len(runs) == 2 && runs[1].Status == core.RunSucceeded
-	}, waitFor, 5*time.Millisecond)
 	runs, err := b.store.Runs(b.ctx, conv.ID)
 	require.NoError(t, err)
 	require.Equal(t, core.RunFailed, runs[0].Status)
