@@ -12,14 +12,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/commands"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
-	"github.com/parleybot/parley/core/spool"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
+	"github.com/parleybot/parley/spool"
+	"github.com/parleybot/parley/store"
 )
 
 // drainTimeout bounds how long a stopping bot waits for in-flight turns.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // Exit statuses (docs/contracts.md): 0 clean stop, 2 bad config or flag, 1 anything else.

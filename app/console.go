@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/parleybot/parley/console"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/console"
-	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
-	"github.com/parleybot/parley/core/mcp"
+	"github.com/parleybot/parley/httpapi"
+	"github.com/parleybot/parley/mcp"
 )
 
 // newConsole builds the web console on the app's store, health and

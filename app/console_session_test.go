@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/core/console"
+	"github.com/parleybot/parley/console"
 )
 
 // consoleClient talks to the console of a running bot from one loopback

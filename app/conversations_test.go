@@ -14,7 +14,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // seedBound stores a conversation on thread with a message, a one-shot

@@ -11,8 +11,8 @@ import (
 
 	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 var lin = discordtest.User{ID: "310000000000000001", Username: "lin", GlobalName: "Lin Yu"}

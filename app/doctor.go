@@ -21,8 +21,8 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
-	"github.com/parleybot/parley/core/mcp"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/mcp"
+	"github.com/parleybot/parley/store"
 )
 
 // Bounds of the doctor's probes. The model's is llm.timeout longer, which

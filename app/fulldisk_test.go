@@ -22,9 +22,9 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/internal/diskfault"
 	"github.com/parleybot/parley/internal/diskfault/diskfaulttest"
+	"github.com/parleybot/parley/store"
 )
 
 // diskBot is a bot whose database, and perhaps spool, are on a disk the

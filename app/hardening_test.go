@@ -18,7 +18,7 @@ import (
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // runUntilExit runs `parley run` with the config text and returns its

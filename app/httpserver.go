@@ -4,7 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/httpapi"
+	"github.com/parleybot/parley/httpapi"
 )
 
 // newHTTPServer is the server on http.listen with the http section's

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // newJobsCmd is `parley jobs list|cancel`: what the bot promised to send,

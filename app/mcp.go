@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/httpapi"
-	"github.com/parleybot/parley/core/mcp"
+	"github.com/parleybot/parley/httpapi"
+	"github.com/parleybot/parley/mcp"
 )
 
 // newMCP builds the client of the enabled mcp.servers; nil when there is

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/mcp/mcptest"
+	"github.com/parleybot/parley/mcp/mcptest"
 )
 
 // toolResult is the content of the tool message answering callID in any

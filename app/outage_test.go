@@ -18,8 +18,8 @@ import (
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // dbProxy stands between the bot and PostgreSQL: cut, it drops every

@@ -10,7 +10,7 @@ import (
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // Telegram gives updates to one getUpdates consumer: a second replica on

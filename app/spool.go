@@ -11,9 +11,9 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/spool"
-	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/internal/diskfault"
+	"github.com/parleybot/parley/spool"
+	"github.com/parleybot/parley/store"
 )
 
 // spoolDir is where the inbound spool lives: store.spool.dir, else beside

@@ -65,7 +65,7 @@ const (
 	// light Markdown): each adapter shows it its platform's usual way.
 	FormatText TextFormat = ""
 	// FormatRichText is Markdown (emphasis, lists, links, code) to render
-	// in the platform's own markup (core/markup); what has no equivalent
+	// in the platform's own markup (adapters/markup); what has no equivalent
 	// there is shown as plain text, never sent to fail as a parse error.
 	// An adapter whose Capabilities lack RichText gets the text already
 	// turned into plain text by the core.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/commands"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )

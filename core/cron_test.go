@@ -13,8 +13,8 @@ import (
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // Two schedulers (two processes' dispatchers on one database) wake at the

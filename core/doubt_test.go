@@ -11,7 +11,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // ledgerAdapter checks, as each scheduled send begins, how many messages

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // TestInboundTextAnyStoreCanKeep: a message whose text or sender name

@@ -11,7 +11,7 @@ import (
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // A replica that polls once an hour still answers at once: work another

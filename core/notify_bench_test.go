@@ -11,7 +11,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // BenchmarkJobsBesideIdleReplicas creates 10,000 message jobs one by one

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/parleybot/parley/core/markup"
+	"github.com/parleybot/parley/adapters/markup"
 )
 
 // RoutedOrigin reports whether a job's origin is the API's (a message the

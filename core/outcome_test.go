@@ -13,7 +13,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // failingCompletions refuses the completions fail picks, as a store on a

@@ -8,9 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // testPlainTextAsWritten checks that text in core.FormatText, Markdown-like

@@ -39,7 +39,7 @@
 //
 // Sends are checked by what reached the fake platform, through Rig.Sent;
 // what a user sees of markup comes from Sent.Shown, which a rig reads with
-// core/markup/markuptest the way its platform would. As
+// adapters/markup/markuptest the way its platform would. As
 // delivery may be asynchronous, the suite ends each check by sending a
 // sentinel message and waiting for it: what arrived before it is complete.
 package adaptertest

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // User is a person on the fake platform.
@@ -28,7 +28,7 @@ type Sent struct {
 	// Shown is what a user sees of the message (for an image, of its
 	// caption) when the platform renders markup: the visible text and its
 	// styled spans, read the way the platform reads them (see
-	// core/markup/markuptest). Nil when the rig cannot tell; the rich
+	// adapters/markup/markuptest). Nil when the rig cannot tell; the rich
 	// text cases then skip.
 	Shown *markuptest.Rendered
 	// ImageURL is the image the message shows, "" for a text message.

@@ -13,9 +13,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // TestMain also catches goroutines the suite itself would leave behind.

@@ -6,14 +6,14 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/parleybot/parley/core/httpclient"
+	"github.com/parleybot/parley/internal/httpclient"
 )
 
 // requestTimeout bounds one REST request, body included.
 const requestTimeout = 30 * time.Second
 
 // newClient returns the session's HTTP client: the pooled transport (see
-// core/httpclient) behind originTransport.
+// internal/httpclient) behind originTransport.
 func newClient(base *http.Transport, origin *url.URL, fallback context.Context) *http.Client {
 	return &http.Client{
 		Transport: originTransport{base: base, origin: origin, fallback: fallback},

@@ -7,8 +7,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 var _ core.ImageSender = (*Adapter)(nil)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // sendMsg sends msg through the adapter, as an image when it has one.

@@ -18,9 +18,9 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 // Discord's JSON error codes the adapter tells apart.

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // Slack ids: the suite's people get user ids of Slack's shape.

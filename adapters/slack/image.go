@@ -8,8 +8,8 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 var _ core.ImageSender = (*Adapter)(nil)

@@ -7,7 +7,7 @@ import (
 	"net/url"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/httpclient"
+	"github.com/parleybot/parley/internal/httpclient"
 )
 
 var _ core.Prober = (*Adapter)(nil)

@@ -12,9 +12,9 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 // Send delivers msg.Text with chat.postMessage to the DM

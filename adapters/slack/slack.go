@@ -19,7 +19,7 @@ import (
 	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/httpclient"
+	"github.com/parleybot/parley/internal/httpclient"
 )
 
 func init() {

@@ -23,7 +23,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // benchUsers talk at once, each waiting for its reply before writing again.

@@ -15,8 +15,8 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
-	"github.com/parleybot/parley/core/store"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // The burst: burstUsers users with burstPerUser scheduled messages each,

@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/parleybot/parley/core/httpclient"
+	"github.com/parleybot/parley/internal/httpclient"
 )
 
-// newTransport returns the shared pooled transport (see core/httpclient).
+// newTransport returns the shared pooled transport (see internal/httpclient).
 // Responses may take up to pollTimeout to start (the getUpdates long poll),
 // so the header timeout is longer than that.
 func newTransport(pollTimeout time.Duration) *http.Transport {

@@ -11,9 +11,9 @@ import (
 	"github.com/go-telegram/bot/models"
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 // sendRich sends Markdown to a chat as rich text.

@@ -13,9 +13,9 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 // Send delivers msg.Text to the chat msg.ChannelThreadID, split into parts

@@ -12,7 +12,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // TestMarkdownReplyPrintsPlain runs a real turn through the core: the

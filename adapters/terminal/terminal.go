@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"unicode"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 func init() {

@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // TestConformance runs the adapter conformance suite with browsers as the

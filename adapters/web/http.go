@@ -13,10 +13,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
-	"github.com/parleybot/parley/core/markup"
+	"github.com/parleybot/parley/httpapi"
 )
 
 const (

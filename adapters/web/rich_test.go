@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
-	"github.com/parleybot/parley/core/markup"
-	"github.com/parleybot/parley/core/markup/markuptest"
 )
 
 // sendRich sends Markdown to thread as the model's reply.

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/markup"
 )
 
 func init() {

@@ -23,8 +23,8 @@ import (
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/httpapi"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/httpapi"
 )
 
 const waitFor = 5 * time.Second

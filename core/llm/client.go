@@ -13,7 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/parleybot/parley/core/httpclient"
+	"github.com/parleybot/parley/internal/httpclient"
 )
 
 // Defaults applied by New to zero Config fields.
@@ -221,7 +221,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 	return cn, u, nil
 }
 
-// defaultTransport is the shared pooled transport (see core/httpclient);
+// defaultTransport is the shared pooled transport (see internal/httpclient);
 // the per-attempt timeout bounds each request. Over HTTP/1.1 every request
 // in flight holds a connection with its buffers for the whole answer (2,000
 // turns waiting on a local model: 2,000 connections), so they are small: a

@@ -14,8 +14,8 @@ import (
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/plugins/memory"
+	"github.com/parleybot/parley/store"
 )
 
 type engineBundle struct {

@@ -22,7 +22,7 @@ func init() {
 	core.RegisterPlugin(core.PluginInfo{Name: "memory", New: func() core.Plugin { return New() }})
 }
 
-// Store is what the plugin reads; core/store implements it.
+// Store is what the plugin reads; store implements it.
 type Store interface {
 	PreviousSessionRecord(ctx context.Context, conversationID int64, before time.Time) (core.SessionRecord, error)
 	SessionRecordsSince(ctx context.Context, conversationID int64, since time.Time) ([]core.SessionRecord, error)

@@ -25,7 +25,7 @@ func init() {
 	core.RegisterPlugin(core.PluginInfo{Name: "mood", New: func() core.Plugin { return New() }})
 }
 
-// Store is what the plugin keeps its mood in; core/store implements it.
+// Store is what the plugin keeps its mood in; store implements it.
 type Store interface {
 	LatestMood(ctx context.Context, conversationID int64) (core.MoodPoint, error)
 	AddMood(ctx context.Context, m *core.MoodPoint) error

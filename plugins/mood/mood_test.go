@@ -12,8 +12,8 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
-	"github.com/parleybot/parley/core/store"
 	"github.com/parleybot/parley/plugins/mood"
+	"github.com/parleybot/parley/store"
 )
 
 func TestDecayFollowsTheFormula(t *testing.T) {

@@ -21,7 +21,7 @@ func init() {
 	core.RegisterPlugin(core.PluginInfo{Name: "schedule", New: func() core.Plugin { return New() }})
 }
 
-// Store is what the plugin needs; core/store implements it.
+// Store is what the plugin needs; store implements it.
 type Store interface {
 	ScheduleMessage(ctx context.Context, j *core.Job, replace bool, max int) ([]int64, error)
 	ConversationJobs(ctx context.Context, conversationID int64, kind core.JobKind, statuses ...core.JobStatus) ([]core.Job, error)

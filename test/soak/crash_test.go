@@ -18,8 +18,8 @@ import (
 
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // crashBundle is one `parley run` on SQLite or PostgreSQL with Telegram

@@ -7,7 +7,7 @@
 // against one store (three on PostgreSQL, or one on SQLite), and point them
 // at the fake Telegram and Discord servers of adapters/*/…test, which run in
 // the test process and inject 429s and 5xx. Message jobs are seeded through
-// core/store with a unique text each; the fakes' records are then checked
+// store with a unique text each; the fakes' records are then checked
 // against the jobs table: every job sent or failed with a reason, no job
 // lost, no duplicate on Discord (nonce), and at most
 // scheduler.max_sends_in_doubt (4) Telegram duplicates per kill, each

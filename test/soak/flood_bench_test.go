@@ -23,7 +23,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // Fairness under a flood (issue 24, part 4): 50 ordinary Telegram users

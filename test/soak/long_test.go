@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // The long form (issue 12): go test -tags soak -run Soak -v ./test/soak/

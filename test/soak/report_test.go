@@ -21,7 +21,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // delivery is one message the fakes recorded for a job's text.
@@ -330,7 +330,7 @@ func (b *bundle) render(o *outcome) string {
 	row("message jobs / conversations", "%d over %d (%d Telegram, %d Discord), due within %v", p.jobs, p.conversations, nTG, p.conversations-nTG, p.dueWindow)
 	row("faults injected", "Telegram %d × 429 (retry_after 1 s), %d × 500; Discord %d × 429 (0.1–1 s), %d × 500/503",
 		b.faults.tg429, b.faults.tg5xx, b.faults.dc429, b.faults.dc5xx)
-	row("seeding (core/store, before the replicas start)", "%d jobs in %v", p.jobs, b.seededIn.Round(time.Millisecond))
+	row("seeding (store, before the replicas start)", "%d jobs in %v", p.jobs, b.seededIn.Round(time.Millisecond))
 	row("sent/s", "%.0f (first due → last job's first delivery: %v)", o.sentPerSec, o.lastFirst.Sub(o.firstDue).Round(time.Millisecond))
 	row("peak sent/s (1 s window)", "%.0f", o.peak)
 	row("lateness (first delivery − due) p50 / p99 / max", "%s / %s / %s", pct(o.late, 50), pct(o.late, 99), pct(o.late, 100))

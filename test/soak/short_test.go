@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parleybot/parley/core/store"
+	"github.com/parleybot/parley/store"
 )
 
 // The short form runs with every `go test ./...` (CI runs it with -race;

@@ -26,8 +26,8 @@ import (
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/core/store"
-	"github.com/parleybot/parley/core/store/storetest"
+	"github.com/parleybot/parley/store"
+	"github.com/parleybot/parley/store/storetest"
 )
 
 // params sizes one soak run; the short and the long form differ only here.

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/parleybot/parley/core/markup/markuptest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 )
 
 // Discord's limits on embeds.

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"unicode/utf8"
 
-	"github.com/parleybot/parley/core/markup/markuptest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 )
 
 // Slack's limits on blocks.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
-	"github.com/parleybot/parley/core/markup/markuptest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
 )
 
 // parseText reads a text or caption sent with parseMode the way Telegram
