@@ -125,7 +125,7 @@ func (d *Dispatcher) prepare(ctx context.Context, run *Run) (*Turn, Adapter, err
 		Run:           *run,
 		History:       history,
 		Now:           d.cfg.Clock.Now(),
-		Location:      d.location(conv),
+		Location:      LocationOf(conv, d.cfg.Location),
 		Job:           job,
 		Cron:          cron,
 	}
@@ -165,7 +165,7 @@ func (d *Dispatcher) speak(ctx context.Context, log *slog.Logger, t *Turn, a Ada
 			}
 		}
 	}
-	system := systemPrompt(layers, notes)
+	system := SystemPromptWith(layers, notes)
 	history := commandsFirst(t.History)
 	if t.Cron != nil {
 		history = withExecutionPrompt(history, t.Cron)

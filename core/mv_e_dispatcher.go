@@ -8,29 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/parleybot/parley/core/llm"
 )
-
-// MaxInboundBytes is the longest inbound text the core keeps; longer text is
-// cut at a rune boundary and the model is told so.
-const MaxInboundBytes = 16 << 10
-
-// DefaultFailureMessage is sent when the model cannot answer.
-const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
-
-// DefaultBusyMessage is sent, under the reject policy, to a user who writes
-// while their last message is being answered.
-const DefaultBusyMessage = "I'm still answering your last message. One moment, please."
-
-// LLM is the model as the dispatcher uses it; *llm.Client implements it.
-type LLM interface {
-	Run(ctx context.Context, req llm.Request) (llm.Result, error)
-}
 
 // DispatcherConfig wires a Dispatcher. Store, LLM and at least one adapter
 // are required; every other field has a default.
@@ -132,57 +114,18 @@ type DispatcherConfig struct {
 	Limits UserLimits
 }
 
-// WorkListener reports work queued by any process: it calls wake with
-// "runs" or "jobs" until ctx ends (returning nil) or it fails (returning
-// the error; it is called again after a pause). Returning nil at once
-// means there is nothing to listen to.
-type WorkListener interface {
-	Listen(ctx context.Context, wake func(topic string)) error
-}
-
-// Waker wakes a loop without blocking; several Wakes before the loop looks
-// count as one.
-type Waker struct{ ch chan struct{} }
-
-// NewWaker returns a Waker.
-func NewWaker() *Waker { return &Waker{ch: make(chan struct{}, 1)} }
-
-// Wake wakes the loop.
-func (w *Waker) Wake() {
-	select {
-	case w.ch <- struct{}{}:
-	default:
-	}
-}
-
-// Metrics is told how turns, model calls, sends and jobs go, for
-// /metrics.
-type Metrics interface {
-	// Fired records how late a job went out after its due time.
-	Fired(kind JobKind, late time.Duration)
-	// SendFailed records a failed scheduled send on a platform.
-	SendFailed(p Platform)
-	// Sent records a send of any kind (reply, notice, scheduled) on a
-	// platform and its result: "ok", "error" or "permanent".
-	Sent(p Platform, result string)
-	// TurnFinished records a run's end and how long it ran.
-	TurnFinished(kind RunKind, status RunStatus, took time.Duration)
-	// ModelCalled records one call of the model by a turn: how long it
-	// took, its token usage and whether it failed.
-	ModelCalled(took time.Duration, usage llm.Usage, err error)
-}
-
 // noMetrics records nothing.
 type noMetrics struct{}
 
-func (noMetrics) Fired(JobKind, time.Duration)                   {}
-func (noMetrics) SendFailed(Platform)                            {}
-func (noMetrics) Sent(Platform, string)                          {}
-func (noMetrics) TurnFinished(RunKind, RunStatus, time.Duration) {}
-func (noMetrics) ModelCalled(time.Duration, llm.Usage, error)    {}
+func (noMetrics) Fired(JobKind, time.Duration) {}
 
-// DefaultContinueNudge asks the model for its continuation (WANT_MORE).
-const DefaultContinueNudge = "(you want to say more)"
+func (noMetrics) SendFailed(Platform) {}
+
+func (noMetrics) Sent(Platform, string) {}
+
+func (noMetrics) TurnFinished(RunKind, RunStatus, time.Duration) {}
+
+func (noMetrics) ModelCalled(time.Duration, llm.Usage, error) {}
 
 // Dispatcher is the core engine: it records inbound DMs, plans runs, and
 // executes them with the enabled plugins over the LLM, replying through the
@@ -321,7 +264,7 @@ func NewDispatcher(cfg DispatcherConfig) (*Dispatcher, error) {
 	default:
 		return nil, fmt.Errorf("dispatcher: during_generation %q: want reject, queue or restart", cfg.DuringGeneration)
 	}
-	cfg.Media.defaults()
+	cfg.Media.Defaults()
 	if cfg.TurnTimeout <= 0 {
 		cfg.TurnTimeout = 5 * time.Minute
 	}
@@ -446,139 +389,6 @@ func (d *Dispatcher) Stop(ctx context.Context) error {
 	}
 }
 
-func (d *Dispatcher) isStopping() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.stopping
-}
-
-// HandleInbound records a direct message and plans a turn to answer it; a
-// chat command is answered at once, without the model. It implements
-// InboundHandler.
-func (d *Dispatcher) HandleInbound(ctx context.Context, msg InboundMessage) error {
-	log := d.log.With("platform", msg.Platform, "thread", msg.ChannelThreadID)
-	if !msg.Direct {
-		log.Debug("ignoring a message that is not a direct message")
-		return nil
-	}
-	if len(d.allow) > 0 && !d.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
-		log.Debug("ignoring a user not in bot.allow_users", "user", msg.ChannelUserID)
-		return nil
-	}
-	text := storableText(msg.Text)
-	if strings.TrimSpace(text) == "" && len(msg.Attachments) == 0 {
-		log.Debug("ignoring an empty message")
-		return nil
-	}
-	var meta map[string]any
-	if len(text) > MaxInboundBytes {
-		meta = map[string]any{"truncated_from_bytes": len(text)}
-		text = truncateUTF8(text, MaxInboundBytes)
-	}
-	if len(msg.Attachments) > 0 {
-		// Their description only: the bytes stay on the platform until a
-		// turn opens them.
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta["attachments"] = cleanAttachments(msg.Attachments)
-	}
-	if msg.Platform == "" || msg.ChannelThreadID == "" {
-		return errors.New("inbound message without platform or channel thread id")
-	}
-	if d.cfg.Commands != nil && len(msg.Attachments) == 0 && d.cfg.Commands.IsCommand(text) {
-		return d.handleCommand(ctx, log, msg, text)
-	}
-	now := d.cfg.Clock.Now().UTC()
-	hold, err := d.checkInbound(ctx, msg.Platform, msg.ChannelThreadID, msg.ChannelUserID, now)
-	if err != nil {
-		return fmt.Errorf("checking per-user limits: %w", err)
-	}
-	if hold != nil {
-		meta = hold.metadata(meta)
-	}
-	res, err := d.cfg.Store.RecordInbound(ctx, InboundRecord{
-		Platform:          msg.Platform,
-		ChannelThreadID:   msg.ChannelThreadID,
-		ChannelUserID:     msg.ChannelUserID,
-		DisplayName:       storableText(msg.DisplayName),
-		TimeZone:          d.cfg.Location.String(),
-		Text:              text,
-		PlatformMessageID: msg.PlatformMessageID,
-		Metadata:          meta,
-		Now:               now,
-		PlanRun:           hold == nil,
-		RunAfter:          now.Add(d.cfg.Debounce),
-		WhileRunning:      d.cfg.DuringGeneration,
-		SessionGap:        d.limits.Gap,
-	})
-	if errors.Is(err, ErrDuplicateInbound) {
-		// Already stored, and its turn planned, by this or another replica.
-		log.Debug("a redelivered message was already stored", "platform_message_id", msg.PlatformMessageID)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("recording inbound message: %w", err)
-	}
-	d.history.appended(res.Conversation, res.Message)
-	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
-	if hold != nil {
-		d.held(ctx, log, hold, res, now)
-		return nil
-	}
-	switch {
-	case res.Rejected:
-		d.sendBusyNotice(ctx, res.Conversation)
-		return nil
-	case res.Running != nil && res.Running.CancelRequestedAt != nil:
-		// restart: the turn being generated is dropped; the planned run
-		// answers everything once it is gone. A run of another process
-		// stops at its next heartbeat.
-		if d.stopRun(res.Running.ID) {
-			log.Debug("restarting the turn for a newer message", "run", res.Running.ID)
-		}
-	}
-	d.signal()
-	return nil
-}
-
-// sendBusyNotice tells a user whose message was not queued (BusyReject)
-// that their last message is still being answered. The notice is stored
-// for the record but never shown to the model as its own words.
-func (d *Dispatcher) sendBusyNotice(ctx context.Context, conv Conversation) {
-	a, ok := d.adapters[conv.Platform]
-	if !ok {
-		return
-	}
-	msg := &Message{
-		ConversationID:  conv.ID,
-		Role:            RoleAssistant,
-		Content:         d.cfg.BusyMessage,
-		Source:          SourceSystem,
-		SessionRecordID: conv.CurrentRecordID,
-		Metadata:        map[string]any{"busy_notice": true},
-	}
-	res, err := d.send(ctx, a, OutboundMessage{
-		ConversationID:  conv.ID,
-		ChannelThreadID: conv.ChannelThreadID,
-		ChannelUserID:   conv.ChannelUserID,
-		Text:            msg.Content,
-		IdempotencyKey:  fmt.Sprintf("busy-%d-%d", conv.ID, conv.LastSeq),
-	})
-	if err != nil {
-		d.log.Warn("sending busy notice", "conversation", conv.ID, "err", err)
-		msg.Metadata["undelivered"] = err.Error()
-	}
-	if len(res.PlatformMessageIDs) > 0 {
-		msg.PlatformMessageID = res.PlatformMessageIDs[0]
-	}
-	if err := d.cfg.Store.AppendMessage(ctx, msg); err != nil {
-		d.log.Error("storing busy notice", "conversation", conv.ID, "err", err)
-		return
-	}
-	d.history.appended(conv, *msg)
-}
-
 // History returns the newest limit messages of the conversation at
 // (platform, channelThreadID), oldest first; none if it does not exist.
 func (d *Dispatcher) History(ctx context.Context, p Platform, channelThreadID string, limit int) ([]Message, error) {
@@ -596,46 +406,9 @@ func (d *Dispatcher) History(ctx context.Context, p Platform, channelThreadID st
 	return msgs, nil
 }
 
-// location is the user's time zone: the conversation's, else the bot's.
-func (d *Dispatcher) location(conv Conversation) *time.Location {
-	if conv.TimeZone != "" {
-		if l, err := time.LoadLocation(conv.TimeZone); err == nil {
-			return l
-		}
-	}
-	return d.cfg.Location
-}
-
-// signal wakes the claim loop without blocking.
-func (d *Dispatcher) signal() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
 func newOwnerID() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b))
-}
-
-// storableText is s as every store can keep it: PostgreSQL's text type
-// takes neither NUL nor invalid UTF-8, so each becomes U+FFFD (a platform
-// payload may carry "\u0000", and a message the store refuses would be
-// retried, or block a Telegram poller, forever).
-func storableText(s string) string {
-	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
-}
-
-// truncateUTF8 cuts s to at most n bytes without splitting a rune.
-func truncateUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -1,0 +1,87 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/parleybot/parley/core/llm"
+)
+
+// MaxInboundBytes is the longest inbound text the core keeps; longer text is
+// cut at a rune boundary and the model is told so.
+const MaxInboundBytes = 16 << 10
+
+// DefaultFailureMessage is sent when the model cannot answer.
+const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
+
+// DefaultBusyMessage is sent, under the reject policy, to a user who writes
+// while their last message is being answered.
+const DefaultBusyMessage = "I'm still answering your last message. One moment, please."
+
+// LLM is the model as the dispatcher uses it; *llm.Client implements it.
+type LLM interface {
+	Run(ctx context.Context, req llm.Request) (llm.Result, error)
+}
+
+// WorkListener reports work queued by any process: it calls wake with
+// "runs" or "jobs" until ctx ends (returning nil) or it fails (returning
+// the error; it is called again after a pause). Returning nil at once
+// means there is nothing to listen to.
+type WorkListener interface {
+	Listen(ctx context.Context, wake func(topic string)) error
+}
+
+// Waker wakes a loop without blocking; several Wakes before the loop looks
+// count as one.
+type Waker struct{ ch chan struct{} }
+
+// NewWaker returns a Waker.
+func NewWaker() *Waker { return &Waker{ch: make(chan struct{}, 1)} }
+
+// Wake wakes the loop.
+func (w *Waker) Wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Metrics is told how turns, model calls, sends and jobs go, for
+// /metrics.
+type Metrics interface {
+	// Fired records how late a job went out after its due time.
+	Fired(kind JobKind, late time.Duration)
+	// SendFailed records a failed scheduled send on a platform.
+	SendFailed(p Platform)
+	// Sent records a send of any kind (reply, notice, scheduled) on a
+	// platform and its result: "ok", "error" or "permanent".
+	Sent(p Platform, result string)
+	// TurnFinished records a run's end and how long it ran.
+	TurnFinished(kind RunKind, status RunStatus, took time.Duration)
+	// ModelCalled records one call of the model by a turn: how long it
+	// took, its token usage and whether it failed.
+	ModelCalled(took time.Duration, usage llm.Usage, err error)
+}
+
+// DefaultContinueNudge asks the model for its continuation (WANT_MORE).
+const DefaultContinueNudge = "(you want to say more)"
+
+// LocationOf is the user's time zone: the conversation's, else fallback
+// (the bot's).
+func LocationOf(conv Conversation, fallback *time.Location) *time.Location {
+	if conv.TimeZone != "" {
+		if l, err := time.LoadLocation(conv.TimeZone); err == nil {
+			return l
+		}
+	}
+	return fallback
+}
+
+// storableText is s as every store can keep it: PostgreSQL's text type
+// takes neither NUL nor invalid UTF-8, so each becomes U+FFFD (a platform
+// payload may carry "\u0000", and a message the store refuses would be
+// retried, or block a Telegram poller, forever).
+func storableText(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+}
