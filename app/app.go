@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
 	"github.com/parleybot/parley/spool"
@@ -82,7 +83,7 @@ type app struct {
 	store    *store.Store
 	plugins  []core.Plugin
 	adapters []core.Adapter
-	disp     *core.Dispatcher
+	disp     *engine.Dispatcher
 	http     *httpapi.Server
 	started  []core.Adapter
 	// unlocks release the cross-replica locks the started adapters hold.
@@ -216,7 +217,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		cmds = commands.New(commands.Config{Store: a.store, BotName: env.BotName, Location: cfg.Location(),
 			Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
 	}
-	a.disp, err = core.NewDispatcher(core.DispatcherConfig{
+	a.disp, err = engine.New(engine.Config{
 		Store:            a.store,
 		LLM:              model,
 		Plugins:          a.plugins,

@@ -72,10 +72,21 @@ func (a Attachment) Details() string {
 		facts = append(facts, a.MIME)
 	}
 	if a.Size > 0 {
-		facts = append(facts, byteSize(a.Size))
+		facts = append(facts, ByteSize(a.Size))
 	}
 	if a.Seconds > 0 {
 		facts = append(facts, fmt.Sprintf("%d s", a.Seconds))
 	}
 	return strings.Join(facts, ", ")
+}
+
+// ByteSize writes n bytes for people: "820 KB", "1.2 MB".
+func ByteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -43,9 +43,9 @@ type afterFuncClock interface {
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// afterFunc runs f on its own goroutine d from now on clock. Its Timer's
+// AfterFunc runs f on its own goroutine d from now on clock. Its Timer's
 // Stop reports whether it stopped f from running; its C is not used.
-func afterFunc(clock Clock, d time.Duration, f func()) Timer {
+func AfterFunc(clock Clock, d time.Duration, f func()) Timer {
 	if c, ok := clock.(afterFuncClock); ok {
 		return c.AfterFunc(d, f)
 	}
@@ -60,7 +60,7 @@ func afterFunc(clock Clock, d time.Duration, f func()) Timer {
 	return t
 }
 
-// waitingTimer is afterFunc's timer on a Clock without AfterFunc.
+// waitingTimer is AfterFunc's timer on a Clock without AfterFunc.
 type waitingTimer struct {
 	t    Timer
 	stop chan struct{}
@@ -82,10 +82,14 @@ func (s systemTimer) C() <-chan time.Time { return s.t.C }
 func (s systemTimer) Stop() bool          { return s.t.Stop() }
 
 // Sleep waits d on clock; it reports false when ctx ended first. An
-// adapter waits out a 429 or a backoff with it: a scheduled send's doubt
-// slot (see doubt.go) is given up meanwhile and taken again after.
+// adapter waits out a 429 or a backoff with it: what the send holds (the
+// Outbox's doubt slot, a Pauser in ctx) is let go meanwhile and taken
+// again after.
 func Sleep(ctx context.Context, clock Clock, d time.Duration) bool {
-	resume := pauseDoubt(ctx)
+	var resume func(context.Context) error
+	if p, ok := ctx.Value(pauserKey{}).(Pauser); ok {
+		resume = p.Pause()
+	}
 	t := clock.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -94,4 +98,20 @@ func Sleep(ctx context.Context, clock Clock, d time.Duration) bool {
 	case <-t.C():
 	}
 	return resume == nil || resume(ctx) == nil
+}
+
+// Pauser is something a send holds that may be let go while it waits (the
+// Outbox's doubt slot: nothing is in doubt while a platform has refused
+// the attempt).
+type Pauser interface {
+	// Pause lets go of what is held; it returns what takes it again, nil
+	// when nothing was held.
+	Pause() func(context.Context) error
+}
+
+type pauserKey struct{}
+
+// WithPauser returns ctx carrying p, for Sleep.
+func WithPauser(ctx context.Context, p Pauser) context.Context {
+	return context.WithValue(ctx, pauserKey{}, p)
 }

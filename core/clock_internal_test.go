@@ -17,14 +17,14 @@ func TestAfterFuncOnAClockWithoutIt(t *testing.T) {
 	require.False(t, has)
 
 	ran := make(chan struct{})
-	afterFunc(clock, time.Millisecond, func() { close(ran) })
+	AfterFunc(clock, time.Millisecond, func() { close(ran) })
 	select {
 	case <-ran:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the function did not run")
 	}
 
-	stopped := afterFunc(clock, time.Hour, func() { t.Error("a stopped function ran") })
+	stopped := AfterFunc(clock, time.Hour, func() { t.Error("a stopped function ran") })
 	require.True(t, stopped.Stop())
 	require.False(t, stopped.Stop(), "stopped once")
 }

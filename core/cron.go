@@ -18,6 +18,11 @@ import (
 // template and kept in the run's record only. Whatever happens, the user
 // sees something: the reply, "nothing to report", or a short failure note.
 
+// CronOnTime is how late an occurrence of a recurring job may be looked
+// at and still count as on time; later ones were missed (the bot was
+// down) and follow the job's catch-up policy.
+const CronOnTime = time.Minute
+
 // CronTurn is what a turn knows of the recurring job occurrence it runs.
 type CronTurn struct {
 	Job        Job

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/internal/backoff"
 )
 
 // MaxInboundBytes is the longest inbound text the core keeps; longer text is
@@ -38,6 +39,9 @@ type Waker struct{ ch chan struct{} }
 
 // NewWaker returns a Waker.
 func NewWaker() *Waker { return &Waker{ch: make(chan struct{}, 1)} }
+
+// C is what the loop waits on.
+func (w *Waker) C() <-chan struct{} { return w.ch }
 
 // Wake wakes the loop.
 func (w *Waker) Wake() {
@@ -85,3 +89,12 @@ func LocationOf(conv Conversation, fallback *time.Location) *time.Location {
 func storableText(s string) string {
 	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
 }
+
+// JobRetry spaces the tries of a job whose turn failed: a
+// minute, doubling, at most 2^10 times that.
+func JobRetry() backoff.Policy {
+	return backoff.Policy{Initial: time.Minute, Max: time.Minute << 10}
+}
+
+// SilenceToken is what a silent turn reads as in later prompts.
+const SilenceToken = "<SILENCE>"

@@ -41,4 +41,3 @@ func (InboundOnly) ModelHealth() llm.Health { return llm.Health{} }
 func (InboundOnly) Commands() []CommandInfo { return nil }
 
 // The Dispatcher is the host of the adapters it starts.
-var _ Host = (*Dispatcher)(nil)

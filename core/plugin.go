@@ -128,10 +128,6 @@ type Turn struct {
 	// Continuation is true while the turn says more after a reply that
 	// asked to (WANT_MORE); output processors then honour no second one.
 	Continuation bool
-
-	// doubt are the send slots the turn's sends hold until their outcome
-	// is stored (delivery.go).
-	doubt []*doubtSlot
 }
 
 // PromptContributor is an optional plugin capability: add layers to the

@@ -23,6 +23,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/store/storetest"
 )
 
@@ -195,7 +196,7 @@ func startParley(b *testing.B) *telegramtest.Server {
 	ad.SendRate = pace.Limits{}
 	require.NoError(b, ad.Provision(ctx, core.Env{Clock: core.SystemClock{}, Location: time.UTC}))
 	require.NoError(b, ad.Validate())
-	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: client, Adapters: []core.Adapter{ad}})
+	d, err := engine.New(engine.Config{Store: st, LLM: client, Adapters: []core.Adapter{ad}})
 	require.NoError(b, err)
 	require.NoError(b, d.Start(ctx))
 	require.NoError(b, ad.Start(ctx, d))

@@ -15,6 +15,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/store"
 	"github.com/parleybot/parley/store/storetest"
 )
@@ -125,7 +126,7 @@ func runBurst(b *testing.B, dms bool) burstResult {
 	ad.APIURL = fake.URL()
 	require.NoError(b, ad.Provision(ctx, core.Env{Clock: core.SystemClock{}, Location: time.UTC}))
 	require.NoError(b, ad.Validate())
-	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: burstLLM{}, Adapters: []core.Adapter{ad},
+	d, err := engine.New(engine.Config{Store: st, LLM: burstLLM{}, Adapters: []core.Adapter{ad},
 		ScheduledMessages: true})
 	require.NoError(b, err)
 	require.NoError(b, d.Start(ctx))

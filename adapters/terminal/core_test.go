@@ -12,6 +12,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/store/storetest"
 )
 
@@ -37,7 +38,7 @@ func TestMarkdownReplyPrintsPlain(t *testing.T) {
 	term := newScreen(t, thread)
 	a.In, a.Out = term.inR, term.outW
 
-	d, err := core.NewDispatcher(core.DispatcherConfig{Store: st, LLM: client, Adapters: []core.Adapter{a},
+	d, err := engine.New(engine.Config{Store: st, LLM: client, Adapters: []core.Adapter{a},
 		Debounce: time.Millisecond, PollInterval: 50 * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, a.Start(ctx, d))

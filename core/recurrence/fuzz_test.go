@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	// The zones below must load wherever the fuzz target runs.
 	_ "time/tzdata"
 

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package core
-
-// defunct is false where /proc does not tell: a zombie predecessor's
-// runs wait for runs.stale_after.
-func defunct(int) bool { return false }

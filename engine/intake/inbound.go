@@ -1,0 +1,143 @@
+package intake
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/parleybot/parley/core"
+)
+
+// HandleInbound records a direct message and plans a turn to answer it; a
+// chat command is answered at once, without the model. It implements
+// InboundHandler.
+func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) error {
+	log := e.log.With("platform", msg.Platform, "thread", msg.ChannelThreadID)
+	if !msg.Direct {
+		log.Debug("ignoring a message that is not a direct message")
+		return nil
+	}
+	if len(e.allow) > 0 && !e.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
+		log.Debug("ignoring a user not in bot.allow_users", "user", msg.ChannelUserID)
+		return nil
+	}
+	text := core.StorableText(msg.Text)
+	if strings.TrimSpace(text) == "" && len(msg.Attachments) == 0 {
+		log.Debug("ignoring an empty message")
+		return nil
+	}
+	var meta map[string]any
+	if len(text) > core.MaxInboundBytes {
+		meta = map[string]any{"truncated_from_bytes": len(text)}
+		text = truncateUTF8(text, core.MaxInboundBytes)
+	}
+	if len(msg.Attachments) > 0 {
+		// Their description only: the bytes stay on the platform until a
+		// turn opens them.
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["attachments"] = cleanAttachments(msg.Attachments)
+	}
+	if msg.Platform == "" || msg.ChannelThreadID == "" {
+		return errors.New("inbound message without platform or channel thread id")
+	}
+	if e.cfg.Commands != nil && len(msg.Attachments) == 0 && e.cfg.Commands.IsCommand(text) {
+		return e.handleCommand(ctx, log, msg, text)
+	}
+	now := e.cfg.Clock.Now().UTC()
+	hold, err := e.checkInbound(ctx, msg.Platform, msg.ChannelThreadID, msg.ChannelUserID, now)
+	if err != nil {
+		return fmt.Errorf("checking per-user limits: %w", err)
+	}
+	if hold != nil {
+		meta = hold.metadata(meta)
+	}
+	res, err := e.cfg.Store.RecordInbound(ctx, core.InboundRecord{
+		Platform:          msg.Platform,
+		ChannelThreadID:   msg.ChannelThreadID,
+		ChannelUserID:     msg.ChannelUserID,
+		DisplayName:       core.StorableText(msg.DisplayName),
+		TimeZone:          e.cfg.Location.String(),
+		Text:              text,
+		PlatformMessageID: msg.PlatformMessageID,
+		Metadata:          meta,
+		Now:               now,
+		PlanRun:           hold == nil,
+		RunAfter:          now.Add(e.cfg.Debounce),
+		WhileRunning:      e.cfg.DuringGeneration,
+		SessionGap:        e.cfg.Session.Gap,
+	})
+	if errors.Is(err, core.ErrDuplicateInbound) {
+		// Already stored, and its turn planned, by this or another replica.
+		log.Debug("a redelivered message was already stored", "platform_message_id", msg.PlatformMessageID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recording inbound message: %w", err)
+	}
+	e.cfg.Outbox.Appended(res.Conversation, res.Message)
+	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
+	if hold != nil {
+		e.held(ctx, log, hold, res, now)
+		return nil
+	}
+	switch {
+	case res.Rejected:
+		e.sendBusyNotice(ctx, res.Conversation)
+		return nil
+	case res.Running != nil && res.Running.CancelRequestedAt != nil:
+		// restart: the turn being generated is dropped; the planned run
+		// answers everything once it is gone. A run of another process
+		// stops at its next heartbeat.
+		if e.stopRun(res.Running.ID) {
+			log.Debug("restarting the turn for a newer message", "run", res.Running.ID)
+		}
+	}
+	e.signal()
+	return nil
+}
+
+// sendBusyNotice tells a user whose message was not queued (BusyReject)
+// that their last message is still being answered. The notice is stored
+// for the record but never shown to the model as its own words.
+func (e *Engine) sendBusyNotice(ctx context.Context, conv core.Conversation) {
+	if _, ok := e.cfg.Outbox.Adapter(conv.Platform); !ok {
+		return
+	}
+	msg := &core.Message{
+		ConversationID:  conv.ID,
+		Role:            core.RoleAssistant,
+		Content:         e.cfg.BusyMessage,
+		Source:          core.SourceSystem,
+		SessionRecordID: conv.CurrentRecordID,
+		Metadata:        map[string]any{"busy_notice": true},
+	}
+	if err := e.cfg.Outbox.Notice(ctx, conv, msg, core.FormatText, fmt.Sprintf("busy-%d-%d", conv.ID, conv.LastSeq)); err != nil {
+		e.log.Error("storing busy notice", "conversation", conv.ID, "err", err)
+	}
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a rune.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// cleanAttachments is what is stored of an inbound message's files: their
+// text fields made storable (valid UTF-8, no NUL), like the message's.
+func cleanAttachments(in []core.Attachment) []core.Attachment {
+	out := make([]core.Attachment, len(in))
+	for i, a := range in {
+		a.MIME, a.Name, a.Ref, a.Emoji = core.StorableText(a.MIME), core.StorableText(a.Name), core.StorableText(a.Ref), core.StorableText(a.Emoji)
+		out[i] = a
+	}
+	return out
+}

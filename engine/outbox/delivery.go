@@ -1,0 +1,109 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/parleybot/parley/core"
+)
+
+// A turn's outbound message (its reply, a continuation, a failure notice)
+// is stored as DeliverySending before the platform call and settled after
+// it, in the run's completion. A process that dies in between leaves it
+// sending; the reaper queues a turn for its conversation, and every run
+// first sends such messages again with the same idempotency key (Resend).
+// So a crash loses no reply, and repeats one only where the platform
+// cannot drop a repeated key: there each send holds a doubt slot
+// (doubt.go) until its state is stored, at most
+// scheduler.max_sends_in_doubt per platform and process, shared with
+// scheduled messages. Discord's nonce drops the repeat when it comes
+// within its window: at once when the process restarts (a new process
+// fails its dead predecessor's runs), after runs.stale_after when another
+// replica takes over.
+
+// Deliver stores msg as sending for run, sends it into conv through a
+// and notes the outcome on it (platform ids, sent or failed); the run's
+// completion stores that. It returns the doubt slot the send holds until
+// then (nil: none; see doubt.go). An undelivered message is kept with the
+// error so nothing is lost. Should the message not be storable (the
+// database is down), it is sent all the same and stored with the
+// completion, as before delivery states were kept.
+func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversation, run int64, msg *core.Message) (*Slot, error) {
+	msg.RunID = &run
+	msg.Delivery = core.DeliverySending
+	if msg.CreatedAt.IsZero() {
+		msg.CreatedAt = o.cfg.Clock.Now().UTC()
+	}
+	key := fmt.Sprintf("run-%d", run)
+	if err := o.cfg.Store.AppendMessage(context.WithoutCancel(ctx), msg); err != nil {
+		o.log.Error("storing a reply before sending it; sending it all the same", "run", run, "err", err)
+		msg.ID, msg.Seq = 0, 0
+	} else {
+		// The history cache gets it from the completion, settled: one
+		// copy of the window a turn, not two.
+		key = msg.IdempotencyKey()
+	}
+	sendCtx := ctx
+	var slot *Slot
+	if msg.ID != 0 {
+		var err error
+		if slot, err = o.TakeSlot(ctx, a); err != nil {
+			Settle(msg, core.SendResult{}, err)
+			return nil, err
+		}
+		sendCtx = slot.In(ctx)
+	}
+	res, err := o.Send(sendCtx, a, OutboundOf(conv, *msg, key))
+	Settle(msg, res, err)
+	return slot, err
+}
+
+// Resend sends again m, a reply a stopped process left sending, with its
+// own idempotency key, holding a doubt slot until release is called
+// (once its outcome is stored), and notes the outcome on m.
+func (o *Outbox) Resend(ctx context.Context, a core.Adapter, conv core.Conversation, m *core.Message) (release func(), err error) {
+	slot, err := o.TakeSlot(ctx, a)
+	if err != nil {
+		return func() {}, err
+	}
+	res, err := o.Send(slot.In(ctx), a, OutboundOf(conv, *m, m.IdempotencyKey()))
+	Settle(m, res, err)
+	return func() { slot.Give() }, err
+}
+
+// OutboundOf is a stored message m as sent into conv with key.
+func OutboundOf(conv core.Conversation, m core.Message, key string) core.OutboundMessage {
+	return core.OutboundMessage{
+		ConversationID:  conv.ID,
+		ChannelThreadID: conv.ChannelThreadID,
+		ChannelUserID:   conv.ChannelUserID,
+		Text:            m.Content,
+		Format:          core.FormatOf(m), // what the model wrote is Markdown
+		IdempotencyKey:  key,
+	}
+}
+
+// Settle notes a send's outcome on msg.
+func Settle(msg *core.Message, res core.SendResult, err error) {
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
+	}
+	noteIDs(msg, res)
+	if err != nil {
+		msg.Delivery = core.DeliveryFailed
+		msg.Metadata["undelivered"] = err.Error()
+		return
+	}
+	msg.Delivery = core.DeliverySent
+}
+
+// Dropped marks a stored reply that never reached the user (the turn was
+// restarted mid-send): it stays in the transcript for the record, out of
+// later prompts.
+func Dropped(msg *core.Message, why error) {
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
+	}
+	msg.Delivery = core.DeliveryDropped
+	msg.Metadata["undelivered"] = "dropped: " + why.Error()
+}

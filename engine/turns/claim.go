@@ -1,0 +1,113 @@
+package turns
+
+import (
+	"context"
+	"time"
+)
+
+// DefaultMaxTurns is how many turns a process has in flight at most by
+// default: enough for thousands of users on a slow model, at a bounded
+// cost in memory (about 60 KB a turn waiting on the model; BENCHMARKS.md,
+// issue 20).
+const DefaultMaxTurns = 4096
+
+// claimLoop is the one claimer of this process: it claims a due run whenever
+// a turn slot is free and runs it in its own goroutine. One claimer means no
+// claim is wasted on a run a sibling already took, which matters on SQLite
+// where every claim queues for the single writer. Slots bound the turns in
+// flight (MaxTurns); turns of different conversations run side by side, so
+// one slow model call never holds up another conversation.
+func (e *Engine) claimLoop(ctx context.Context) {
+	defer close(e.loopDone)
+	slots := make(chan struct{}, e.cfg.MaxTurns)
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		if e.isStopping() {
+			return
+		}
+		// Claim for every free slot at once (up to claimBatch): hundreds
+		// of users writing together are claimed in a few transactions,
+		// not one each.
+		free := 1
+	more:
+		for free < claimBatch {
+			select {
+			case slots <- struct{}{}:
+				free++
+			default:
+				break more
+			}
+		}
+		runs, err := e.cfg.Store.ClaimRuns(ctx, e.cfg.Owner, e.cfg.Clock.Now().UTC(), free, e.platforms...)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("claiming runs", "err", err)
+		}
+		for _, run := range runs {
+			e.turns.Add(1)
+			go func() {
+				defer e.turns.Done()
+				// A busy slot goes from run to run: completing one claims
+				// the next in the same transaction.
+				for next := run; next != nil; {
+					next = e.execute(ctx, next)
+				}
+				<-slots
+				// Its conversation may have a run queued behind it.
+				e.signal()
+			}()
+		}
+		for range free - len(runs) {
+			<-slots
+		}
+		if err == nil && len(runs) == free {
+			continue // there may be more due
+		}
+		// Fewer due than asked for: wait for the next.
+		wait := e.cfg.PollInterval
+		if err == nil {
+			wait = e.idleWait(ctx)
+		}
+		timer := e.cfg.Clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-e.cfg.Wake.C():
+		case <-timer.C():
+		}
+		timer.Stop()
+	}
+}
+
+// claimBatch bounds the runs one claim statement takes: enough to start a
+// crowd's turns at once, few enough that SQLite's write lock is not held
+// long.
+const claimBatch = 64
+
+// claimRetry is how soon an idle claim loop looks again when a run it
+// could claim is due but its claim found none: another process's claim
+// held that row (PostgreSQL skips locked rows), or the run fell due just
+// after the claim looked.
+const claimRetry = 5 * time.Millisecond
+
+// idleWait is how long an idle claim loop sleeps: until the next run it
+// could claim is due (a debounce ending), at most PollInterval (runs
+// planned by other processes, when no notification says so). A run queued
+// behind its conversation's running run is not waited for: whichever
+// process runs that turn claims it as the turn completes.
+func (e *Engine) idleWait(ctx context.Context) time.Duration {
+	wait := e.cfg.PollInterval
+	next, err := e.cfg.Store.NextRunAfter(ctx, e.platforms...)
+	if err != nil || next == nil {
+		return wait
+	}
+	until := next.Sub(e.cfg.Clock.Now())
+	if until <= 0 {
+		return min(claimRetry, wait)
+	}
+	return min(until, wait)
+}

@@ -1,0 +1,207 @@
+// Package turns is the engine that answers: it claims due runs, builds
+// each turn's prompt (the plugins' stack, the history window, the user's
+// files), calls the model with the plugins' tools, reads the answer's
+// control tokens, delivers the reply through the Outbox and records the
+// run's outcome. It also keeps its runs alive (heartbeats) and fails the
+// ones whose process died (the reaper).
+package turns
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/engine/history"
+	"github.com/parleybot/parley/engine/outbox"
+)
+
+// Store is what turns read and write; core.Store documents each method.
+type Store interface {
+	ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error)
+	NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error)
+	HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) (stop []int64, err error)
+	CompleteRun(ctx context.Context, runID int64, owner string, c core.RunCompletion) error
+	CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c core.RunCompletion, platforms ...core.Platform) (*core.Run, error)
+	ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error)
+
+	Conversation(ctx context.Context, id int64) (core.Conversation, error)
+	MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error)
+	SettleDelivery(ctx context.Context, m core.Message) error
+	PendingDeliveries(ctx context.Context, conversationID, exceptRun int64) ([]core.Message, error)
+	SessionRecord(ctx context.Context, id int64) (core.SessionRecord, error)
+	FreezePrompt(ctx context.Context, recordID int64, prompt string) (string, error)
+
+	Job(ctx context.Context, id int64) (core.Job, error)
+	AppendTrigger(ctx context.Context, m *core.Message, gap time.Duration) (core.Conversation, error)
+}
+
+// Limits is what a turn asks of the per-user limits (bot.limits), which
+// the intake engine keeps.
+type Limits interface {
+	// LimitReached names the limit conv's user has reached, "" when none.
+	LimitReached(ctx context.Context, conv core.Conversation, now time.Time) (string, error)
+	// TellLimit tells conv's user, once, that limit stops their turns.
+	TellLimit(ctx context.Context, conv core.Conversation, limit string, now time.Time)
+}
+
+// Config wires the engine; the composer (package engine) fills in every
+// default.
+type Config struct {
+	Store   Store
+	LLM     core.LLM
+	Plugins []core.Plugin
+	Outbox  *outbox.Outbox
+	History *history.Cache
+	// Limits, nil when no limit is set.
+	Limits   Limits
+	Logger   *slog.Logger
+	Clock    core.Clock
+	Owner    string
+	Location *time.Location
+	Metrics  core.Metrics
+	// Session is the session policy (gap, window); Proactive the
+	// follow-up policy, nil when none.
+	Session   core.SessionLimits
+	Proactive core.ProactivePolicy
+	// Wake wakes the claim loop (a run was queued); JobWake the job loop
+	// (a run's completion created a job).
+	Wake    *core.Waker
+	JobWake *core.Waker
+
+	FailureMessage    string
+	ContinueNudge     string
+	MaxToolRounds     int
+	MaxTurns          int
+	RecordCacheSize   int
+	JobMaxAttempts    int
+	StaleAfter        time.Duration
+	HeartbeatInterval time.Duration
+	ReapInterval      time.Duration
+	TurnTimeout       time.Duration
+	PollInterval      time.Duration
+	TypingInterval    time.Duration
+	LateGrace         time.Duration
+	Media             core.MediaConfig
+}
+
+// Engine runs turns; see the package doc.
+type Engine struct {
+	cfg       Config
+	log       *slog.Logger
+	platforms []core.Platform
+	// media keeps opened files (images, documents' text) for the later
+	// turns of a session.
+	media   *mediaCache
+	records *recordCache
+
+	mu       sync.Mutex
+	stopping bool
+	// inflight cancels the turns this process executes, by run id.
+	inflight map[int64]context.CancelCauseFunc
+	// doubt are the doubt slots each run's sends hold until their
+	// outcome is stored.
+	doubt     map[int64][]*outbox.Slot
+	runCtx    context.Context
+	loopDone  chan struct{}
+	maintDone chan struct{}
+	turns     sync.WaitGroup
+}
+
+// New returns an engine over cfg.
+func New(cfg Config) *Engine {
+	return &Engine{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		platforms: cfg.Outbox.Platforms(),
+		media:     newMediaCache(64 << 20),
+		records:   newRecordCache(cfg.RecordCacheSize),
+		inflight:  map[int64]context.CancelCauseFunc{},
+		doubt:     map[int64][]*outbox.Slot{},
+	}
+}
+
+// Start fails the runs a stopped process left, then runs the claim loop
+// and the maintenance loop until runCtx ends.
+func (e *Engine) Start(ctx, runCtx context.Context) error {
+	now := e.cfg.Clock.Now()
+	if n, retried, err := e.cfg.Store.ReapStaleRuns(ctx, now.UTC(), now.Add(-e.cfg.StaleAfter)); err != nil {
+		return fmt.Errorf("reaping stale runs: %w", err)
+	} else if n > 0 {
+		e.log.Warn("failed runs left running by a stopped worker", "count", n, "user_turns_queued_again", retried)
+	}
+	e.reapPredecessors(ctx)
+	e.runCtx = runCtx
+	e.loopDone, e.maintDone = make(chan struct{}), make(chan struct{})
+	go e.claimLoop(runCtx)
+	go e.maintain(runCtx)
+	return nil
+}
+
+// Drain stops claiming runs and waits for the claim loop and the turns in
+// flight to end; done is closed then.
+func (e *Engine) Drain() (done <-chan struct{}) {
+	e.mu.Lock()
+	e.stopping = true
+	e.mu.Unlock()
+	e.cfg.Wake.Wake() // the claim loop notices it is stopping
+	ch := make(chan struct{})
+	go func() {
+		<-e.loopDone
+		e.turns.Wait()
+		close(ch)
+	}()
+	return ch
+}
+
+// Stopped waits for the maintenance loop, once ctx of Start is done.
+func (e *Engine) Stopped() { <-e.maintDone }
+
+// UseLimits makes turns of users over a per-user limit end before the
+// model is called (the limits are intake's).
+func (e *Engine) UseLimits(l Limits) { e.cfg.Limits = l }
+
+// StopRun cancels a run this process is executing, if it is; it reports
+// whether it was (the restart policy: a newer message stops the turn).
+func (e *Engine) StopRun(runID int64) bool { return e.stopRun(runID) }
+
+func (e *Engine) isStopping() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopping
+}
+
+// signal wakes the claim loop without blocking.
+func (e *Engine) signal() { e.cfg.Wake.Wake() }
+
+// hold keeps a send's doubt slot with its run until releaseDoubt.
+func (e *Engine) hold(run int64, s *outbox.Slot) {
+	if s == nil {
+		return
+	}
+	e.mu.Lock()
+	e.doubt[run] = append(e.doubt[run], s)
+	e.mu.Unlock()
+}
+
+// releaseDoubt gives back the doubt slots a run's sends held, once their
+// outcome is stored (or could not be).
+func (e *Engine) releaseDoubt(run int64) {
+	e.mu.Lock()
+	held := e.doubt[run]
+	delete(e.doubt, run)
+	e.mu.Unlock()
+	for _, s := range held {
+		s.Give()
+	}
+}
+
+// deliver sends a turn's message through the Outbox, recorded first, and
+// keeps its doubt slot with the run.
+func (e *Engine) deliver(ctx context.Context, a core.Adapter, t *core.Turn, msg *core.Message) error {
+	slot, err := e.cfg.Outbox.Deliver(ctx, a, t.Conversation, t.Run.ID, msg)
+	e.hold(t.Run.ID, slot)
+	return err
+}
