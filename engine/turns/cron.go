@@ -22,7 +22,7 @@ func (s skipRun) Error() string { return s.why }
 // would) and renders the execution prompt. A job cancelled since its run
 // was queued ends the run as skipped, unless the user wrote meanwhile:
 // their turn then goes on without the job.
-func (e *Engine) startCron(ctx context.Context, run *core.Run, job *core.Job, conv core.Conversation) (*core.CronTurn, core.Conversation, error) {
+func (s *speaker) startCron(ctx context.Context, run *core.Run, job *core.Job, conv core.Conversation) (*core.CronTurn, core.Conversation, error) {
 	if job.Kind != core.JobAgentTurn || (job.Status != core.JobPending && job.Status != core.JobSending) {
 		if run.TriggerMessageID == nil {
 			return nil, conv, skipRun{"skipped: the recurring job was " + string(job.Status) + " before its turn started"}
@@ -36,7 +36,7 @@ func (e *Engine) startCron(ctx context.Context, run *core.Run, job *core.Job, co
 	// Late is judged by when the run was queued: a user message that joined
 	// the queued run moves its RunAfter, not its lateness.
 	ct := &core.CronTurn{Job: *job, Occurrence: occ, Late: run.CreatedAt.Sub(occ) > core.CronOnTime}
-	loc := core.LocationOf(conv, e.cfg.Location)
+	loc := core.LocationOf(conv, s.cfg.Location)
 	tpl := prompts.CronAgentTurn
 	ct.Trigger = core.Message{
 		ConversationID: conv.ID,
@@ -44,7 +44,7 @@ func (e *Engine) startCron(ctx context.Context, run *core.Run, job *core.Job, co
 		Source:         core.SourceCronTurn,
 		Content:        triggerText(ct, run.ID, tpl.Ref(), loc),
 		RunID:          &run.ID,
-		CreatedAt:      e.cfg.Clock.Now().UTC(),
+		CreatedAt:      s.cfg.Clock.Now().UTC(),
 		Metadata: map[string]any{
 			"job_id": job.ID, "run_id": run.ID, "prompt_ref": tpl.Ref(),
 			"occurrence_at": occ.UTC().Format(time.RFC3339),
@@ -53,7 +53,7 @@ func (e *Engine) startCron(ctx context.Context, run *core.Run, job *core.Job, co
 	if ct.Late {
 		ct.Trigger.Metadata["late"] = true
 	}
-	conv, err := e.cfg.Store.AppendTrigger(ctx, &ct.Trigger, e.cfg.Session.Gap)
+	conv, err := s.cfg.Store.AppendTrigger(ctx, &ct.Trigger, s.cfg.Session.Gap)
 	if err != nil {
 		return nil, conv, fmt.Errorf("storing the trigger event: %w", err)
 	}
@@ -63,7 +63,7 @@ func (e *Engine) startCron(ctx context.Context, run *core.Run, job *core.Job, co
 		"schedule":         job.Recurrence,
 		"time_zone":        loc.String(),
 		"occurrence_local": occ.In(loc).Format("Monday 2 January 2006, 15:04"),
-		"now_local":        e.cfg.Clock.Now().In(loc).Format("Monday 2 January 2006, 15:04"),
+		"now_local":        s.cfg.Clock.Now().In(loc).Format("Monday 2 January 2006, 15:04"),
 		"late":             "",
 		"instruction":      job.Text,
 	}
@@ -108,7 +108,7 @@ func withExecutionPrompt(history []core.Message, ct *core.CronTurn) []core.Messa
 
 // cronNothingToReport is the closure of a cron turn that chose silence:
 // the user sees that the job ran.
-func (e *Engine) cronNothingToReport(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) *core.Message {
+func (s *speaker) cronNothingToReport(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) *core.Message {
 	msg := &core.Message{
 		ConversationID:  t.Conversation.ID,
 		Role:            core.RoleAssistant,
@@ -117,14 +117,14 @@ func (e *Engine) cronNothingToReport(ctx context.Context, log *slog.Logger, t *c
 		SessionRecordID: recordID(t),
 		Metadata:        map[string]any{"status_notice": "nothing_to_report", "job_id": t.Cron.Job.ID},
 	}
-	if err := e.deliver(ctx, a, t, msg); err != nil {
+	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
 		log.Error("sending a cron turn's status", "err", err)
 	}
 	return msg
 }
 
 // cronFailureNote is the closure of a cron turn that failed.
-func (e *Engine) cronFailureNote(t *core.Turn) string {
+func cronFailureNote(t *core.Turn) string {
 	s := fmt.Sprintf("Scheduled job %q could not run this time.", t.Cron.Job.Name)
 	if next := t.Cron.Job.NextRunAt; next != nil {
 		s += " It runs again " + next.In(t.Location).Format("Monday 2 January, 15:04") + "."

@@ -1,13 +1,7 @@
 package turns
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"time"
-
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/engine/outbox"
 )
 
 // A turn's outbound message (its reply, a continuation, a failure notice)
@@ -24,54 +18,6 @@ import (
 // dead predecessor's runs), after runs.stale_after when another replica
 // takes over.
 
-// resendPending sends again the conversation's messages that a dead
-// process left sending, oldest first, each with its own idempotency key,
-// and records each outcome at once. One older than scheduler.late_grace
-// is given up. It reports whether there were any.
-func (e *Engine) resendPending(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (bool, error) {
-	if !hasPending(t.History, t.Run.ID) {
-		// The window is the cache's or the database's: a message it shows
-		// sending may since have been sent, so only the database decides,
-		// and only then is it asked.
-		return false, nil
-	}
-	pending, err := e.cfg.Store.PendingDeliveries(ctx, t.Conversation.ID, t.Run.ID)
-	if err != nil {
-		return false, fmt.Errorf("reading unsent replies: %w", err)
-	}
-	now := e.cfg.Clock.Now().UTC()
-	for _, m := range pending {
-		if err := e.resendOne(ctx, log, t, a, &m, now); err != nil {
-			return true, err
-		}
-		e.cfg.History.Replaced(t.Conversation.ID, m)
-	}
-	return len(pending) > 0, nil
-}
-
-// resendOne sends m again (or gives it up when too old) and records the
-// outcome.
-func (e *Engine) resendOne(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, m *core.Message, now time.Time) error {
-	if late := now.Sub(m.CreatedAt); late > e.cfg.LateGrace {
-		log.Warn("a reply left unsent by a stopped process is too old to send", "message", m.ID, "late_by", late)
-		outbox.Settle(m, core.SendResult{}, fmt.Errorf("not sent again: %s old, past scheduler.late_grace", late.Round(time.Second)))
-	} else {
-		log.Info("sending again a reply a stopped process may not have sent", "message", m.ID)
-		release, err := e.cfg.Outbox.Resend(ctx, a, t.Conversation, m)
-		defer release() // once the outcome below is stored
-		if err != nil && m.Delivery != core.DeliveryFailed {
-			return err // no send slot came free
-		}
-		if err != nil {
-			log.Error("sending again a reply left unsent", "message", m.ID, "err", err)
-		}
-	}
-	if err := e.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *m); err != nil {
-		return fmt.Errorf("recording the delivery of a reply left unsent: %w", err)
-	}
-	return nil
-}
-
 // hasPending reports whether the window shows a message sending that is
 // not run's own.
 func hasPending(history []core.Message, run int64) bool {
@@ -81,20 +27,6 @@ func hasPending(history []core.Message, run int64) bool {
 		}
 	}
 	return false
-}
-
-// settleAlone stores the delivery of the messages that were stored before
-// they were sent, when the run's completion could not: what was sent must
-// not be sent again by the run's next owner.
-func (e *Engine) settleAlone(ctx context.Context, log *slog.Logger, msgs []*core.Message, prestored []bool) {
-	for i, m := range msgs {
-		if !prestored[i] {
-			continue
-		}
-		if err := e.cfg.Store.SettleDelivery(ctx, *m); err != nil {
-			log.Error("recording a reply's delivery", "message", m.ID, "err", err)
-		}
-	}
 }
 
 // answeredKey marks a turn's reply (or its chosen silence) with the seq of

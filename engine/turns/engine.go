@@ -87,24 +87,20 @@ type Config struct {
 	Media             core.MediaConfig
 }
 
-// Engine runs turns; see the package doc.
+// Engine runs turns; see the package doc. It owns the claim loop, the
+// run's life (execute, complete) and the maintenance loop; the speaker
+// makes each turn with the prompter and the courier.
 type Engine struct {
-	cfg       Config
+	cfg       *Config
 	log       *slog.Logger
 	platforms []core.Platform
-	// media keeps opened files (images, documents' text) for the later
-	// turns of a session.
-	media   *mediaCache
-	records *recordCache
+	speaker   *speaker
+	courier   *courier
 
 	mu       sync.Mutex
 	stopping bool
 	// inflight cancels the turns this process executes, by run id.
-	inflight map[int64]context.CancelCauseFunc
-	// doubt are the doubt slots each run's sends hold until their
-	// outcome is stored.
-	doubt     map[int64][]*outbox.Slot
-	runCtx    context.Context
+	inflight  map[int64]context.CancelCauseFunc
 	loopDone  chan struct{}
 	maintDone chan struct{}
 	turns     sync.WaitGroup
@@ -112,15 +108,11 @@ type Engine struct {
 
 // New returns an engine over cfg.
 func New(cfg Config) *Engine {
-	return &Engine{
-		cfg:       cfg,
-		log:       cfg.Logger,
-		platforms: cfg.Outbox.Platforms(),
-		media:     newMediaCache(64 << 20),
-		records:   newRecordCache(cfg.RecordCacheSize),
-		inflight:  map[int64]context.CancelCauseFunc{},
-		doubt:     map[int64][]*outbox.Slot{},
-	}
+	c := &cfg
+	e := &Engine{cfg: c, log: c.Logger, platforms: c.Outbox.Platforms(), courier: newCourier(c),
+		inflight: map[int64]context.CancelCauseFunc{}}
+	e.speaker = &speaker{cfg: c, log: c.Logger, prompts: newPrompter(c), courier: e.courier, busy: &e.turns}
+	return e
 }
 
 // Start fails the runs a stopped process left, then runs the claim loop
@@ -133,7 +125,7 @@ func (e *Engine) Start(ctx, runCtx context.Context) error {
 		e.log.Warn("failed runs left running by a stopped worker", "count", n, "user_turns_queued_again", retried)
 	}
 	e.reapPredecessors(ctx)
-	e.runCtx = runCtx
+	e.speaker.runCtx = runCtx
 	e.loopDone, e.maintDone = make(chan struct{}), make(chan struct{})
 	go e.claimLoop(runCtx)
 	go e.maintain(runCtx)
@@ -175,33 +167,3 @@ func (e *Engine) isStopping() bool {
 
 // signal wakes the claim loop without blocking.
 func (e *Engine) signal() { e.cfg.Wake.Wake() }
-
-// hold keeps a send's doubt slot with its run until releaseDoubt.
-func (e *Engine) hold(run int64, s *outbox.Slot) {
-	if s == nil {
-		return
-	}
-	e.mu.Lock()
-	e.doubt[run] = append(e.doubt[run], s)
-	e.mu.Unlock()
-}
-
-// releaseDoubt gives back the doubt slots a run's sends held, once their
-// outcome is stored (or could not be).
-func (e *Engine) releaseDoubt(run int64) {
-	e.mu.Lock()
-	held := e.doubt[run]
-	delete(e.doubt, run)
-	e.mu.Unlock()
-	for _, s := range held {
-		s.Give()
-	}
-}
-
-// deliver sends a turn's message through the Outbox, recorded first, and
-// keeps its doubt slot with the run.
-func (e *Engine) deliver(ctx context.Context, a core.Adapter, t *core.Turn, msg *core.Message) error {
-	slot, err := e.cfg.Outbox.Deliver(ctx, a, t.Conversation, t.Run.ID, msg)
-	e.hold(t.Run.ID, slot)
-	return err
-}

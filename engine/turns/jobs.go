@@ -3,11 +3,11 @@ package turns
 import "github.com/parleybot/parley/core"
 
 // jobOutcome settles the job a run executed, from how the run ended.
-func (e *Engine) jobOutcome(t *core.Turn, c core.RunCompletion, silent bool) *core.JobOutcome {
+func (s *speaker) jobOutcome(t *core.Turn, c core.RunCompletion, silent bool) *core.JobOutcome {
 	if t.Job == nil || t.Job.Kind != core.JobProactive {
 		return nil // a recurring job moved on when its turn was queued
 	}
-	now := e.cfg.Clock.Now().UTC()
+	now := s.cfg.Clock.Now().UTC()
 	switch c.Status {
 	case core.RunSucceeded:
 		if silent {
@@ -19,7 +19,7 @@ func (e *Engine) jobOutcome(t *core.Turn, c core.RunCompletion, silent bool) *co
 		// who wrote makes it stale).
 		return &core.JobOutcome{Status: core.JobPending, DueAt: now, Error: c.Error}
 	default:
-		if t.Job.Attempts >= e.cfg.JobMaxAttempts {
+		if t.Job.Attempts >= s.cfg.JobMaxAttempts {
 			return &core.JobOutcome{Status: core.JobFailed, Error: c.Error}
 		}
 		return &core.JobOutcome{Status: core.JobPending, DueAt: now.Add(core.JobRetry().Delay(t.Job.Attempts)), Error: c.Error}

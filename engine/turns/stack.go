@@ -18,19 +18,19 @@ import (
 // prompt is rendered per turn with the turn's notes (systemPrompt): a
 // cached copy beside the layers would cost every active conversation
 // another few kilobytes.
-func (e *Engine) stack(ctx context.Context, t *core.Turn) ([]core.PromptLayer, error) {
+func (p *prompter) stack(ctx context.Context, t *core.Turn) ([]core.PromptLayer, error) {
 	if t.Record.Prompt != "" {
-		if c, ok := e.records.get(t.Record.ID); ok && c.layers != nil && c.rec.Prompt == t.Record.Prompt {
+		if c, ok := p.records.get(t.Record.ID); ok && c.layers != nil && c.rec.Prompt == t.Record.Prompt {
 			return c.layers, nil
 		}
 		layers, err := decodeLayers(t.Record.Prompt)
 		if err != nil {
 			return nil, err
 		}
-		e.records.put(t.Record, layers)
+		p.records.put(t.Record, layers)
 		return layers, nil
 	}
-	layers, err := core.StackLayers(ctx, e.cfg.Plugins, t)
+	layers, err := core.StackLayers(ctx, p.cfg.Plugins, t)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +41,11 @@ func (e *Engine) stack(ctx context.Context, t *core.Turn) ([]core.PromptLayer, e
 	if err != nil {
 		return nil, fmt.Errorf("encoding the prompt stack: %w", err)
 	}
-	kept, err := e.cfg.Store.FreezePrompt(ctx, t.Record.ID, string(enc))
+	kept, err := p.cfg.Store.FreezePrompt(ctx, t.Record.ID, string(enc))
 	if errors.Is(err, core.ErrStoreUnavailable) {
 		// The record's next turn freezes it; this one need not fail for
 		// a full disk.
-		e.log.Warn("the store cannot keep the session's prompt stack now; the turn goes on with it unkept",
+		p.log.Warn("the store cannot keep the session's prompt stack now; the turn goes on with it unkept",
 			"record", t.Record.ID, "err", err)
 		return layers, nil
 	}
@@ -59,7 +59,7 @@ func (e *Engine) stack(ctx context.Context, t *core.Turn) ([]core.PromptLayer, e
 		}
 	}
 	t.Record.Prompt = kept
-	e.records.put(t.Record, layers)
+	p.records.put(t.Record, layers)
 	return layers, nil
 }
 
@@ -74,7 +74,7 @@ func decodeLayers(s string) ([]core.PromptLayer, error) {
 // window is L5: the messages of the turn's session record, newest last,
 // at most WindowMessages of them and about WindowTokens, dropping the
 // oldest first. The newest message is always kept.
-func (e *Engine) window(t *core.Turn) []core.Message {
+func (p *prompter) window(t *core.Turn) []core.Message {
 	msgs := t.History
 	if t.Record.ID != 0 {
 		i := len(msgs)
@@ -83,10 +83,10 @@ func (e *Engine) window(t *core.Turn) []core.Message {
 		}
 		msgs = msgs[i:]
 	}
-	if n := e.cfg.Session.WindowMessages; len(msgs) > n {
+	if n := p.cfg.Session.WindowMessages; len(msgs) > n {
 		msgs = msgs[len(msgs)-n:]
 	}
-	budget := e.cfg.Session.WindowTokens
+	budget := p.cfg.Session.WindowTokens
 	i := len(msgs)
 	for i > 0 {
 		cost := core.EstimateTokens(msgs[i-1].Content)
@@ -102,11 +102,11 @@ func (e *Engine) window(t *core.Turn) []core.Message {
 // sessionRecord loads a turn's record. A record whose stack is frozen is
 // kept in memory: what a turn reads of it (start, stack) never changes,
 // and on SQLite a read after a write costs more than the whole turn's SQL.
-func (e *Engine) sessionRecord(ctx context.Context, id int64) (core.SessionRecord, error) {
-	if c, ok := e.records.get(id); ok {
+func (p *prompter) sessionRecord(ctx context.Context, id int64) (core.SessionRecord, error) {
+	if c, ok := p.records.get(id); ok {
 		return c.rec, nil
 	}
-	r, err := e.cfg.Store.SessionRecord(ctx, id)
+	r, err := p.cfg.Store.SessionRecord(ctx, id)
 	if err != nil {
 		return core.SessionRecord{}, err
 	}

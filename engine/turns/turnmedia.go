@@ -70,7 +70,7 @@ func (c *mediaCache) put(key, v string) {
 // note's transcript is stored as its message's text, once. It returns
 // what to show for each message id with files; nothing fails the turn:
 // what cannot be opened is described.
-func (e *Engine) openFiles(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) map[int64]userMedia {
+func (p *prompter) openFiles(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) map[int64]userMedia {
 	var withFiles []int
 	for i, m := range t.History {
 		if m.Role == core.RoleUser && m.Metadata["attachments"] != nil {
@@ -81,7 +81,7 @@ func (e *Engine) openFiles(ctx context.Context, log *slog.Logger, t *core.Turn, 
 		return nil
 	}
 	fetcher, _ := a.(core.AttachmentFetcher)
-	budget := e.cfg.Media.MaxPerTurn
+	budget := p.cfg.Media.MaxPerTurn
 	out := make(map[int64]userMedia, len(withFiles))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -100,7 +100,7 @@ func (e *Engine) openFiles(ctx context.Context, log *slog.Logger, t *core.Turn, 
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			um := e.describeMessage(ctx, log, t, fetcher, m, files, opened)
+			um := p.describeMessage(ctx, log, t, fetcher, m, files, opened)
 			mu.Lock()
 			out[m.ID] = um
 			mu.Unlock()
@@ -112,7 +112,7 @@ func (e *Engine) openFiles(ctx context.Context, log *slog.Logger, t *core.Turn, 
 
 // describeMessage is one message's text with its files described, read or
 // transcribed, and its images.
-func (e *Engine) describeMessage(ctx context.Context, log *slog.Logger, t *core.Turn, f core.AttachmentFetcher, m core.Message, files []core.Attachment, opened []bool) userMedia {
+func (p *prompter) describeMessage(ctx context.Context, log *slog.Logger, t *core.Turn, f core.AttachmentFetcher, m core.Message, files []core.Attachment, opened []bool) userMedia {
 	var um userMedia
 	var parts []string
 	if c := strings.TrimSpace(m.Content); c != "" {
@@ -122,7 +122,7 @@ func (e *Engine) describeMessage(ctx context.Context, log *slog.Logger, t *core.
 		parts = append(parts, c)
 	}
 	for i, a := range files {
-		note, image := e.openFile(ctx, log, t, f, m, a, opened[i])
+		note, image := p.openFile(ctx, log, t, f, m, a, opened[i])
 		if note != "" {
 			parts = append(parts, note)
 		}
@@ -136,8 +136,8 @@ func (e *Engine) describeMessage(ctx context.Context, log *slog.Logger, t *core.
 
 // openFile says what one file holds for the model, and its image as a
 // data URL when it is one the model sees.
-func (e *Engine) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f core.AttachmentFetcher, m core.Message, a core.Attachment, open bool) (note, image string) {
-	cfg := e.cfg.Media
+func (p *prompter) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f core.AttachmentFetcher, m core.Message, a core.Attachment, open bool) (note, image string) {
+	cfg := p.cfg.Media
 	what := describe(a)
 	switch {
 	case a.Kind == core.AttachSticker:
@@ -161,7 +161,7 @@ func (e *Engine) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f
 		return "[The user sent " + what + ", which cannot be opened on this platform.]", ""
 	}
 	key := string(a.Kind) + "\x00" + a.Ref
-	if v, ok := e.media.get(key); ok {
+	if v, ok := p.media.get(key); ok {
 		if a.Kind == core.AttachImage {
 			return "[The user sent " + what + ": it is shown to you.]", v
 		}
@@ -170,11 +170,11 @@ func (e *Engine) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f
 	// A file that could not be opened is not tried again by every later
 	// turn of the session: each try would cost the platform's retries.
 	failKey := "failed\x00" + key
-	if v, ok := e.media.get(failKey); ok {
+	if v, ok := p.media.get(failKey); ok {
 		return v, ""
 	}
 	failed := func(note string) (string, string) {
-		e.media.put(failKey, note)
+		p.media.put(failKey, note)
 		return note, ""
 	}
 	data, err := f.FetchAttachment(ctx, a, cfg.MaxBytes)
@@ -193,10 +193,10 @@ func (e *Engine) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f
 			return failed("[The user sent " + what + ", but it is not an image that can be opened (" + err.Error() + ").]")
 		}
 		url := pic.DataURL()
-		e.media.put(key, url)
+		p.media.put(key, url)
 		return "[The user sent " + what + ": it is shown to you.]", url
 	case core.AttachVoice, core.AttachAudio:
-		note, ok := e.transcribe(ctx, log, m, a, data)
+		note, ok := p.transcribe(ctx, log, m, a, data)
 		if !ok {
 			return failed(note)
 		}
@@ -215,19 +215,19 @@ func (e *Engine) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f
 		note += fmt.Sprintf(", cut to its first %d characters", cfg.MaxDocumentChars)
 	}
 	note += ".]"
-	e.media.put(key, note)
+	p.media.put(key, note)
 	return note, ""
 }
 
 // transcribe turns a voice note into text and keeps it as the message's
 // text, marked as spoken, so later turns and the console have it. ok is
 // false when it could not be transcribed.
-func (e *Engine) transcribe(ctx context.Context, log *slog.Logger, m core.Message, a core.Attachment, data []byte) (note string, ok bool) {
+func (p *prompter) transcribe(ctx context.Context, log *slog.Logger, m core.Message, a core.Attachment, data []byte) (note string, ok bool) {
 	name := a.Name
 	if name == "" {
 		name = "voice" + audioExt(a.MIME)
 	}
-	text, err := e.cfg.Media.Transcriber.Transcribe(ctx, name, data)
+	text, err := p.cfg.Media.Transcriber.Transcribe(ctx, name, data)
 	if err != nil {
 		log.Warn("could not transcribe a voice note", "err", err)
 		return "[The user sent " + describe(a) + ", but it could not be transcribed. Tell them you could not listen to it.]", false
@@ -236,7 +236,7 @@ func (e *Engine) transcribe(ctx context.Context, log *slog.Logger, m core.Messag
 	if text == "" {
 		return "[The user sent " + describe(a) + " with no words in it.]", false
 	}
-	if setter, ok := e.cfg.Store.(messageTextSetter); ok {
+	if setter, ok := p.cfg.Store.(messageTextSetter); ok {
 		kept := m
 		kept.Content = strings.TrimSpace(strings.TrimSpace(m.Content) + "\n\n" + text)
 		kept.Metadata = make(map[string]any, len(m.Metadata)+1)
@@ -247,7 +247,7 @@ func (e *Engine) transcribe(ctx context.Context, log *slog.Logger, m core.Messag
 		if err := setter.SetMessageText(ctx, kept); err != nil {
 			log.Warn("could not keep a voice note's transcript", "err", err)
 		} else {
-			e.cfg.History.Replaced(m.ConversationID, kept)
+			p.cfg.History.Replaced(m.ConversationID, kept)
 		}
 	}
 	return "(said in a voice note) " + text, true

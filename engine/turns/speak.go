@@ -16,76 +16,31 @@ import (
 	"github.com/parleybot/parley/core/modeltext"
 )
 
-// execute runs one claimed run to its end and records the outcome; it
-// returns the next run it claimed while recording, if any. Nothing here may
-// crash the process: every failure ends as a failed run.
-func (e *Engine) execute(ctx context.Context, run *core.Run) (next *core.Run) {
-	log := e.log.With("run", run.ID, "conversation", run.ConversationID, "kind", run.Kind)
-	ctx, cancel := context.WithTimeout(ctx, e.cfg.TurnTimeout)
-	defer cancel()
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	untrack := e.track(run.ID, stop)
-	defer untrack()
-	defer func() {
-		if p := recover(); p != nil {
-			log.Error("turn panicked", "panic", p)
-			next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunFailed, Error: fmt.Sprintf("panic: %v", p)})
-		}
-	}()
-
-	turn, adapter, err := e.prepare(ctx, run)
-	var skip skipRun
-	if errors.As(err, &skip) {
-		log.Info("run skipped", "why", skip.why)
-		next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunSkipped, Error: skip.why})
-		return next
-	}
-	if err != nil {
-		log.Error("preparing turn", "err", err)
-		next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunFailed, Error: err.Error()})
-		return next
-	}
-	resent, err := e.resendPending(ctx, log, turn, adapter)
-	if err != nil {
-		log.Error("sending again a reply left unsent", "err", err)
-		next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunFailed, Error: err.Error()})
-		return next
-	}
-	if run.Kind == core.RunUserTurn && answeredAlready(turn.History) {
-		// The run was queued for the reply a stopped process left unsent,
-		// which has just gone out, or for a message the turn before it
-		// saw and answered (it came after that turn was claimed, before
-		// it read the history): nothing waits for an answer.
-		why := "nothing to answer: the turn before answered every message"
-		if resent {
-			why = "sent again the reply a stopped process left unsent; nothing more to answer"
-		}
-		log.Info("run skipped", "why", why)
-		next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunSkipped, Error: why})
-		return next
-	}
-	stopTyping := e.typing(ctx, adapter, turn.Conversation.ChannelThreadID)
-	outcome, completion := e.generate(ctx, log, turn, adapter)
-	stopTyping()
-	next, ok := e.complete(ctx, log, run, &turn.Conversation, completion)
-	e.releaseDoubt(turn.Run.ID)
-	if ok {
-		e.observe(ctx, turn, outcome)
-	}
-	return next
+// speaker makes one turn: it loads the conversation, asks the model with
+// the prompter's prompt and tools, reads the answer and has the courier
+// deliver the reply (or the failure notice) while the typing indicator
+// shows.
+type speaker struct {
+	cfg     *Config
+	log     *slog.Logger
+	prompts *prompter
+	courier *courier
+	// busy counts the typing indicator's calls in flight with the turns:
+	// Stop waits for them. runCtx ends at shutdown.
+	busy   *sync.WaitGroup
+	runCtx context.Context
 }
 
 // prepare loads the conversation and its history and finds its adapter; a
 // cron turn first stores its trigger event.
-func (e *Engine) prepare(ctx context.Context, run *core.Run) (*core.Turn, core.Adapter, error) {
-	conv, err := e.cfg.Store.Conversation(ctx, run.ConversationID)
+func (s *speaker) prepare(ctx context.Context, run *core.Run) (*core.Turn, core.Adapter, error) {
+	conv, err := s.cfg.Store.Conversation(ctx, run.ConversationID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading conversation: %w", err)
 	}
 	var job *core.Job
 	if run.JobID != nil {
-		j, err := e.cfg.Store.Job(ctx, *run.JobID)
+		j, err := s.cfg.Store.Job(ctx, *run.JobID)
 		if err != nil {
 			return nil, nil, fmt.Errorf("loading job: %w", err)
 		}
@@ -93,32 +48,32 @@ func (e *Engine) prepare(ctx context.Context, run *core.Run) (*core.Turn, core.A
 	}
 	var cron *core.CronTurn
 	if run.Kind == core.RunCronTurn && job != nil {
-		if cron, conv, err = e.startCron(ctx, run, job, conv); err != nil {
+		if cron, conv, err = s.startCron(ctx, run, job, conv); err != nil {
 			return nil, nil, err
 		}
 		if cron == nil {
 			job = nil // cancelled: the user's message is answered alone
 		}
 	}
-	adapter, ok := e.cfg.Outbox.Adapter(conv.Platform)
+	adapter, ok := s.cfg.Outbox.Adapter(conv.Platform)
 	if !ok {
 		return nil, nil, fmt.Errorf("no adapter enabled for platform %s", conv.Platform)
 	}
-	if run.Kind == core.RunUserTurn && e.cfg.Limits != nil {
+	if run.Kind == core.RunUserTurn && s.cfg.Limits != nil {
 		// Planned before the user reached a daily limit (bot.limits): no
 		// model call now. A continuation or a follow-up is not stopped
 		// half way.
-		now := e.cfg.Clock.Now()
-		limit, err := e.cfg.Limits.LimitReached(ctx, conv, now)
+		now := s.cfg.Clock.Now()
+		limit, err := s.cfg.Limits.LimitReached(ctx, conv, now)
 		if err != nil {
 			return nil, nil, fmt.Errorf("checking per-user limits: %w", err)
 		}
 		if limit != "" {
-			e.cfg.Limits.TellLimit(ctx, conv, limit, now)
+			s.cfg.Limits.TellLimit(ctx, conv, limit, now)
 			return nil, nil, skipRun{"skipped: the per-user limit " + limit + " is reached"}
 		}
 	}
-	history, err := e.cfg.History.Window(ctx, e.cfg.Store, conv)
+	history, err := s.cfg.History.Window(ctx, s.cfg.Store, conv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading history: %w", err)
 	}
@@ -127,13 +82,13 @@ func (e *Engine) prepare(ctx context.Context, run *core.Run) (*core.Turn, core.A
 		PlatformTitle: core.PlatformTitle(adapter),
 		Run:           *run,
 		History:       history,
-		Now:           e.cfg.Clock.Now(),
-		Location:      core.LocationOf(conv, e.cfg.Location),
+		Now:           s.cfg.Clock.Now(),
+		Location:      core.LocationOf(conv, s.cfg.Location),
 		Job:           job,
 		Cron:          cron,
 	}
 	if rec := turnRecord(conv, history); rec != nil {
-		if t.Record, err = e.sessionRecord(ctx, *rec); err != nil {
+		if t.Record, err = s.prompts.sessionRecord(ctx, *rec); err != nil {
 			return nil, nil, fmt.Errorf("loading session record: %w", err)
 		}
 	}
@@ -143,17 +98,17 @@ func (e *Engine) prepare(ctx context.Context, run *core.Run) (*core.Turn, core.A
 // generate asks the model, processes its output and delivers the reply
 // (and, when it asked to say more, one continuation). It returns the
 // outcome for observers and the completion to store.
-func (e *Engine) generate(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (core.Outcome, core.RunCompletion) {
-	o, c, silent := e.speak(ctx, log, t, a)
-	c.JobOutcome = e.jobOutcome(t, c, silent)
+func (s *speaker) generate(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (core.Outcome, core.RunCompletion) {
+	o, c, silent := s.speak(ctx, log, t, a)
+	c.JobOutcome = s.jobOutcome(t, c, silent)
 	return o, c
 }
 
-func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (core.Outcome, core.RunCompletion, bool) {
-	t.History = e.window(t)
-	layers, err := e.stack(ctx, t)
+func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (core.Outcome, core.RunCompletion, bool) {
+	t.History = s.prompts.window(t)
+	layers, err := s.prompts.stack(ctx, t)
 	if err != nil {
-		o, c := e.fail(ctx, log, t, a, fmt.Errorf("building prompt: %w", err), core.RunRecord{})
+		o, c := s.fail(ctx, log, t, a, fmt.Errorf("building prompt: %w", err), core.RunRecord{})
 		return o, c, false
 	}
 	// Per-turn notes (the user's local time) end the system message: after
@@ -161,7 +116,7 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 	// stack, and not as a system message amid the conversation, which
 	// strict chat templates refuse.
 	var notes []string
-	for _, p := range e.cfg.Plugins {
+	for _, p := range s.cfg.Plugins {
 		if n, ok := p.(core.TurnNoter); ok {
 			if note := n.TurnNote(t); note != "" {
 				notes = append(notes, note)
@@ -173,7 +128,7 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 	if t.Cron != nil {
 		history = withExecutionPrompt(history, t.Cron)
 	}
-	files := e.openFiles(ctx, log, t, a)
+	files := s.prompts.openFiles(ctx, log, t, a)
 	prompt, historyLen := renderPrompt(system, history, files)
 	record := core.RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
 	if n := len(t.History); n > 0 {
@@ -183,26 +138,26 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 		tr := t.Cron.Template
 		record.Template = &tr
 		if len(tr.Errors) > 0 {
-			o, c := e.fail(ctx, log, t, a, fmt.Errorf("rendering the execution prompt: %s", tr.Errors[0]), record)
+			o, c := s.fail(ctx, log, t, a, fmt.Errorf("rendering the execution prompt: %s", tr.Errors[0]), record)
 			return o, c, false
 		}
 	}
-	if t.Run.Kind == core.RunProactive && e.cfg.Proactive != nil {
+	if t.Run.Kind == core.RunProactive && s.cfg.Proactive != nil {
 		// The follow-up's reason, hidden from the transcript.
-		nudge := e.cfg.Proactive.ProactiveNudge(t)
+		nudge := s.cfg.Proactive.ProactiveNudge(t)
 		prompt = append(prompt, llm.Message{Role: llm.RoleUser, Content: nudge})
 		record.Prompt = append(record.Prompt, core.RecordMessage{Role: llm.RoleUser, Content: nudge})
 	}
-	tools, err := e.tools(ctx, t)
+	tools, err := s.prompts.tools(ctx, t)
 	if err != nil {
-		o, c := e.fail(ctx, log, t, a, fmt.Errorf("collecting tools: %w", err), record)
+		o, c := s.fail(ctx, log, t, a, fmt.Errorf("collecting tools: %w", err), record)
 		return o, c, false
 	}
-	res, err := e.callModel(ctx, llm.Request{Messages: prompt, Tools: tools, MaxToolRounds: e.cfg.MaxToolRounds})
+	res, err := s.callModel(ctx, llm.Request{Messages: prompt, Tools: tools, MaxToolRounds: s.cfg.MaxToolRounds})
 	record.ToolCalls = toolRecords(res.ToolCalls)
 	record.Rounds = res.Rounds
 	failed := func(cause error) (core.Outcome, core.RunCompletion, bool) {
-		o, c := e.fail(ctx, log, t, a, cause, record)
+		o, c := s.fail(ctx, log, t, a, cause, record)
 		addUsage(&c, res)
 		return o, c, false
 	}
@@ -217,7 +172,7 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 	if ans.refused != "" {
 		return failed(&answerError{ans.refused})
 	}
-	reply, err := e.processOutput(ctx, t, ans.text)
+	reply, err := s.processOutput(ctx, t, ans.text)
 	if err != nil {
 		return failed(err)
 	}
@@ -237,10 +192,10 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 	c := core.RunCompletion{Status: core.RunSucceeded, Record: record}
 	addUsage(&c, res)
 	o := core.Outcome{Status: core.RunSucceeded, Usage: res.Usage}
-	e.followUp(log, t, reply, &c)
+	s.followUp(log, t, reply, &c)
 	if reply.Silent && t.Cron != nil {
 		// A cron turn never ends unseen.
-		msg := e.cronNothingToReport(ctx, log, t, a)
+		msg := s.cronNothingToReport(ctx, log, t, a)
 		c.Messages = []*core.Message{msg}
 		o.Reply = msg
 		return o, c, false
@@ -261,8 +216,8 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 		// The user wrote meanwhile (restart): this answer is stale.
 		return failed(context.Cause(ctx))
 	}
-	msg := e.replyMessage(t, reply)
-	if err := e.deliver(ctx, a, t, msg); err != nil {
+	msg := s.replyMessage(t, reply)
+	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
 		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
 			// Stopped mid-send and nothing reached the user: as if the
 			// answer had never been made, but for its stored row.
@@ -286,7 +241,7 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 	c.Messages = []*core.Message{msg}
 	o.Reply = msg
 	if reply.Continue && !t.Continuation {
-		from := continued{said: msg.Content, nudge: e.cfg.ContinueNudge}
+		from := continued{said: msg.Content, nudge: s.cfg.ContinueNudge}
 		if ans.cut {
 			// The model goes on from exactly what it wrote.
 			from = continued{said: ans.text, nudge: DefaultLengthNudge}
@@ -294,13 +249,13 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 		// The reply's state is stored before the model is asked again: a
 		// crash meanwhile must not send it twice.
 		if msg.ID != 0 {
-			if err := e.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *msg); err != nil {
+			if err := s.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *msg); err != nil {
 				log.Error("recording the reply's delivery", "err", err)
 			} else {
-				e.releaseDoubt(t.Run.ID)
+				s.courier.releaseDoubt(t.Run.ID)
 			}
 		}
-		if more := e.continueTurn(ctx, log, t, a, prompt, tools, from, &c); more != nil {
+		if more := s.continueTurn(ctx, log, t, a, prompt, tools, from, &c); more != nil {
 			c.Messages = append(c.Messages, more)
 		}
 	}
@@ -308,10 +263,10 @@ func (e *Engine) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a co
 }
 
 // callModel runs one model call of a turn and reports it to the metrics.
-func (e *Engine) callModel(ctx context.Context, req llm.Request) (llm.Result, error) {
+func (s *speaker) callModel(ctx context.Context, req llm.Request) (llm.Result, error) {
 	start := time.Now()
-	res, err := e.cfg.LLM.Run(ctx, req)
-	e.cfg.Metrics.ModelCalled(time.Since(start), res.Usage, err)
+	res, err := s.cfg.LLM.Run(ctx, req)
+	s.cfg.Metrics.ModelCalled(time.Since(start), res.Usage, err)
 	return res, err
 }
 
@@ -319,9 +274,9 @@ func (e *Engine) callModel(ctx context.Context, req llm.Request) (llm.Result, er
 // model's text, its reasoning already out. Whatever they did, no control
 // token or token-like text is left in the reply: with the control_tokens
 // plugin disabled the core strips them and nothing acts on them.
-func (e *Engine) processOutput(ctx context.Context, t *core.Turn, text string) (*core.Reply, error) {
+func (s *speaker) processOutput(ctx context.Context, t *core.Turn, text string) (*core.Reply, error) {
 	reply := &core.Reply{Text: text, Metadata: map[string]any{}}
-	for _, p := range e.cfg.Plugins {
+	for _, p := range s.cfg.Plugins {
 		op, ok := p.(core.OutputProcessor)
 		if !ok {
 			continue
@@ -340,7 +295,7 @@ func (e *Engine) processOutput(ctx context.Context, t *core.Turn, text string) (
 }
 
 // replyMessage is the assistant message a reply is sent and stored as.
-func (e *Engine) replyMessage(t *core.Turn, r *core.Reply) *core.Message {
+func (s *speaker) replyMessage(t *core.Turn, r *core.Reply) *core.Message {
 	meta := r.Metadata
 	if meta == nil {
 		meta = map[string]any{}
@@ -359,12 +314,12 @@ func (e *Engine) replyMessage(t *core.Turn, r *core.Reply) *core.Message {
 // followUp keeps a reply's request to write first later as a proactive
 // job, created with the run's completion. Without a ProactivePolicy plugin
 // it is noted and dropped.
-func (e *Engine) followUp(log *slog.Logger, t *core.Turn, r *core.Reply, c *core.RunCompletion) {
+func (s *speaker) followUp(log *slog.Logger, t *core.Turn, r *core.Reply, c *core.RunCompletion) {
 	p := r.Proactive
 	if p == nil {
 		return
 	}
-	if e.cfg.Proactive == nil || t.Record.ID == 0 {
+	if s.cfg.Proactive == nil || t.Record.ID == 0 {
 		c.Record.Notes = append(c.Record.Notes, "ignored a follow-up request: proactive messages are off")
 		return
 	}
@@ -373,7 +328,7 @@ func (e *Engine) followUp(log *slog.Logger, t *core.Turn, r *core.Reply, c *core
 		Kind:            core.JobProactive,
 		Text:            p.Reason,
 		Name:            "follow-up",
-		DueAt:           e.cfg.Clock.Now().UTC().Add(p.Delay),
+		DueAt:           s.cfg.Clock.Now().UTC().Add(p.Delay),
 		Origin:          "control_token",
 		SessionRecordID: &rec,
 	})
@@ -390,13 +345,13 @@ type continued struct {
 	said, nudge string
 }
 
-func (e *Engine) continueTurn(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, prompt []llm.Message, tools []llm.Tool, from continued, c *core.RunCompletion) *core.Message {
+func (s *speaker) continueTurn(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, prompt []llm.Message, tools []llm.Tool, from continued, c *core.RunCompletion) *core.Message {
 	rec := &core.ContinuationRecord{Nudge: from.nudge}
 	c.Record.Continuation = rec
 	msgs := make([]llm.Message, 0, len(prompt)+2)
 	msgs = append(msgs, prompt...)
 	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: from.said}, llm.Message{Role: llm.RoleUser, Content: from.nudge})
-	res, err := e.callModel(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: e.cfg.MaxToolRounds})
+	res, err := s.callModel(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: s.cfg.MaxToolRounds})
 	addUsage(c, res)
 	ans := readAnswer(res)
 	rec.Output, rec.Reasoning, rec.ToolCalls = ans.text, ans.reasoning, len(res.ToolCalls)
@@ -412,13 +367,13 @@ func (e *Engine) continueTurn(ctx context.Context, log *slog.Logger, t *core.Tur
 	}
 	ct := *t
 	ct.Continuation = true
-	reply, err := e.processOutput(ctx, &ct, ans.text)
+	reply, err := s.processOutput(ctx, &ct, ans.text)
 	if err != nil {
 		rec.Dropped = err.Error()
 		return nil
 	}
 	c.Record.Notes = append(c.Record.Notes, reply.Notes...)
-	e.followUp(log, t, reply, c)
+	s.followUp(log, t, reply, c)
 	if reply.Silent || reply.Text == "" {
 		rec.Dropped = "nothing more to say"
 		return nil
@@ -428,7 +383,7 @@ func (e *Engine) continueTurn(ctx context.Context, log *slog.Logger, t *core.Tur
 		reply.Text += cutMark
 		c.Record.Notes = append(c.Record.Notes, "the continuation was cut at llm.max_tokens too")
 	}
-	moved, err := e.movedOn(ctx, t.Conversation, t.Run.ID)
+	moved, err := s.movedOn(ctx, t.Conversation, t.Run.ID)
 	switch {
 	case err != nil:
 		rec.Dropped = "could not check the conversation: " + err.Error()
@@ -437,12 +392,12 @@ func (e *Engine) continueTurn(ctx context.Context, log *slog.Logger, t *core.Tur
 		rec.Dropped = "the user wrote meanwhile"
 		return nil
 	}
-	msg := e.replyMessage(t, reply)
+	msg := s.replyMessage(t, reply)
 	if msg.Metadata == nil {
 		msg.Metadata = map[string]any{}
 	}
 	msg.Metadata["continuation"] = true
-	if err := e.deliver(ctx, a, t, msg); err != nil {
+	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
 		log.Error("sending continuation", "err", err)
 		if len(msg.PlatformMessageID) == 0 && stopped(ctx) {
 			rec.Dropped = "stopped while sending"
@@ -473,12 +428,12 @@ func turnRecord(conv core.Conversation, history []core.Message) *int64 {
 // movedOn reports whether anything but chat commands and run's own
 // messages was said in conv since the turn read it: a continuation then
 // no longer fits.
-func (e *Engine) movedOn(ctx context.Context, conv core.Conversation, run int64) (bool, error) {
-	now, err := e.cfg.Store.Conversation(ctx, conv.ID)
+func (s *speaker) movedOn(ctx context.Context, conv core.Conversation, run int64) (bool, error) {
+	now, err := s.cfg.Store.Conversation(ctx, conv.ID)
 	if err != nil || now.LastSeq == conv.LastSeq {
 		return false, err
 	}
-	since, err := e.cfg.Store.MessagesAfter(ctx, conv.ID, conv.LastSeq, int(now.LastSeq-conv.LastSeq))
+	since, err := s.cfg.Store.MessagesAfter(ctx, conv.ID, conv.LastSeq, int(now.LastSeq-conv.LastSeq))
 	if err != nil {
 		return false, err
 	}
@@ -502,14 +457,14 @@ func recordID(t *core.Turn) *int64 {
 
 // fail tells the user, in the configured words, that no answer is coming and
 // returns a failed completion that keeps the error.
-func (e *Engine) fail(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, cause error, rec core.RunRecord) (core.Outcome, core.RunCompletion) {
+func (s *speaker) fail(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, cause error, rec core.RunRecord) (core.Outcome, core.RunCompletion) {
 	if stopped(ctx) {
 		// A newer message restarted the turn, or the run is no longer
 		// ours: say nothing, the run says why.
 		log.Info("turn stopped", "cause", context.Cause(ctx))
 		return core.Outcome{Status: core.RunCanceled, Err: context.Cause(ctx)}, core.RunCompletion{Status: core.RunCanceled, Error: "canceled: " + context.Cause(ctx).Error(), Record: rec}
 	}
-	if e.runCtx.Err() != nil {
+	if s.runCtx.Err() != nil {
 		// Shutdown cut the turn short: no notice, the run says why.
 		log.Warn("turn interrupted by shutdown", "err", cause)
 		c := core.RunCompletion{Status: core.RunCanceled, Error: "interrupted by shutdown: " + cause.Error(), Record: rec}
@@ -519,7 +474,7 @@ func (e *Engine) fail(ctx context.Context, log *slog.Logger, t *core.Turn, a cor
 		// The occurrence is spent and its trigger is in the transcript:
 		// the user still hears that it did not run (the adapters stop
 		// after the dispatcher).
-		msg := e.failureNotice(ctx, log, t, a, e.cronFailureNote(t), 5*time.Second)
+		msg := s.failureNotice(ctx, log, t, a, cronFailureNote(t), 5*time.Second)
 		c.Messages = []*core.Message{msg}
 		return core.Outcome{Status: core.RunCanceled, Err: cause, Reply: msg}, c
 	}
@@ -529,18 +484,18 @@ func (e *Engine) fail(ctx context.Context, log *slog.Logger, t *core.Turn, a cor
 		// Nobody asked: a follow-up that failed says nothing.
 		return core.Outcome{Status: core.RunFailed, Err: cause}, c
 	}
-	text := e.cfg.FailureMessage
+	text := s.cfg.FailureMessage
 	if t.Cron != nil {
-		text = e.cronFailureNote(t)
+		text = cronFailureNote(t)
 	}
-	msg := e.failureNotice(ctx, log, t, a, text, 30*time.Second)
+	msg := s.failureNotice(ctx, log, t, a, text, 30*time.Second)
 	c.Messages = []*core.Message{msg}
 	return core.Outcome{Status: core.RunFailed, Err: cause, Reply: msg}, c
 }
 
 // failureNotice sends text as a notice (kept out of the model's mouth in
 // later prompts), within limit even if the turn's own context is done.
-func (e *Engine) failureNotice(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, text string, limit time.Duration) *core.Message {
+func (s *speaker) failureNotice(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, text string, limit time.Duration) *core.Message {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
 	msg := &core.Message{
@@ -551,231 +506,14 @@ func (e *Engine) failureNotice(ctx context.Context, log *slog.Logger, t *core.Tu
 		SessionRecordID: recordID(t),
 		Metadata:        map[string]any{"failure_notice": true},
 	}
-	if err := e.deliver(ctx, a, t, msg); err != nil {
+	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
 		log.Error("sending failure notice", "err", err)
 	}
 	return msg
 }
 
-// renderPrompt writes the system prompt followed by the messages (L5); it
-// also reports how many messages at the end came from the history.
-func renderPrompt(system string, history []core.Message, files map[int64]userMedia) ([]llm.Message, int) {
-	msgs := make([]llm.Message, 0, len(history)+1)
-	if system != "" {
-		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
-	}
-	head := len(msgs)
-	for _, m := range history {
-		switch m.Role {
-		case core.RoleUser:
-			um, ok := files[m.ID]
-			if !ok {
-				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
-				continue
-			}
-			um.text = userContent(core.Message{Content: um.text, Metadata: m.Metadata})
-			if len(um.images) == 0 {
-				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: um.text})
-				continue
-			}
-			parts := make([]llm.Part, 0, len(um.images)+1)
-			parts = append(parts, llm.Part{Text: um.text})
-			for _, img := range um.images {
-				parts = append(parts, llm.Part{ImageURL: img})
-			}
-			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Parts: parts})
-		case core.RoleAssistant:
-			switch {
-			case m.Delivery == core.DeliveryDropped:
-				continue // never reached the user
-			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true || m.Metadata["limit_notice"] != nil:
-				continue // the model did not say it; keep it out of its mouth
-			case m.Metadata["silent"] == true || m.Metadata["status_notice"] != nil:
-				// What the model answered when it chose to say nothing.
-				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: core.SilenceToken})
-			default:
-				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: m.Content})
-			}
-		case core.RoleSystem:
-			msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: m.Content})
-		}
-	}
-	return msgs, len(msgs) - head
-}
-
-// userContent is a user message as the model sees it, with a note when the
-// core cut it.
-func userContent(m core.Message) string {
-	n, ok := m.Metadata["truncated_from_bytes"]
-	if !ok {
-		return m.Content
-	}
-	return fmt.Sprintf("%s\n\n[Note: this message was cut to its first %d bytes; the user sent %v bytes.]", m.Content, len(m.Content), n)
-}
-
-// tools collects the tools of every ToolProvider; a later tool with a name
-// already taken is dropped with a warning.
-func (e *Engine) tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) {
-	// No map to find duplicates: a turn offers a few dozen tools, and
-	// what it allocates here is held for the whole model call.
-	var out []llm.Tool
-	var owners []string
-	for _, p := range e.cfg.Plugins {
-		tp, ok := p.(core.ToolProvider)
-		if !ok {
-			continue
-		}
-		ts, err := tp.Tools(ctx, t)
-		if err != nil {
-			return nil, fmt.Errorf("plugin %s: %w", p.Name(), err)
-		}
-	next:
-		for _, tool := range ts {
-			for i, kept := range out {
-				if kept.Name == tool.Name {
-					e.log.Warn("dropping a duplicate tool", "tool", tool.Name, "plugin", p.Name(), "kept_from", owners[i])
-					continue next
-				}
-			}
-			out = append(out, tool)
-			owners = append(owners, p.Name())
-		}
-	}
-	return out, nil
-}
-
-// complete stores the completion and, unless the dispatcher is stopping,
-// claims the next due run in the same transaction. It reports whether the
-// run was still ours. conv, when known, gets the stored messages in its
-// history cache.
-//
-// A completion the store cannot take now (core.ErrStoreUnavailable: a
-// full disk, a database gone) is tried again with backoff until it lands
-// or the dispatcher stops: a run left running holds its conversation
-// until the reaper (runs.stale_after), and the heartbeats keep it ours
-// meanwhile. One the store refuses otherwise is tried a few times, then
-// the run is recorded as failed without it, so that the conversation
-// moves on all the same.
-func (e *Engine) complete(ctx context.Context, log *slog.Logger, run *core.Run, conv *core.Conversation, c core.RunCompletion) (*core.Run, bool) {
-	c.Now = e.cfg.Clock.Now().UTC()
-	// Messages stored before they were sent get their delivery settled,
-	// the others are appended.
-	msgs := c.Messages
-	prestored := make([]bool, len(c.Messages))
-	for i, m := range c.Messages {
-		prestored[i] = m.ID != 0
-	}
-	var next *core.Run
-	var err error
-	wait, bare, attempt := completeRetryMin, false, 1
-	for ; ; attempt++ {
-		next, err = e.record(ctx, run, c)
-		if err == nil || errors.Is(err, core.ErrLostRun) {
-			break
-		}
-		storeDown := errors.Is(err, core.ErrStoreUnavailable) || errors.Is(err, context.DeadlineExceeded)
-		if !storeDown && attempt >= completeAttempts {
-			if bare {
-				break
-			}
-			log.Error("recording run outcome failed; recording the run as failed without its messages", "err", err,
-				"attempts", attempt)
-			c = core.RunCompletion{Status: core.RunFailed, Error: "recording the outcome failed: " + err.Error(), Now: c.Now}
-			bare, attempt, wait = true, 0, completeRetryMin
-			continue
-		}
-		if attempt == 1 {
-			log.Warn("recording run outcome failed; trying again until it lands", "err", err, "retry_in", wait)
-		} else {
-			log.Debug("recording run outcome failed again", "err", err, "attempt", attempt, "retry_in", wait)
-		}
-		if !e.pause(wait) {
-			log.Error("the dispatcher stopped before the run's outcome could be recorded; the run is failed by the reaper",
-				"err", err, "attempts", attempt)
-			break
-		}
-		wait = completeBackoff().Next(wait)
-	}
-	settle := func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		e.settleAlone(sctx, log, msgs, prestored)
-	}
-	switch {
-	case errors.Is(err, core.ErrLostRun) && attempt > 1:
-		log.Warn("run no longer ours after recording its outcome failed: it landed before the error, or the run was taken; outcome dropped")
-		settle()
-		return nil, false
-	case errors.Is(err, core.ErrLostRun):
-		log.Warn("run was taken from this worker before it finished; outcome dropped")
-		settle()
-		return nil, false
-	case err != nil:
-		log.Error("recording run outcome", "err", err)
-		settle()
-		return nil, false
-	case bare:
-		// The run is over, and its conversation moves on, but its
-		// messages were not stored with it.
-		settle()
-		if run.StartedAt != nil {
-			e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
-		}
-		return next, false
-	}
-	if run.StartedAt != nil {
-		e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
-	}
-	if len(c.Jobs) > 0 {
-		e.cfg.JobWake.Wake() // a follow-up may be due sooner than the loop's sleep
-	}
-	if conv != nil && len(c.Messages) > 0 {
-		// One at a time: a message stored before it was sent has its seq
-		// from then, and a user's message may have come between it and
-		// the completion's own; the cache takes only what follows on.
-		for _, m := range c.Messages {
-			e.cfg.History.Appended(*conv, *m)
-		}
-	}
-	log.Debug("run finished", "status", c.Status)
-	return next, true
-}
-
-// Recording a run's outcome: tries of a completion the store refuses for
-// another reason than being unavailable, and the backoff between tries.
-const (
-	completeAttempts = 3
-	completeRetryMin = 200 * time.Millisecond
-	completeRetryMax = 5 * time.Second
-)
-
-// record stores c once, and claims the next run unless the dispatcher is
-// stopping.
-func (e *Engine) record(ctx context.Context, run *core.Run, c core.RunCompletion) (*core.Run, error) {
-	// Record the outcome even if the turn's context has run out.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if e.isStopping() {
-		return nil, e.cfg.Store.CompleteRun(ctx, run.ID, e.cfg.Owner, c)
-	}
-	return e.cfg.Store.CompleteRunAndClaim(ctx, run.ID, e.cfg.Owner, c, e.platforms...)
-}
-
-// pause waits wait on the dispatcher's clock; false when the dispatcher
-// stops meanwhile.
-func (e *Engine) pause(wait time.Duration) bool {
-	t := e.cfg.Clock.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return true
-	case <-e.runCtx.Done():
-		return false
-	}
-}
-
-func (e *Engine) observe(ctx context.Context, t *core.Turn, o core.Outcome) {
-	for _, p := range e.cfg.Plugins {
+func (s *speaker) observe(ctx context.Context, t *core.Turn, o core.Outcome) {
+	for _, p := range s.cfg.Plugins {
 		if ob, ok := p.(core.TurnObserver); ok {
 			ob.TurnFinished(ctx, t, o)
 		}
@@ -791,18 +529,18 @@ const typingDelay = 400 * time.Millisecond
 // typing shows the typing indicator, from typingDelay into the turn and
 // refreshed, until the returned func is called. Adapters without the
 // capability show nothing.
-func (e *Engine) typing(ctx context.Context, a core.Adapter, thread string) func() {
+func (s *speaker) typing(ctx context.Context, a core.Adapter, thread string) func() {
 	ti, ok := a.(core.TypingIndicator)
 	if !ok {
 		return func() {}
 	}
-	every := e.cfg.TypingInterval
+	every := s.cfg.TypingInterval
 	if r := a.Capabilities().TypingRefresh; r > 0 {
 		every = r
 	}
 	// The indicator runs on the clock's AfterFunc: a turn waiting on the
 	// model holds no goroutine for it. Each armed timer and each call in
-	// flight counts in e.turns, so Stop waits for a call that began. A
+	// flight counts in s.turns, so Stop waits for a call that began. A
 	// call in flight when the turn ends is let finish rather than
 	// cancelled: cancelling an HTTP request closes its connection, and
 	// the next reply would pay for a new one.
@@ -814,7 +552,7 @@ func (e *Engine) typing(ctx context.Context, a core.Adapter, thread string) func
 		show    func()
 	)
 	show = func() {
-		defer e.turns.Done()
+		defer s.busy.Done()
 		mu.Lock()
 		if stopped || ctx.Err() != nil {
 			mu.Unlock()
@@ -823,28 +561,28 @@ func (e *Engine) typing(ctx context.Context, a core.Adapter, thread string) func
 		mu.Unlock()
 		c, cancel := context.WithTimeout(callCtx, every)
 		if err := ti.Typing(c, thread); err != nil {
-			e.log.Debug("typing indicator", "err", err)
+			s.log.Debug("typing indicator", "err", err)
 		}
 		cancel()
 		mu.Lock()
 		defer mu.Unlock()
 		if !stopped && ctx.Err() == nil {
-			e.turns.Add(1)
-			timer = core.AfterFunc(e.cfg.Clock, every, show)
+			s.busy.Add(1)
+			timer = core.AfterFunc(s.cfg.Clock, every, show)
 		}
 	}
 	// Armed under mu like every re-arming: the timer may fire before the
 	// assignment is done.
 	mu.Lock()
-	e.turns.Add(1)
-	timer = core.AfterFunc(e.cfg.Clock, typingDelay, show)
+	s.busy.Add(1)
+	timer = core.AfterFunc(s.cfg.Clock, typingDelay, show)
 	mu.Unlock()
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
 		stopped = true
 		if timer.Stop() {
-			e.turns.Done() // it will not run
+			s.busy.Done() // it will not run
 		}
 	}
 }

@@ -1,0 +1,113 @@
+package turns
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm"
+)
+
+// prompter builds what a turn asks the model: the prompt stack (kept per
+// session record), the history window, the user's files opened (kept per
+// session) and the plugins' tools.
+type prompter struct {
+	cfg *Config
+	log *slog.Logger
+	// media keeps opened files (images, documents' text) for the later
+	// turns of a session; records the session records' decoded stacks.
+	media   *mediaCache
+	records *recordCache
+}
+
+func newPrompter(cfg *Config) *prompter {
+	return &prompter{cfg: cfg, log: cfg.Logger, media: newMediaCache(64 << 20), records: newRecordCache(cfg.RecordCacheSize)}
+}
+
+// renderPrompt writes the system prompt followed by the messages (L5); it
+// also reports how many messages at the end came from the history.
+func renderPrompt(system string, history []core.Message, files map[int64]userMedia) ([]llm.Message, int) {
+	msgs := make([]llm.Message, 0, len(history)+1)
+	if system != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
+	}
+	head := len(msgs)
+	for _, m := range history {
+		switch m.Role {
+		case core.RoleUser:
+			um, ok := files[m.ID]
+			if !ok {
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
+				continue
+			}
+			um.text = userContent(core.Message{Content: um.text, Metadata: m.Metadata})
+			if len(um.images) == 0 {
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: um.text})
+				continue
+			}
+			parts := make([]llm.Part, 0, len(um.images)+1)
+			parts = append(parts, llm.Part{Text: um.text})
+			for _, img := range um.images {
+				parts = append(parts, llm.Part{ImageURL: img})
+			}
+			msgs = append(msgs, llm.Message{Role: llm.RoleUser, Parts: parts})
+		case core.RoleAssistant:
+			switch {
+			case m.Delivery == core.DeliveryDropped:
+				continue // never reached the user
+			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true || m.Metadata["limit_notice"] != nil:
+				continue // the model did not say it; keep it out of its mouth
+			case m.Metadata["silent"] == true || m.Metadata["status_notice"] != nil:
+				// What the model answered when it chose to say nothing.
+				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: core.SilenceToken})
+			default:
+				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: m.Content})
+			}
+		case core.RoleSystem:
+			msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: m.Content})
+		}
+	}
+	return msgs, len(msgs) - head
+}
+
+// userContent is a user message as the model sees it, with a note when the
+// core cut it.
+func userContent(m core.Message) string {
+	n, ok := m.Metadata["truncated_from_bytes"]
+	if !ok {
+		return m.Content
+	}
+	return fmt.Sprintf("%s\n\n[Note: this message was cut to its first %d bytes; the user sent %v bytes.]", m.Content, len(m.Content), n)
+}
+
+// tools collects the tools of every ToolProvider; a later tool with a name
+// already taken is dropped with a warning.
+func (p *prompter) tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) {
+	// No map to find duplicates: a turn offers a few dozen tools, and
+	// what it allocates here is held for the whole model call.
+	var out []llm.Tool
+	var owners []string
+	for _, pl := range p.cfg.Plugins {
+		tp, ok := pl.(core.ToolProvider)
+		if !ok {
+			continue
+		}
+		ts, err := tp.Tools(ctx, t)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", pl.Name(), err)
+		}
+	next:
+		for _, tool := range ts {
+			for i, kept := range out {
+				if kept.Name == tool.Name {
+					p.log.Warn("dropping a duplicate tool", "tool", tool.Name, "plugin", pl.Name(), "kept_from", owners[i])
+					continue next
+				}
+			}
+			out = append(out, tool)
+			owners = append(owners, pl.Name())
+		}
+	}
+	return out, nil
+}
