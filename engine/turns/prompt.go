@@ -81,6 +81,70 @@ func userContent(m core.Message) string {
 	return fmt.Sprintf("%s\n\n[Note: this message was cut to its first %d bytes; the user sent %v bytes.]", m.Content, len(m.Content), n)
 }
 
+// request is what a turn asks the model: the prompt and the tools.
+type request struct {
+	prompt []llm.Message
+	tools  []llm.Tool
+}
+
+// build makes the turn's request: the window of its history (t.History
+// becomes it), the session's stack with the plugins' per-turn notes, the
+// user's files opened, a cron turn's execution prompt, a follow-up's
+// hidden reason, the plugins' tools; and the run record of what was
+// asked. An error comes with the record as far as it got.
+func (p *prompter) build(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (request, core.RunRecord, error) {
+	t.History = p.window(t)
+	layers, err := p.stack(ctx, t)
+	if err != nil {
+		return request{}, core.RunRecord{}, fmt.Errorf("building prompt: %w", err)
+	}
+	system := core.SystemPromptWith(layers, p.notes(t))
+	history := commandsFirst(t.History)
+	if t.Cron != nil {
+		history = withExecutionPrompt(history, t.Cron)
+	}
+	files := p.openFiles(ctx, log, t, a)
+	prompt, historyLen := renderPrompt(system, history, files)
+	record := core.RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
+	if n := len(t.History); n > 0 {
+		record.History = &core.HistoryRef{FromSeq: t.History[0].Seq, ToSeq: t.History[n-1].Seq, Count: historyLen}
+	}
+	if t.Cron != nil {
+		tr := t.Cron.Template
+		record.Template = &tr
+		if len(tr.Errors) > 0 {
+			return request{}, record, fmt.Errorf("rendering the execution prompt: %s", tr.Errors[0])
+		}
+	}
+	if t.Run.Kind == core.RunProactive && p.cfg.Proactive != nil {
+		// The follow-up's reason, hidden from the transcript.
+		nudge := p.cfg.Proactive.ProactiveNudge(t)
+		prompt = append(prompt, llm.Message{Role: llm.RoleUser, Content: nudge})
+		record.Prompt = append(record.Prompt, core.RecordMessage{Role: llm.RoleUser, Content: nudge})
+	}
+	tools, err := p.tools(ctx, t)
+	if err != nil {
+		return request{}, record, fmt.Errorf("collecting tools: %w", err)
+	}
+	return request{prompt: prompt, tools: tools}, record, nil
+}
+
+// notes are the plugins' per-turn notes (the user's local time). They end
+// the system message: after the frozen stack, so a provider's prefix
+// cache still covers the stack, and not as a system message amid the
+// conversation, which strict chat templates refuse.
+func (p *prompter) notes(t *core.Turn) []string {
+	var notes []string
+	for _, pl := range p.cfg.Plugins {
+		if n, ok := pl.(core.TurnNoter); ok {
+			if note := n.TurnNote(t); note != "" {
+				notes = append(notes, note)
+			}
+		}
+	}
+	return notes
+}
+
 // tools collects the tools of every ToolProvider; a later tool with a name
 // already taken is dropped with a warning.
 func (p *prompter) tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) {

@@ -104,56 +104,16 @@ func (s *speaker) generate(ctx context.Context, log *slog.Logger, t *core.Turn, 
 	return o, c
 }
 
+// speak asks the model and delivers what it says: the reply, a chosen
+// silence, a cron turn's "nothing to report", or the failure notice. It
+// reports whether the turn chose silence.
 func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) (core.Outcome, core.RunCompletion, bool) {
-	t.History = s.prompts.window(t)
-	layers, err := s.prompts.stack(ctx, t)
+	ask, record, err := s.prompts.build(ctx, log, t, a)
 	if err != nil {
-		o, c := s.fail(ctx, log, t, a, fmt.Errorf("building prompt: %w", err), core.RunRecord{})
+		o, c := s.fail(ctx, log, t, a, err, record)
 		return o, c, false
 	}
-	// Per-turn notes (the user's local time) end the system message: after
-	// the frozen stack, so a provider's prefix cache still covers the
-	// stack, and not as a system message amid the conversation, which
-	// strict chat templates refuse.
-	var notes []string
-	for _, p := range s.cfg.Plugins {
-		if n, ok := p.(core.TurnNoter); ok {
-			if note := n.TurnNote(t); note != "" {
-				notes = append(notes, note)
-			}
-		}
-	}
-	system := core.SystemPromptWith(layers, notes)
-	history := commandsFirst(t.History)
-	if t.Cron != nil {
-		history = withExecutionPrompt(history, t.Cron)
-	}
-	files := s.prompts.openFiles(ctx, log, t, a)
-	prompt, historyLen := renderPrompt(system, history, files)
-	record := core.RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
-	if n := len(t.History); n > 0 {
-		record.History = &core.HistoryRef{FromSeq: t.History[0].Seq, ToSeq: t.History[n-1].Seq, Count: historyLen}
-	}
-	if t.Cron != nil {
-		tr := t.Cron.Template
-		record.Template = &tr
-		if len(tr.Errors) > 0 {
-			o, c := s.fail(ctx, log, t, a, fmt.Errorf("rendering the execution prompt: %s", tr.Errors[0]), record)
-			return o, c, false
-		}
-	}
-	if t.Run.Kind == core.RunProactive && s.cfg.Proactive != nil {
-		// The follow-up's reason, hidden from the transcript.
-		nudge := s.cfg.Proactive.ProactiveNudge(t)
-		prompt = append(prompt, llm.Message{Role: llm.RoleUser, Content: nudge})
-		record.Prompt = append(record.Prompt, core.RecordMessage{Role: llm.RoleUser, Content: nudge})
-	}
-	tools, err := s.prompts.tools(ctx, t)
-	if err != nil {
-		o, c := s.fail(ctx, log, t, a, fmt.Errorf("collecting tools: %w", err), record)
-		return o, c, false
-	}
-	res, err := s.callModel(ctx, llm.Request{Messages: prompt, Tools: tools, MaxToolRounds: s.cfg.MaxToolRounds})
+	res, err := s.callModel(ctx, llm.Request{Messages: ask.prompt, Tools: ask.tools, MaxToolRounds: s.cfg.MaxToolRounds})
 	record.ToolCalls = toolRecords(res.ToolCalls)
 	record.Rounds = res.Rounds
 	failed := func(cause error) (core.Outcome, core.RunCompletion, bool) {
@@ -164,53 +124,16 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 	if err != nil {
 		return failed(err)
 	}
-	ans := readAnswer(res)
-	record.Output, record.Reasoning = ans.text, ans.reasoning
-	if stopped(ctx) {
-		return failed(context.Cause(ctx))
-	}
-	if ans.refused != "" {
-		return failed(&answerError{ans.refused})
-	}
-	reply, err := s.processOutput(ctx, t, ans.text)
+	reply, ans, err := s.answer(ctx, t, res, &record)
 	if err != nil {
 		return failed(err)
-	}
-	record.Notes = reply.Notes
-	if !reply.Silent && reply.Text == "" {
-		// Only <SILENCE> is silence: nothing to show is a failure the
-		// user hears about.
-		return failed(&answerError{emptyAnswer(ans, res.Content)})
-	}
-	if ans.cut && !reply.Silent {
-		// Cut at llm.max_tokens: what came is sent, marked, and the
-		// model is asked once to go on.
-		reply.Text += cutMark
-		reply.Continue = true
-		record.Notes = append(record.Notes, "the answer was cut at llm.max_tokens (finish_reason length); asked the model to go on")
 	}
 	c := core.RunCompletion{Status: core.RunSucceeded, Record: record}
 	addUsage(&c, res)
 	o := core.Outcome{Status: core.RunSucceeded, Usage: res.Usage}
 	s.followUp(log, t, reply, &c)
-	if reply.Silent && t.Cron != nil {
-		// A cron turn never ends unseen.
-		msg := s.cronNothingToReport(ctx, log, t, a)
-		c.Messages = []*core.Message{msg}
-		o.Reply = msg
-		return o, c, false
-	}
 	if reply.Silent {
-		log.Debug("turn ended silent")
-		// Kept, undelivered, so that the next turn knows it chose silence.
-		c.Messages = []*core.Message{{
-			ConversationID:  t.Conversation.ID,
-			Role:            core.RoleAssistant,
-			Source:          sourceFor(t.Run.Kind),
-			SessionRecordID: recordID(t),
-			Metadata:        markAnswered(map[string]any{"silent": true}, t),
-		}}
-		return o, c, true
+		return s.silence(ctx, log, t, a, o, c)
 	}
 	if stopped(ctx) {
 		// The user wrote meanwhile (restart): this answer is stale.
@@ -241,25 +164,84 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 	c.Messages = []*core.Message{msg}
 	o.Reply = msg
 	if reply.Continue && !t.Continuation {
-		from := continued{said: msg.Content, nudge: s.cfg.ContinueNudge}
-		if ans.cut {
-			// The model goes on from exactly what it wrote.
-			from = continued{said: ans.text, nudge: DefaultLengthNudge}
-		}
-		// The reply's state is stored before the model is asked again: a
-		// crash meanwhile must not send it twice.
-		if msg.ID != 0 {
-			if err := s.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *msg); err != nil {
-				log.Error("recording the reply's delivery", "err", err)
-			} else {
-				s.courier.releaseDoubt(t.Run.ID)
-			}
-		}
-		if more := s.continueTurn(ctx, log, t, a, prompt, tools, from, &c); more != nil {
-			c.Messages = append(c.Messages, more)
-		}
+		s.goOn(ctx, log, t, a, ask, msg, ans, &c)
 	}
 	return o, c, false
+}
+
+// answer reads the model's result into the reply to send, noting on
+// record what it said; an answer that cannot be sent is an error.
+func (s *speaker) answer(ctx context.Context, t *core.Turn, res llm.Result, record *core.RunRecord) (*core.Reply, answer, error) {
+	ans := readAnswer(res)
+	record.Output, record.Reasoning = ans.text, ans.reasoning
+	if stopped(ctx) {
+		return nil, ans, context.Cause(ctx)
+	}
+	if ans.refused != "" {
+		return nil, ans, &answerError{ans.refused}
+	}
+	reply, err := s.processOutput(ctx, t, ans.text)
+	if err != nil {
+		return nil, ans, err
+	}
+	record.Notes = reply.Notes
+	if !reply.Silent && reply.Text == "" {
+		// Only <SILENCE> is silence: nothing to show is a failure the
+		// user hears about.
+		return nil, ans, &answerError{emptyAnswer(ans, res.Content)}
+	}
+	if ans.cut && !reply.Silent {
+		// Cut at llm.max_tokens: what came is sent, marked, and the
+		// model is asked once to go on.
+		reply.Text += cutMark
+		reply.Continue = true
+		record.Notes = append(record.Notes, "the answer was cut at llm.max_tokens (finish_reason length); asked the model to go on")
+	}
+	return reply, ans, nil
+}
+
+// silence ends a turn that chose to say nothing: kept, undelivered, so
+// that the next turn knows; a cron turn tells the user it ran all the
+// same.
+func (s *speaker) silence(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, o core.Outcome, c core.RunCompletion) (core.Outcome, core.RunCompletion, bool) {
+	if t.Cron != nil {
+		// A cron turn never ends unseen.
+		msg := s.cronNothingToReport(ctx, log, t, a)
+		c.Messages = []*core.Message{msg}
+		o.Reply = msg
+		return o, c, false
+	}
+	log.Debug("turn ended silent")
+	c.Messages = []*core.Message{{
+		ConversationID:  t.Conversation.ID,
+		Role:            core.RoleAssistant,
+		Source:          sourceFor(t.Run.Kind),
+		SessionRecordID: recordID(t),
+		Metadata:        markAnswered(map[string]any{"silent": true}, t),
+	}}
+	return o, c, true
+}
+
+// goOn makes the one continuation of a delivered reply that asked to say
+// more (or was cut at llm.max_tokens), once the reply's state is stored.
+func (s *speaker) goOn(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, ask request, msg *core.Message, ans answer, c *core.RunCompletion) {
+	from := continued{said: msg.Content, nudge: s.cfg.ContinueNudge}
+	if ans.cut {
+		// The model goes on from exactly what it wrote.
+		from = continued{said: ans.text, nudge: DefaultLengthNudge}
+	}
+	// The reply's state is stored before the model is asked again: a
+	// crash meanwhile must not send it twice.
+	if msg.ID != 0 {
+		if err := s.cfg.Store.SettleDelivery(context.WithoutCancel(ctx), *msg); err != nil {
+			log.Error("recording the reply's delivery", "err", err)
+		} else {
+			s.courier.releaseDoubt(t.Run.ID)
+		}
+	}
+	if more := s.continueTurn(ctx, log, t, a, ask.prompt, ask.tools, from, c); more != nil {
+		c.Messages = append(c.Messages, more)
+	}
 }
 
 // callModel runs one model call of a turn and reports it to the metrics.
