@@ -23,23 +23,10 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 		log.Debug("ignoring a user not in bot.allow_users", "user", msg.ChannelUserID)
 		return nil
 	}
-	text := core.StorableText(msg.Text)
+	text, meta := storable(msg)
 	if strings.TrimSpace(text) == "" && len(msg.Attachments) == 0 {
 		log.Debug("ignoring an empty message")
 		return nil
-	}
-	var meta map[string]any
-	if len(text) > core.MaxInboundBytes {
-		meta = map[string]any{"truncated_from_bytes": len(text)}
-		text = truncateUTF8(text, core.MaxInboundBytes)
-	}
-	if len(msg.Attachments) > 0 {
-		// Their description only: the bytes stay on the platform until a
-		// turn opens them.
-		if meta == nil {
-			meta = map[string]any{}
-		}
-		meta["attachments"] = cleanAttachments(msg.Attachments)
 	}
 	if msg.Platform == "" || msg.ChannelThreadID == "" {
 		return errors.New("inbound message without platform or channel thread id")
@@ -98,6 +85,25 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 	}
 	e.signal()
 	return nil
+}
+
+// storable is msg's text as the store keeps it, cut to MaxInboundBytes,
+// and the metadata that says so, with the attachments' descriptions (the
+// bytes stay on the platform until a turn opens them).
+func storable(msg core.InboundMessage) (string, map[string]any) {
+	text := core.StorableText(msg.Text)
+	var meta map[string]any
+	if len(text) > core.MaxInboundBytes {
+		meta = map[string]any{"truncated_from_bytes": len(text)}
+		text = truncateUTF8(text, core.MaxInboundBytes)
+	}
+	if len(msg.Attachments) > 0 {
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["attachments"] = cleanAttachments(msg.Attachments)
+	}
+	return text, meta
 }
 
 // sendBusyNotice tells a user whose message was not queued (BusyReject)

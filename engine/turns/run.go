@@ -91,6 +91,67 @@ func (e *Engine) complete(ctx context.Context, log *slog.Logger, run *core.Run, 
 	for i, m := range c.Messages {
 		prestored[i] = m.ID != 0
 	}
+	r := e.recordRetrying(ctx, log, run, c)
+	next, err, c := r.next, r.err, r.c
+	settle := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		e.courier.settleAlone(sctx, log, msgs, prestored)
+	}
+	switch {
+	case errors.Is(err, core.ErrLostRun) && r.retried:
+		log.Warn("run no longer ours after recording its outcome failed: it landed before the error, or the run was taken; outcome dropped")
+		settle()
+		return nil, false
+	case errors.Is(err, core.ErrLostRun):
+		log.Warn("run was taken from this worker before it finished; outcome dropped")
+		settle()
+		return nil, false
+	case err != nil:
+		log.Error("recording run outcome", "err", err)
+		settle()
+		return nil, false
+	case r.bare:
+		// The run is over, and its conversation moves on, but its
+		// messages were not stored with it.
+		settle()
+		if run.StartedAt != nil {
+			e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
+		}
+		return next, false
+	}
+	if run.StartedAt != nil {
+		e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
+	}
+	if len(c.Jobs) > 0 {
+		e.cfg.JobWake.Wake() // a follow-up may be due sooner than the loop's sleep
+	}
+	if conv != nil && len(c.Messages) > 0 {
+		// One at a time: a message stored before it was sent has its seq
+		// from then, and a user's message may have come between it and
+		// the completion's own; the cache takes only what follows on.
+		for _, m := range c.Messages {
+			e.cfg.History.Appended(*conv, *m)
+		}
+	}
+	log.Debug("run finished", "status", c.Status)
+	return next, true
+}
+
+// recorded is how recording a run's completion ended.
+type recorded struct {
+	next *core.Run
+	err  error
+	// c is what was recorded: bare, the run as failed without its
+	// messages. retried: it took more than one try.
+	c       core.RunCompletion
+	bare    bool
+	retried bool
+}
+
+// recordRetrying records c until it lands (see complete), the run is
+// lost, or the engine stops.
+func (e *Engine) recordRetrying(ctx context.Context, log *slog.Logger, run *core.Run, c core.RunCompletion) recorded {
 	var next *core.Run
 	var err error
 	wait, bare, attempt := completeRetryMin, false, 1
@@ -122,49 +183,7 @@ func (e *Engine) complete(ctx context.Context, log *slog.Logger, run *core.Run, 
 		}
 		wait = completeBackoff().Next(wait)
 	}
-	settle := func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		e.courier.settleAlone(sctx, log, msgs, prestored)
-	}
-	switch {
-	case errors.Is(err, core.ErrLostRun) && attempt > 1:
-		log.Warn("run no longer ours after recording its outcome failed: it landed before the error, or the run was taken; outcome dropped")
-		settle()
-		return nil, false
-	case errors.Is(err, core.ErrLostRun):
-		log.Warn("run was taken from this worker before it finished; outcome dropped")
-		settle()
-		return nil, false
-	case err != nil:
-		log.Error("recording run outcome", "err", err)
-		settle()
-		return nil, false
-	case bare:
-		// The run is over, and its conversation moves on, but its
-		// messages were not stored with it.
-		settle()
-		if run.StartedAt != nil {
-			e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
-		}
-		return next, false
-	}
-	if run.StartedAt != nil {
-		e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
-	}
-	if len(c.Jobs) > 0 {
-		e.cfg.JobWake.Wake() // a follow-up may be due sooner than the loop's sleep
-	}
-	if conv != nil && len(c.Messages) > 0 {
-		// One at a time: a message stored before it was sent has its seq
-		// from then, and a user's message may have come between it and
-		// the completion's own; the cache takes only what follows on.
-		for _, m := range c.Messages {
-			e.cfg.History.Appended(*conv, *m)
-		}
-	}
-	log.Debug("run finished", "status", c.Status)
-	return next, true
+	return recorded{next: next, err: err, c: c, bare: bare, retried: attempt > 1}
 }
 
 // Recording a run's outcome: tries of a completion the store refuses for

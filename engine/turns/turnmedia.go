@@ -139,26 +139,8 @@ func (p *prompter) describeMessage(ctx context.Context, log *slog.Logger, t *cor
 func (p *prompter) openFile(ctx context.Context, log *slog.Logger, t *core.Turn, f core.AttachmentFetcher, m core.Message, a core.Attachment, open bool) (note, image string) {
 	cfg := p.cfg.Media
 	what := describe(a)
-	switch {
-	case a.Kind == core.AttachSticker:
-		if a.Emoji != "" {
-			return "[The user sent a sticker: " + a.Emoji + "]", ""
-		}
-		return "[The user sent a sticker" + named(a) + ".]", ""
-	case a.Kind == core.AttachVideo:
-		return "[The user sent " + what + ". You cannot watch videos: say so if it matters.]", ""
-	case a.Kind == core.AttachImage && !cfg.Vision:
-		return "[The user sent " + what + ", which you cannot see: images are not shown to you here. Say so if it matters.]", ""
-	case (a.Kind == core.AttachVoice || a.Kind == core.AttachAudio) && m.Metadata["spoken"] == true:
-		return "", "" // its transcript is the message's text
-	case (a.Kind == core.AttachVoice || a.Kind == core.AttachAudio) && cfg.Transcriber == nil:
-		return "[The user sent " + what + ". You cannot listen to it: voice transcription is off.]", ""
-	case !open:
-		return "[The user sent " + what + "; it was not opened: a turn opens only the newest few files.]", ""
-	case a.Size > cfg.MaxBytes:
-		return fmt.Sprintf("[The user sent %s, too large to open (the limit is %s).]", what, core.ByteSize(cfg.MaxBytes)), ""
-	case f == nil:
-		return "[The user sent " + what + ", which cannot be opened on this platform.]", ""
+	if note, unopened := unopenable(cfg, f, m, a, what, open); unopened {
+		return note, ""
 	}
 	key := string(a.Kind) + "\x00" + a.Ref
 	if v, ok := p.media.get(key); ok {
@@ -202,21 +184,59 @@ func (p *prompter) openFile(ctx context.Context, log *slog.Logger, t *core.Turn,
 		}
 		return note, ""
 	}
-	text, cut, err := media.DocumentText(a.Name, a.MIME, data, cfg.MaxDocumentChars)
+	note, err = documentNote(cfg, a, data)
 	if err != nil {
 		return failed("[The user sent " + what + "; its contents cannot be read here (" + err.Error() + ").]")
+	}
+	p.media.put(key, note)
+	return note, ""
+}
+
+// unopenable is the note for a file a turn does not open, and whether it
+// is one: a sticker or a video, what the model cannot see or hear here,
+// one not among the newest few, one too large, one the platform cannot
+// fetch.
+func unopenable(cfg core.MediaConfig, f core.AttachmentFetcher, m core.Message, a core.Attachment, what string, open bool) (string, bool) {
+	switch {
+	case a.Kind == core.AttachSticker:
+		if a.Emoji != "" {
+			return "[The user sent a sticker: " + a.Emoji + "]", true
+		}
+		return "[The user sent a sticker" + named(a) + ".]", true
+	case a.Kind == core.AttachVideo:
+		return "[The user sent " + what + ". You cannot watch videos: say so if it matters.]", true
+	case a.Kind == core.AttachImage && !cfg.Vision:
+		return "[The user sent " + what + ", which you cannot see: images are not shown to you here. Say so if it matters.]", true
+	case (a.Kind == core.AttachVoice || a.Kind == core.AttachAudio) && m.Metadata["spoken"] == true:
+		return "", true // its transcript is the message's text
+	case (a.Kind == core.AttachVoice || a.Kind == core.AttachAudio) && cfg.Transcriber == nil:
+		return "[The user sent " + what + ". You cannot listen to it: voice transcription is off.]", true
+	case !open:
+		return "[The user sent " + what + "; it was not opened: a turn opens only the newest few files.]", true
+	case a.Size > cfg.MaxBytes:
+		return fmt.Sprintf("[The user sent %s, too large to open (the limit is %s).]", what, core.ByteSize(cfg.MaxBytes)), true
+	case f == nil:
+		return "[The user sent " + what + ", which cannot be opened on this platform.]", true
+	}
+	return "", false
+}
+
+// documentNote is a document's text as the model reads it, cut to
+// media.max_document_chars.
+func documentNote(cfg core.MediaConfig, a core.Attachment, data []byte) (string, error) {
+	text, cut, err := media.DocumentText(a.Name, a.MIME, data, cfg.MaxDocumentChars)
+	if err != nil {
+		return "", err
 	}
 	name := a.Name
 	if name == "" {
 		name = "the file"
 	}
-	note = fmt.Sprintf("[The user sent the file %s. Its text follows.]\n%s\n[End of %s", name, text, name)
+	note := fmt.Sprintf("[The user sent the file %s. Its text follows.]\n%s\n[End of %s", name, text, name)
 	if cut {
 		note += fmt.Sprintf(", cut to its first %d characters", cfg.MaxDocumentChars)
 	}
-	note += ".]"
-	p.media.put(key, note)
-	return note, ""
+	return note + ".]", nil
 }
 
 // transcribe turns a voice note into text and keeps it as the message's
