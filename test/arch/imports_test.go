@@ -1,0 +1,100 @@
+package arch
+
+import (
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestImportsPointOneWay checks the rules docs/architecture.md draws: core
+// imports only its own leaves and internal helpers; an engine imports
+// core, the Outbox and the history cache, never another engine (they meet
+// through interfaces engine.New wires); adapters and plugins import no
+// engine, and neither imports the other.
+func TestImportsPointOneWay(t *testing.T) {
+	_, files := parseModule(t)
+	engines := []string{"engine/intake", "engine/turns", "engine/jobs", "engine/outbox", "engine/history"}
+	var broken []string
+	for _, f := range files {
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f.pkg, module), "/")
+		for _, imp := range f.ast.Imports {
+			path := strings.Trim(imp.Path.Value, `"`)
+			dep, ours := strings.CutPrefix(path, module+"/")
+			if !ours {
+				continue
+			}
+			if why := forbidden(pkg, dep, engines); why != "" {
+				broken = append(broken, pkg+" -> "+dep+": "+why)
+			}
+		}
+	}
+	sort.Strings(broken)
+	broken = compact(broken)
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+// forbidden says why pkg may not import dep ("" when it may).
+func forbidden(pkg, dep string, engines []string) string {
+	under := func(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	switch {
+	case pkg == "core" && !under(dep, "core") && !under(dep, "internal"):
+		return "core holds the contracts and imports only its leaves"
+	case under(pkg, "adapters") && (under(dep, "plugins") || under(dep, "engine")):
+		return "an adapter imports neither a plugin nor an engine"
+	case under(pkg, "plugins") && (under(dep, "adapters") || under(dep, "engine")):
+		return "a plugin imports neither an adapter nor an engine"
+	}
+	for _, e := range engines {
+		if !under(pkg, e) || strings.HasSuffix(pkg, "test") {
+			continue
+		}
+		for _, other := range engines {
+			if other == e || other == "engine/outbox" || other == "engine/history" {
+				continue
+			}
+			if under(dep, other) {
+				return "engines meet through interfaces, not imports"
+			}
+		}
+		if (e == "engine/outbox" || e == "engine/history") && under(dep, "engine") && !under(dep, "engine/history") {
+			return "the Outbox and the history cache import no engine"
+		}
+	}
+	return ""
+}
+
+func compact(s []string) []string {
+	out := s[:0]
+	for i, v := range s {
+		if i == 0 || v != s[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func TestForbiddenCatchesWhatTheRulesForbid(t *testing.T) {
+	engines := []string{"engine/intake", "engine/turns", "engine/jobs", "engine/outbox", "engine/history"}
+	for _, c := range []struct {
+		pkg, dep string
+		bad      bool
+	}{
+		{"core", "store", true},
+		{"core", "core/llm", false},
+		{"engine/turns", "engine/intake", true},
+		{"engine/jobs", "engine/turns", true},
+		{"engine/turns", "engine/outbox", false},
+		{"engine/outbox", "engine/turns", true},
+		{"engine/outbox", "engine/history", false},
+		{"engine", "engine/turns", false},
+		{"adapters/telegram", "engine/outbox", true},
+		{"plugins/mood", "adapters/telegram", true},
+		{"plugins/mood", "core", false},
+	} {
+		if got := forbidden(c.pkg, c.dep, engines) != ""; got != c.bad {
+			t.Errorf("%s -> %s: forbidden %v, want %v", c.pkg, c.dep, got, c.bad)
+		}
+	}
+}
