@@ -268,7 +268,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	const client = "client-0002"
 	events := openEvents(t, r.addr, client)
 	postMessage(t, r.addr, client, "hello")
-	require.Equal(t, core.DefaultFailureMessage, events.nextMessage(t))
+	require.Equal(t, config.DefaultFailureMessage, events.nextMessage(t))
 	r.stop(t)
 
 	logs := r.stderr.String()

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
@@ -137,7 +137,7 @@ func TestHealthzFollowsTheModelThroughAnAuthFailure(t *testing.T) {
 	const client = "client-health-1"
 	events := openEvents(t, r.addr, client)
 	postMessage(t, r.addr, client, "hello?")
-	require.Equal(t, core.DefaultFailureMessage, events.nextMessage(t))
+	require.Equal(t, config.DefaultFailureMessage, events.nextMessage(t))
 	code, h = getHealth(t, r.addr)
 	require.Equal(t, http.StatusOK, code, "the model's state never fails the check: %+v", h)
 	require.Equal(t, "ok", h.Status)

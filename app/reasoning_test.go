@@ -11,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
 
@@ -101,7 +102,7 @@ func TestOnlySilenceIsSilence(t *testing.T) {
 	for i, tc := range cases {
 		c.model.Enqueue(tc.answer)
 		sent := c.say(t, fmt.Sprintf("question %d", i+1), i+1)
-		require.Equal(t, core.DefaultFailureMessage, sent[i].Plain, "%s: the user hears that no answer is coming", tc.name)
+		require.Equal(t, config.DefaultFailureMessage, sent[i].Plain, "%s: the user hears that no answer is coming", tc.name)
 	}
 	ctx := context.Background()
 	stored := c.stored(t)

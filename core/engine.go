@@ -13,13 +13,6 @@ import (
 // cut at a rune boundary and the model is told so.
 const MaxInboundBytes = 16 << 10
 
-// DefaultFailureMessage is sent when the model cannot answer.
-const DefaultFailureMessage = "Sorry, I can't answer right now. Please try again in a little while."
-
-// DefaultBusyMessage is sent, under the reject policy, to a user who writes
-// while their last message is being answered.
-const DefaultBusyMessage = "I'm still answering your last message. One moment, please."
-
 // LLM is the model as the dispatcher uses it; *llm.Client implements it.
 type LLM interface {
 	Run(ctx context.Context, req llm.Request) (llm.Result, error)

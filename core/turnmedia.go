@@ -31,21 +31,6 @@ type Transcriber interface {
 	Transcribe(ctx context.Context, name string, data []byte) (string, error)
 }
 
-func (c *MediaConfig) Defaults() {
-	if c.MaxBytes <= 0 {
-		c.MaxBytes = 20 << 20
-	}
-	if c.MaxImagePx <= 0 {
-		c.MaxImagePx = 1568
-	}
-	if c.MaxDocumentChars <= 0 {
-		c.MaxDocumentChars = 20000
-	}
-	if c.MaxPerTurn <= 0 {
-		c.MaxPerTurn = 10
-	}
-}
-
 // AttachmentsOf returns the attachments stored with a message.
 func AttachmentsOf(m Message) []Attachment {
 	switch v := m.Metadata["attachments"].(type) {

@@ -6,14 +6,17 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine/turns"
 )
 
 // withDefaults fills in every field of cfg left zero; the session limits
-// give the history window's default. It refuses a policy it does not
-// know.
+// give the history window's default. A field that is a config key takes
+// that key's default from config.Default, so each is written once. It
+// refuses a policy it does not know.
 func withDefaults(cfg *Config, session core.SessionLimits) error {
+	def := config.Default()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -39,23 +42,26 @@ func withDefaults(cfg *Config, session core.SessionLimits) error {
 	default:
 		return fmt.Errorf("dispatcher: during_generation %q: want reject, queue or restart", cfg.DuringGeneration)
 	}
-	orText(&cfg.FailureMessage, core.DefaultFailureMessage)
-	orText(&cfg.BusyMessage, core.DefaultBusyMessage)
+	orText(&cfg.FailureMessage, def.Bot.FailureMessage)
+	orText(&cfg.BusyMessage, def.Bot.BusyMessage)
 	orText(&cfg.ContinueNudge, core.DefaultContinueNudge)
 	orNumber(&cfg.HistoryLimit, session.WindowMessages)
 	orNumber(&cfg.HistoryCacheSize, 4096)
-	orNumber(&cfg.JobMaxAttempts, 3)
-	orNumber(&cfg.MaxSendsInDoubt, 4)
+	orNumber(&cfg.JobMaxAttempts, def.Scheduler.MaxAttempts)
+	orNumber(&cfg.MaxSendsInDoubt, def.Scheduler.MaxSendsInDoubt)
 	orNumber(&cfg.MaxTurns, turns.DefaultMaxTurns)
-	orNumber(&cfg.LateGrace, 24*time.Hour)
-	orNumber(&cfg.JobLease, time.Minute)
-	orNumber(&cfg.StaleAfter, 2*time.Minute)
+	orNumber(&cfg.LateGrace, def.Scheduler.LateGrace)
+	orNumber(&cfg.JobLease, def.Scheduler.JobLease)
+	orNumber(&cfg.StaleAfter, def.Runs.StaleAfter)
 	orNumber(&cfg.HeartbeatInterval, min(cfg.StaleAfter/4, 5*time.Second))
 	orNumber(&cfg.ReapInterval, min(cfg.StaleAfter/4, 30*time.Second))
-	orNumber(&cfg.TurnTimeout, 5*time.Minute)
+	orNumber(&cfg.TurnTimeout, def.Runs.TurnTimeout)
 	orNumber(&cfg.PollInterval, 2*time.Second)
 	orNumber(&cfg.TypingInterval, 4*time.Second)
-	cfg.Media.Defaults()
+	orNumber(&cfg.Media.MaxBytes, int64(def.Media.MaxBytes))
+	orNumber(&cfg.Media.MaxImagePx, def.Media.MaxImagePx)
+	orNumber(&cfg.Media.MaxDocumentChars, def.Media.MaxDocumentChars)
+	orNumber(&cfg.Media.MaxPerTurn, def.Media.MaxPerTurn)
 	return nil
 }
 
@@ -67,7 +73,7 @@ func orText(s *string, def string) {
 }
 
 // orNumber sets *n to def when it is not positive.
-func orNumber[T int | time.Duration](n *T, def T) {
+func orNumber[T int | int64 | time.Duration](n *T, def T) {
 	if *n <= 0 {
 		*n = def
 	}

@@ -35,9 +35,9 @@ type Config struct {
 	Location *time.Location
 	// AllowUsers lists "platform:user_id"; empty allows everyone.
 	AllowUsers []string
-	// FailureMessage is sent when the model fails (default DefaultFailureMessage).
+	// FailureMessage is sent when the model fails (default bot.failure_message's, config.DefaultFailureMessage).
 	FailureMessage string
-	// BusyMessage is sent under BusyReject (default DefaultBusyMessage).
+	// BusyMessage is sent under BusyReject (default bot.busy_message's, config.DefaultBusyMessage).
 	BusyMessage string
 	// Debounce delays a user turn after each message, so that a burst is
 	// answered in one turn (default 0).

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -350,7 +351,7 @@ func TestModelFailureSendsFriendlyMessage(t *testing.T) {
 			script(b)
 			require.NoError(t, b.adapter.Deliver(b.ctx, "u4", "hello?"))
 			sent := b.adapter.WaitSent(t, 1, waitFor)
-			require.Equal(t, core.DefaultFailureMessage, sent[0].Text)
+			require.Equal(t, config.DefaultFailureMessage, sent[0].Text)
 			run := b.waitRun(t, "u4")
 			require.Equal(t, core.RunFailed, run.Status)
 			require.NotEmpty(t, run.Error)
@@ -358,7 +359,7 @@ func TestModelFailureSendsFriendlyMessage(t *testing.T) {
 			msgs := b.messages(t, "u4")
 			require.Len(t, msgs, 2)
 			require.Equal(t, "hello?", msgs[0].Content, "the user's message stays stored")
-			require.Equal(t, core.DefaultFailureMessage, msgs[1].Content)
+			require.Equal(t, config.DefaultFailureMessage, msgs[1].Content)
 			require.Equal(t, core.SourceSystem, msgs[1].Source)
 		})
 	}
@@ -370,7 +371,7 @@ func TestModelDown(t *testing.T) {
 	b := setup(t, setupOpts{baseURL: "http://127.0.0.1:1/v1", maxRetries: 1, timeout: time.Second})
 	require.NoError(t, b.adapter.Deliver(b.ctx, "u5", "anyone?"))
 	sent := b.adapter.WaitSent(t, 1, waitFor)
-	require.Equal(t, core.DefaultFailureMessage, sent[0].Text)
+	require.Equal(t, config.DefaultFailureMessage, sent[0].Text)
 	run := b.waitRun(t, "u5")
 	require.Equal(t, core.RunFailed, run.Status)
 	require.Contains(t, run.Error, "llm")

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -85,13 +86,13 @@ func TestDuringGenerationReject(t *testing.T) {
 
 	require.NoError(t, b.adapter.Deliver(b.ctx, "rj", "two"))
 	sent := b.adapter.WaitSent(t, 1, waitFor)
-	require.Equal(t, core.DefaultBusyMessage, sent[0].Text, "the user is told at once")
+	require.Equal(t, config.DefaultBusyMessage, sent[0].Text, "the user is told at once")
 
 	close(release)
 	b.adapter.WaitSent(t, 2, waitFor)
 	run := b.waitRun(t, "rj")
 	require.Equal(t, core.RunSucceeded, run.Status)
-	require.Equal(t, []string{core.DefaultBusyMessage, "answer to one"}, sentTexts(b.adapter))
+	require.Equal(t, []string{config.DefaultBusyMessage, "answer to one"}, sentTexts(b.adapter))
 
 	reqs := b.model.Requests()
 	require.Len(t, reqs, 1, "no new run starts")
@@ -101,7 +102,7 @@ func TestDuringGenerationReject(t *testing.T) {
 	for _, m := range msgs {
 		stored = append(stored, string(m.Role)+":"+m.Content)
 	}
-	require.Equal(t, []string{"user:one", "user:two", "assistant:" + core.DefaultBusyMessage, "assistant:answer to one"}, stored,
+	require.Equal(t, []string{"user:one", "user:two", "assistant:" + config.DefaultBusyMessage, "assistant:answer to one"}, stored,
 		"the rejected message is stored")
 	hasQueued, err := b.store.HasPendingRuns(b.ctx)
 	require.NoError(t, err)
