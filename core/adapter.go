@@ -32,8 +32,8 @@ type InboundMessage struct {
 // adapter that retries stops, and says the message is lost.
 var ErrInboundLost = errors.New("the inbound message could not be kept")
 
-// InboundHandler takes normalised inbound messages from adapters. The core's
-// Dispatcher implements it.
+// InboundHandler takes normalised inbound messages from adapters;
+// engine.Dispatcher implements it.
 type InboundHandler interface {
 	HandleInbound(ctx context.Context, msg InboundMessage) error
 }

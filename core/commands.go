@@ -34,7 +34,7 @@ type CommandReply struct {
 }
 
 // CommandReplier is an optional CommandHandler capability: Run with
-// metadata for the stored answer. The Dispatcher prefers it to Run.
+// metadata for the stored answer. The intake engine prefers it to Run.
 type CommandReplier interface {
 	Reply(ctx context.Context, conv Conversation, text string) (CommandReply, error)
 }

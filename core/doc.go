@@ -1,12 +1,14 @@
-// Package core is Parley's domain and engine: the normalised model
-// (conversations, messages, session records, runs, jobs), the contracts that
-// adapters and plugins implement, and the dispatcher that turns an inbound
-// direct message into a run, an LLM turn and a reply.
+// Package core holds Parley's contracts: the normalised model
+// (conversations, messages, session records, runs, jobs), the interfaces
+// adapters and plugins implement, the Host adapters are handed, the store's
+// role interfaces, the clock and the registry. The engines that turn an
+// inbound direct message into a run, an LLM turn and a reply live in
+// package engine and below (docs/architecture.md).
 //
-// core imports no adapter and no plugin. Adapters hand it InboundMessages
-// through an InboundHandler; plugins contribute prompt layers, tools, output
-// processing and turn observers through small optional interfaces that the
-// dispatcher finds by type assertion.
+// core imports no adapter, plugin or engine. Adapters hand InboundMessages
+// to a Host; plugins contribute prompt layers, tools, output processing and
+// turn observers through small optional interfaces that the engines find by
+// type assertion.
 //
 // A conversation is cut into session records by the gap between messages
 // (SessionPolicy). At a record's first turn the plugins' layers (L0–L4)

@@ -13,7 +13,7 @@ import (
 // cut at a rune boundary and the model is told so.
 const MaxInboundBytes = 16 << 10
 
-// LLM is the model as the dispatcher uses it; *llm.Client implements it.
+// LLM is the model as the turns engine uses it; *llm.Client implements it.
 type LLM interface {
 	Run(ctx context.Context, req llm.Request) (llm.Result, error)
 }

@@ -11,7 +11,7 @@ import (
 // the model's health, Telegram registers the chat commands). An adapter
 // uses what it needs and never looks for more by type assertion, so a
 // layer put in front of the core (the inbound spool) passes it all on by
-// implementing Host. The Dispatcher implements it.
+// implementing Host. engine.Dispatcher implements it.
 type Host interface {
 	InboundHandler
 	// History returns up to limit of a conversation's newest messages,
@@ -40,4 +40,4 @@ func (InboundOnly) ModelHealth() llm.Health { return llm.Health{} }
 // Commands lists none.
 func (InboundOnly) Commands() []CommandInfo { return nil }
 
-// The Dispatcher is the host of the adapters it starts.
+// engine.Dispatcher is the host of the adapters it starts.

@@ -71,7 +71,7 @@ func (l UserLimits) Enabled() bool {
 }
 
 // LimitStore is what the limits read; *store.Store implements it. The
-// Dispatcher asserts its Store to it when a limit is set. Each read costs
+// intake engine asserts its store to it when a limit is set. Each read costs
 // what the limits it asks about need, not the length of the history.
 type LimitStore interface {
 	// LimitUsage reads, in one round trip, what q asks about one

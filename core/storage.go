@@ -187,7 +187,7 @@ type CronPlan struct {
 	Lost bool
 }
 
-// Store is what the dispatcher needs from persistence. store implements
+// Store is what the engines need from persistence. store implements
 // it on gorm (SQLite, PostgreSQL).
 type Store interface {
 	// RecordInbound finds or creates the conversation, appends the user

@@ -16,7 +16,7 @@ import (
 // short once the command is stored.
 const commandTimeout = 30 * time.Second
 
-// Commands lists the chat commands this dispatcher answers; none when
+// Commands lists the chat commands intake answers; none when
 // commands are off. Adapters read it as Host.Commands.
 func (e *Engine) Commands() []core.CommandInfo {
 	if e.cfg.Commands == nil {

@@ -112,7 +112,7 @@ func (e *Engine) sendScheduled(ctx context.Context, jobs []core.Job) {
 	}
 }
 
-// SendsInFlight is how many claimed scheduled messages this dispatcher has
+// SendsInFlight is how many claimed scheduled messages this engine has
 // not settled yet (tests wait for 0 before they move a clock).
 func (e *Engine) SendsInFlight() int {
 	e.lanes.mu.Lock()

@@ -66,7 +66,7 @@ func goneFromHost(owner, host string) bool {
 		return false
 	}
 	if pid == os.Getpid() {
-		return true // owner is not this dispatcher's: an earlier process
+		return true // owner is not this process's: an earlier one
 	}
 	p, err := os.FindProcess(pid)
 	if err != nil {

@@ -70,14 +70,14 @@ func (e *Engine) execute(ctx context.Context, run *core.Run) (next *core.Run) {
 	return next
 }
 
-// complete stores the completion and, unless the dispatcher is stopping,
+// complete stores the completion and, unless the engine is stopping,
 // claims the next due run in the same transaction. It reports whether the
 // run was still ours. conv, when known, gets the stored messages in its
 // history cache.
 //
 // A completion the store cannot take now (core.ErrStoreUnavailable: a
 // full disk, a database gone) is tried again with backoff until it lands
-// or the dispatcher stops: a run left running holds its conversation
+// or the engine stops: a run left running holds its conversation
 // until the reaper (runs.stale_after), and the heartbeats keep it ours
 // meanwhile. One the store refuses otherwise is tried a few times, then
 // the run is recorded as failed without it, so that the conversation
@@ -177,7 +177,7 @@ func (e *Engine) recordRetrying(ctx context.Context, log *slog.Logger, run *core
 			log.Debug("recording run outcome failed again", "err", err, "attempt", attempt, "retry_in", wait)
 		}
 		if !e.pause(wait) {
-			log.Error("the dispatcher stopped before the run's outcome could be recorded; the run is failed by the reaper",
+			log.Error("the engine stopped before the run's outcome could be recorded; the run is failed by the reaper",
 				"err", err, "attempts", attempt)
 			break
 		}
@@ -194,7 +194,7 @@ const (
 	completeRetryMax = 5 * time.Second
 )
 
-// record stores c once, and claims the next run unless the dispatcher is
+// record stores c once, and claims the next run unless the engine is
 // stopping.
 func (e *Engine) record(ctx context.Context, run *core.Run, c core.RunCompletion) (*core.Run, error) {
 	// Record the outcome even if the turn's context has run out.
@@ -206,7 +206,7 @@ func (e *Engine) record(ctx context.Context, run *core.Run, c core.RunCompletion
 	return e.cfg.Store.CompleteRunAndClaim(ctx, run.ID, e.cfg.Owner, c, e.platforms...)
 }
 
-// pause waits wait on the dispatcher's clock; false when the dispatcher
+// pause waits wait on the engine's clock; false when the engine
 // stops meanwhile.
 func (e *Engine) pause(wait time.Duration) bool {
 	t := e.cfg.Clock.NewTimer(wait)
