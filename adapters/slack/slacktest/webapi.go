@@ -309,3 +309,21 @@ func userWire(u User, bot bool) map[string]any {
 		"profile":     profile,
 	}
 }
+
+// AddUser makes u known to users.info and conversations.open. SendDM and
+// the other Send methods add their sender themselves. Fields left empty
+// keep what the fake already knew about the user.
+func (s *webAPI) AddUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addUserLocked(u)
+}
+
+// DMChannelOf returns the "D…" id of the bot's DM with userID, "" if it
+// was not opened yet (by SendDM, conversations.open or chat.postMessage
+// to the user id).
+func (s *webAPI) DMChannelOf(userID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dmOf[userID]
+}
