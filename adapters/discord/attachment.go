@@ -18,6 +18,10 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// fetcher downloads the files users send (FetchAttachment), from
+// Discord's origins only.
+type fetcher struct{ *state }
+
 var _ core.AttachmentFetcher = (*Adapter)(nil)
 
 const (
@@ -43,7 +47,7 @@ const (
 // then its stickers. An attachment of a voice message (flag
 // IS_VOICE_MESSAGE) is a voice note; the others are told apart by their
 // content type.
-func (a *Adapter) attachmentsOf(m *discordgo.Message) []core.Attachment {
+func (g *gateway) attachmentsOf(m *discordgo.Message) []core.Attachment {
 	var out []core.Attachment
 	voice := m.Flags&discordgo.MessageFlagsIsVoiceMessage != 0
 	for _, f := range m.Attachments {
@@ -73,7 +77,7 @@ func (a *Adapter) attachmentsOf(m *discordgo.Message) []core.Attachment {
 			MIME: mimeType,
 			Name: st.Name,
 			// Discord's sticker_items carry no emoji, so Emoji stays empty.
-			Ref: a.cdnOrigin() + "/stickers/" + st.ID + "." + ext,
+			Ref: g.cdnOrigin() + "/stickers/" + st.ID + "." + ext,
 		})
 	}
 	return out
@@ -124,9 +128,9 @@ func seconds(d float64) int {
 }
 
 // apiOrigin is the origin REST calls go to: api_url, else Discord's.
-func (a *Adapter) apiOrigin() string {
-	if a.APIURL != "" {
-		if u, err := parseOrigin(a.APIURL); err == nil {
+func (st *state) apiOrigin() string {
+	if st.cfg.APIURL != "" {
+		if u, err := parseOrigin(st.cfg.APIURL); err == nil {
 			return u.String()
 		}
 	}
@@ -136,9 +140,9 @@ func (a *Adapter) apiOrigin() string {
 // cdnOrigin is where attachments and stickers are fetched from: Discord's
 // CDN, or the api_url origin when it is set (a test fake or a proxy
 // stands in for both).
-func (a *Adapter) cdnOrigin() string {
-	if a.APIURL != "" {
-		return a.apiOrigin()
+func (st *state) cdnOrigin() string {
+	if st.cfg.APIURL != "" {
+		return st.apiOrigin()
 	}
 	return defaultCDN
 }
@@ -146,13 +150,13 @@ func (a *Adapter) cdnOrigin() string {
 // allowedOrigin reports whether u is on an origin files are fetched from.
 // A Ref comes back from storage, so it is not trusted to point anywhere
 // (the adapter's client must not become a way to reach other hosts).
-func (a *Adapter) allowedOrigin(u *url.URL) bool {
+func (f *fetcher) allowedOrigin(u *url.URL) bool {
 	if u == nil || u.User != nil {
 		return false
 	}
 	origin := strings.ToLower(u.Scheme + "://" + u.Host)
-	allowed := []string{a.apiOrigin(), a.cdnOrigin()}
-	if a.APIURL == "" {
+	allowed := []string{f.apiOrigin(), f.cdnOrigin()}
+	if f.cfg.APIURL == "" {
 		allowed = append(allowed, defaultMedia)
 	}
 	for _, o := range allowed {
@@ -172,7 +176,7 @@ func (a *Adapter) allowedOrigin(u *url.URL) bool {
 // waits Retry-After, a 5xx or a lost connection is retried with backoff,
 // like the adapter's other calls; the whole download, retries included,
 // is bounded by 60 s.
-func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
+func (f *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
 	what := "fetching discord attachment"
 	if att.Name != "" {
 		what += " " + strconv.Quote(att.Name)
@@ -184,13 +188,13 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 	if err != nil || att.Ref == "" {
 		return nil, fmt.Errorf("%s: the reference is not a URL", what)
 	}
-	if !a.allowedOrigin(u) {
+	if !f.allowedOrigin(u) {
 		return nil, fmt.Errorf("%s: refusing to fetch from %q: not Discord's CDN or the configured api_url", what, u.Scheme+"://"+u.Host)
 	}
 	if att.Size > maxBytes {
 		return nil, fmt.Errorf("%s: %d bytes, over %d: %w", what, att.Size, maxBytes, core.ErrTooLarge)
 	}
-	transport, runCtx, err := a.fetchTransport()
+	transport, runCtx, err := f.fetchTransport()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -200,7 +204,7 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 			if len(via) > maxRedirects {
 				return redirectError{"too many redirects"}
 			}
-			if !a.allowedOrigin(r.URL) {
+			if !f.allowedOrigin(r.URL) {
 				return redirectError{fmt.Sprintf("refusing a redirect to %q", r.URL.Scheme+"://"+r.URL.Host)}
 			}
 			return nil
@@ -210,8 +214,8 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 	defer cancel()
 	// Stop ends a download in flight, as it ends sends.
 	defer context.AfterFunc(runCtx, cancel)()
-	p := retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
-		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "discord"}
+	p := retry.Policy{RateLimits: f.maxRateLimitRetries, Failures: f.maxServerRetries, Backoff: f.serverBackoff,
+		GiveUpPastDeadline: true, Clock: f.clock, Log: f.log, Scrub: f.scrub, Platform: "discord"}
 	return retry.Do(ctx, p, what, []any{"host", u.Host, "path", u.Path}, func(ctx context.Context) ([]byte, error) {
 		return download(ctx, client, u, maxBytes)
 	}, func(err error) retry.Verdict {
@@ -233,22 +237,22 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 			// or broken connection).
 			return retry.Verdict{Kind: retry.Transient}
 		}
-		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, a.scrub(err))}
+		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, f.scrub(err))}
 	})
 }
 
 // fetchTransport returns the adapter's pooled transport and run context
 // while it runs.
-func (a *Adapter) fetchTransport() (http.RoundTripper, context.Context, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (f *fetcher) fetchTransport() (http.RoundTripper, context.Context, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	switch {
-	case a.stopped:
+	case f.stopped:
 		return nil, nil, errors.New("discord adapter is stopped")
-	case a.transport == nil || a.runCtx == nil:
+	case f.transport == nil || f.runCtx == nil:
 		return nil, nil, errors.New("discord adapter is not started")
 	}
-	return a.transport, a.runCtx, nil
+	return f.transport, f.runCtx, nil
 }
 
 // redirectError is a redirect a download does not follow: final.

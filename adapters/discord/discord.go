@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -70,51 +69,25 @@ type Adapter struct {
 	// the adapter's own, since discordgo keeps Discord's global bucket).
 	SendRate pace.Limits `yaml:"send_rate"`
 
-	log   *slog.Logger
-	clock core.Clock
-
-	// Retry policy; tests shorten it.
-	sendTimeout         time.Duration
-	maxRateLimitRetries int
-	maxServerRetries    int
-	serverBackoff       time.Duration
-	// resumeDelay is the wait before the first reconnect attempt (0:
-	// resume at once, as Discord asks); tests widen the outage with it.
-	resumeDelay  time.Duration
-	reconnectMin time.Duration
-	reconnectMax time.Duration
-
-	mu        sync.Mutex
-	started   bool
-	stopped   bool
-	session   *discordgo.Session
-	pacer     *pace.Pacer
-	transport *http.Transport
-	conns     *connSet
-	handler   core.InboundHandler
-	runCtx    context.Context
-	cancel    context.CancelCauseFunc
-	// reconnect wakes the supervisor after a disconnect; supervised is
-	// closed when it has returned.
-	reconnect  chan struct{}
-	supervised chan struct{}
-	// wg counts the inbound events being handled.
-	wg sync.WaitGroup
-
-	healthMu  sync.Mutex
-	botID     string
-	connected bool
-	downSince time.Time
+	// The parts, each with one job; they share *state. Embedding promotes
+	// the methods core's interfaces ask for (Send, Typing, Health…).
+	*state
+	*gateway // the gateway connection and the messages it brings
+	*sender  // Send, SendImage, Typing: splitting, pacing, retries
+	*opener  // OpenConversation, OpenDM
+	*fetcher // FetchAttachment
 }
 
 // New returns a Discord adapter with its defaults set. It has no side
 // effects: nothing connects before Start.
 func New() *Adapter {
-	return &Adapter{
+	a := &Adapter{
 		// Discord allows 5 messages per 5 s in a channel, and replenishes
 		// them one by one.
 		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 5},
-
+	}
+	st := &state{
+		cfg:                 a,
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
 		sendTimeout:         60 * time.Second,
@@ -124,6 +97,9 @@ func New() *Adapter {
 		reconnectMin:        time.Second,
 		reconnectMax:        2 * time.Minute,
 	}
+	a.state = st
+	a.gateway, a.sender, a.opener, a.fetcher = &gateway{st}, &sender{st}, &opener{st}, &fetcher{st}
+	return a
 }
 
 // Name returns "discord".
@@ -338,52 +314,4 @@ func (a *Adapter) Stop(ctx context.Context) error {
 		conns.closeAll()
 		return fmt.Errorf("stopping discord adapter: %w", ctx.Err())
 	}
-}
-
-// Health reports an error while the adapter is not running or the gateway
-// is disconnected.
-func (a *Adapter) Health() error {
-	a.mu.Lock()
-	running := a.started && !a.stopped && a.session != nil
-	a.mu.Unlock()
-	if !running {
-		return errors.New("discord adapter: not running")
-	}
-	a.healthMu.Lock()
-	defer a.healthMu.Unlock()
-	if !a.connected {
-		return fmt.Errorf("discord adapter: gateway disconnected since %s", a.downSince.UTC().Format(time.RFC3339))
-	}
-	return nil
-}
-
-// live returns the session while the adapter runs.
-func (a *Adapter) live() (*discordgo.Session, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case a.stopped:
-		return nil, errors.New("discord adapter is stopped")
-	case a.session == nil:
-		return nil, errors.New("discord adapter is not started")
-	}
-	return a.session, nil
-}
-
-// scrub returns err with the bot token replaced (see config.Secret.Scrub);
-// classify errors before scrubbing them.
-func (a *Adapter) scrub(err error) error { return a.Token.Scrub(err) }
-
-// pace waits, bounded by ctx, until one more message may go to
-// channelID (replies first: background sends wait behind them).
-func (a *Adapter) pace(ctx context.Context, channelID string) error {
-	a.mu.Lock()
-	p := a.pacer
-	a.mu.Unlock()
-	return p.Wait(ctx, channelID) // a nil Pacer (not started) paces nothing
-}
-
-// sleep waits d on the adapter's clock; false when ctx ended first.
-func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
-	return core.Sleep(ctx, a.clock, d)
 }

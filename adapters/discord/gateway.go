@@ -12,10 +12,14 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// gateway is the adapter's receiving side: it keeps the gateway
+// connection up, tracks its health and hands DMs to the core.
+type gateway struct{ *state }
+
 // newSession configures a discordgo session for DMs. runCtx aborts its
 // dials when the adapter stops; conns records its connections.
-func (a *Adapter) newSession(runCtx context.Context, client *http.Client, conns *connSet) *discordgo.Session {
-	s, _ := discordgo.New("Bot " + a.Token.Reveal()) // New never fails for a bot token
+func (g *gateway) newSession(runCtx context.Context, client *http.Client, conns *connSet) *discordgo.Session {
+	s, _ := discordgo.New("Bot " + g.cfg.Token.Reveal()) // New never fails for a bot token
 	s.Client = client
 	s.Dialer = &websocket.Dialer{
 		Proxy:            http.ProxyFromEnvironment,
@@ -24,7 +28,7 @@ func (a *Adapter) newSession(runCtx context.Context, client *http.Client, conns 
 	}
 	s.Identify.Intents = discordgo.IntentsDirectMessages
 	// discordgo sends the shard with IDENTIFY when there is more than one.
-	s.ShardID, s.ShardCount = a.ShardID, max(a.ShardCount, 1)
+	s.ShardID, s.ShardCount = g.cfg.ShardID, max(g.cfg.ShardCount, 1)
 	// discordgo's reconnect loop outlives Close; the adapter's supervisor
 	// reconnects instead.
 	s.ShouldReconnectOnError = false
@@ -42,18 +46,18 @@ func (a *Adapter) newSession(runCtx context.Context, client *http.Client, conns 
 	// the IDENTIFY with the token; the adapter logs what matters itself.
 	s.LogLevel = -1
 
-	s.AddHandler(a.onReady)
-	s.AddHandler(a.onConnect)
-	s.AddHandler(a.onResumed)
-	s.AddHandler(a.onDisconnect)
-	s.AddHandler(a.onMessageCreate)
+	s.AddHandler(g.onReady)
+	s.AddHandler(g.onConnect)
+	s.AddHandler(g.onResumed)
+	s.AddHandler(g.onDisconnect)
+	s.AddHandler(g.onMessageCreate)
 	return s
 }
 
 // open opens the session's gateway connection (a RESUME when the session
 // has one to resume). When ctx ends first, the connection being opened is
 // closed so that Open, which takes no context, returns.
-func (a *Adapter) open(ctx context.Context, s *discordgo.Session, conns *connSet) error {
+func (g *gateway) open(ctx context.Context, s *discordgo.Session, conns *connSet) error {
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -70,7 +74,7 @@ func (a *Adapter) open(ctx context.Context, s *discordgo.Session, conns *connSet
 
 // supervise reopens the gateway after each disconnect, with backoff, until
 // ctx ends. It closes done when it returns.
-func (a *Adapter) supervise(ctx context.Context, s *discordgo.Session, conns *connSet, wake <-chan struct{}, done chan<- struct{}) {
+func (g *gateway) supervise(ctx context.Context, s *discordgo.Session, conns *connSet, wake <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	for {
 		select {
@@ -78,12 +82,12 @@ func (a *Adapter) supervise(ctx context.Context, s *discordgo.Session, conns *co
 			return
 		case <-wake:
 		}
-		if a.resumeDelay > 0 && !a.sleep(ctx, a.resumeDelay) {
+		if g.resumeDelay > 0 && !g.sleep(ctx, g.resumeDelay) {
 			return
 		}
-		backoff := a.reconnectMin
+		backoff := g.reconnectMin
 		for attempt := 1; ; attempt++ {
-			err := a.open(ctx, s, conns)
+			err := g.open(ctx, s, conns)
 			if ctx.Err() != nil {
 				return
 			}
@@ -91,60 +95,60 @@ func (a *Adapter) supervise(ctx context.Context, s *discordgo.Session, conns *co
 				break // a second disconnect event for one outage
 			}
 			if err == nil {
-				a.log.Info("discord gateway reconnected", "attempt", attempt)
+				g.log.Info("discord gateway reconnected", "attempt", attempt)
 				break
 			}
-			a.log.Warn("reconnecting to the discord gateway failed", "attempt", attempt, "err", a.scrub(err), "retry_in", backoff)
-			if !a.sleep(ctx, backoff) {
+			g.log.Warn("reconnecting to the discord gateway failed", "attempt", attempt, "err", g.scrub(err), "retry_in", backoff)
+			if !g.sleep(ctx, backoff) {
 				return
 			}
-			backoff = min(backoff*2, a.reconnectMax)
+			backoff = min(backoff*2, g.reconnectMax)
 		}
 	}
 }
 
 // onReady records the bot's id: messages from it are ignored.
-func (a *Adapter) onReady(_ *discordgo.Session, r *discordgo.Ready) {
-	a.healthMu.Lock()
-	defer a.healthMu.Unlock()
+func (g *gateway) onReady(_ *discordgo.Session, r *discordgo.Ready) {
+	g.healthMu.Lock()
+	defer g.healthMu.Unlock()
 	if r.User != nil && r.User.ID != "" {
-		a.botID = r.User.ID
+		g.botID = r.User.ID
 	}
-	a.connected = true
+	g.connected = true
 }
 
 // onConnect runs when the gateway has answered an IDENTIFY or RESUME.
-func (a *Adapter) onConnect(*discordgo.Session, *discordgo.Connect) { a.setConnected() }
+func (g *gateway) onConnect(*discordgo.Session, *discordgo.Connect) { g.setConnected() }
 
 // onResumed runs when Discord resumed the session (and replayed the events
 // missed while disconnected).
-func (a *Adapter) onResumed(*discordgo.Session, *discordgo.Resumed) {
-	a.setConnected()
-	a.log.Info("discord gateway session resumed")
+func (g *gateway) onResumed(*discordgo.Session, *discordgo.Resumed) {
+	g.setConnected()
+	g.log.Info("discord gateway session resumed")
 }
 
-func (a *Adapter) setConnected() {
-	a.healthMu.Lock()
-	a.connected = true
-	a.healthMu.Unlock()
+func (g *gateway) setConnected() {
+	g.healthMu.Lock()
+	g.connected = true
+	g.healthMu.Unlock()
 }
 
 // onDisconnect marks the gateway down and wakes the supervisor. It runs on
 // the goroutine that closed the session, so it must not block.
-func (a *Adapter) onDisconnect(*discordgo.Session, *discordgo.Disconnect) {
-	a.healthMu.Lock()
-	if a.connected {
-		a.connected = false
-		a.downSince = a.clock.Now()
+func (g *gateway) onDisconnect(*discordgo.Session, *discordgo.Disconnect) {
+	g.healthMu.Lock()
+	if g.connected {
+		g.connected = false
+		g.downSince = g.clock.Now()
 	}
-	a.healthMu.Unlock()
-	a.mu.Lock()
-	stopped, wake := a.stopped, a.reconnect
-	a.mu.Unlock()
+	g.healthMu.Unlock()
+	g.mu.Lock()
+	stopped, wake := g.stopped, g.reconnect
+	g.mu.Unlock()
 	if stopped || wake == nil {
 		return
 	}
-	a.log.Warn("discord gateway disconnected; reconnecting")
+	g.log.Warn("discord gateway disconnected; reconnecting")
 	select {
 	case wake <- struct{}{}:
 	default: // a reconnect is already due

@@ -26,8 +26,8 @@ const maxDescriptionLength = 4096
 // bucket, but sent like Send's so it carries a nonce (discordgo v0.29's
 // MessageSend has none): a resend of the same send is dropped. The result
 // holds the embed message's id, then those of the text after it.
-func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
-	s, err := a.sendable(ctx, msg, "sending discord image")
+func (sd *sender) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	s, err := sd.sendable(ctx, msg, "sending discord image")
 	if err != nil {
 		return core.SendResult{}, err
 	}
@@ -47,5 +47,5 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 	default:
 		bodies = append(bodies, textBodies(msg)...)
 	}
-	return a.deliver(ctx, s, msg, bodies)
+	return sd.deliver(ctx, s, msg, bodies)
 }

@@ -16,18 +16,18 @@ import (
 // onMessageCreate hands a DM to the core. It runs on the gateway's reading
 // goroutine (SyncEvents), one event at a time. A panic, whatever its cause,
 // is logged and the event skipped, so a strange event never stops the bot.
-func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCreate) {
-	h, ctx, ok := a.enter()
+func (g *gateway) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCreate) {
+	h, ctx, ok := g.enter()
 	if !ok {
 		return
 	}
-	defer a.wg.Done()
+	defer g.wg.Done()
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.Error("panic while handling a discord message", "panic", r, "stack", string(debug.Stack()))
+			g.log.Error("panic while handling a discord message", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	msg, ok := a.normalise(ev)
+	msg, ok := g.normalise(ev)
 	if !ok {
 		return
 	}
@@ -43,14 +43,14 @@ func (a *Adapter) onMessageCreate(_ *discordgo.Session, ev *discordgo.MessageCre
 			return
 		}
 		if attempt == inboundAttempts || errors.Is(err, core.ErrInboundLost) {
-			a.log.Error("handing a discord message to the core failed; the message is dropped",
+			g.log.Error("handing a discord message to the core failed; the message is dropped",
 				"message_id", msg.PlatformMessageID, "channel_id", msg.ChannelThreadID, "attempts", attempt, "err", err)
 			return
 		}
 		wait := inboundBackoff().Delay(attempt - 1)
-		a.log.Warn("handing a discord message to the core failed; retrying",
+		g.log.Warn("handing a discord message to the core failed; retrying",
 			"message_id", msg.PlatformMessageID, "attempt", attempt, "retry_in", wait, "err", err)
-		if !a.sleep(ctx, wait) {
+		if !g.sleep(ctx, wait) {
 			return
 		}
 	}
@@ -63,29 +63,29 @@ const inboundAttempts = 5
 func inboundBackoff() backoff.Policy { return backoff.Policy{Initial: 100 * time.Millisecond} }
 
 // enter registers an event being handled, unless the adapter is stopping.
-func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.stopped || a.handler == nil {
+func (st *state) enter() (core.InboundHandler, context.Context, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.stopped || st.handler == nil {
 		return nil, nil, false
 	}
-	a.wg.Add(1)
-	return a.handler, a.runCtx, true
+	st.wg.Add(1)
+	return st.handler, st.runCtx, true
 }
 
 // normalise turns a DM with text, files or stickers into a
 // core.InboundMessage; for anything
 // else it logs why and reports false.
-func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, bool) {
+func (g *gateway) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, bool) {
 	if ev == nil || ev.Message == nil {
-		a.log.Warn("skipping a malformed discord message event: no message")
+		g.log.Warn("skipping a malformed discord message event: no message")
 		return core.InboundMessage{}, false
 	}
 	m := ev.Message
-	log := a.log.With("message_id", m.ID, "channel_id", m.ChannelID)
-	a.healthMu.Lock()
-	botID := a.botID
-	a.healthMu.Unlock()
+	log := g.log.With("message_id", m.ID, "channel_id", m.ChannelID)
+	g.healthMu.Lock()
+	botID := g.botID
+	g.healthMu.Unlock()
 	switch {
 	case m.GuildID != "":
 		log.Debug("ignoring a discord message in a server", "guild_id", m.GuildID)
@@ -105,7 +105,7 @@ func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, b
 	}
 	// A photo, a voice message or a sticker may come without text: it is
 	// still the user talking to the bot.
-	files := a.attachmentsOf(m)
+	files := g.attachmentsOf(m)
 	if strings.TrimSpace(m.Content) == "" && len(files) == 0 {
 		log.Debug("ignoring a discord message without text or files")
 		return core.InboundMessage{}, false
@@ -116,7 +116,7 @@ func (a *Adapter) normalise(ev *discordgo.MessageCreate) (core.InboundMessage, b
 		if t, err := discordgo.SnowflakeTimestamp(m.ID); err == nil {
 			sentAt = t
 		} else {
-			sentAt = a.clock.Now()
+			sentAt = g.clock.Now()
 		}
 	}
 	name := m.Author.GlobalName

@@ -11,6 +11,9 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// opener opens DM channels, for OpenConversation and OpenDM.
+type opener struct{ *state }
+
 var _ core.ConversationOpener = (*Adapter)(nil)
 
 // codeInvalidRecipient is Discord's "Invalid Recipient(s)", for a DM the
@@ -28,11 +31,11 @@ const codeInvalidRecipient = 50033
 // Discord opens a DM channel even with a user who blocked the bot or
 // shares no server with it; a Send there then fails with a
 // *core.PermanentError.
-func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (core.OpenedConversation, error) {
+func (op *opener) OpenConversation(ctx context.Context, req core.OpenRequest) (core.OpenedConversation, error) {
 	if err := ctx.Err(); err != nil {
 		return core.OpenedConversation{}, fmt.Errorf("opening discord conversation: %w", err)
 	}
-	if _, err := a.live(); err != nil {
+	if _, err := op.live(); err != nil {
 		return core.OpenedConversation{}, fmt.Errorf("opening discord conversation: %w", err)
 	}
 	userID := req.ChannelUserID
@@ -43,7 +46,7 @@ func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (c
 		return core.OpenedConversation{}, fmt.Errorf("opening discord conversation: %q is not a discord user id: %w", userID, core.ErrUnreachable)
 	}
 	what := "opening discord conversation with user " + userID
-	ch, err := a.dmChannel(ctx, userID)
+	ch, err := op.dmChannel(ctx, userID)
 	if err != nil {
 		if reason := unreachableReason(err); reason != "" {
 			return core.OpenedConversation{}, fmt.Errorf("%s: %s: %w", what, reason, core.ErrUnreachable)
@@ -97,19 +100,19 @@ func recipientName(ch *discordgo.Channel, userID string) string {
 // a 429 is waited out and a 5xx or lost answer retried as for a message,
 // within the send timeout. Its errors are explained by requestError, which
 // keeps Discord's error in the chain for unreachableReason.
-func (a *Adapter) dmChannel(ctx context.Context, userID string) (*discordgo.Channel, error) {
+func (op *opener) dmChannel(ctx context.Context, userID string) (*discordgo.Channel, error) {
 	const what = "opening discord DM"
-	s, err := a.live()
+	s, err := op.live()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if !isSnowflake(userID) {
 		return nil, &core.PermanentError{Reason: fmt.Sprintf("user id %q is not a discord user id", userID)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, op.sendTimeout)
 	defer cancel()
 	bucket := discordgo.EndpointUserChannels("")
-	ch, err := retrying(ctx, a, s, bucket, "", what, []any{"user_id", userID}, func(ctx context.Context) (*discordgo.Channel, error) {
+	ch, err := retrying(ctx, op.state, s, bucket, "", what, []any{"user_id", userID}, func(ctx context.Context) (*discordgo.Channel, error) {
 		return s.UserChannelCreate(userID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 	})
 	if err != nil {

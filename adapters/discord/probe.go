@@ -20,17 +20,17 @@ var _ core.Prober = (*Adapter)(nil)
 // /gateway/bot where the gateway is and whether Discord lets the bot open
 // another session today. It opens no gateway connection and needs no
 // Start.
-func (a *Adapter) Probe(ctx context.Context) (string, error) {
+func (st *state) Probe(ctx context.Context) (string, error) {
 	var origin *url.URL
-	if a.APIURL != "" {
+	if st.cfg.APIURL != "" {
 		var err error
-		if origin, err = parseOrigin(a.APIURL); err != nil {
+		if origin, err = parseOrigin(st.cfg.APIURL); err != nil {
 			return "", fmt.Errorf("api_url %w: fix adapters.discord.api_url", err)
 		}
 	}
 	transport := newTransport()
 	defer transport.CloseIdleConnections()
-	s, _ := discordgo.New("Bot " + a.Token.Reveal()) // New never fails for a bot token
+	s, _ := discordgo.New("Bot " + st.cfg.Token.Reveal()) // New never fails for a bot token
 	s.Client = newClient(transport, origin, ctx)
 	s.ShouldRetryOnRateLimit = false
 	s.MaxRestRetries = 0
@@ -38,14 +38,14 @@ func (a *Adapter) Probe(ctx context.Context) (string, error) {
 	s.LogLevel = -1 // discordgo's own logging would show the request
 	me, err := s.User("@me", discordgo.WithContext(ctx))
 	if err != nil {
-		return "", a.probeError("GET /users/@me", origin, err)
+		return "", st.probeError("GET /users/@me", origin, err)
 	}
 	if me == nil || me.ID == "" {
 		return "", errors.New("GET /users/@me answered without a user: is adapters.discord.api_url Discord?")
 	}
 	gw, err := s.GatewayBot(discordgo.WithContext(ctx))
 	if err != nil {
-		return "", a.probeError("GET /gateway/bot", origin, err)
+		return "", st.probeError("GET /gateway/bot", origin, err)
 	}
 	if gw.URL == "" {
 		return "", errors.New("GET /gateway/bot answered without a gateway URL: is adapters.discord.api_url Discord?")
@@ -61,14 +61,14 @@ func (a *Adapter) Probe(ctx context.Context) (string, error) {
 	if limit.Total > 0 {
 		detail += fmt.Sprintf(", %d of %d session starts left today", limit.Remaining, limit.Total)
 	}
-	if shards := max(a.ShardCount, 1); gw.Shards > shards {
+	if shards := max(st.cfg.ShardCount, 1); gw.Shards > shards {
 		detail += fmt.Sprintf(", Discord recommends %d shards (adapters.discord.shard_count is %d)", gw.Shards, shards)
 	}
 	return detail, nil
 }
 
 // probeError explains a failed REST call of Probe with the key to fix.
-func (a *Adapter) probeError(call string, origin *url.URL, err error) error {
+func (st *state) probeError(call string, origin *url.URL, err error) error {
 	where := "https://discord.com"
 	if origin != nil {
 		where = origin.String()
@@ -83,7 +83,7 @@ func (a *Adapter) probeError(call string, origin *url.URL, err error) error {
 			if re.Message != nil && re.Message.Message != "" {
 				msg += ": " + re.Message.Message
 			}
-			return fmt.Errorf("%s answered %s", call, a.scrub(errors.New(msg)))
+			return fmt.Errorf("%s answered %s", call, st.scrub(errors.New(msg)))
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -93,5 +93,5 @@ func (a *Adapter) probeError(call string, origin *url.URL, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return fmt.Errorf("cannot reach %s (%s): check the network (or adapters.discord.api_url)", where, a.scrub(err))
+	return fmt.Errorf("cannot reach %s (%s): check the network (or adapters.discord.api_url)", where, st.scrub(err))
 }

@@ -23,6 +23,10 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// sender creates messages: it splits and renders replies, paces them
+// per channel, retries what Discord did not act on, and shows typing.
+type sender struct{ *state }
+
 // Discord's JSON error codes the adapter tells apart.
 const (
 	codeUnknownChannel   = 10003
@@ -71,8 +75,8 @@ func noPings() *discordgo.MessageAllowedMentions {
 // and broken connections are retried with backoff; the whole send is
 // bounded by a deadline. The result holds the ids of the delivered parts
 // even when a later part fails.
-func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
-	s, err := a.sendable(ctx, msg, "sending discord message")
+func (sd *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	s, err := sd.sendable(ctx, msg, "sending discord message")
 	if err != nil {
 		return core.SendResult{}, err
 	}
@@ -80,15 +84,15 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if len(bodies) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	return a.deliver(ctx, s, msg, bodies)
+	return sd.deliver(ctx, s, msg, bodies)
 }
 
 // sendable checks that msg can be sent now and returns the session.
-func (a *Adapter) sendable(ctx context.Context, msg core.OutboundMessage, what string) (*discordgo.Session, error) {
+func (sd *sender) sendable(ctx context.Context, msg core.OutboundMessage, what string) (*discordgo.Session, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	s, err := a.live()
+	s, err := sd.live()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -136,24 +140,24 @@ func escapedParts(plain string) []string {
 // deliver sends the messages of one logical send in order. Message i
 // carries the nonce of msg.IdempotencyKey and i, so a resend of the same
 // send is dropped by Discord.
-func (a *Adapter) deliver(ctx context.Context, s *discordgo.Session, msg core.OutboundMessage, bodies []*messageBody) (core.SendResult, error) {
+func (sd *sender) deliver(ctx context.Context, s *discordgo.Session, msg core.OutboundMessage, bodies []*messageBody) (core.SendResult, error) {
 	key := msg.IdempotencyKey
 	if key == "" {
 		// Still dedupe this call's own retries.
 		key = randomKey()
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, sd.sendTimeout)
 	defer cancel()
 	ids := make([]string, 0, len(bodies))
 	for i, body := range bodies {
 		body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce(key, i), true, noPings()
-		id, err := a.sendPart(ctx, s, msg.ChannelThreadID, body)
+		id, err := sd.sendPart(ctx, s, msg.ChannelThreadID, body)
 		switch {
 		case err == nil:
 			ids = append(ids, id)
 		case body.formatted:
 			var more []string
-			more, err = a.resendPlain(ctx, s, msg.ChannelThreadID, body, err, fmt.Sprintf("%s.%dp", key, i), i, len(bodies))
+			more, err = sd.resendPlain(ctx, s, msg.ChannelThreadID, body, err, fmt.Sprintf("%s.%dp", key, i), i, len(bodies))
 			ids = append(ids, more...)
 		}
 		if err != nil {
@@ -172,12 +176,12 @@ func (a *Adapter) deliver(ctx context.Context, s *discordgo.Session, msg core.Ou
 // split again should the escapes take it over the limit. Its messages
 // carry nonces of their own, derived from key. Any other error is
 // returned as it is. part and parts number the part for the log.
-func (a *Adapter) resendPlain(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody, err error, key string, part, parts int) ([]string, error) {
+func (sd *sender) resendPlain(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody, err error, key string, part, parts int) ([]string, error) {
 	field, refused := invalidFormBody(err)
 	if !refused {
 		return nil, err
 	}
-	a.log.Warn("discord refused a message's markup; sending it again as plain text",
+	sd.log.Warn("discord refused a message's markup; sending it again as plain text",
 		"channel_id", channelID, "part", part+1, "parts", parts, "field", field, "err", err)
 	plain := escapedParts(body.plain)
 	if len(plain) == 0 {
@@ -186,7 +190,7 @@ func (a *Adapter) resendPlain(ctx context.Context, s *discordgo.Session, channel
 	var ids []string
 	for j, p := range plain {
 		b := &messageBody{Content: p, Nonce: nonce(key, j), EnforceNonce: true, AllowedMentions: noPings()}
-		id, err := a.sendPart(ctx, s, channelID, b)
+		id, err := sd.sendPart(ctx, s, channelID, b)
 		if err != nil {
 			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
 		}
@@ -239,10 +243,10 @@ func firstField(errs map[string]json.RawMessage) string {
 // sendPart sends one message, retrying what a retry can fix. Retrying is
 // safe even when the first attempt may have been delivered: the nonce
 // makes Discord return that message instead of creating another.
-func (a *Adapter) sendPart(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody) (string, error) {
+func (sd *sender) sendPart(ctx context.Context, s *discordgo.Session, channelID string, body *messageBody) (string, error) {
 	const what = "sending discord message"
 	endpoint := discordgo.EndpointChannelMessages(channelID)
-	raw, err := retrying(ctx, a, s, endpoint, channelID, what, []any{"channel_id", channelID}, func(ctx context.Context) ([]byte, error) {
+	raw, err := retrying(ctx, sd.state, s, endpoint, channelID, what, []any{"channel_id", channelID}, func(ctx context.Context) ([]byte, error) {
 		return s.RequestWithBucketID(http.MethodPost, endpoint, body, endpoint,
 			discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 	})
@@ -262,19 +266,19 @@ func (a *Adapter) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 // deadline gives up at once. Anything else fails as requestError says. A
 // call that creates a message in channel (not "") waits for the pacer
 // first, every attempt: each is a request Discord counts.
-func retrying[T any](ctx context.Context, a *Adapter, s *discordgo.Session, bucket, channel, what string, attrs []any, call func(context.Context) (T, error)) (T, error) {
-	p := retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
-		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "discord"}
+func retrying[T any](ctx context.Context, st *state, s *discordgo.Session, bucket, channel, what string, attrs []any, call func(context.Context) (T, error)) (T, error) {
+	p := retry.Policy{RateLimits: st.maxRateLimitRetries, Failures: st.maxServerRetries, Backoff: st.serverBackoff,
+		GiveUpPastDeadline: true, Clock: st.clock, Log: st.log, Scrub: st.scrub, Platform: "discord"}
 	return retry.Do(ctx, p, what, attrs, func(ctx context.Context) (T, error) {
 		var zero T
 		if channel != "" {
-			if err := a.pace(ctx, channel); err != nil {
+			if err := st.pace(ctx, channel); err != nil {
 				return zero, waitError{fmt.Errorf("%s: %w", what, err)}
 			}
 		}
 		// After the pacer's wait, which may be long, so that the bucket
 		// is read as it is when the request goes.
-		if err := a.waitBucket(ctx, s, bucket, what); err != nil {
+		if err := st.waitBucket(ctx, s, bucket, what); err != nil {
 			return zero, waitError{err}
 		}
 		return call(ctx)
@@ -289,7 +293,7 @@ func retrying[T any](ctx context.Context, a *Adapter, s *discordgo.Session, buck
 		case retryable(err):
 			return retry.Verdict{Kind: retry.Transient}
 		}
-		return retry.Verdict{Kind: retry.Fail, Err: a.requestError(what, err)}
+		return retry.Verdict{Kind: retry.Fail, Err: st.requestError(what, err)}
 	})
 }
 
@@ -300,7 +304,7 @@ type waitError struct{ error }
 // waitBucket waits, bounded by ctx, until the route's rate-limit bucket
 // allows a request. discordgo would wait too, but with time.Sleep, deaf to
 // the context; after this wait it finds nothing left to wait for.
-func (a *Adapter) waitBucket(ctx context.Context, s *discordgo.Session, bucketID, what string) error {
+func (st *state) waitBucket(ctx context.Context, s *discordgo.Session, bucketID, what string) error {
 	b := s.Ratelimiter.GetBucket(bucketID)
 	b.Lock()
 	wait := s.Ratelimiter.GetWaitTime(b, 1)
@@ -308,18 +312,18 @@ func (a *Adapter) waitBucket(ctx context.Context, s *discordgo.Session, bucketID
 	switch {
 	case wait <= 0:
 		return nil
-	case a.pastDeadline(ctx, wait):
+	case st.pastDeadline(ctx, wait):
 		return fmt.Errorf("%s: rate limited for %s, past the deadline", what, wait.Round(time.Millisecond))
-	case !a.sleep(ctx, wait):
+	case !st.sleep(ctx, wait):
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 	return nil
 }
 
 // pastDeadline reports whether waiting d would end after ctx's deadline.
-func (a *Adapter) pastDeadline(ctx context.Context, d time.Duration) bool {
+func (st *state) pastDeadline(ctx context.Context, d time.Duration) bool {
 	deadline, ok := ctx.Deadline()
-	return ok && a.clock.Now().Add(d).After(deadline)
+	return ok && st.clock.Now().Add(d).After(deadline)
 }
 
 // retryable reports whether a failed request is worth repeating: Discord
@@ -335,17 +339,17 @@ func retryable(err error) bool {
 
 // requestError explains a REST error; the ones retrying cannot fix are
 // *core.PermanentError.
-func (a *Adapter) requestError(what string, err error) error {
+func (st *state) requestError(what string, err error) error {
 	var re *discordgo.RESTError
 	if !errors.As(err, &re) || re.Response == nil {
-		return fmt.Errorf("%s: %w", what, a.scrub(err))
+		return fmt.Errorf("%s: %w", what, st.scrub(err))
 	}
 	status, code, text := re.Response.StatusCode, 0, ""
 	if re.Message != nil {
 		code, text = re.Message.Code, re.Message.Message
 	}
 	permanent := func(reason string) error {
-		return &core.PermanentError{Reason: reason, Err: a.scrub(err)}
+		return &core.PermanentError{Reason: reason, Err: st.scrub(err)}
 	}
 	switch {
 	case code == codeCannotSendToUser:
@@ -365,7 +369,7 @@ func (a *Adapter) requestError(what string, err error) error {
 	case status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests:
 		return permanent(fmt.Sprintf("discord rejected the request (HTTP %d, code %d: %s)", status, code, text))
 	default:
-		return fmt.Errorf("%s: %w", what, a.scrub(err))
+		return fmt.Errorf("%s: %w", what, st.scrub(err))
 	}
 }
 
@@ -390,8 +394,8 @@ func randomKey() string {
 
 // Typing shows "typing…" in the DM channel for about 10 seconds; the core
 // repeats it while a turn runs.
-func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
-	s, err := a.live()
+func (sd *sender) Typing(ctx context.Context, channelThreadID string) error {
+	s, err := sd.live()
 	if err != nil {
 		return fmt.Errorf("sending discord typing indicator: %w", err)
 	}
@@ -399,11 +403,11 @@ func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
 		return &core.PermanentError{Reason: fmt.Sprintf("channel thread id %q is not a discord channel id", channelThreadID)}
 	}
 	endpoint := discordgo.EndpointChannelTyping(channelThreadID)
-	if err := a.waitBucket(ctx, s, endpoint, "sending discord typing indicator"); err != nil {
+	if err := sd.waitBucket(ctx, s, endpoint, "sending discord typing indicator"); err != nil {
 		return err
 	}
 	if err := s.ChannelTyping(channelThreadID, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false)); err != nil {
-		return a.requestError("sending discord typing indicator", err)
+		return sd.requestError("sending discord typing indicator", err)
 	}
 	return nil
 }
@@ -411,8 +415,8 @@ func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
 // OpenDM returns the id of the DM channel with userID, creating it if
 // needed, for conversations addressed by user id. A user who does not
 // accept DMs from the bot is a *core.PermanentError.
-func (a *Adapter) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
-	ch, err := a.dmChannel(ctx, userID)
+func (op *opener) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
+	ch, err := op.dmChannel(ctx, userID)
 	if err != nil {
 		return "", err
 	}

@@ -44,32 +44,32 @@ type slashAnswer struct {
 // answer Slack at once, shown to the user alone: "" when the core has the
 // command; a note when it was typed outside the bot's DM or could not be
 // taken.
-func (a *Adapter) handleSlash(ctx context.Context, cmd slack.SlashCommand) string {
+func (in *inbound) handleSlash(ctx context.Context, cmd slack.SlashCommand) string {
 	if cmd.Command == "" || cmd.UserID == "" || cmd.ChannelID == "" {
-		a.log.Warn("ignoring a slack slash command without command, user or channel")
+		in.log.Warn("ignoring a slack slash command without command, user or channel")
 		return ""
 	}
-	dm, err := a.isBotDM(ctx, cmd)
+	dm, err := in.isBotDM(ctx, cmd)
 	if err != nil {
-		a.log.Warn("finding the bot's DM for a slack slash command failed", "command", cmd.Command, "user", cmd.UserID, "err", a.scrub(err))
+		in.log.Warn("finding the bot's DM for a slack slash command failed", "command", cmd.Command, "user", cmd.UserID, "err", in.scrub(err))
 		return slashNotNow
 	}
 	if !dm {
-		a.log.Debug("a slack slash command outside the bot's DM", "command", cmd.Command, "channel", cmd.ChannelID)
+		in.log.Debug("a slack slash command outside the bot's DM", "command", cmd.Command, "channel", cmd.ChannelID)
 		return slashNotHere
 	}
 	key := "slash:" + cmd.TriggerID
 	if cmd.TriggerID == "" {
 		// Unique anyway: without a trigger id there is nothing to dedupe by.
-		key = "slash:" + cmd.ChannelID + ":" + a.clock.Now().Format(time.RFC3339Nano)
+		key = "slash:" + cmd.ChannelID + ":" + in.clock.Now().Format(time.RFC3339Nano)
 	}
 	text := strings.TrimSpace(cmd.Command + " " + fromMrkdwn(cmd.Text))
-	ok := a.deliver(ctx, key, 0, cmd.ChannelID, func(ctx context.Context, now time.Time) core.InboundMessage {
+	ok := in.deliver(ctx, key, 0, cmd.ChannelID, func(ctx context.Context, now time.Time) core.InboundMessage {
 		return core.InboundMessage{
 			Platform:        Platform,
 			ChannelThreadID: cmd.ChannelID,
 			ChannelUserID:   cmd.UserID,
-			DisplayName:     a.displayName(ctx, cmd.UserID),
+			DisplayName:     in.displayName(ctx, cmd.UserID),
 			Text:            text,
 			// The trigger id is the command's own: a redelivered envelope
 			// is stored, and answered, once.
@@ -88,21 +88,21 @@ func (a *Adapter) handleSlash(ctx context.Context, cmd slack.SlashCommand) strin
 // with the bot. Slack calls every direct message "directmessage",
 // another person's too, so the bot's DM with the user is looked up
 // (conversations.open, then cached).
-func (a *Adapter) isBotDM(ctx context.Context, cmd slack.SlashCommand) (bool, error) {
+func (u *users) isBotDM(ctx context.Context, cmd slack.SlashCommand) (bool, error) {
 	if cmd.ChannelName != "directmessage" && !strings.HasPrefix(cmd.ChannelID, "D") {
 		return false, nil
 	}
-	now := a.clock.Now()
-	if dm, ok := a.dms.get(cmd.UserID, now); ok {
+	now := u.clock.Now()
+	if dm, ok := u.dms.get(cmd.UserID, now); ok {
 		return dm == cmd.ChannelID, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, dmLookup)
 	defer cancel()
-	dm, err := a.OpenDM(ctx, cmd.UserID)
+	dm, err := u.OpenDM(ctx, cmd.UserID)
 	if err != nil {
 		return false, err
 	}
-	a.dms.put(cmd.UserID, dm, now)
+	u.dms.put(cmd.UserID, dm, now)
 	return dm == cmd.ChannelID, nil
 }
 
@@ -110,7 +110,7 @@ func (a *Adapter) isBotDM(ctx context.Context, cmd slack.SlashCommand) (bool, er
 // is checked as for events (401 otherwise), the command handed to the
 // core, and Slack answered within its 3 seconds: 200 with no body once
 // the core has it, or 200 with a note the user alone sees.
-func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
+func (in *inbound) serveCommand(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEventBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -121,8 +121,8 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading the command failed", http.StatusBadRequest)
 		return
 	}
-	if err := a.verify(r.Header, body); err != nil {
-		a.log.Warn("rejecting a slack slash command with a bad signature", "remote", r.RemoteAddr, "err", err)
+	if err := in.verify(r.Header, body); err != nil {
+		in.log.Warn("rejecting a slack slash command with a bad signature", "remote", r.RemoteAddr, "err", err)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -130,13 +130,13 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 	cmd, err := slack.SlashCommandParse(r)
 	if err != nil {
 		// Authentic but unreadable: there is nothing to answer.
-		a.log.Warn("skipping a slack slash command that cannot be read", "err", err)
+		in.log.Warn("skipping a slack slash command that cannot be read", "err", err)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
 	// The request's context ends when Slack stops waiting; the handling is
 	// bounded by the ack budget and Stop instead.
-	note := a.handleSlash(context.WithoutCancel(r.Context()), cmd)
+	note := in.handleSlash(context.WithoutCancel(r.Context()), cmd)
 	if note == "" {
 		w.WriteHeader(http.StatusOK)
 		return
@@ -147,13 +147,13 @@ func (a *Adapter) serveCommand(w http.ResponseWriter, r *http.Request) {
 
 // onSlashCommand handles a Socket Mode slash_commands envelope and acks
 // it, with the note for the user when there is one.
-func (a *Adapter) onSlashCommand(ctx context.Context, ack func(payload any), data any) {
+func (in *inbound) onSlashCommand(ctx context.Context, ack func(payload any), data any) {
 	cmd, ok := data.(slack.SlashCommand)
 	if !ok {
 		ack(nil)
 		return
 	}
-	if note := a.handleSlash(ctx, cmd); note != "" {
+	if note := in.handleSlash(ctx, cmd); note != "" {
 		ack(slashAnswer{ResponseType: "ephemeral", Text: note})
 		return
 	}

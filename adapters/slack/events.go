@@ -21,12 +21,12 @@ const maxEventBody = 1 << 20
 // Mount serves POST /webhooks/slack/events and, for slash commands, POST
 // /webhooks/slack/commands in events mode; in socket mode it registers
 // nothing.
-func (a *Adapter) Mount(mux *http.ServeMux) {
-	if a.Mode != ModeEvents {
+func (in *inbound) Mount(mux *http.ServeMux) {
+	if in.cfg.Mode != ModeEvents {
 		return
 	}
-	mux.HandleFunc("POST "+EventsPath, a.serveEvents)
-	mux.HandleFunc("POST "+CommandsPath, a.serveCommand)
+	mux.HandleFunc("POST "+EventsPath, in.serveEvents)
+	mux.HandleFunc("POST "+CommandsPath, in.serveCommand)
 }
 
 // serveEvents checks the request's signature and timestamp, then answers
@@ -35,7 +35,7 @@ func (a *Adapter) Mount(mux *http.ServeMux) {
 // the message, which it answers asynchronously, or 503 when the core could
 // not take it in time, so that Slack retries it later. A retry of an event
 // already handled gets 200 and is not handled again.
-func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
+func (in *inbound) serveEvents(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEventBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -46,8 +46,8 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "reading the event failed", http.StatusBadRequest)
 		return
 	}
-	if err := a.verify(r.Header, body); err != nil {
-		a.log.Warn("rejecting a slack events request with a bad signature", "remote", r.RemoteAddr, "err", err)
+	if err := in.verify(r.Header, body); err != nil {
+		in.log.Warn("rejecting a slack events request with a bad signature", "remote", r.RemoteAddr, "err", err)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -57,7 +57,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.Unmarshal(body, &head); err != nil {
 		// Authentic but unreadable: an error would only bring it back.
-		a.log.Warn("skipping a slack events request that is not JSON", "err", err)
+		in.log.Warn("skipping a slack events request that is not JSON", "err", err)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -67,7 +67,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, head.Challenge)
 		return
 	case slackevents.AppRateLimited:
-		a.log.Warn("slack dropped events for this app: it exceeded the events rate limit")
+		in.log.Warn("slack dropped events for this app: it exceeded the events rate limit")
 		w.WriteHeader(http.StatusOK)
 		return
 	case string(slackevents.CallbackEvent):
@@ -76,9 +76,9 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	a.mu.Lock()
-	running := a.started && !a.stopped && a.api != nil
-	a.mu.Unlock()
+	in.mu.Lock()
+	running := in.started && !in.stopped && in.api != nil
+	in.mu.Unlock()
 	if !running {
 		// Slack keeps the event and tries again later.
 		http.Error(w, "slack adapter is not running", http.StatusServiceUnavailable)
@@ -87,7 +87,7 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 	retry, _ := strconv.Atoi(r.Header.Get("X-Slack-Retry-Num"))
 	// The request's context ends when Slack stops waiting; the handling
 	// is bounded by the ack budget and Stop instead.
-	if !a.handleCallback(context.WithoutCancel(r.Context()), body, retry) {
+	if !in.handleCallback(context.WithoutCancel(r.Context()), body, retry) {
 		http.Error(w, "the event could not be handled yet", http.StatusServiceUnavailable)
 		return
 	}
@@ -97,8 +97,8 @@ func (a *Adapter) serveEvents(w http.ResponseWriter, r *http.Request) {
 // verify checks X-Slack-Signature against the signing secret; slack-go
 // also rejects a timestamp more than 5 minutes away, so a captured
 // request cannot be replayed later.
-func (a *Adapter) verify(h http.Header, body []byte) error {
-	sv, err := slack.NewSecretsVerifier(h, a.SigningSecret.Reveal())
+func (in *inbound) verify(h http.Header, body []byte) error {
+	sv, err := slack.NewSecretsVerifier(h, in.cfg.SigningSecret.Reveal())
 	if err != nil {
 		return err
 	}

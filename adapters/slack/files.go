@@ -17,6 +17,10 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// fetcher downloads the files users send (FetchAttachment), with the bot
+// token, from Slack's hosts only.
+type fetcher struct{ *state }
+
 var _ core.AttachmentFetcher = (*Adapter)(nil)
 
 const (
@@ -56,7 +60,7 @@ type fileWire struct {
 // (mode tombstone), those hidden by a free workspace's limit
 // (hidden_by_limit), external links (Google Drive…), and any without a
 // private URL.
-func (a *Adapter) attachments(files []fileWire) []core.Attachment {
+func (in *inbound) attachments(files []fileWire) []core.Attachment {
 	var out []core.Attachment
 	for _, f := range files {
 		ref := f.URLPrivateDownload
@@ -64,7 +68,7 @@ func (a *Adapter) attachments(files []fileWire) []core.Attachment {
 			ref = f.URLPrivate
 		}
 		if ref == "" || f.IsExternal || f.Mode == "tombstone" || f.Mode == "hidden_by_limit" || f.Mode == "external" {
-			a.log.Debug("skipping a slack file that cannot be fetched", "file_id", f.ID, "mode", f.Mode)
+			in.log.Debug("skipping a slack file that cannot be fetched", "file_id", f.ID, "mode", f.Mode)
 			continue
 		}
 		out = append(out, core.Attachment{
@@ -118,16 +122,16 @@ func kindOf(f fileWire) core.AttachmentKind {
 // whole fetch is bounded by 60 seconds. Slack answers a request it does
 // not authorise with a 200 HTML login page: that is an error naming the
 // missing scope, not the file.
-func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
+func (f *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
 	const what = "fetching slack file"
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	client, err := a.fileClient()
+	client, err := f.fileClient()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	u, err := a.fileURL(att.Ref)
+	u, err := f.fileURL(att.Ref)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -136,47 +140,47 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 	}
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	return retry.Do(ctx, a.retryPolicy(), what, []any{"file", att.Name}, func(ctx context.Context) ([]byte, error) {
-		return a.download(ctx, client, u, att, maxBytes)
-	}, a.judgeDownload)
+	return retry.Do(ctx, f.retryPolicy(), what, []any{"file", att.Name}, func(ctx context.Context) ([]byte, error) {
+		return f.download(ctx, client, u, att, maxBytes)
+	}, f.judgeDownload)
 }
 
 // fileClient is an HTTP client on the adapter's pooled transport, while
 // the adapter runs. It has no timeout of its own: FetchAttachment's
 // context bounds it.
-func (a *Adapter) fileClient() (*http.Client, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (f *fetcher) fileClient() (*http.Client, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	switch {
-	case a.stopped:
+	case f.stopped:
 		return nil, errors.New("slack adapter is stopped")
-	case a.transport == nil:
+	case f.transport == nil:
 		return nil, errors.New("slack adapter is not started")
 	}
-	return &http.Client{Transport: a.transport, CheckRedirect: a.checkRedirect}, nil
+	return &http.Client{Transport: f.transport, CheckRedirect: f.checkRedirect}, nil
 }
 
 // checkRedirect follows a redirect only to a host the token may go to.
 // net/http already drops Authorization on a redirect to another domain;
 // this keeps a download from wandering off Slack at all.
-func (a *Adapter) checkRedirect(req *http.Request, via []*http.Request) error {
+func (f *fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return errors.New("too many redirects")
 	}
-	if !a.tokenHost(req.URL) {
+	if !f.tokenHost(req.URL) {
 		return fmt.Errorf("redirected to %s, which is not slack", req.URL.Host)
 	}
 	return nil
 }
 
 // fileURL reads a Ref and checks that the bot token may be sent there.
-func (a *Adapter) fileURL(ref string) (*url.URL, error) {
+func (f *fetcher) fileURL(ref string) (*url.URL, error) {
 	u, err := url.Parse(ref)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil {
 		return nil, fmt.Errorf("ref %q is not a slack file URL", ref)
 	}
-	if !a.tokenHost(u) {
-		return nil, fmt.Errorf("refusing to send the bot token to %s: a slack file's ref must be on %s or %s", u.Host, filesHost, a.apiHost().Host)
+	if !f.tokenHost(u) {
+		return nil, fmt.Errorf("refusing to send the bot token to %s: a slack file's ref must be on %s or %s", u.Host, filesHost, f.apiHost().Host)
 	}
 	return u, nil
 }
@@ -184,19 +188,19 @@ func (a *Adapter) fileURL(ref string) (*url.URL, error) {
 // tokenHost reports whether the bot token may go to u: https on
 // files.slack.com, or the Web API's own scheme and host (which tests and
 // proxies point elsewhere).
-func (a *Adapter) tokenHost(u *url.URL) bool {
+func (f *fetcher) tokenHost(u *url.URL) bool {
 	if u.Scheme == "https" && strings.EqualFold(u.Host, filesHost) {
 		return true
 	}
-	api := a.apiHost()
+	api := f.apiHost()
 	return u.Scheme == api.Scheme && strings.EqualFold(u.Host, api.Host)
 }
 
 // apiHost is the Web API's base URL, parsed.
-func (a *Adapter) apiHost() *url.URL {
+func (f *fetcher) apiHost() *url.URL {
 	raw := "https://slack.com/api/"
-	if a.APIURL != "" {
-		raw = a.APIURL
+	if f.cfg.APIURL != "" {
+		raw = f.cfg.APIURL
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -219,12 +223,12 @@ func (e *downloadStatus) Error() string {
 var errLoginPage = errors.New("slack served a login page: the bot token lacks files:read (add the scope and reinstall the app)")
 
 // download makes one GET of a file.
-func (a *Adapter) download(ctx context.Context, client *http.Client, u *url.URL, att core.Attachment, maxBytes int64) ([]byte, error) {
+func (f *fetcher) download(ctx context.Context, client *http.Client, u *url.URL, att core.Attachment, maxBytes int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("building the request: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+a.BotToken.Reveal())
+	req.Header.Set("Authorization", "Bearer "+f.cfg.BotToken.Reveal())
 	res, err := client.Do(req)
 	if err != nil {
 		return nil, err
@@ -260,7 +264,7 @@ func isHTML(contentType string) bool {
 // judgeDownload reads a failed download: a 429 waits what Slack asks (at
 // least a second), a 5xx or a refused connection backs off, anything else
 // (a 4xx, the login page, a file too large) fails at once.
-func (a *Adapter) judgeDownload(err error) retry.Verdict {
+func (f *fetcher) judgeDownload(err error) retry.Verdict {
 	var st *downloadStatus
 	switch {
 	case errors.As(err, &st) && st.code == http.StatusTooManyRequests:
@@ -272,5 +276,5 @@ func (a *Adapter) judgeDownload(err error) retry.Verdict {
 	case retryable(err):
 		return retry.Verdict{Kind: retry.Transient}
 	}
-	return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("fetching slack file: %w", a.scrub(err))}
+	return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("fetching slack file: %w", f.scrub(err))}
 }

@@ -31,20 +31,20 @@ const (
 // text. Retries and errors are as for Send.
 // The result holds the image message's ts, then those of the text after
 // it.
-func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+func (s *sender) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending slack image: %w", err)
 	}
-	api, err := a.live()
+	api, err := s.live()
 	if err != nil {
 		return core.SendResult{}, fmt.Errorf("sending slack image: %w", err)
 	}
 	if strings.TrimSpace(msg.ImageURL) == "" {
 		return core.SendResult{}, &core.PermanentError{Reason: "no image URL"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.sendTimeout)
 	defer cancel()
-	channel, err := a.channelOf(ctx, msg)
+	channel, err := s.channelOf(ctx, msg)
 	if err != nil {
 		return core.SendResult{}, err
 	}
@@ -74,13 +74,13 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 	default:
 		apart = true
 	}
-	res, err := a.post(ctx, api, channel, []post{p})
+	res, err := s.post(ctx, api, channel, []post{p})
 	if err != nil || !apart {
 		return res, err
 	}
 	text := msg
 	text.ChannelThreadID, text.ImageURL = channel, ""
-	more, err := a.Send(ctx, text)
+	more, err := s.Send(ctx, text)
 	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
 	if err != nil {
 		return res, fmt.Errorf("sending the caption after the slack image: %w", err)

@@ -14,32 +14,42 @@ import (
 	"github.com/parleybot/parley/internal/backoff"
 )
 
+// inbound is the adapter's receiving side: it takes events from the
+// Events API or Socket Mode and slash commands, drops the ones seen
+// before, and hands messages to the core.
+type inbound struct {
+	*state
+	*users
+	// seen remembers the events handed to the core (Slack redelivers).
+	seen *eventSet
+}
+
 // handleCallback hands the message in an event_callback to the core. It
 // reports whether Slack may forget the event: true once the core has it or
 // when Parley has no use for it; false when the core could not take it
 // within the ack budget, so that Slack sends it again (Socket Mode
 // redelivers an unacked envelope; the Events API retries a failed POST).
 // retry is Slack's retry count, for the logs.
-func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) bool {
+func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bool {
 	var cb slackevents.EventsAPICallbackEvent
 	if err := json.Unmarshal(raw, &cb); err != nil || cb.InnerEvent == nil {
-		a.log.Warn("skipping a slack event that cannot be decoded", "err", err)
+		in.log.Warn("skipping a slack event that cannot be decoded", "err", err)
 		return true
 	}
 	if cb.Type != string(slackevents.CallbackEvent) {
-		a.log.Debug("ignoring a slack payload that is not an event callback", "type", cb.Type)
+		in.log.Debug("ignoring a slack payload that is not an event callback", "type", cb.Type)
 		return true
 	}
 	var head struct {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(*cb.InnerEvent, &head); err != nil || head.Type != string(slackevents.Message) {
-		a.log.Debug("ignoring a slack event that is not a message", "type", head.Type)
+		in.log.Debug("ignoring a slack event that is not a message", "type", head.Type)
 		return true
 	}
 	var ev slackevents.MessageEvent
 	if err := json.Unmarshal(*cb.InnerEvent, &ev); err != nil {
-		a.log.Warn("skipping a slack message event that cannot be decoded", "event_id", cb.EventID, "err", err)
+		in.log.Warn("skipping a slack message event that cannot be decoded", "event_id", cb.EventID, "err", err)
 		return true
 	}
 	// slack-go keeps a message's files on ev.Message, without the
@@ -48,29 +58,29 @@ func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) boo
 		Files []fileWire `json:"files"`
 	}
 	if err := json.Unmarshal(*cb.InnerEvent, &withFiles); err != nil {
-		a.log.Warn("skipping a slack message event whose files cannot be decoded", "event_id", cb.EventID, "err", err)
+		in.log.Warn("skipping a slack message event whose files cannot be decoded", "event_id", cb.EventID, "err", err)
 		return true
 	}
-	if !a.wanted(&ev, len(withFiles.Files) > 0) {
+	if !in.wanted(&ev, len(withFiles.Files) > 0) {
 		return true
 	}
-	files := a.attachments(withFiles.Files)
+	files := in.attachments(withFiles.Files)
 	if len(files) == 0 && strings.TrimSpace(ev.Text) == "" && len(withFiles.Files) > 0 {
 		// Only files Parley cannot fetch (deleted, hidden by the free
 		// plan's limit, external links) and no text: nothing to answer.
-		a.log.Debug("ignoring a slack file share without a file to fetch", "channel", ev.Channel)
+		in.log.Debug("ignoring a slack file share without a file to fetch", "channel", ev.Channel)
 		return true
 	}
 	key := cb.EventID
 	if key == "" {
 		key = ev.Channel + "/" + ev.TimeStamp
 	}
-	return a.deliver(ctx, key, retry, ev.Channel, func(ctx context.Context, now time.Time) core.InboundMessage {
+	return in.deliver(ctx, key, retry, ev.Channel, func(ctx context.Context, now time.Time) core.InboundMessage {
 		return core.InboundMessage{
 			Platform:          Platform,
 			ChannelThreadID:   ev.Channel,
 			ChannelUserID:     ev.User,
-			DisplayName:       a.displayName(ctx, ev.User),
+			DisplayName:       in.displayName(ctx, ev.User),
 			Text:              fromMrkdwn(ev.Text),
 			PlatformMessageID: ev.TimeStamp,
 			SentAt:            parseTS(ev.TimeStamp, now),
@@ -83,8 +93,8 @@ func (a *Adapter) handleCallback(ctx context.Context, raw []byte, retry int) boo
 // wanted reports whether a message event is a user's DM to the bot: a
 // plain message, or a file share (subtype file_share, or files on a plain
 // message) when hasFiles.
-func (a *Adapter) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
-	botUser, _ := a.ownIDs()
+func (in *inbound) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
+	botUser, _ := in.ownIDs()
 	why := ""
 	switch {
 	case ev.ChannelType != "im":
@@ -103,7 +113,7 @@ func (a *Adapter) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 	default:
 		return true
 	}
-	a.log.Debug("ignoring a slack message", "why", why, "channel", ev.Channel)
+	in.log.Debug("ignoring a slack message", "why", why, "channel", ev.Channel)
 	return false
 }
 
@@ -111,34 +121,34 @@ func (a *Adapter) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 // once per key (the event id). A core that cannot take it (its database
 // briefly locked or down) gets more tries while the ack budget lasts;
 // after that the event is left to Slack's redelivery.
-func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel string, build func(context.Context, time.Time) core.InboundMessage) bool {
-	now := a.clock.Now()
-	switch a.seen.begin(key, now) {
+func (in *inbound) deliver(ctx context.Context, key string, retry int, channel string, build func(context.Context, time.Time) core.InboundMessage) bool {
+	now := in.clock.Now()
+	switch in.seen.begin(key, now) {
 	case eventDone:
-		a.log.Debug("ignoring a slack event already handled", "event_id", key, "retry", retry)
+		in.log.Debug("ignoring a slack event already handled", "event_id", key, "retry", retry)
 		return true
 	case eventInFlight:
 		// Another delivery of it is being handled; Slack asks again later.
 		return false
 	}
-	h, runCtx, ok := a.enter()
+	h, runCtx, ok := in.enter()
 	if !ok {
-		a.seen.forget(key)
+		in.seen.forget(key)
 		return false
 	}
-	defer a.wg.Done()
+	defer in.wg.Done()
 	handled := false
 	defer func() {
 		if handled {
 			return
 		}
 		// Not acked: Slack's redelivery must be handled afresh.
-		a.seen.forget(key)
+		in.seen.forget(key)
 		if r := recover(); r != nil {
-			a.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
+			in.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	ctx, cancel := context.WithDeadline(ctx, now.Add(a.ackBudget))
+	ctx, cancel := context.WithDeadline(ctx, now.Add(in.ackBudget))
 	defer cancel()
 	defer context.AfterFunc(runCtx, cancel)()
 
@@ -146,14 +156,14 @@ func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel st
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)
 		if err == nil {
-			a.seen.finish(key, a.clock.Now())
+			in.seen.finish(key, in.clock.Now())
 			handled = true
 			return true
 		}
 		wait := inboundBackoff().Delay(attempt - 1)
 		deadline, _ := ctx.Deadline()
-		if ctx.Err() != nil || a.clock.Now().Add(wait).After(deadline) || !a.sleep(ctx, wait) {
-			a.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
+		if ctx.Err() != nil || in.clock.Now().Add(wait).After(deadline) || !in.sleep(ctx, wait) {
+			in.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
 				"event_id", key, "channel", channel, "attempts", attempt, "err", err)
 			return false
 		}
@@ -165,14 +175,14 @@ func (a *Adapter) deliver(ctx context.Context, key string, retry int, channel st
 func inboundBackoff() backoff.Policy { return backoff.Policy{Initial: 100 * time.Millisecond} }
 
 // enter registers an event being handled, unless the adapter is stopping.
-func (a *Adapter) enter() (core.InboundHandler, context.Context, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.started || a.stopped || a.runCtx == nil || a.runCtx.Err() != nil {
+func (st *state) enter() (core.InboundHandler, context.Context, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.started || st.stopped || st.runCtx == nil || st.runCtx.Err() != nil {
 		return nil, nil, false
 	}
-	a.wg.Add(1)
-	return a.handler, a.runCtx, true
+	st.wg.Add(1)
+	return st.handler, st.runCtx, true
 }
 
 // parseTS reads a Slack timestamp ("1700000000.000100", seconds and

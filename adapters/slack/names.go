@@ -7,6 +7,17 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
+// users answers questions about Slack users: their display names, the
+// bot's DM with each, and OpenConversation.
+type users struct {
+	*state
+	// names caches display names from users.info.
+	names *nameCache
+	// dms caches the bot's DM channel with each user (conversations.open),
+	// which tells a slash command typed there from one typed elsewhere.
+	dms *nameCache
+}
+
 // nameCache keeps a string per user for a while: display names from
 // users.info, so that a DM costs a users.info call once an hour per user
 // rather than every time, and the bot's DM channels (slash commands).
@@ -48,32 +59,32 @@ const nameLookup = time.Second
 // displayName returns how the user shows in Slack: their display name,
 // else their real name, else their username. When users.info fails the
 // message goes on without a name.
-func (a *Adapter) displayName(ctx context.Context, userID string) string {
-	now := a.clock.Now()
-	if name, ok := a.names.get(userID, now); ok {
+func (u *users) displayName(ctx context.Context, userID string) string {
+	now := u.clock.Now()
+	if name, ok := u.names.get(userID, now); ok {
 		return name
 	}
-	api, err := a.live()
+	api, err := u.live()
 	if err != nil {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, nameLookup)
 	defer cancel()
-	u, err := api.GetUserInfoContext(ctx, userID)
-	if err != nil || u == nil {
-		a.log.Debug("slack users.info failed; the message goes on without a display name", "user", userID, "err", a.scrub(err))
+	info, err := api.GetUserInfoContext(ctx, userID)
+	if err != nil || info == nil {
+		u.log.Debug("slack users.info failed; the message goes on without a display name", "user", userID, "err", u.scrub(err))
 		return ""
 	}
-	name := u.Profile.DisplayName
+	name := info.Profile.DisplayName
 	if name == "" {
-		name = u.RealName
+		name = info.RealName
 	}
 	if name == "" {
-		name = u.Profile.RealName
+		name = info.Profile.RealName
 	}
 	if name == "" {
-		name = u.Name
+		name = info.Name
 	}
-	a.names.put(userID, name, now)
+	u.names.put(userID, name, now)
 	return name
 }

@@ -18,11 +18,11 @@ var _ core.ConversationOpener = (*Adapter)(nil)
 // not that DM is refused with a plain error: the request contradicts
 // itself, the user may well be reachable. ChannelUserID is required, since
 // a DM is opened with a user.
-func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (core.OpenedConversation, error) {
+func (u *users) OpenConversation(ctx context.Context, req core.OpenRequest) (core.OpenedConversation, error) {
 	if err := ctx.Err(); err != nil {
 		return core.OpenedConversation{}, fmt.Errorf("opening slack conversation: %w", err)
 	}
-	if _, err := a.live(); err != nil {
+	if _, err := u.live(); err != nil {
 		return core.OpenedConversation{}, fmt.Errorf("opening slack conversation: %w", err)
 	}
 	userID := req.ChannelUserID
@@ -33,7 +33,7 @@ func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (c
 		return core.OpenedConversation{}, fmt.Errorf("opening slack conversation: %q is not a slack user id (U… or W…): %w", userID, core.ErrUnreachable)
 	}
 	what := "opening slack conversation with user " + userID
-	ch, err := a.OpenDM(ctx, userID)
+	ch, err := u.OpenDM(ctx, userID)
 	if err != nil {
 		if reason := unreachableReason(errorCode(err)); reason != "" {
 			return core.OpenedConversation{}, fmt.Errorf("%s: %s: %w", what, reason, core.ErrUnreachable)
@@ -46,7 +46,7 @@ func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (c
 	return core.OpenedConversation{
 		ChannelThreadID: ch,
 		ChannelUserID:   userID,
-		DisplayName:     a.displayName(ctx, userID),
+		DisplayName:     u.displayName(ctx, userID),
 	}, nil
 }
 

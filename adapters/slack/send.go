@@ -17,6 +17,13 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// sender posts to Slack: it splits and renders replies, paces them per
+// channel and retries what Slack did not act on.
+type sender struct {
+	*state
+	*users
+}
+
 // Send delivers msg.Text with chat.postMessage to the DM
 // msg.ChannelThreadID (or, when that is a user id or empty, to the DM with
 // that user or msg.ChannelUserID, found or opened with conversations.open),
@@ -31,20 +38,20 @@ import (
 // is retried with backoff; the whole send is bounded by a deadline. The
 // result holds the ts of the delivered parts even when a later part
 // fails.
-func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+func (s *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending slack message: %w", err)
 	}
-	api, err := a.live()
+	api, err := s.live()
 	if err != nil {
 		return core.SendResult{}, fmt.Errorf("sending slack message: %w", err)
 	}
 	if strings.TrimSpace(msg.Text) == "" {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.sendTimeout)
 	defer cancel()
-	channel, err := a.channelOf(ctx, msg)
+	channel, err := s.channelOf(ctx, msg)
 	if err != nil {
 		return core.SendResult{}, err
 	}
@@ -52,12 +59,12 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if len(posts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	return a.post(ctx, api, channel, posts)
+	return s.post(ctx, api, channel, posts)
 }
 
 // channelOf is the conversation to post msg in: its channel thread, or
 // the DM with the user it names.
-func (a *Adapter) channelOf(ctx context.Context, msg core.OutboundMessage) (string, error) {
+func (s *sender) channelOf(ctx context.Context, msg core.OutboundMessage) (string, error) {
 	channel := msg.ChannelThreadID
 	if channel == "" && msg.ChannelUserID != "" {
 		channel = msg.ChannelUserID
@@ -68,7 +75,7 @@ func (a *Adapter) channelOf(ctx context.Context, msg core.OutboundMessage) (stri
 	if isUserID(channel) {
 		// Addressed by user: post into the bot's DM with them, the
 		// channel their own messages arrive from.
-		return a.OpenDM(ctx, channel)
+		return s.OpenDM(ctx, channel)
 	}
 	return channel, nil
 }
@@ -112,16 +119,16 @@ func plainPosts(plain string) [][]slack.MsgOption {
 }
 
 // post makes the calls of one logical send in order.
-func (a *Adapter) post(ctx context.Context, api *slack.Client, channel string, posts []post) (core.SendResult, error) {
+func (s *sender) post(ctx context.Context, api *slack.Client, channel string, posts []post) (core.SendResult, error) {
 	ids := make([]string, 0, len(posts))
 	for i, p := range posts {
-		ts, err := a.postPart(ctx, api, channel, p.opts...)
+		ts, err := s.postPart(ctx, api, channel, p.opts...)
 		switch {
 		case err == nil:
 			ids = append(ids, ts)
 		case len(p.instead) > 0:
 			var more []string
-			more, err = a.postInstead(ctx, api, channel, p, err, i, len(posts))
+			more, err = s.postInstead(ctx, api, channel, p, err, i, len(posts))
 			ids = append(ids, more...)
 		}
 		if err != nil {
@@ -138,16 +145,16 @@ func (a *Adapter) post(ctx context.Context, api *slack.Client, channel string, p
 // refused its markup, the refusal is logged with what Slack pointed at and
 // p.instead is posted. Any other error is returned as it is. part and
 // parts number the post for the log.
-func (a *Adapter) postInstead(ctx context.Context, api *slack.Client, channel string, p post, err error, part, parts int) ([]string, error) {
+func (s *sender) postInstead(ctx context.Context, api *slack.Client, channel string, p post, err error, part, parts int) ([]string, error) {
 	pointer, refused := markupRefused(err)
 	if !refused {
 		return nil, err
 	}
-	a.log.Warn("slack refused a message's markup; posting it again as plain text",
+	s.log.Warn("slack refused a message's markup; posting it again as plain text",
 		"channel", channel, "part", part+1, "parts", parts, "error", errorCode(err), "pointer", pointer)
 	var ids []string
 	for _, opts := range p.instead {
-		ts, err := a.postPart(ctx, api, channel, opts...)
+		ts, err := s.postPart(ctx, api, channel, opts...)
 		if err != nil {
 			return ids, fmt.Errorf("posting the plain text of a refused message: %w", err)
 		}
@@ -185,10 +192,10 @@ func markupRefused(err error) (string, bool) {
 // postPart posts one message, retrying what a retry can fix without
 // posting it twice. Every attempt waits for the pacer first: each is a
 // call Slack counts.
-func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel string, opts ...slack.MsgOption) (string, error) {
+func (s *sender) postPart(ctx context.Context, api *slack.Client, channel string, opts ...slack.MsgOption) (string, error) {
 	const what = "sending slack message"
-	ts, err := retry.Do(ctx, a.retryPolicy(), what, []any{"channel", channel}, func(ctx context.Context) (string, error) {
-		if err := a.pace(ctx, channel); err != nil {
+	ts, err := retry.Do(ctx, s.retryPolicy(), what, []any{"channel", channel}, func(ctx context.Context) (string, error) {
+		if err := s.pace(ctx, channel); err != nil {
 			return "", paceError{fmt.Errorf("%s: %w", what, err)}
 		}
 		_, ts, err := api.PostMessageContext(ctx, channel, opts...)
@@ -198,7 +205,7 @@ func (a *Adapter) postPart(ctx context.Context, api *slack.Client, channel strin
 		if errors.As(err, &paced) {
 			return retry.Verdict{Kind: retry.Fail, Err: paced.error}
 		}
-		return a.judge(err, a.apiError(what, err))
+		return s.judge(err, s.apiError(what, err))
 	})
 	if err == nil && ts == "" {
 		return "", errors.New("sending slack message: no ts in the answer")
@@ -211,15 +218,15 @@ type paceError struct{ error }
 
 // retryPolicy is how the adapter retries a Web API call; a rate limit's
 // wait past the send's deadline gives up at once.
-func (a *Adapter) retryPolicy() retry.Policy {
-	return retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
-		GiveUpPastDeadline: true, Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "slack"}
+func (st *state) retryPolicy() retry.Policy {
+	return retry.Policy{RateLimits: st.maxRateLimitRetries, Failures: st.maxServerRetries, Backoff: st.serverBackoff,
+		GiveUpPastDeadline: true, Clock: st.clock, Log: st.log, Scrub: st.scrub, Platform: "slack"}
 }
 
 // judge reads a failed Web API call: a rate limit waits what Slack asks
 // (at least a second), a failure Slack did not act on backs off, anything
 // else fails with final.
-func (a *Adapter) judge(err, final error) retry.Verdict {
+func (st *state) judge(err, final error) retry.Verdict {
 	var limited *slack.RateLimitedError
 	switch {
 	case errors.As(err, &limited):
@@ -299,7 +306,7 @@ func permanentReason(code string) string {
 // apiError explains a Web API error; the ones retrying cannot fix are
 // *core.PermanentError. Slack's error code stays in the chain, for
 // errorCode.
-func (a *Adapter) apiError(what string, err error) error {
+func (st *state) apiError(what string, err error) error {
 	code := errorCode(err)
 	// Slack's answer stays whole in the chain (its response_metadata
 	// names what a refused post got wrong); it holds no secret.
@@ -319,9 +326,9 @@ func (a *Adapter) apiError(what string, err error) error {
 	case code != "":
 		return fmt.Errorf("%s: slack error %w", what, se)
 	case errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusRequestTimeout:
-		return &core.PermanentError{Reason: fmt.Sprintf("slack rejected the request (HTTP %d)", status.Code), Err: a.scrub(err)}
+		return &core.PermanentError{Reason: fmt.Sprintf("slack rejected the request (HTTP %d)", status.Code), Err: st.scrub(err)}
 	default:
-		return fmt.Errorf("%s: %w", what, a.scrub(err))
+		return fmt.Errorf("%s: %w", what, st.scrub(err))
 	}
 }
 
@@ -343,21 +350,21 @@ func isUserID(id string) bool {
 // OpenDM returns the id of the DM with userID, opening it if needed
 // (conversations.open), for conversations addressed by user id. An unknown
 // or deactivated user is a *core.PermanentError.
-func (a *Adapter) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
-	api, err := a.live()
+func (u *users) OpenDM(ctx context.Context, userID string) (channelID string, err error) {
+	api, err := u.live()
 	if err != nil {
 		return "", fmt.Errorf("opening slack DM: %w", err)
 	}
 	if !isConversationID(userID) {
 		return "", &core.PermanentError{Reason: fmt.Sprintf("user id %q is not a slack user id", userID)}
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.sendTimeout)
+	ctx, cancel := context.WithTimeout(ctx, u.sendTimeout)
 	defer cancel()
 	const what = "opening slack DM"
-	ch, err := retry.Do(ctx, a.retryPolicy(), what, []any{"user_id", userID}, func(ctx context.Context) (*slack.Channel, error) {
+	ch, err := retry.Do(ctx, u.retryPolicy(), what, []any{"user_id", userID}, func(ctx context.Context) (*slack.Channel, error) {
 		ch, _, _, err := api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{userID}, ReturnIM: true})
 		return ch, err
-	}, func(err error) retry.Verdict { return a.judge(err, a.apiError(what, err)) })
+	}, func(err error) retry.Verdict { return u.judge(err, u.apiError(what, err)) })
 	if err != nil {
 		return "", err
 	}

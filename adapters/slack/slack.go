@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -82,61 +78,26 @@ type Adapter struct {
 	// limit of the adapter's own).
 	SendRate pace.Limits `yaml:"send_rate"`
 
-	log   *slog.Logger
-	clock core.Clock
-
-	// Tunables; tests shorten them.
-	sendTimeout         time.Duration
-	maxRateLimitRetries int
-	maxServerRetries    int
-	serverBackoff       time.Duration
-	// ackBudget bounds handing one event to the core before Slack is
-	// answered; Slack wants an answer within 3 seconds.
-	ackBudget time.Duration
-	// pingInterval is how long Socket Mode may go without a ping from
-	// Slack before the connection counts as dead (0: slack-go's 30s).
-	pingInterval time.Duration
-	reconnectMin time.Duration
-	reconnectMax time.Duration
-
-	seen *eventSet
-	// names caches display names from users.info.
-	names *nameCache
-	// dms caches the bot's DM channel with each user (conversations.open),
-	// which tells a slash command typed there from one typed elsewhere.
-	dms *nameCache
-
-	mu        sync.Mutex
-	started   bool
-	stopped   bool
-	api       *slack.Client
-	pacer     *pace.Pacer
-	transport *http.Transport
-	handler   core.InboundHandler
-	runCtx    context.Context
-	cancel    context.CancelCauseFunc
-	// socketDone is closed when the Socket Mode loop has returned.
-	socketDone chan struct{}
-	// wg counts the events being handled.
-	wg sync.WaitGroup
-
-	healthMu  sync.Mutex
-	botUserID string
-	botID     string
-	connected bool
-	downSince time.Time
-	lastErr   string
+	// The parts, each with one job; they share *state. Embedding promotes
+	// the methods core's interfaces ask for (Send, Mount, Health…).
+	*state
+	*users   // display names, DMs, OpenConversation
+	*inbound // Events API, Socket Mode, slash commands, dedup
+	*sender  // Send, SendImage: splitting, pacing, retries
+	*fetcher // FetchAttachment
 }
 
 // New returns a Slack adapter with its defaults set. It has no side
 // effects: nothing connects before Start.
 func New() *Adapter {
-	return &Adapter{
+	a := &Adapter{
 		Mode: ModeSocket,
 		// Slack allows chat.postMessage about once a second per channel,
 		// with short bursts over it.
 		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 3},
-
+	}
+	st := &state{
+		cfg:                 a,
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
 		sendTimeout:         60 * time.Second,
@@ -146,10 +107,13 @@ func New() *Adapter {
 		ackBudget:           2500 * time.Millisecond,
 		reconnectMin:        time.Second,
 		reconnectMax:        2 * time.Minute,
-		seen:                newEventSet(time.Hour, 10000),
-		names:               newNameCache(time.Hour, 10000),
-		dms:                 newNameCache(24*time.Hour, 10000),
 	}
+	u := &users{state: st, names: newNameCache(time.Hour, 10000), dms: newNameCache(24*time.Hour, 10000)}
+	a.state, a.users = st, u
+	a.inbound = &inbound{state: st, users: u, seen: newEventSet(time.Hour, 10000)}
+	a.sender = &sender{state: st, users: u}
+	a.fetcher = &fetcher{state: st}
+	return a
 }
 
 // Name returns "slack".
@@ -240,26 +204,6 @@ func apiURL(raw string) (string, error) {
 		raw += "/"
 	}
 	return raw, nil
-}
-
-// newAPI builds the Web API client. slack-go's own loggers are silenced:
-// the adapter logs through slog only.
-func (a *Adapter) newAPI(transport *http.Transport) (*slack.Client, error) {
-	opts := []slack.Option{
-		slack.OptionHTTPClient(&http.Client{Transport: transport, Timeout: requestTimeout}),
-		slack.OptionLog(log.New(io.Discard, "", 0)),
-	}
-	if a.APIURL != "" {
-		u, err := apiURL(a.APIURL)
-		if err != nil {
-			return nil, fmt.Errorf("api_url %w", err)
-		}
-		opts = append(opts, slack.OptionAPIURL(u))
-	}
-	if a.Mode == ModeSocket {
-		opts = append(opts, slack.OptionAppLevelToken(a.AppToken.Reveal()))
-	}
-	return slack.New(a.BotToken.Reveal(), opts...), nil
 }
 
 // Start checks the bot token with auth.test, which also tells the bot's
@@ -380,82 +324,4 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stopping slack adapter: %w", ctx.Err())
 	}
-}
-
-// Health reports an error while the adapter is not running or the Socket
-// Mode connection is down.
-func (a *Adapter) Health() error {
-	a.mu.Lock()
-	running := a.started && !a.stopped && a.api != nil
-	a.mu.Unlock()
-	if !running {
-		return errors.New("slack adapter: not running")
-	}
-	a.healthMu.Lock()
-	defer a.healthMu.Unlock()
-	if !a.connected {
-		msg := fmt.Sprintf("slack adapter: socket mode disconnected since %s", a.downSince.UTC().Format(time.RFC3339))
-		if a.lastErr != "" {
-			msg += ": " + a.lastErr
-		}
-		return errors.New(msg)
-	}
-	return nil
-}
-
-// setConnected records the connection state for Health.
-func (a *Adapter) setConnected(up bool, why string) {
-	a.healthMu.Lock()
-	defer a.healthMu.Unlock()
-	if up {
-		a.connected, a.lastErr = true, ""
-		return
-	}
-	if a.connected || a.downSince.IsZero() {
-		a.downSince = a.clock.Now()
-	}
-	a.connected = false
-	if why != "" {
-		a.lastErr = why
-	}
-}
-
-// ownIDs returns the bot's user id and bot id from auth.test.
-func (a *Adapter) ownIDs() (userID, botID string) {
-	a.healthMu.Lock()
-	defer a.healthMu.Unlock()
-	return a.botUserID, a.botID
-}
-
-// live returns the Web API client while the adapter runs.
-func (a *Adapter) live() (*slack.Client, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case a.stopped:
-		return nil, errors.New("slack adapter is stopped")
-	case a.api == nil:
-		return nil, errors.New("slack adapter is not started")
-	}
-	return a.api, nil
-}
-
-// scrub returns err with every secret replaced (see config.Secret.Scrub);
-// classify errors before scrubbing them.
-func (a *Adapter) scrub(err error) error {
-	return a.SigningSecret.Scrub(a.AppToken.Scrub(a.BotToken.Scrub(err)))
-}
-
-// pace waits, bounded by ctx, until one more message may go to channel
-// (replies first: background sends wait behind them).
-func (a *Adapter) pace(ctx context.Context, channel string) error {
-	a.mu.Lock()
-	p := a.pacer
-	a.mu.Unlock()
-	return p.Wait(ctx, channel) // a nil Pacer (not started) paces nothing
-}
-
-// sleep waits d on the adapter's clock; false when ctx ended first.
-func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
-	return core.Sleep(ctx, a.clock, d)
 }

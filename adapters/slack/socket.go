@@ -17,17 +17,17 @@ import (
 // hello. The connection then lives in the background until runCtx ends;
 // the returned channel is closed when it has. On an error the caller
 // cancels runCtx and waits for the channel.
-func (a *Adapter) openSocket(ctx, runCtx context.Context, api *slack.Client) (chan struct{}, error) {
+func (in *inbound) openSocket(ctx, runCtx context.Context, api *slack.Client) (chan struct{}, error) {
 	opts := []socketmode.Option{socketmode.OptionLog(log.New(io.Discard, "", 0))}
-	if a.pingInterval > 0 {
-		opts = append(opts, socketmode.OptionPingInterval(a.pingInterval))
+	if in.pingInterval > 0 {
+		opts = append(opts, socketmode.OptionPingInterval(in.pingInterval))
 	}
 	smc := socketmode.New(api, opts...)
 	hello := &startSignal{ch: make(chan error, 1)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		a.superviseSocket(runCtx, smc, hello)
+		in.superviseSocket(runCtx, smc, hello)
 	}()
 	select {
 	case err := <-hello.ch:
@@ -60,10 +60,10 @@ func (s *startSignal) report(err error) bool {
 // connection's outcome goes to hello; a refused token at start-up ends
 // the loop, since Start then fails. A token revoked later is retried with
 // backoff, and Health reports the connection down meanwhile.
-func (a *Adapter) superviseSocket(ctx context.Context, smc *socketmode.Client, hello *startSignal) {
-	backoff := a.reconnectMin
+func (in *inbound) superviseSocket(ctx context.Context, smc *socketmode.Client, hello *startSignal) {
+	backoff := in.reconnectMin
 	for {
-		err := a.runSocket(ctx, smc, hello)
+		err := in.runSocket(ctx, smc, hello)
 		if ctx.Err() != nil {
 			return
 		}
@@ -72,18 +72,18 @@ func (a *Adapter) superviseSocket(ctx context.Context, smc *socketmode.Client, h
 			<-ctx.Done()
 			return
 		}
-		a.setConnected(false, "socket mode: "+a.scrub(err).Error())
-		a.log.Error("slack socket mode stopped; reconnecting", "err", a.scrub(err), "retry_in", backoff)
-		if !a.sleep(ctx, backoff) {
+		in.setConnected(false, "socket mode: "+in.scrub(err).Error())
+		in.log.Error("slack socket mode stopped; reconnecting", "err", in.scrub(err), "retry_in", backoff)
+		if !in.sleep(ctx, backoff) {
 			return
 		}
-		backoff = min(2*backoff, a.reconnectMax)
+		backoff = min(2*backoff, in.reconnectMax)
 	}
 }
 
 // runSocket runs one slack-go Socket Mode loop and consumes its events
 // until the loop returns.
-func (a *Adapter) runSocket(ctx context.Context, smc *socketmode.Client, hello *startSignal) error {
+func (in *inbound) runSocket(ctx context.Context, smc *socketmode.Client, hello *startSignal) error {
 	// slack-go's loop gets its own context so that its last events are
 	// still read after it returned (it blocks sending them otherwise).
 	loopCtx, stopLoop := context.WithCancel(ctx)
@@ -98,7 +98,7 @@ func (a *Adapter) runSocket(ctx context.Context, smc *socketmode.Client, hello *
 			}
 			return err
 		case evt := <-smc.Events:
-			a.onSocketEvent(ctx, smc, evt, hello)
+			in.onSocketEvent(ctx, smc, evt, hello)
 		}
 	}
 }
@@ -106,60 +106,60 @@ func (a *Adapter) runSocket(ctx context.Context, smc *socketmode.Client, hello *
 // onSocketEvent handles one event of slack-go's Socket Mode client. A
 // panic while handling it is logged and the event skipped, unacked, so
 // Slack sends it again.
-func (a *Adapter) onSocketEvent(ctx context.Context, smc *socketmode.Client, evt socketmode.Event, hello *startSignal) {
+func (in *inbound) onSocketEvent(ctx context.Context, smc *socketmode.Client, evt socketmode.Event, hello *startSignal) {
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.Error("panic while handling a slack socket mode event", "panic", r, "stack", string(debug.Stack()))
+			in.log.Error("panic while handling a slack socket mode event", "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
 	switch evt.Type {
 	case socketmode.EventTypeConnecting:
 		// Also after a drop or a disconnect request: down until hello.
-		a.setConnected(false, "")
-		a.log.Debug("slack socket mode connecting")
+		in.setConnected(false, "")
+		in.log.Debug("slack socket mode connecting")
 	case socketmode.EventTypeConnectionError:
 		why := "connection error"
 		if ce, ok := evt.Data.(*slack.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
-			why = a.scrub(ce.ErrorObj).Error()
+			why = in.scrub(ce.ErrorObj).Error()
 		}
-		a.setConnected(false, why)
-		a.log.Warn("slack socket mode connection failed; slack-go retries", "err", why)
+		in.setConnected(false, why)
+		in.log.Warn("slack socket mode connection failed; slack-go retries", "err", why)
 		// Start, if it is still waiting, fails with the reason.
 		hello.report(fmt.Errorf("slack adapter: connecting socket mode: %s", why))
 	case socketmode.EventTypeInvalidAuth:
-		a.setConnected(false, "invalid app token")
+		in.setConnected(false, "invalid app token")
 	case socketmode.EventTypeConnected:
-		a.log.Debug("slack socket mode websocket open")
+		in.log.Debug("slack socket mode websocket open")
 	case socketmode.EventTypeHello:
-		a.setConnected(true, "")
-		a.log.Info("slack socket mode connected")
+		in.setConnected(true, "")
+		in.log.Info("slack socket mode connected")
 		hello.report(nil)
 	case socketmode.EventTypeEventsAPI:
 		if evt.Request == nil {
 			return
 		}
-		if a.handleCallback(ctx, evt.Request.Payload, evt.Request.RetryAttempt) {
-			a.ack(ctx, smc, evt.Request, nil)
+		if in.handleCallback(ctx, evt.Request.Payload, evt.Request.RetryAttempt) {
+			in.ack(ctx, smc, evt.Request, nil)
 		}
 	case socketmode.EventTypeSlashCommand:
 		if evt.Request == nil {
 			return
 		}
-		a.onSlashCommand(ctx, func(payload any) { a.ack(ctx, smc, evt.Request, payload) }, evt.Data)
+		in.onSlashCommand(ctx, func(payload any) { in.ack(ctx, smc, evt.Request, payload) }, evt.Data)
 	case socketmode.EventTypeInteractive:
 		// Not used by Parley; acked so Slack does not retry them.
 		if evt.Request != nil {
-			a.ack(ctx, smc, evt.Request, nil)
+			in.ack(ctx, smc, evt.Request, nil)
 		}
 	case socketmode.EventTypeErrorBadMessage, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
-		a.log.Warn("slack socket mode reported an error", "type", evt.Type)
+		in.log.Warn("slack socket mode reported an error", "type", evt.Type)
 	}
 }
 
 // ack confirms an envelope to Slack, with a payload for a slash command
 // (what Slack shows the user who typed it) or nil.
-func (a *Adapter) ack(ctx context.Context, smc *socketmode.Client, req *socketmode.Request, payload any) {
+func (in *inbound) ack(ctx context.Context, smc *socketmode.Client, req *socketmode.Request, payload any) {
 	if err := smc.AckCtx(ctx, req.EnvelopeID, payload); err != nil && ctx.Err() == nil {
-		a.log.Warn("acknowledging a slack envelope failed; slack will send it again", "envelope_id", req.EnvelopeID, "err", err)
+		in.log.Warn("acknowledging a slack envelope failed; slack will send it again", "envelope_id", req.EnvelopeID, "err", err)
 	}
 }

@@ -145,14 +145,14 @@ func (n *notice) allow(now time.Time) (bool, int) {
 // clientID: one it took a message from or showed a history to lately, or,
 // failing that, one the core has messages of. A client the core cannot
 // tell about (no history, or an error) counts as new.
-func (a *Adapter) knownClient(ctx context.Context, h core.Host, g *guards, clientID string) bool {
+func (rt *routes) knownClient(ctx context.Context, h core.Host, g *guards, clientID string) bool {
 	if g.known.has(clientID) {
 		return true
 	}
 	msgs, err := h.History(ctx, Platform, clientID, 1)
 	if err != nil {
 		if !errors.Is(err, core.ErrNotFound) {
-			a.log.Debug("asking whether a web client is new", "client", clientID, "err", err)
+			rt.log.Debug("asking whether a web client is new", "client", clientID, "err", err)
 		}
 		return false
 	}
@@ -165,9 +165,9 @@ func (a *Adapter) knownClient(ctx context.Context, h core.Host, g *guards, clien
 
 // refused answers 429 for a post over limit and logs, at most once a
 // minute, that the web chat is refusing requests.
-func (a *Adapter) refused(w http.ResponseWriter, r *http.Request, g *guards, limit string, addr netip.Addr, wait time.Duration, msg string) {
-	if ok, held := g.refusals.allow(a.clock.Now()); ok {
-		a.log.Warn("web chat refused a request over its limits"+proxyHint(addr), "limit", "adapters.web.limits."+limit,
+func (rt *routes) refused(w http.ResponseWriter, r *http.Request, g *guards, limit string, addr netip.Addr, wait time.Duration, msg string) {
+	if ok, held := g.refusals.allow(rt.clock.Now()); ok {
+		rt.log.Warn("web chat refused a request over its limits"+proxyHint(addr), "limit", "adapters.web.limits."+limit,
 			"ip", ipKey(addr), "path", r.URL.Path, "refusals_not_logged", held)
 	}
 	refuse(w, http.StatusTooManyRequests, wait, msg)
@@ -175,17 +175,17 @@ func (a *Adapter) refused(w http.ResponseWriter, r *http.Request, g *guards, lim
 
 // sameSite refuses (403) a request from another site's page and reports
 // whether r may go on.
-func (a *Adapter) sameSite(w http.ResponseWriter, r *http.Request, g *guards) bool {
+func (rt *routes) sameSite(w http.ResponseWriter, r *http.Request, g *guards) bool {
 	why := g.crossSite(r)
 	if why == "" {
 		return true
 	}
-	if ok, held := g.crossSites.allow(a.clock.Now()); ok {
+	if ok, held := g.crossSites.allow(rt.clock.Now()); ok {
 		origin := r.Header.Get("Origin")
 		if len(origin) > 200 {
 			origin = origin[:200]
 		}
-		a.log.Warn("web chat refused a request from another site; behind a reverse proxy, pass the Host header "+
+		rt.log.Warn("web chat refused a request from another site; behind a reverse proxy, pass the Host header "+
 			"the browser sent or list the page's origin in adapters.web.allowed_origins",
 			"why", why, "origin", origin, "host", r.Host, "path", r.URL.Path, "refusals_not_logged", held)
 	}
@@ -205,11 +205,11 @@ func (g *guards) streamLifetime() time.Duration {
 
 // evicted logs, at most once a minute, that the chat was full and a
 // stream of the address holding the most made room.
-func (a *Adapter) evicted(g *guards, ip string) {
-	if ok, held := g.evictions.allow(a.clock.Now()); ok {
-		a.log.Warn("web chat full: the oldest stream of the address holding the most was ended to make room "+
-			"(adapters.web.limits.max_streams); its page reconnects", "ip", ip, "open_streams", a.hub.openStreams(),
-			"evicted_total", a.hub.evictions(), "evictions_not_logged", held)
+func (rt *routes) evicted(g *guards, ip string) {
+	if ok, held := g.evictions.allow(rt.clock.Now()); ok {
+		rt.log.Warn("web chat full: the oldest stream of the address holding the most was ended to make room "+
+			"(adapters.web.limits.max_streams); its page reconnects", "ip", ip, "open_streams", rt.hub.openStreams(),
+			"evicted_total", rt.hub.evictions(), "evictions_not_logged", held)
 	}
 }
 
@@ -217,7 +217,7 @@ func (a *Adapter) evicted(g *guards, ip string) {
 // client or its address holds too many, 503 when the chat holds all it
 // may, 503 when stopped; with Retry-After, and the connection closed after
 // the answer so that a flood of refused streams holds no descriptors.
-func (a *Adapter) refuseStream(w http.ResponseWriter, g *guards, verdict admission, addr netip.Addr) {
+func (rt *routes) refuseStream(w http.ResponseWriter, g *guards, verdict admission, addr netip.Addr) {
 	if verdict == hubClosed {
 		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
 		return
@@ -231,9 +231,9 @@ func (a *Adapter) refuseStream(w http.ResponseWriter, g *guards, verdict admissi
 	case hubFull:
 		status, limit, msg = http.StatusServiceUnavailable, "max_streams", "The web chat is full right now: try again in a moment."
 	}
-	if ok, held := g.streamRefusals.allow(a.clock.Now()); ok {
-		a.log.Warn("web chat refused an event stream over its limits"+proxyHint(addr), "limit", "adapters.web.limits."+limit,
-			"ip", ipKey(addr), "open_streams", a.hub.openStreams(), "refusals_not_logged", held)
+	if ok, held := g.streamRefusals.allow(rt.clock.Now()); ok {
+		rt.log.Warn("web chat refused an event stream over its limits"+proxyHint(addr), "limit", "adapters.web.limits."+limit,
+			"ip", ipKey(addr), "open_streams", rt.hub.openStreams(), "refusals_not_logged", held)
 	}
 	refuse(w, status, streamRetryAfter, msg)
 }

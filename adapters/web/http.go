@@ -19,6 +19,13 @@ import (
 	"github.com/parleybot/parley/httpapi"
 )
 
+// routes serves the chat's HTTP routes: the page, posted messages (behind
+// the guards: limits, origins, known clients), event streams and history.
+type routes struct{ *state }
+
+// OpenStreams is how many event streams (GET /web/events) are open now.
+func (rt *routes) OpenStreams() int { return rt.hub.openStreams() }
+
 const (
 	// maxBodyBytes caps a POSTed message.
 	maxBodyBytes = 64 << 10
@@ -40,12 +47,12 @@ const (
 var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 
 // Mount registers the chat page and the /web/ endpoints on mux.
-func (a *Adapter) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", a.handlePage)
-	mux.HandleFunc("POST /web/messages", a.handleMessage)
-	mux.HandleFunc("GET /web/events", a.handleEvents)
-	mux.HandleFunc("GET /web/history", a.handleHistory)
-	mux.HandleFunc("GET /web/status", a.handleStatus)
+func (rt *routes) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET /{$}", rt.handlePage)
+	mux.HandleFunc("POST /web/messages", rt.handleMessage)
+	mux.HandleFunc("GET /web/events", rt.handleEvents)
+	mux.HandleFunc("GET /web/history", rt.handleHistory)
+	mux.HandleFunc("GET /web/status", rt.handleStatus)
 }
 
 // postedMessage is the body of POST /web/messages.
@@ -55,14 +62,14 @@ type postedMessage struct {
 	Text     string `json:"text"`
 }
 
-func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
-	h := a.inboundHandler()
+func (rt *routes) handleMessage(w http.ResponseWriter, r *http.Request) {
+	h := rt.inboundHandler()
 	if h == nil {
 		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
 		return
 	}
-	g := a.guards()
-	if !a.sameSite(w, r, g) {
+	g := rt.guards()
+	if !rt.sameSite(w, r, g) {
 		return
 	}
 	if !isJSON(r) {
@@ -73,8 +80,8 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 	ip := ipKey(addr)
 	// The address is charged first, before the body is read, so that a
 	// flood costs little; every post past this point counts, taken or not.
-	if ok, wait := g.msgIP.take(ip, a.clock.Now()); !ok {
-		a.refused(w, r, g, "messages_per_minute_per_ip", addr, wait,
+	if ok, wait := g.msgIP.take(ip, rt.clock.Now()); !ok {
+		rt.refused(w, r, g, "messages_per_minute_per_ip", addr, wait,
 			"Too many messages from your network: wait "+waitText(wait)+" and try again.")
 		return
 	}
@@ -92,14 +99,14 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "text is empty")
 		return
 	}
-	if ok, wait := g.msgClient.take(in.ClientID, a.clock.Now()); !ok {
-		a.refused(w, r, g, "messages_per_minute_per_client", addr, wait,
+	if ok, wait := g.msgClient.take(in.ClientID, rt.clock.Now()); !ok {
+		rt.refused(w, r, g, "messages_per_minute_per_client", addr, wait,
 			"You are sending messages too fast: wait "+waitText(wait)+" and try again.")
 		return
 	}
-	if g.newConvIP != nil && !a.knownClient(r.Context(), h, g, in.ClientID) {
-		if ok, wait := g.newConvIP.take(ip, a.clock.Now()); !ok {
-			a.refused(w, r, g, "new_conversations_per_hour_per_ip", addr, wait,
+	if g.newConvIP != nil && !rt.knownClient(r.Context(), h, g, in.ClientID) {
+		if ok, wait := g.newConvIP.take(ip, rt.clock.Now()); !ok {
+			rt.refused(w, r, g, "new_conversations_per_hour_per_ip", addr, wait,
 				"Too many new chats from your network: wait "+waitText(wait)+" and try again.")
 			return
 		}
@@ -110,23 +117,23 @@ func (a *Adapter) handleMessage(w http.ResponseWriter, r *http.Request) {
 		ChannelUserID:     in.ClientID,
 		DisplayName:       displayName(in.Name),
 		Text:              text,
-		PlatformMessageID: a.nextID(),
-		SentAt:            a.clock.Now(),
+		PlatformMessageID: rt.nextID(),
+		SentAt:            rt.clock.Now(),
 		Direct:            true,
 	}
 	if err := h.HandleInbound(r.Context(), msg); err != nil {
 		if errors.Is(err, core.ErrStoreUnavailable) || errors.Is(err, core.ErrInboundLost) {
 			// Not kept anywhere: the browser is told to send it again
 			// later, never 202 for a message that is then lost.
-			if ok, held := g.notKept.allow(a.clock.Now()); ok {
-				a.log.Error("the web chat refused a message it could not keep: the store cannot take it and the inbound spool "+
+			if ok, held := g.notKept.allow(rt.clock.Now()); ok {
+				rt.log.Error("the web chat refused a message it could not keep: the store cannot take it and the inbound spool "+
 					"cannot hold it", "client", in.ClientID, "err", err, "refusals_not_logged", held)
 			}
 			refuse(w, http.StatusServiceUnavailable, notKeptRetry,
 				"The bot cannot take messages right now: try again in "+waitText(notKeptRetry)+".")
 			return
 		}
-		a.log.Error("handing web message to the core", "client", in.ClientID, "err", err)
+		rt.log.Error("handing web message to the core", "client", in.ClientID, "err", err)
 		writeError(w, http.StatusInternalServerError, "could not accept the message")
 		return
 	}
@@ -176,9 +183,9 @@ func displayName(name string) string {
 	return name
 }
 
-func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
-	g := a.guards()
-	if !a.sameSite(w, r, g) {
+func (rt *routes) handleEvents(w http.ResponseWriter, r *http.Request) {
+	g := rt.guards()
+	if !rt.sameSite(w, r, g) {
 		return
 	}
 	clientID := r.URL.Query().Get("client_id")
@@ -187,12 +194,12 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := httpapi.ClientIP(r)
-	sub, verdict := a.hub.subscribe(clientID, ipKey(addr), g.streams)
+	sub, verdict := rt.hub.subscribe(clientID, ipKey(addr), g.streams)
 	if verdict != admitted {
-		a.refuseStream(w, g, verdict, addr)
+		rt.refuseStream(w, g, verdict, addr)
 		return
 	}
-	defer a.hub.leave(sub)
+	defer rt.hub.leave(sub)
 
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
@@ -209,7 +216,7 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// deadline (replacing the server's WriteTimeout, which would cut a
 	// long-lived stream) so a stalled browser cannot hold the handler.
 	write := func(frame string) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(a.writeTimeout)) // unsupported: keep the server's
+		_ = rc.SetWriteDeadline(time.Now().Add(rt.writeTimeout)) // unsupported: keep the server's
 		if _, err := io.WriteString(w, frame); err != nil {
 			return false
 		}
@@ -220,7 +227,7 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 	// whoever reads nothing must be opened again.
 	var end <-chan time.Time
 	if d := g.streamLifetime(); d > 0 {
-		life := a.clock.NewTimer(d)
+		life := rt.clock.NewTimer(d)
 		defer life.Stop()
 		end = life.C()
 	}
@@ -229,7 +236,7 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 	if !write(": connected\n\n") {
 		return
 	}
-	ping := time.NewTicker(a.pingEvery)
+	ping := time.NewTicker(rt.pingEvery)
 	defer ping.Stop()
 	for {
 		select {
@@ -238,12 +245,12 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 		case <-end:
 			return
 		case <-sub.gone:
-			if a.hub.wasEvicted(sub) {
-				a.evicted(g, sub.ip)
+			if rt.hub.wasEvicted(sub) {
+				rt.evicted(g, sub.ip)
 			}
 			return
 		case <-sub.wake:
-			for _, ev := range a.hub.take(sub) {
+			for _, ev := range rt.hub.take(sub) {
 				if !write("event: " + ev.name + "\ndata: " + string(ev.data) + "\n\n") {
 					return
 				}
@@ -256,9 +263,9 @@ func (a *Adapter) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
-	g := a.guards()
-	if !a.sameSite(w, r, g) {
+func (rt *routes) handleHistory(w http.ResponseWriter, r *http.Request) {
+	g := rt.guards()
+	if !rt.sameSite(w, r, g) {
 		return
 	}
 	q := r.URL.Query()
@@ -276,15 +283,15 @@ func (a *Adapter) handleHistory(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	if a.isStopped() {
+	if rt.isStopped() {
 		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
 		return
 	}
 	out := []wireMessage{}
-	if h := a.inboundHandler(); h != nil {
+	if h := rt.inboundHandler(); h != nil {
 		msgs, err := h.History(r.Context(), Platform, clientID, limit)
 		if err != nil && !errors.Is(err, core.ErrNotFound) {
-			a.log.Error("reading web history", "client", clientID, "err", err)
+			rt.log.Error("reading web history", "client", clientID, "err", err)
 			writeError(w, http.StatusInternalServerError, "could not load the history")
 			return
 		}
@@ -338,9 +345,9 @@ type modelStatus struct {
 // handleStatus is GET /web/status: the model's health as the core last
 // saw it (Host.ModelHealth), so the page can warn that replies may fail;
 // unknown when the core reports none (or the chat is not running).
-func (a *Adapter) handleStatus(w http.ResponseWriter, _ *http.Request) {
+func (rt *routes) handleStatus(w http.ResponseWriter, _ *http.Request) {
 	st := modelStatus{State: llm.HealthUnknown}
-	if host := a.inboundHandler(); host != nil {
+	if host := rt.inboundHandler(); host != nil {
 		h := host.ModelHealth()
 		if h.State != "" {
 			st.State = h.State

@@ -22,11 +22,11 @@ var pageTemplate = template.Must(template.New("page").Parse(pageSource))
 const pageCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
 	"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-func (a *Adapter) handlePage(w http.ResponseWriter, _ *http.Request) {
+func (rt *routes) handlePage(w http.ResponseWriter, _ *http.Request) {
 	var buf bytes.Buffer
-	err := pageTemplate.Execute(&buf, struct{ Title, BotName string }{a.Title, a.botName})
+	err := pageTemplate.Execute(&buf, struct{ Title, BotName string }{rt.cfg.Title, rt.botName})
 	if err != nil {
-		a.log.Error("rendering the chat page", "err", err)
+		rt.log.Error("rendering the chat page", "err", err)
 		http.Error(w, "could not render the chat page", http.StatusInternalServerError)
 		return
 	}

@@ -4,17 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
 )
 
@@ -55,35 +50,23 @@ type Adapter struct {
 	// proxy that passes the bot another Host than the browser asked for.
 	AllowedOrigins []string `yaml:"allowed_origins"`
 
-	log     *slog.Logger
-	clock   core.Clock
-	botName string
-	// idPrefix makes platform message ids unique across restarts, so a
-	// page that de-duplicates by id never mistakes a new reply for an old
-	// one from the history.
-	idPrefix     string
-	seq          atomic.Uint64
-	pingEvery    time.Duration
-	writeTimeout time.Duration
-	hub          *hub
-
-	// guardsOnce builds guards from the decoded config on first use.
-	guardsOnce sync.Once
-	guardSet   *guards
-
-	mu      sync.Mutex
-	handler core.Host
-	started bool
-	stopped bool
+	// The parts, each with one job; they share *state. Embedding promotes
+	// the methods core's interfaces ask for (Mount, Send, Typing).
+	*state
+	*routes // the chat page, its posts, event streams and history
+	*sender // Send, Typing: pushing to the open pages
 }
 
 // New returns a web adapter with its defaults set. It has no side effects.
 func New() *Adapter {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
-	return &Adapter{
-		Title:        "Parley",
-		Limits:       DefaultLimits(),
+	a := &Adapter{
+		Title:  "Parley",
+		Limits: DefaultLimits(),
+	}
+	st := &state{
+		cfg:          a,
 		log:          slog.New(slog.DiscardHandler),
 		clock:        core.SystemClock{},
 		botName:      "Parley",
@@ -92,6 +75,8 @@ func New() *Adapter {
 		writeTimeout: 10 * time.Second,
 		hub:          newHub(),
 	}
+	a.state, a.routes, a.sender = st, &routes{st}, &sender{st}
+	return a
 }
 
 // Name returns "web".
@@ -139,16 +124,6 @@ func (a *Adapter) Validate() error {
 	return nil
 }
 
-// guards returns the limits and origin checks, built from the config the
-// first time a request needs them (after decoding and Validate).
-func (a *Adapter) guards() *guards {
-	a.guardsOnce.Do(func() { a.guardSet = newGuards(a.Limits, a.AllowedOrigins) })
-	return a.guardSet
-}
-
-// OpenStreams is how many event streams (GET /web/events) are open now.
-func (a *Adapter) OpenStreams() int { return a.hub.openStreams() }
-
 // Start begins accepting messages from browsers and handing them to h. The
 // routes must be mounted (Mount) for browsers to reach the adapter.
 func (a *Adapter) Start(ctx context.Context, h core.Host) error {
@@ -184,68 +159,6 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Send pushes msg.Text to every open page of the client
-// msg.ChannelThreadID and returns one id per part. Rich text
-// (core.FormatRichText, Markdown) goes whole, as one message carrying the
-// Markdown and its sanitised HTML (markup.HTML): a browser has no length
-// limit worth cutting formatting for. Text goes as written, split to
-// 16000-rune parts. A client with no page open is not an error: the core
-// has stored the message and the page shows it from the history when it
-// loads.
-func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
-	if err := ctx.Err(); err != nil {
-		return core.SendResult{}, fmt.Errorf("sending to web client: %w", err)
-	}
-	if a.isStopped() {
-		return core.SendResult{}, fmt.Errorf("sending to web client: %w", errStopped)
-	}
-	if msg.ChannelThreadID == "" {
-		return core.SendResult{}, &core.PermanentError{Reason: "no channel thread id"}
-	}
-	parts := textParts(msg)
-	if len(parts) == 0 {
-		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
-	}
-	at := a.clock.Now().UTC().Format(time.RFC3339)
-	ids := make([]string, len(parts))
-	evs := make([]event, len(parts))
-	for i, p := range parts {
-		ids[i] = a.nextID()
-		p.ID, p.Role, p.At = ids[i], string(core.RoleAssistant), at
-		data, err := json.Marshal(p)
-		if err != nil {
-			return core.SendResult{}, fmt.Errorf("encoding web message: %w", err)
-		}
-		evs[i] = event{name: "message", data: data}
-	}
-	n := a.hub.publish(msg.ChannelThreadID, evs, true)
-	a.log.Debug("message pushed", "thread", msg.ChannelThreadID, "parts", len(parts), "pages", n)
-	return core.SendResult{PlatformMessageIDs: ids}, nil
-}
-
-// Typing shows the typing indicator on every open page of the client. It is
-// best effort: a page too busy to take the signal just misses it.
-func (a *Adapter) Typing(_ context.Context, channelThreadID string) error {
-	a.hub.publish(channelThreadID, []event{{name: "typing", data: []byte("{}")}}, false)
-	return nil
-}
-
-// textParts is msg as the messages to push, without id, role or time.
-func textParts(msg core.OutboundMessage) []wireMessage {
-	if msg.Format == core.FormatRichText {
-		html := markup.HTML(msg.Text)
-		if strings.TrimSpace(html) == "" {
-			return nil
-		}
-		return []wireMessage{{Text: msg.Text, HTML: html}}
-	}
-	var out []wireMessage
-	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
-		out = append(out, wireMessage{Text: p})
-	}
-	return out
-}
-
 // wireMessage is a message as the page sees it, in events and history.
 type wireMessage struct {
 	ID   string `json:"id"`
@@ -256,25 +169,4 @@ type wireMessage struct {
 	// page shows it instead of Text.
 	HTML string `json:"html,omitempty"`
 	At   string `json:"at"`
-}
-
-// nextID returns a fresh platform message id, "w-<instance>-<n>".
-func (a *Adapter) nextID() string {
-	return "w-" + a.idPrefix + "-" + strconv.FormatUint(a.seq.Add(1), 10)
-}
-
-func (a *Adapter) isStopped() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.stopped
-}
-
-// inboundHandler returns the host, or nil when not accepting messages.
-func (a *Adapter) inboundHandler() core.Host {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.stopped {
-		return nil
-	}
-	return a.handler
 }

@@ -9,6 +9,10 @@ import (
 	"time"
 )
 
+// faultInjector is how tests make the fake fail: rate limits, errors,
+// refused markup and blocked users.
+type faultInjector struct{ *state }
+
 // Discord's JSON error codes used by the fake.
 const (
 	codeUnknownChannel   = 10003
@@ -36,7 +40,7 @@ type fault struct {
 // X-RateLimit-Reset, X-RateLimit-Reset-After, X-RateLimit-Bucket and
 // X-RateLimit-Scope ("user"). discordgo sleeps retry_after and retries.
 // Faults of one route form a queue in the order they were scheduled.
-func (s *Server) RateLimitNext(route string, retryAfter time.Duration) {
+func (s *faultInjector) RateLimitNext(route string, retryAfter time.Duration) {
 	s.addFault(route, fault{status: http.StatusTooManyRequests, retryAfter: retryAfter})
 }
 
@@ -44,7 +48,7 @@ func (s *Server) RateLimitNext(route string, retryAfter time.Duration) {
 // rate limit as RateLimitNext does (for a split reply whose later part is
 // limited). The n calls count from when the faults queued before it have
 // fired.
-func (s *Server) RateLimitAfter(route string, n int, retryAfter time.Duration) {
+func (s *faultInjector) RateLimitAfter(route string, n int, retryAfter time.Duration) {
 	s.addFault(route, fault{status: http.StatusTooManyRequests, retryAfter: retryAfter, pass: n})
 }
 
@@ -52,7 +56,7 @@ func (s *Server) RateLimitAfter(route string, n int, retryAfter time.Duration) {
 // {"message":message,"code":code}, e.g. 400 / 50035 "Invalid Form Body" or
 // 403 / 50007 "Cannot send messages to this user". discordgo returns it as
 // a *discordgo.RESTError.
-func (s *Server) FailNext(route string, status, code int, message string) {
+func (s *faultInjector) FailNext(route string, status, code int, message string) {
 	s.addFault(route, fault{status: status, code: code, message: message})
 }
 
@@ -61,12 +65,12 @@ func (s *Server) FailNext(route string, status, code int, message string) {
 // if Discord had refused the content's markup. Messages without content
 // (an embed alone) pass and do not count. Refusals form a queue, as
 // FailNext's do.
-func (s *Server) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
+func (s *faultInjector) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
 
 // RefuseMarkupAfter lets n messages with content through, then refuses
 // one as RefuseNextMarkup does (for a split reply whose later part is
 // refused).
-func (s *Server) RefuseMarkupAfter(n int) {
+func (s *faultInjector) RefuseMarkupAfter(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.markupFaults = append(s.markupFaults, n)
@@ -74,7 +78,7 @@ func (s *Server) RefuseMarkupAfter(n int) {
 
 // takeMarkupFault consumes one message with content from the refusal
 // queue and reports whether to refuse it.
-func (s *Server) takeMarkupFault() bool {
+func (s *chatAPI) takeMarkupFault() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.markupFaults) == 0 {
@@ -88,14 +92,14 @@ func (s *Server) takeMarkupFault() bool {
 	return true
 }
 
-func (s *Server) addFault(route string, f fault) {
+func (s *state) addFault(route string, f fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults[route] = append(s.faults[route], f)
 }
 
 // takeFault pops the next fault of route, if any.
-func (s *Server) takeFault(route string) (fault, bool) {
+func (s *state) takeFault(route string) (fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.faults[route]
@@ -115,7 +119,7 @@ func (s *Server) takeFault(route string) (fault, bool) {
 
 // RateLimited returns how many requests the fake answered 429, those of
 // RateLimitNext and RateLimitAfter and those over WithChannelRateLimit.
-func (s *Server) RateLimited() int {
+func (s *faultInjector) RateLimited() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rateLimited
@@ -125,7 +129,7 @@ func (s *Server) RateLimited() int {
 // bucket; when the bucket is empty it counts a 429 and returns how long
 // until the channel takes one more. Integer durations keep the edge
 // exact: a message at the very instant a slot frees is admitted.
-func (s *Server) admit(channelID string) (wait time.Duration, ok bool) {
+func (s *chatAPI) admit(channelID string) (wait time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
@@ -141,14 +145,14 @@ func (s *Server) admit(channelID string) (wait time.Duration, ok bool) {
 // Block makes the user block the bot (or close their DMs): messages and
 // typing in the DM channel with that user answer 403 with code 50007
 // "Cannot send messages to this user".
-func (s *Server) Block(userID string) {
+func (s *faultInjector) Block(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blocked[userID] = true
 }
 
 // Unblock undoes Block.
-func (s *Server) Unblock(userID string) {
+func (s *faultInjector) Unblock(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.blocked, userID)

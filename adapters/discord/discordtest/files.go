@@ -15,6 +15,13 @@ import (
 	"strings"
 )
 
+// fileStore sends messages with files, voice messages and stickers, and
+// serves their downloads as Discord's CDN does.
+type fileStore struct {
+	*state
+	*delivery
+}
+
 // messageFlagVoice is Discord's IS_VOICE_MESSAGE message flag.
 const messageFlagVoice = 1 << 13
 
@@ -95,7 +102,7 @@ type wireStickerItem struct {
 // file (id, filename, size, url and proxy_url on the fake's origin with
 // Discord's signature parameters ex, is and hm, content_type, and an
 // image's width and height). It returns the channel and the message id.
-func (s *Server) SendFiles(from User, content string, files ...File) (channelID, messageID string) {
+func (s *fileStore) SendFiles(from User, content string, files ...File) (channelID, messageID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.users[from.ID] = from
@@ -114,7 +121,7 @@ func (s *Server) SendFiles(from User, content string, files ...File) (channelID,
 // IS_VOICE_MESSAGE (1<<13), and one attachment with duration_secs and a
 // waveform (content type audio/ogg and filename voice-message.ogg unless
 // f says otherwise). It returns the channel and the message id.
-func (s *Server) SendVoiceMessage(from User, f File) (channelID, messageID string) {
+func (s *fileStore) SendVoiceMessage(from User, f File) (channelID, messageID string) {
 	if f.Filename == "" {
 		f.Filename = "voice-message.ogg"
 	}
@@ -140,7 +147,7 @@ func (s *Server) SendVoiceMessage(from User, f File) (channelID, messageID strin
 // format_type}] (which, as on Discord, carry no emoji). The sticker's
 // image is served at /stickers/<id>.<ext>. It returns the channel and the
 // message id.
-func (s *Server) SendSticker(from User, content string, st Sticker) (channelID, messageID string) {
+func (s *fileStore) SendSticker(from User, content string, st Sticker) (channelID, messageID string) {
 	if st.FormatType == 0 {
 		st.FormatType = StickerPNG
 	}
@@ -167,7 +174,7 @@ func (s *Server) SendSticker(from User, content string, st Sticker) (channelID, 
 
 // storeAttachmentLocked stores f in channelID and returns its attachment
 // object. Callers hold s.mu.
-func (s *Server) storeAttachmentLocked(channelID string, f File, voice bool) json.RawMessage {
+func (s *fileStore) storeAttachmentLocked(channelID string, f File, voice bool) json.RawMessage {
 	id := s.newIDLocked()
 	path := "/attachments/" + channelID + "/" + id + "/" + f.Filename
 	s.files[path] = storedFile{contentType: f.ContentType, data: bytes.Clone(f.Data)}
@@ -199,14 +206,14 @@ func (s *Server) storeAttachmentLocked(channelID string, f File, voice bool) jso
 // stickers, route "cdn") answer 500, then serve again. Like FailNext's,
 // these faults join the route's queue; RateLimitNext("cdn", d) and
 // FailNext("cdn", ...) work too.
-func (s *Server) FailNextDownloads(n int) {
+func (s *fileStore) FailNextDownloads(n int) {
 	for range n {
 		s.addFault("cdn", fault{status: http.StatusInternalServerError, message: "500: Internal Server Error"})
 	}
 }
 
 // Downloads returns the file downloads that arrived, in order.
-func (s *Server) Downloads() []Download {
+func (s *fileStore) Downloads() []Download {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Download(nil), s.downloads...)
@@ -214,7 +221,7 @@ func (s *Server) Downloads() []Download {
 
 // serveFile serves a stored file (GET, route "cdn"); an unknown one is
 // 404 like Discord's CDN.
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, _ string) {
+func (s *fileStore) serveFile(w http.ResponseWriter, r *http.Request, _ string) {
 	s.mu.Lock()
 	f, ok := s.files[r.URL.Path]
 	s.mu.Unlock()
@@ -233,7 +240,7 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, _ string) {
 }
 
 // recordDownload notes a file download as it arrived.
-func (s *Server) recordDownload(r *http.Request) {
+func (s *fileStore) recordDownload(r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.downloads = append(s.downloads, Download{Path: r.URL.Path, Authorization: r.Header.Get("Authorization")})

@@ -11,6 +11,13 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// gatewayServer serves the gateway websocket: identify, resume,
+// heartbeats and dispatches, with counters and faults for tests.
+type gatewayServer struct {
+	*state
+	*delivery
+}
+
 // Gateway opcodes.
 const (
 	opDispatch       = 0
@@ -76,7 +83,7 @@ var upgrader = websocket.Upgrader{
 }
 
 // serveGateway runs one websocket connection until it closes.
-func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
+func (s *gatewayServer) serveGateway(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -142,7 +149,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 }
 
 // writeLoop writes queued frames until the connection stops.
-func (s *Server) writeLoop(c *gwConn) {
+func (s *gatewayServer) writeLoop(c *gwConn) {
 	for {
 		s.mu.Lock()
 		q := c.queue
@@ -169,7 +176,7 @@ func (s *Server) writeLoop(c *gwConn) {
 
 // readLoop handles client frames until the connection ends and returns the
 // close code the client sent, 0 if it just went away.
-func (s *Server) readLoop(c *gwConn) int {
+func (s *gatewayServer) readLoop(c *gwConn) int {
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -213,13 +220,13 @@ func closeWith(c *gwConn, code int, text string) int {
 	return code
 }
 
-func (s *Server) tokenOK(token string) bool {
+func (s *gatewayServer) tokenOK(token string) bool {
 	return token == s.token || token == "Bot "+s.token
 }
 
 // identify handles IDENTIFY: a new session and READY. It returns a close
 // code if the connection must end.
-func (s *Server) identify(c *gwConn, d json.RawMessage) int {
+func (s *gatewayServer) identify(c *gwConn, d json.RawMessage) int {
 	var id struct {
 		Token   string  `json:"token"`
 		Intents int     `json:"intents"`
@@ -267,7 +274,7 @@ func (s *Server) identify(c *gwConn, d json.RawMessage) int {
 
 // resume handles RESUME: the missed dispatches, then RESUMED; or
 // INVALID_SESSION for a session the fake does not know.
-func (s *Server) resume(c *gwConn, d json.RawMessage) int {
+func (s *gatewayServer) resume(c *gwConn, d json.RawMessage) int {
 	var r struct {
 		Token     string `json:"token"`
 		SessionID string `json:"session_id"`
@@ -318,59 +325,10 @@ func mustFrame(op int, d any) []byte {
 	return f
 }
 
-// dispatchLocked sends an event to every session: live ones get it now,
-// disconnected ones on RESUME. ch is the channel of a message event, nil
-// for others. Callers hold s.mu.
-func (s *Server) dispatchLocked(eventType string, d any, ch *channel) {
-	raw, _ := json.Marshal(d)
-	var blank json.RawMessage
-	for _, sess := range s.sessions {
-		if ch != nil && ch.typ == channelDM && sess.shard[0] != 0 {
-			continue // Discord sends DMs to shard 0 only
-		}
-		payload := json.RawMessage(raw)
-		if s.strictIntents && ch != nil {
-			need := intentGuildMessages
-			if ch.typ == channelDM {
-				need = intentDirectMessages
-			}
-			if sess.intents&need == 0 {
-				continue
-			}
-			if m, ok := d.(wireMessage); ok && s.contentHidden(sess, ch, m) {
-				if blank == nil {
-					m.Content, m.Embeds = "", []json.RawMessage{}
-					blank, _ = json.Marshal(m)
-				}
-				payload = blank
-			}
-		}
-		f := sess.appendLocked(eventType, payload)
-		if sess.conn != nil {
-			sess.conn.enqueueLocked(f)
-		}
-	}
-}
-
-// contentHidden reports whether Discord would blank m's content for sess:
-// a guild message, no MESSAGE_CONTENT intent, neither by nor mentioning
-// the bot.
-func (s *Server) contentHidden(sess *gwSession, ch *channel, m wireMessage) bool {
-	if ch.typ == channelDM || sess.intents&intentMessageContent != 0 || m.Author.ID == s.bot.ID {
-		return false
-	}
-	for _, u := range m.Mentions {
-		if u.ID == s.bot.ID {
-			return false
-		}
-	}
-	return true
-}
-
 // InjectFrame sends raw, as it is, on every live identified connection:
 // an unknown opcode, an unknown event type, a malformed payload. It is not
 // logged for RESUME and takes no sequence number (use Dispatch for that).
-func (s *Server) InjectFrame(raw json.RawMessage) {
+func (s *gatewayServer) InjectFrame(raw json.RawMessage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
@@ -382,7 +340,7 @@ func (s *Server) InjectFrame(raw json.RawMessage) {
 
 // Dispatch sends an event of any type (op 0 with the next sequence number)
 // to every identified session, like the events SendDM creates.
-func (s *Server) Dispatch(eventType string, data any) {
+func (s *gatewayServer) Dispatch(eventType string, data any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.dispatchLocked(eventType, data, nil)
@@ -392,7 +350,7 @@ func (s *Server) Dispatch(eventType string, data any) {
 // close frame, as a network failure would. Sessions stay resumable:
 // events dispatched meanwhile wait in their log and are replayed on
 // RESUME; an IDENTIFY starts a new session instead.
-func (s *Server) DisconnectGateway() {
+func (s *gatewayServer) DisconnectGateway() {
 	s.mu.Lock()
 	conns := make([]*gwConn, 0, len(s.conns))
 	for c := range s.conns {
@@ -409,21 +367,21 @@ func (s *Server) DisconnectGateway() {
 }
 
 // Identifies returns how many IDENTIFYs succeeded (READY sent).
-func (s *Server) Identifies() int {
+func (s *gatewayServer) Identifies() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.identifies
 }
 
 // Resumes returns how many RESUMEs succeeded (RESUMED sent).
-func (s *Server) Resumes() int {
+func (s *gatewayServer) Resumes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.resumes
 }
 
 // Intents returns the intents of the latest successful IDENTIFY, 0 if none.
-func (s *Server) Intents() int {
+func (s *gatewayServer) Intents() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.intents
@@ -431,7 +389,7 @@ func (s *Server) Intents() int {
 
 // Connected returns how many connections currently carry a session (sent
 // READY or RESUMED and were not dropped since).
-func (s *Server) Connected() int {
+func (s *gatewayServer) Connected() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
@@ -444,7 +402,7 @@ func (s *Server) Connected() int {
 }
 
 // Heartbeats returns how many heartbeats (op 1) clients sent.
-func (s *Server) Heartbeats() int {
+func (s *gatewayServer) Heartbeats() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.heartbeats
@@ -460,7 +418,7 @@ func (s *Server) Heartbeats() int {
 // race makes the heartbeat fail and discordgo reconnect on its own,
 // leaking the session. Call WaitReady after Open (and after a reconnect)
 // before closing the session.
-func (s *Server) WaitReady(t testing.TB, timeout time.Duration) {
+func (s *gatewayServer) WaitReady(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	s.waitFor(t, timeout, func() bool {
 		ready := false

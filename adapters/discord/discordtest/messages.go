@@ -7,8 +7,17 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"testing"
+	"time"
 	"unicode/utf8"
 )
+
+// chatAPI answers message creation, with its rate limit and markup
+// refusals, and typing; it tells tests what was sent.
+type chatAPI struct {
+	*state
+	*delivery
+}
 
 // Discord's limits on a message.
 const (
@@ -77,7 +86,7 @@ func nonceText(raw json.RawMessage) (string, apiError, bool) {
 }
 
 // createMessage is POST /channels/{id}/messages.
-func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, channelID string) {
+func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelID string) {
 	s.mu.Lock()
 	ch, known := s.channels[channelID]
 	s.mu.Unlock()
@@ -158,7 +167,7 @@ func (s *Server) createMessage(w http.ResponseWriter, r *http.Request, channelID
 
 // sentWire is the Message object of a message the bot created. Callers
 // hold s.mu.
-func (s *Server) sentWire(ch *channel, m SentMessage, body messageBody) wireMessage {
+func (s *chatAPI) sentWire(ch *channel, m SentMessage, body messageBody) wireMessage {
 	out := newMessageWire(m.MessageID, ch, s.botWire(), m.Content, m.At)
 	if len(body.Embeds) > 0 {
 		out.Embeds = body.Embeds
@@ -169,4 +178,49 @@ func (s *Server) sentWire(ch *channel, m SentMessage, body messageBody) wireMess
 		out.MessageReference = &wireReference{MessageID: m.ReplyTo, ChannelID: ch.id, GuildID: ch.guildID}
 	}
 	return out
+}
+
+// Sent returns the messages the bot created in channelID, in order.
+func (s *chatAPI) Sent(channelID string) []SentMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sentToLocked(channelID)
+}
+
+func (s *chatAPI) sentToLocked(channelID string) []SentMessage {
+	idx := s.sentIdx[channelID]
+	out := make([]SentMessage, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, s.sent[i])
+	}
+	return out
+}
+
+// AllSent returns every message the bot created, in order.
+func (s *chatAPI) AllSent() []SentMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SentMessage(nil), s.sent...)
+}
+
+// WaitSent waits until the bot has created at least n messages in
+// channelID and returns them all; after timeout it fails the test (call it
+// from the test goroutine) with what did arrive.
+func (s *chatAPI) WaitSent(t testing.TB, channelID string, n int, timeout time.Duration) []SentMessage {
+	t.Helper()
+	s.waitFor(t, timeout,
+		func() bool { return len(s.sentIdx[channelID]) >= n },
+		func() string {
+			got := s.Sent(channelID)
+			return fmtWant(n, channelID, got)
+		})
+	return s.Sent(channelID)
+}
+
+// Typing returns how many typing indicators the bot triggered in
+// channelID.
+func (s *chatAPI) Typing(channelID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.typing[channelID]
 }

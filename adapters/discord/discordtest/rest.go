@@ -5,6 +5,16 @@ import (
 	"strings"
 )
 
+// restAPI routes REST requests to the part that answers them, counts
+// them and applies faults; it answers gateway discovery and users/@me.
+type restAPI struct {
+	*state
+	gateway *gatewayServer
+	dir     *directory
+	chat    *chatAPI
+	store   *fileStore
+}
+
 // route is a resolved REST request.
 type route struct {
 	name      string
@@ -14,14 +24,14 @@ type route struct {
 }
 
 // serveHTTP serves the gateway websocket and the REST API.
-func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *restAPI) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path == "/gateway" || r.URL.Path == "/gateway/" {
-		s.serveGateway(w, r)
+		s.gateway.serveGateway(w, r)
 		return
 	}
 	rt := s.resolve(r)
 	if rt.name == "cdn" {
-		s.recordDownload(r)
+		s.store.recordDownload(r)
 	}
 
 	s.mu.Lock()
@@ -42,7 +52,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rt.name == "messages" {
-		if wait, ok := s.admit(rt.channelID); !ok {
+		if wait, ok := s.chat.admit(rt.channelID); !ok {
 			writeRateLimit(w, rt.name, s.chanLimit.Burst, wait)
 			return
 		}
@@ -51,10 +61,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // resolve maps a request to its route; an unknown one has no handler.
-func (s *Server) resolve(r *http.Request) route {
+func (s *restAPI) resolve(r *http.Request) route {
 	if r.Method == http.MethodGet && (strings.HasPrefix(r.URL.Path, "/attachments/") || strings.HasPrefix(r.URL.Path, "/stickers/")) {
 		// Discord's CDN paths, which need no token.
-		return route{name: "cdn", public: true, handle: s.serveFile}
+		return route{name: "cdn", public: true, handle: s.store.serveFile}
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v9/")
 	if !ok {
@@ -73,26 +83,26 @@ func (s *Server) resolve(r *http.Request) route {
 	case rest == "users/@me" && get:
 		return route{name: "users.me", handle: s.getMe}
 	case rest == "users/@me/channels" && post:
-		return route{name: "users.channels", handle: s.createDM}
+		return route{name: "users.channels", handle: s.dir.createDM}
 	}
 	if id, sub, ok := strings.Cut(strings.TrimPrefix(rest, "channels/"), "/"); ok && strings.HasPrefix(rest, "channels/") {
 		switch {
 		case sub == "messages" && post:
-			return route{name: "messages", channelID: id, handle: s.createMessage}
+			return route{name: "messages", channelID: id, handle: s.chat.createMessage}
 		case sub == "typing" && post:
-			return route{name: "typing", channelID: id, handle: s.triggerTyping}
+			return route{name: "typing", channelID: id, handle: s.chat.triggerTyping}
 		}
 	} else if strings.HasPrefix(rest, "channels/") && get {
-		return route{name: "channels.get", channelID: strings.TrimPrefix(rest, "channels/"), handle: s.getChannel}
+		return route{name: "channels.get", channelID: strings.TrimPrefix(rest, "channels/"), handle: s.dir.getChannel}
 	}
 	return route{name: "unknown"}
 }
 
-func (s *Server) getGateway(w http.ResponseWriter, _ *http.Request, _ string) {
+func (s *restAPI) getGateway(w http.ResponseWriter, _ *http.Request, _ string) {
 	writeJSON(w, http.StatusOK, map[string]string{"url": s.GatewayURL()})
 }
 
-func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ string) {
+func (s *restAPI) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ string) {
 	s.mu.Lock()
 	total, left := s.startsTotal, max(s.startsLeft-s.identifies, 0)
 	s.mu.Unlock()
@@ -105,11 +115,11 @@ func (s *Server) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ string)
 	})
 }
 
-func (s *Server) getMe(w http.ResponseWriter, _ *http.Request, _ string) {
+func (s *restAPI) getMe(w http.ResponseWriter, _ *http.Request, _ string) {
 	writeJSON(w, http.StatusOK, s.botWire())
 }
 
-func (s *Server) getChannel(w http.ResponseWriter, _ *http.Request, id string) {
+func (s *directory) getChannel(w http.ResponseWriter, _ *http.Request, id string) {
 	s.mu.Lock()
 	ch, ok := s.channels[id]
 	var body wireChannel
@@ -126,7 +136,7 @@ func (s *Server) getChannel(w http.ResponseWriter, _ *http.Request, id string) {
 
 // createDM opens (or returns the already open) DM channel with
 // recipient_id, a known user (see AddUser).
-func (s *Server) createDM(w http.ResponseWriter, r *http.Request, _ string) {
+func (s *directory) createDM(w http.ResponseWriter, r *http.Request, _ string) {
 	var body struct {
 		RecipientID string `json:"recipient_id"`
 	}
@@ -150,7 +160,7 @@ func (s *Server) createDM(w http.ResponseWriter, r *http.Request, _ string) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) triggerTyping(w http.ResponseWriter, _ *http.Request, id string) {
+func (s *chatAPI) triggerTyping(w http.ResponseWriter, _ *http.Request, id string) {
 	s.mu.Lock()
 	ch, ok := s.channels[id]
 	blocked := ok && ch.typ == channelDM && s.blocked[ch.recipient]
@@ -179,4 +189,16 @@ func isSnowflake(id string) bool {
 		}
 	}
 	return true
+}
+
+// Calls returns how many REST requests of route arrived, refused and
+// failed ones included. Routes: "gateway" (GET /gateway), "gateway.bot",
+// "users.me", "users.channels" (POST /users/@me/channels), "channels.get"
+// (GET /channels/{id}), "messages" (POST /channels/{id}/messages),
+// "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
+// (anything else).
+func (s *restAPI) Calls(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[route]
 }

@@ -3,14 +3,10 @@ package discordtest
 import (
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/parleybot/parley/adapters/internal/fakelimit"
-	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
 
 // Option configures a Server.
@@ -127,56 +123,20 @@ type inbound struct {
 
 // Server is a fake Discord REST API and gateway. All methods are safe for
 // concurrent use.
+//
+// It composes one part per area of Discord, each holding a pointer to
+// the shared state; embedding promotes the parts' methods, which are the
+// Server's API.
 type Server struct {
-	token         string
-	bot           User
-	heartbeat     time.Duration
-	now           func() time.Time
-	echo          bool
-	strictIntents bool
-	// chanLimit is WithChannelRateLimit's limit, a bucket per channel.
-	chanLimit fakelimit.Buckets
-	// startsTotal and startsLeft are WithSessionStartLimit's.
-	startsTotal, startsLeft int
-
-	srv       *httptest.Server
-	client    *http.Client  // rewrites discord.com to srv
-	done      chan struct{} // closed on close; releases waiters
-	closeOnce sync.Once
-	wg        sync.WaitGroup // gateway connection goroutines
-
-	mu sync.Mutex
-	// changed is closed and replaced whenever the state changes, so
-	// waiters wake without polling.
-	changed  chan struct{}
-	closed   bool
-	nextID   uint64
-	channels map[string]*channel
-	dmOf     map[string]string // user id → DM channel id
-	users    map[string]User
-	blocked  map[string]bool
-	inbound  map[string]inbound
-	sent     []SentMessage
-	sentIdx  map[string][]int
-	nonces   map[string]map[string]int // channel → nonce → index in sent
-	typing   map[string]int
-	calls    map[string]int
-	faults   map[string][]fault
-	// markupFaults are RefuseMarkupAfter's pass counts, in order.
-	markupFaults []int
-	// rateLimited counts the 429s answered.
-	rateLimited int
-	// files are the attachments and stickers served, by URL path.
-	files     map[string]storedFile
-	downloads []Download
-
-	nextSession int
-	sessions    map[string]*gwSession
-	conns       map[*gwConn]struct{}
-	identifies  int
-	resumes     int
-	heartbeats  int
-	intents     int
+	*state
+	*delivery
+	*restAPI       // routes REST requests; gateway discovery, the bot user
+	*directory     // users and channels, DMs
+	*chatAPI       // messages created, typing
+	*faultInjector // rate limits, failures, refused markup, blocked users
+	*fileStore     // attachments, voice messages, stickers; the CDN
+	*eventFeed     // messages users send and edit
+	*gatewayServer // the gateway websocket and its sessions
 }
 
 // NewServer starts a fake Discord. It is closed in t.Cleanup, which drops
@@ -185,7 +145,7 @@ type Server struct {
 // try to reconnect.
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{
+	st := &state{
 		token:       "TEST.discord.token",
 		bot:         User{ID: "900000000000000001", Username: "parley-test"},
 		heartbeat:   41250 * time.Millisecond,
@@ -209,12 +169,30 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		sessions:    map[string]*gwSession{},
 		conns:       map[*gwConn]struct{}{},
 	}
+	s := newServer(st)
 	for _, o := range opts {
 		o(s)
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	s.client = newRewriteClient(s.srv.URL)
 	t.Cleanup(s.Close)
+	return s
+}
+
+// newServer puts the parts together over st.
+func newServer(st *state) *Server {
+	d := &delivery{st}
+	s := &Server{
+		state:         st,
+		delivery:      d,
+		directory:     &directory{st},
+		chatAPI:       &chatAPI{st, d},
+		faultInjector: &faultInjector{st},
+		fileStore:     &fileStore{st, d},
+		eventFeed:     &eventFeed{st, d},
+		gatewayServer: &gatewayServer{st, d},
+	}
+	s.restAPI = &restAPI{state: st, gateway: s.gatewayServer, dir: s.directory, chat: s.chatAPI, store: s.fileStore}
 	return s
 }
 
@@ -244,141 +222,8 @@ func (s *Server) Close() {
 // under /api/v9/, the gateway at /gateway.
 func (s *Server) URL() string { return s.srv.URL }
 
-// GatewayURL returns the websocket URL that GET /api/v9/gateway announces.
-func (s *Server) GatewayURL() string {
-	return "ws" + strings.TrimPrefix(s.srv.URL, "http") + "/gateway"
-}
-
 // Token returns the token the server accepts.
 func (s *Server) Token() string { return s.token }
 
 // BotID returns the bot's user id.
 func (s *Server) BotID() string { return s.bot.ID }
-
-// notify wakes every waiter. Callers hold s.mu.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// newIDLocked returns a fresh snowflake-like id, larger than every earlier
-// one. Callers hold s.mu.
-func (s *Server) newIDLocked() string {
-	s.nextID++
-	return strconv.FormatUint(s.nextID, 10)
-}
-
-// waitFor waits until cond (called with s.mu held) is true, failing t after
-// timeout or when the server closes. what describes the wait for the
-// failure message.
-func (s *Server) waitFor(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
-	t.Helper()
-	fakewait.Until(t, "discordtest", &s.mu, func() <-chan struct{} { return s.changed }, s.done, timeout, cond, what)
-}
-
-// Sent returns the messages the bot created in channelID, in order.
-func (s *Server) Sent(channelID string) []SentMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.sentToLocked(channelID)
-}
-
-func (s *Server) sentToLocked(channelID string) []SentMessage {
-	idx := s.sentIdx[channelID]
-	out := make([]SentMessage, 0, len(idx))
-	for _, i := range idx {
-		out = append(out, s.sent[i])
-	}
-	return out
-}
-
-// AllSent returns every message the bot created, in order.
-func (s *Server) AllSent() []SentMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]SentMessage(nil), s.sent...)
-}
-
-// WaitSent waits until the bot has created at least n messages in
-// channelID and returns them all; after timeout it fails the test (call it
-// from the test goroutine) with what did arrive.
-func (s *Server) WaitSent(t testing.TB, channelID string, n int, timeout time.Duration) []SentMessage {
-	t.Helper()
-	s.waitFor(t, timeout,
-		func() bool { return len(s.sentIdx[channelID]) >= n },
-		func() string {
-			got := s.Sent(channelID)
-			return fmtWant(n, channelID, got)
-		})
-	return s.Sent(channelID)
-}
-
-// Typing returns how many typing indicators the bot triggered in
-// channelID.
-func (s *Server) Typing(channelID string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.typing[channelID]
-}
-
-// Calls returns how many REST requests of route arrived, refused and
-// failed ones included. Routes: "gateway" (GET /gateway), "gateway.bot",
-// "users.me", "users.channels" (POST /users/@me/channels), "channels.get"
-// (GET /channels/{id}), "messages" (POST /channels/{id}/messages),
-// "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
-// (anything else).
-func (s *Server) Calls(route string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[route]
-}
-
-// DMChannelOf returns the id of the DM channel with userID, "" if none
-// was opened yet.
-func (s *Server) DMChannelOf(userID string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dmOf[userID]
-}
-
-// AddGuildChannel makes a guild text channel known, so the bot can send to
-// it before any event came from it.
-func (s *Server) AddGuildChannel(guildID, channelID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.guildChannelLocked(guildID, channelID)
-}
-
-// guildChannelLocked registers a guild channel if it is new. Callers hold
-// s.mu.
-func (s *Server) guildChannelLocked(guildID, channelID string) *channel {
-	ch, ok := s.channels[channelID]
-	if !ok {
-		ch = &channel{id: channelID, typ: channelGuildText, guildID: guildID}
-		s.channels[channelID] = ch
-	}
-	return ch
-}
-
-// dmChannelLocked returns the DM channel with u, opening it on first use.
-// Callers hold s.mu.
-func (s *Server) dmChannelLocked(userID string) *channel {
-	if id, ok := s.dmOf[userID]; ok {
-		return s.channels[id]
-	}
-	ch := &channel{id: s.newIDLocked(), typ: channelDM, recipient: userID}
-	s.channels[ch.id] = ch
-	s.dmOf[userID] = ch.id
-	return ch
-}
-
-// userLocked returns what the fake knows about userID. Callers hold s.mu.
-func (s *Server) userLocked(userID string) User {
-	if u, ok := s.users[userID]; ok {
-		return u
-	}
-	if userID == s.bot.ID {
-		return s.bot
-	}
-	return User{ID: userID, Username: "user" + userID}
-}

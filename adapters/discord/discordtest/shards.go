@@ -4,7 +4,7 @@ import "sort"
 
 // Shards lists the [shard_id, shard_count] of the sessions identified so
 // far (live or resumable), sorted: which shards the bot's replicas run.
-func (s *Server) Shards() [][2]int {
+func (s *gatewayServer) Shards() [][2]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([][2]int, 0, len(s.sessions))

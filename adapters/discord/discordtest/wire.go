@@ -89,14 +89,14 @@ func (u User) wire() wireUser {
 }
 
 // botWire is the bot user as Discord shows it.
-func (s *Server) botWire() wireUser {
+func (s *state) botWire() wireUser {
 	w := s.bot.wire()
 	w.Bot = true
 	w.Verified = true
 	return w
 }
 
-func (s *Server) channelWire(ch *channel) wireChannel {
+func (s *state) channelWire(ch *channel) wireChannel {
 	w := wireChannel{ID: ch.id, Type: ch.typ, GuildID: ch.guildID}
 	if ch.typ == channelDM {
 		w.Recipients = []wireUser{s.userLocked(ch.recipient).wire()}

@@ -7,6 +7,13 @@ import (
 	"time"
 )
 
+// eventFeed makes events happen in the workspace (messages, edits) and
+// reports how they were delivered and acked.
+type eventFeed struct {
+	*state
+	*delivery
+}
+
 // channel_type values of message events.
 const (
 	channelIM      = "im"
@@ -55,44 +62,17 @@ type authorizationWire struct {
 	IsEnterpriseInstall bool    `json:"is_enterprise_install"`
 }
 
-// emitLocked wraps inner in an event_callback with the next event id and
-// hands it to delivery. Callers hold s.mu.
-func (s *Server) emitLocked(inner []byte) string {
-	s.nextEvent++
-	id := fmt.Sprintf("Ev%08d", s.nextEvent)
-	body, err := json.Marshal(callbackWire{
-		Token:          verificationToken,
-		TeamID:         teamID,
-		APIAppID:       appID,
-		Event:          inner,
-		Type:           "event_callback",
-		EventID:        id,
-		EventTime:      s.now().Unix(),
-		Authorizations: []authorizationWire{{TeamID: teamID, UserID: botUserID, IsBot: true}},
-		EventContext:   "4-fake-" + id,
-	})
-	if err != nil {
-		panic(fmt.Sprintf("slacktest: inner event is not JSON: %v", err))
-	}
-	ev := &event{id: id, body: body}
-	s.events[id] = ev
-	s.lastEventID = id
-	s.deliverLocked(ev, 0, true)
-	s.notify()
-	return id
-}
-
 // SendEvent sends any inner event (a JSON object with a "type"), wrapped
 // in an event_callback like every other event, and returns its event_id.
 // It panics if inner is not valid JSON.
-func (s *Server) SendEvent(inner json.RawMessage) (eventID string) {
+func (s *eventFeed) SendEvent(inner json.RawMessage) (eventID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.emitLocked(inner)
 }
 
 // userMessageLocked emits a user's new message. Callers hold s.mu.
-func (s *Server) userMessageLocked(chID, chType string, from User, text string) string {
+func (s *eventFeed) userMessageLocked(chID, chType string, from User, text string) string {
 	s.addUserLocked(from)
 	if _, ok := s.channels[chID]; !ok {
 		s.channels[chID] = chType
@@ -117,7 +97,7 @@ func (s *Server) userMessageLocked(chID, chType string, from User, text string) 
 // "im"), opening the DM first if needed, and returns the DM channel id and
 // the message ts. text goes out as given: write it as Slack would, with
 // &amp; &lt; &gt; escaped and <@U…> mentions.
-func (s *Server) SendDM(from User, text string) (channelID, ts string) {
+func (s *eventFeed) SendDM(from User, text string) (channelID, ts string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.addUserLocked(from)
@@ -127,7 +107,7 @@ func (s *Server) SendDM(from User, text string) (channelID, ts string) {
 
 // SendChannel sends a user's message in a public channel ("C…", channel_type
 // "channel"); the bot can post there afterwards.
-func (s *Server) SendChannel(channelID string, from User, text string) (ts string) {
+func (s *eventFeed) SendChannel(channelID string, from User, text string) (ts string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.userMessageLocked(channelID, channelChannel, from, text)
@@ -135,7 +115,7 @@ func (s *Server) SendChannel(channelID string, from User, text string) (ts strin
 
 // SendGroupDM sends a user's message in a group DM ("G…", channel_type
 // "mpim"); the bot can post there afterwards.
-func (s *Server) SendGroupDM(channelID string, from User, text string) (ts string) {
+func (s *eventFeed) SendGroupDM(channelID string, from User, text string) (ts string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.userMessageLocked(channelID, channelMPIM, from, text)
@@ -144,7 +124,7 @@ func (s *Server) SendGroupDM(channelID string, from User, text string) (ts strin
 // SendOwn sends a message event as if the bot had posted text itself
 // (user BotUserID, bot_id BotID, app_id AppID). The channel_type is that
 // of channelID if the fake knows it, else "im".
-func (s *Server) SendOwn(channelID, text string) (ts string) {
+func (s *eventFeed) SendOwn(channelID, text string) (ts string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts = s.nextTSLocked()
@@ -157,7 +137,7 @@ func (s *Server) SendOwn(channelID, text string) (ts string) {
 // SendBotMessage sends a message of another bot (subtype "bot_message",
 // bot_id botID, no user). The channel_type is that of channelID if the
 // fake knows it, else "im".
-func (s *Server) SendBotMessage(channelID, botID, text string) (ts string) {
+func (s *eventFeed) SendBotMessage(channelID, botID, text string) (ts string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ts = s.nextTSLocked()
@@ -178,7 +158,7 @@ func (s *Server) SendBotMessage(channelID, botID, text string) (ts string) {
 // EditDM sends a message_changed event: from edited their DM message ts
 // to read text. previous_message carries the earlier text if the fake
 // sent that message.
-func (s *Server) EditDM(from User, ts, text string) {
+func (s *eventFeed) EditDM(from User, ts, text string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.addUserLocked(from)
@@ -214,7 +194,7 @@ func (s *Server) EditDM(from User, ts, text string) {
 }
 
 // botMessageLocked is the bot's message object. Callers hold s.mu.
-func (s *Server) botMessageLocked(chID, text, ts, threadTS string) map[string]any {
+func (s *state) botMessageLocked(chID, text, ts, threadTS string) map[string]any {
 	m := map[string]any{
 		"type":    "message",
 		"user":    botUserID,
@@ -233,7 +213,7 @@ func (s *Server) botMessageLocked(chID, text, ts, threadTS string) map[string]an
 
 // channelTypeLocked is the channel_type of a known channel, "im" for an
 // unknown one. Callers hold s.mu.
-func (s *Server) channelTypeLocked(chID string) string {
+func (s *state) channelTypeLocked(chID string) string {
 	if t, ok := s.channels[chID]; ok {
 		return t
 	}
@@ -242,7 +222,7 @@ func (s *Server) channelTypeLocked(chID string) string {
 
 // LastEventID returns the event_id of the newest event, "" if none. The
 // echo of a chat.postMessage into a DM is an event too.
-func (s *Server) LastEventID() string {
+func (s *eventFeed) LastEventID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lastEventID
@@ -251,7 +231,7 @@ func (s *Server) LastEventID() string {
 // Acked reports whether eventID was acknowledged: in Socket Mode an ack
 // arrived for one of its envelopes; with the Events API a delivery got a
 // 2xx answer.
-func (s *Server) Acked(eventID string) bool {
+func (s *eventFeed) Acked(eventID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := s.events[eventID]
@@ -260,7 +240,7 @@ func (s *Server) Acked(eventID string) bool {
 
 // WaitAcked waits until eventID is acknowledged (see Acked); after timeout
 // it fails the test. Call it from the test goroutine.
-func (s *Server) WaitAcked(t testing.TB, eventID string, timeout time.Duration) {
+func (s *eventFeed) WaitAcked(t testing.TB, eventID string, timeout time.Duration) {
 	t.Helper()
 	s.waitFor(t, timeout,
 		func() bool {
@@ -274,7 +254,7 @@ func (s *Server) WaitAcked(t testing.TB, eventID string, timeout time.Duration) 
 
 // Deliveries returns how many times eventID was sent (Socket Mode
 // envelopes or Events API POSTs), retries included.
-func (s *Server) Deliveries(eventID string) int {
+func (s *eventFeed) Deliveries(eventID string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ev := s.events[eventID]; ev != nil {
@@ -286,7 +266,7 @@ func (s *Server) Deliveries(eventID string) int {
 // Redeliver sends eventID again now, as a retry (retry_attempt or
 // X-Slack-Retry-Num one higher than before), acknowledged or not: for
 // testing that the bot handles an event once. It panics on an unknown id.
-func (s *Server) Redeliver(eventID string) {
+func (s *eventFeed) Redeliver(eventID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := s.events[eventID]
@@ -299,7 +279,7 @@ func (s *Server) Redeliver(eventID string) {
 
 // BadAcks returns how many Socket Mode frames acknowledged no envelope the
 // fake had sent (unknown or missing envelope_id, or not JSON).
-func (s *Server) BadAcks() int {
+func (s *eventFeed) BadAcks() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.badAcks

@@ -16,6 +16,13 @@ import (
 	"time"
 )
 
+// eventsAPI delivers events by HTTP POST to the app's request URL, and
+// posts signed requests for tests.
+type eventsAPI struct {
+	*state
+	*delivery
+}
+
 const (
 	// httpAttemptTimeout is how long Slack waits for an answer to one
 	// Events API request before it counts as a timeout.
@@ -36,7 +43,7 @@ type httpItem struct {
 // to url; live socket connections stay open but get no more events. It
 // may be called again to change the URL; there is no way back to Socket
 // Mode.
-func (s *Server) UseEventsAPI(url string) {
+func (s *eventsAPI) UseEventsAPI(url string) {
 	if url == "" {
 		panic("slacktest: UseEventsAPI needs a URL")
 	}
@@ -56,7 +63,7 @@ func (s *Server) UseEventsAPI(url string) {
 
 // httpWorker delivers Events API requests one at a time, in order, until
 // the server closes.
-func (s *Server) httpWorker() {
+func (s *eventsAPI) httpWorker() {
 	defer s.wg.Done()
 	for {
 		select {
@@ -71,7 +78,7 @@ func (s *Server) httpWorker() {
 
 // deliverHTTPOne delivers the head of the queue, with its retries; it
 // reports whether there may be more to do.
-func (s *Server) deliverHTTPOne() bool {
+func (s *eventsAPI) deliverHTTPOne() bool {
 	s.mu.Lock()
 	if len(s.httpQueue) == 0 || s.closed {
 		s.mu.Unlock()
@@ -112,7 +119,7 @@ func (s *Server) deliverHTTPOne() bool {
 
 // postOnce makes one delivery attempt. It reports whether the app
 // acknowledged it (a 2xx answer) and, if not, the retry reason.
-func (s *Server) postOnce(target string, body []byte, retryNum int, reason string) (bool, string) {
+func (s *eventsAPI) postOnce(target string, body []byte, retryNum int, reason string) (bool, string) {
 	ctx, cancel := context.WithTimeout(s.ctx, httpAttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
@@ -162,14 +169,14 @@ func SignRequest(req *http.Request, body []byte, secret string, at time.Time) {
 // copied over the defaults. It returns the answer's status and body (at
 // most 1 MiB). It is not an event delivery: Acked and Deliveries do not
 // see it.
-func (s *Server) PostEvent(ctx context.Context, url string, body []byte, header http.Header) (status int, respBody []byte, err error) {
+func (s *eventsAPI) PostEvent(ctx context.Context, url string, body []byte, header http.Header) (status int, respBody []byte, err error) {
 	return s.postSigned(ctx, url, "application/json", "event", body, header)
 }
 
 // postSigned POSTs body as Slack does, signed unless header already has
 // X-Slack-Signature, with header copied over the defaults; what names the
 // request in errors.
-func (s *Server) postSigned(ctx context.Context, url, contentType, what string, body []byte, header http.Header) (status int, respBody []byte, err error) {
+func (s *state) postSigned(ctx context.Context, url, contentType, what string, body []byte, header http.Header) (status int, respBody []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, fmt.Errorf("building %s request: %w", what, err)
@@ -200,7 +207,7 @@ func (s *Server) postSigned(ctx context.Context, url, contentType, what string, 
 // POSTs a signed url_verification with a random challenge and checks that
 // the answer is a 2xx echoing it, as plain text or as JSON
 // {"challenge":…}.
-func (s *Server) VerifyURL(ctx context.Context, url string) error {
+func (s *eventsAPI) VerifyURL(ctx context.Context, url string) error {
 	challenge := randomHex(16)
 	body := mustJSON(map[string]string{
 		"token":     verificationToken,

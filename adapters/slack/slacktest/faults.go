@@ -11,6 +11,10 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// faultInjector is how tests make the fake fail: rate limits, errors,
+// refused markup, revoked tokens and blocked users.
+type faultInjector struct{ *state }
+
 // fault is one scheduled failure of a Web API method.
 type fault struct {
 	// pass is how many calls still succeed before this fault fires
@@ -26,14 +30,14 @@ type fault struct {
 // and {"ok":false,"error":"ratelimited"}. slack-go returns it as a
 // *slack.RateLimitedError. Faults of one method form a queue in the order
 // they were scheduled.
-func (s *Server) RateLimitNext(method string, retryAfter time.Duration) {
+func (s *faultInjector) RateLimitNext(method string, retryAfter time.Duration) {
 	s.RateLimitAfter(method, 0, retryAfter)
 }
 
 // RateLimitAfter lets n calls of method succeed, then rate-limits one as
 // RateLimitNext does (for a split reply whose later part is limited). The
 // n calls count from when the faults queued before it have fired.
-func (s *Server) RateLimitAfter(method string, n int, retryAfter time.Duration) {
+func (s *faultInjector) RateLimitAfter(method string, n int, retryAfter time.Duration) {
 	if retryAfter <= 0 {
 		retryAfter = time.Second
 	}
@@ -43,14 +47,14 @@ func (s *Server) RateLimitAfter(method string, n int, retryAfter time.Duration) 
 // FailNext makes the next call of method answer HTTP 200
 // {"ok":false,"error":code}, e.g. "invalid_auth", "channel_not_found" or
 // "internal_error". slack-go returns it as a slack.SlackErrorResponse.
-func (s *Server) FailNext(method string, code string) {
+func (s *faultInjector) FailNext(method string, code string) {
 	s.addFault(method, &fault{code: code})
 }
 
 // FailNextStatus makes the next call of method answer the HTTP status
 // with an HTML body, as Slack's front end does on 5xx. slack-go returns it
 // as a slack.StatusCodeError.
-func (s *Server) FailNextStatus(method string, status int) {
+func (s *faultInjector) FailNextStatus(method string, status int) {
 	s.addFault(method, &fault{status: status})
 }
 
@@ -61,11 +65,11 @@ func (s *Server) FailNextStatus(method string, status int) {
 // "/text"). A post with mrkdwn off and no mrkdwn section (the plain text
 // a bot sends instead) is not refused and does not count. Refusals form a
 // queue, as FailNext's do.
-func (s *Server) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
+func (s *faultInjector) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
 
 // RefuseMarkupAfter lets n posts in mrkdwn through, then refuses one as
 // RefuseNextMarkup does (for a split reply whose later part is refused).
-func (s *Server) RefuseMarkupAfter(n int) {
+func (s *faultInjector) RefuseMarkupAfter(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.markupFaults = append(s.markupFaults, n)
@@ -73,7 +77,7 @@ func (s *Server) RefuseMarkupAfter(n int) {
 
 // refuseMarkup consumes a post in mrkdwn from the refusal queue; when it
 // is refused it returns the error code and the JSON pointer to name.
-func (s *Server) refuseMarkup(p params) (code, pointer string) {
+func (s *chatAPI) refuseMarkup(p params) (code, pointer string) {
 	pointer = "/text"
 	formatted := p["mrkdwn"] != "false"
 	if nonEmptyJSONList(p["blocks"]) {
@@ -108,7 +112,7 @@ func (s *Server) refuseMarkup(p params) (code, pointer string) {
 	return "invalid_arguments", pointer
 }
 
-func (s *Server) addFault(method string, f *fault) {
+func (s *state) addFault(method string, f *fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.faults[method] = append(s.faults[method], f)
@@ -116,7 +120,7 @@ func (s *Server) addFault(method string, f *fault) {
 
 // takeFault consumes one call from the method's fault queue and returns
 // the fault to answer with, if any.
-func (s *Server) takeFault(method string) *fault {
+func (s *state) takeFault(method string) *fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.faults[method]
@@ -136,7 +140,7 @@ func (s *Server) takeFault(method string) *fault {
 
 // RateLimited returns how many requests the fake answered 429, those of
 // RateLimitNext and RateLimitAfter and those over WithChannelRateLimit.
-func (s *Server) RateLimited() int {
+func (s *faultInjector) RateLimited() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rateLimited
@@ -146,7 +150,7 @@ func (s *Server) RateLimited() int {
 // WithChannelRateLimit's bucket; when the bucket is empty it counts a 429
 // and returns the fault to answer with. Integer durations keep the edge
 // exact: a post at the very instant a slot frees is admitted.
-func (s *Server) admit(channel string) *fault {
+func (s *chatAPI) admit(channel string) *fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A post to a user id goes into the DM with them, whose limit it
@@ -185,7 +189,7 @@ func writeFault(w http.ResponseWriter, f *fault) {
 // answers token_revoked, socket tickets stop working and live socket
 // connections are closed (slack-go's Socket Mode client then fails to
 // reconnect and its Run returns the token_revoked error).
-func (s *Server) RevokeTokens() {
+func (s *faultInjector) RevokeTokens() {
 	s.mu.Lock()
 	s.revoked = true
 	clear(s.tickets)
@@ -205,14 +209,14 @@ func (s *Server) RevokeTokens() {
 // Block makes posts to the DM with userID fail with is_archived and
 // conversations.open with the user fail with user_disabled, as when the
 // user was deactivated.
-func (s *Server) Block(userID string) {
+func (s *faultInjector) Block(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blocked[userID] = true
 }
 
 // Unblock undoes Block.
-func (s *Server) Unblock(userID string) {
+func (s *faultInjector) Unblock(userID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.blocked, userID)
@@ -221,7 +225,7 @@ func (s *Server) Unblock(userID string) {
 // DropSockets closes every socket connection abruptly, without a close
 // frame, as a network failure would. Envelopes not yet acked on them go
 // out again (retry_attempt +1) on the next connection.
-func (s *Server) DropSockets() {
+func (s *socketMode) DropSockets() {
 	s.mu.Lock()
 	conns := s.connsLocked()
 	for _, c := range conns {
@@ -239,7 +243,7 @@ func (s *Server) DropSockets() {
 // "refresh_requested"); slack-go then reconnects. Those connections get
 // no new envelopes; the ones not acked on them go out again once the
 // client closes them.
-func (s *Server) Disconnect(reason string) {
+func (s *socketMode) Disconnect(reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	frame := mustJSON(map[string]any{

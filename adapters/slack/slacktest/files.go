@@ -9,6 +9,12 @@ import (
 	"strings"
 )
 
+// fileStore holds the files users share and serves their downloads.
+type fileStore struct {
+	*state
+	*delivery
+}
+
 // FileDownloads is the name file downloads go by in the fault queue and
 // in Calls: RateLimitNext(FileDownloads, d), FailNextStatus(FileDownloads,
 // 503) and Calls(FileDownloads) work as for a Web API method.
@@ -64,7 +70,7 @@ type storedFile struct {
 // f.Data at the file's URL to a GET with "Authorization: Bearer <bot
 // token>"; without it (or after SetFilesScope(false)) it answers 200 with
 // an HTML login page, as Slack does.
-func (s *Server) ShareFile(from User, f File) Shared {
+func (s *fileStore) ShareFile(from User, f File) Shared {
 	if f.MIME == "" {
 		f.MIME = "application/octet-stream"
 	}
@@ -131,23 +137,23 @@ func (s *Server) ShareFile(from User, f File) Shared {
 
 // FailNextDownloads makes the next n file downloads answer HTTP 500 with
 // an HTML body, then serve again. They join FileDownloads' fault queue.
-func (s *Server) FailNextDownloads(n int) {
+func (s *fileStore) FailNextDownloads(n int) {
 	for range n {
-		s.FailNextStatus(FileDownloads, http.StatusInternalServerError)
+		s.addFault(FileDownloads, &fault{status: http.StatusInternalServerError})
 	}
 }
 
 // SetFilesScope sets whether the bot token may read files (default
 // true). Without the files:read scope Slack answers a download with its
 // HTML login page.
-func (s *Server) SetFilesScope(ok bool) {
+func (s *fileStore) SetFilesScope(ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.noFilesScope = !ok
 }
 
 // serveFile serves GET /files-pri/<team>-<id>/download/<name>.
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+func (s *fileStore) serveFile(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[FileDownloads]++
 	s.notify()

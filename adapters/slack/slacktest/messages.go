@@ -8,6 +8,13 @@ import (
 	"unicode/utf8"
 )
 
+// chatAPI answers chat.postMessage, with its rate limit and markup
+// refusals, and tells tests what was sent.
+type chatAPI struct {
+	*state
+	*delivery
+}
+
 // maxTextRunes is Slack's limit on chat.postMessage text; longer text
 // fails with msg_too_long.
 const maxTextRunes = 40000
@@ -28,7 +35,7 @@ type SentMessage struct {
 
 // chatPostMessage posts into a known channel, or into the DM of a known
 // user when given a user id, as Slack does.
-func (s *Server) chatPostMessage(p params) (result, string) {
+func (s *chatAPI) chatPostMessage(p params) (result, string) {
 	text := p["text"]
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,7 +81,7 @@ func (s *Server) chatPostMessage(p params) (result, string) {
 
 // resolveChannelLocked maps a channel argument to a known channel id.
 // Callers hold s.mu.
-func (s *Server) resolveChannelLocked(ch string) (string, string) {
+func (s *state) resolveChannelLocked(ch string) (string, string) {
 	if _, ok := s.channels[ch]; ok {
 		return ch, ""
 	}
@@ -93,13 +100,13 @@ func nonEmptyJSONList(v string) bool {
 }
 
 // Sent returns the messages the bot posted to channelID, in order.
-func (s *Server) Sent(channelID string) []SentMessage {
+func (s *chatAPI) Sent(channelID string) []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sentToLocked(channelID)
 }
 
-func (s *Server) sentToLocked(channelID string) []SentMessage {
+func (s *chatAPI) sentToLocked(channelID string) []SentMessage {
 	idx := s.sentIdx[channelID]
 	out := make([]SentMessage, 0, len(idx))
 	for _, i := range idx {
@@ -109,7 +116,7 @@ func (s *Server) sentToLocked(channelID string) []SentMessage {
 }
 
 // AllSent returns every message the bot posted, in order.
-func (s *Server) AllSent() []SentMessage {
+func (s *chatAPI) AllSent() []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]SentMessage(nil), s.sent...)
@@ -118,7 +125,7 @@ func (s *Server) AllSent() []SentMessage {
 // WaitSent waits until the bot has posted at least n messages to
 // channelID and returns them all; after timeout it fails the test (call
 // it from the test goroutine) with what did arrive.
-func (s *Server) WaitSent(t testing.TB, channelID string, n int, timeout time.Duration) []SentMessage {
+func (s *chatAPI) WaitSent(t testing.TB, channelID string, n int, timeout time.Duration) []SentMessage {
 	t.Helper()
 	s.waitFor(t, timeout,
 		func() bool { return len(s.sentIdx[channelID]) >= n },
@@ -135,7 +142,7 @@ func (s *Server) WaitSent(t testing.TB, channelID string, n int, timeout time.Du
 
 // Calls returns how many requests arrived for a Web API method (e.g.
 // "chat.postMessage"), refused, failed and unknown ones included.
-func (s *Server) Calls(method string) int {
+func (s *chatAPI) Calls(method string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[method]

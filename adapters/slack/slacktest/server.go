@@ -4,15 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/parleybot/parley/adapters/internal/fakelimit"
-	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
 
 // Fixed identities of the fake workspace and its bot.
@@ -108,74 +105,21 @@ func WithChannelRateLimit(burst int, every time.Duration) Option {
 
 // Server is a fake Slack: Web API, Socket Mode and Events API delivery.
 // All methods are safe for concurrent use.
+//
+// It composes one part per area of Slack, each holding a pointer to the
+// shared state; embedding promotes the parts' methods, which are the
+// Server's API.
 type Server struct {
-	botToken      string
-	appToken      string
-	signingSecret string
-	pingInterval  time.Duration
-	ackTimeout    time.Duration
-	retryDelay    time.Duration
-	echo          bool
-	now           func() time.Time
-	// chanLimit is WithChannelRateLimit's limit, a bucket per channel
-	// (per user for a DM).
-	chanLimit fakelimit.Buckets
-
-	srv       *httptest.Server
-	client    *http.Client // Events API deliveries, PostEvent, VerifyURL
-	ctx       context.Context
-	cancel    context.CancelFunc
-	done      chan struct{} // closed on Close; releases waiters
-	closeOnce sync.Once
-	wg        sync.WaitGroup // socket connections and background workers
-	httpWake  chan struct{}  // nudges the Events API worker
-	ackWake   chan struct{}  // nudges the ack-timeout watcher
-
-	mu sync.Mutex
-	// changed is closed and replaced whenever the state changes, so
-	// waiters wake without polling.
-	changed  chan struct{}
-	closed   bool
-	revoked  bool
-	users    map[string]User
-	dmOf     map[string]string // user id → DM channel id
-	dmUser   map[string]string // DM channel id → user id
-	channels map[string]string // channel id → channel_type
-	blocked  map[string]bool
-	inbound  map[string]string // channel+"/"+ts → text, for EditDM
-	lastTS   int64             // microseconds of the newest ts
-	nextDM   int
-	sent     []SentMessage
-	sentIdx  map[string][]int
-	calls    map[string]int
-	faults   map[string][]*fault
-	// markupFaults are RefuseMarkupAfter's pass counts, in order.
-	markupFaults []int
-	// rateLimited counts the 429s answered.
-	rateLimited int
-	// files are the shared files, by "<team>-<id>"; noFilesScope makes
-	// every download answer the login page.
-	files        map[string]*storedFile
-	nextFile     int
-	noFilesScope bool
-
-	nextEvent   int
-	events      map[string]*event
-	lastEventID string
-
-	tickets     map[string]bool
-	conns       map[*sockConn]struct{}
-	connections int
-	pending     []*envelope          // waiting for a socket connection
-	envelopes   map[string]*envelope // every envelope sent, by id
-	badAcks     int
-
-	eventsURL string
-	httpQueue []httpItem
-
-	// commandsURL is where slash commands are POSTed ("": Socket Mode).
-	commandsURL string
-	nextTrigger int
+	*state
+	*delivery
+	*webAPI        // auth.test, users, conversations; routes /api/
+	*chatAPI       // chat.postMessage and what was sent
+	*faultInjector // rate limits, failures, revoked tokens, blocked users
+	*fileStore     // shared files and their downloads
+	*eventFeed     // user messages and other events, their acks
+	*eventsAPI     // Events API delivery over HTTP
+	*slashCommands // slash commands
+	*socketMode    // Socket Mode connections
 }
 
 // NewServer starts a fake Slack on a local httptest server. It is closed
@@ -184,7 +128,7 @@ type Server struct {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{
+	st := &state{
 		botToken:      "xoxb-" + randomHex(12),
 		appToken:      "xapp-1-" + randomHex(12),
 		signingSecret: randomHex(16),
@@ -214,6 +158,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		conns:         map[*sockConn]struct{}{},
 		envelopes:     map[string]*envelope{},
 	}
+	s := newServer(st)
 	for _, o := range opts {
 		o(s)
 	}
@@ -230,6 +175,24 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// newServer puts the parts together over st.
+func newServer(st *state) *Server {
+	d := &delivery{st}
+	chat := &chatAPI{st, d}
+	return &Server{
+		state:         st,
+		delivery:      d,
+		webAPI:        &webAPI{state: st, chat: chat},
+		chatAPI:       chat,
+		faultInjector: &faultInjector{st},
+		fileStore:     &fileStore{st, d},
+		eventFeed:     &eventFeed{st, d},
+		eventsAPI:     &eventsAPI{st, d},
+		slashCommands: &slashCommands{st, d},
+		socketMode:    &socketMode{st, d},
+	}
 }
 
 // Close drops every socket connection, stops the Events API worker and
@@ -281,80 +244,6 @@ func (s *Server) BotUserID() string { return botUserID }
 
 // BotID returns the bot id, "B0BOT00001" (bot_id of the bot's messages).
 func (s *Server) BotID() string { return botID }
-
-// AddUser makes u known to users.info and conversations.open. SendDM and
-// the other Send methods add their sender themselves. Fields left empty
-// keep what the fake already knew about the user.
-func (s *Server) AddUser(u User) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.addUserLocked(u)
-}
-
-func (s *Server) addUserLocked(u User) {
-	if u.ID == "" {
-		panic("slacktest: User.ID is empty")
-	}
-	old := s.users[u.ID]
-	if u.Name == "" {
-		u.Name = old.Name
-	}
-	if u.RealName == "" {
-		u.RealName = old.RealName
-	}
-	if u.DisplayName == "" {
-		u.DisplayName = old.DisplayName
-	}
-	s.users[u.ID] = u
-}
-
-// DMChannelOf returns the "D…" id of the bot's DM with userID, "" if it
-// was not opened yet (by SendDM, conversations.open or chat.postMessage
-// to the user id).
-func (s *Server) DMChannelOf(userID string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dmOf[userID]
-}
-
-// dmLocked returns the DM channel with userID, opening it on first use.
-// Callers hold s.mu.
-func (s *Server) dmLocked(userID string) (id string, existed bool) {
-	if id, ok := s.dmOf[userID]; ok {
-		return id, true
-	}
-	s.nextDM++
-	id = fmt.Sprintf("D0DM%06d", s.nextDM)
-	s.dmOf[userID] = id
-	s.dmUser[id] = userID
-	s.channels[id] = channelIM
-	return id, false
-}
-
-// nextTSLocked returns a fresh message ts, "<unix>.<6 digits>", later than
-// every earlier one even when the clock stands still. Callers hold s.mu.
-func (s *Server) nextTSLocked() string {
-	us := s.now().UnixMicro()
-	if us <= s.lastTS {
-		us = s.lastTS + 1
-	}
-	s.lastTS = us
-	return fmt.Sprintf("%d.%06d", us/1_000_000, us%1_000_000)
-}
-
-// notify wakes every waiter. Callers hold s.mu.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// waitFor waits until cond (called with s.mu held) is true, failing t after
-// timeout or when the server closes. what describes the wait for the
-// failure message.
-func (s *Server) waitFor(t testing.TB, timeout time.Duration, cond func() bool, what func() string) {
-	t.Helper()
-	fakewait.Until(t, "slacktest", &s.mu, func() <-chan struct{} { return s.changed }, s.done, timeout, cond, what)
-}
 
 // wake nudges a worker without blocking.
 func wake(ch chan struct{}) {

@@ -12,6 +12,13 @@ import (
 	"time"
 )
 
+// slashCommands sends slash commands to the app, over Socket Mode or by
+// POST, and collects its answers.
+type slashCommands struct {
+	*state
+	*delivery
+}
+
 // channel_name values of slash commands.
 const (
 	// ChannelNameDM is what Slack sends as channel_name for a command
@@ -75,7 +82,7 @@ func (w slashWire) form() url.Values {
 // UseSlashCommandsURL makes slash commands go as signed, form-encoded HTTP
 // POSTs to url, as Slack does for an app not in Socket Mode (each
 // command's Request URL). Until it is called they go over Socket Mode.
-func (s *Server) UseSlashCommandsURL(url string) {
+func (s *slashCommands) UseSlashCommandsURL(url string) {
 	if url == "" {
 		panic("slacktest: UseSlashCommandsURL needs a URL")
 	}
@@ -88,7 +95,7 @@ func (s *Server) UseSlashCommandsURL(url string) {
 // follows it, possibly "") in their DM with the bot, opening the DM first
 // if needed. It returns the DM channel and the command's trigger_id, the
 // key of its SlashResponse.
-func (s *Server) SendSlashCommand(from User, command, text string) (channelID, triggerID string) {
+func (s *slashCommands) SendSlashCommand(from User, command, text string) (channelID, triggerID string) {
 	s.mu.Lock()
 	channelID, _ = s.dmLocked(from.ID)
 	s.mu.Unlock()
@@ -101,7 +108,7 @@ func (s *Server) SendSlashCommand(from User, command, text string) (channelID, t
 // trigger_id. In Socket Mode the command is a slash_commands envelope
 // (redelivered like events when it is not acked); with a commands URL it
 // is POSTed once, as Slack does not retry slash commands.
-func (s *Server) SendSlashCommandIn(channelID, channelName string, from User, command, text string) (triggerID string) {
+func (s *slashCommands) SendSlashCommandIn(channelID, channelName string, from User, command, text string) (triggerID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.addUserLocked(from)
@@ -125,7 +132,7 @@ func (s *Server) SendSlashCommandIn(channelID, channelName string, from User, co
 }
 
 // postSlash POSTs a slash command to target once and records the answer.
-func (s *Server) postSlash(target string, ev *event, form url.Values) {
+func (s *slashCommands) postSlash(target string, ev *event, form url.Values) {
 	defer s.wg.Done()
 	status, body := s.postForm(target, []byte(form.Encode()))
 	s.mu.Lock()
@@ -137,7 +144,7 @@ func (s *Server) postSlash(target string, ev *event, form url.Values) {
 }
 
 // postForm makes one signed form POST; status 0 when it got no answer.
-func (s *Server) postForm(target string, body []byte) (int, []byte) {
+func (s *slashCommands) postForm(target string, body []byte) (int, []byte) {
 	ctx, cancel := context.WithTimeout(s.ctx, httpAttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(string(body)))
@@ -160,14 +167,14 @@ func (s *Server) postForm(target string, body []byte) (int, []byte) {
 // Slack would, signed with the server's secret unless header already has
 // X-Slack-Signature, and returns the answer. It is not a delivery: for
 // testing signature checks and malformed commands.
-func (s *Server) PostSlashCommand(ctx context.Context, url string, body []byte, header http.Header) (status int, respBody []byte, err error) {
+func (s *slashCommands) PostSlashCommand(ctx context.Context, url string, body []byte, header http.Header) (status int, respBody []byte, err error) {
 	return s.postSigned(ctx, url, "application/x-www-form-urlencoded", "slash command", body, header)
 }
 
 // WaitSlashResponse waits until the app answered the slash command
 // triggerID (acked it, or answered its POST) and returns the answer;
 // after timeout it fails the test. Call it from the test goroutine.
-func (s *Server) WaitSlashResponse(t testing.TB, triggerID string, timeout time.Duration) SlashResponse {
+func (s *slashCommands) WaitSlashResponse(t testing.TB, triggerID string, timeout time.Duration) SlashResponse {
 	t.Helper()
 	var out SlashResponse
 	s.waitFor(t, timeout,

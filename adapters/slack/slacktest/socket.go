@@ -10,6 +10,13 @@ import (
 	"github.com/gorilla/websocket"
 )
 
+// socketMode serves Socket Mode connections: envelopes out, acks in,
+// pings, redelivery after an ack timeout, dropped connections.
+type socketMode struct {
+	*state
+	*delivery
+}
+
 // writeTimeout bounds one frame write, so a client that stopped reading
 // cannot hold a connection goroutine forever.
 const writeTimeout = 5 * time.Second
@@ -61,80 +68,8 @@ type envelopeWire struct {
 	RetryReason            string          `json:"retry_reason"`
 }
 
-// deliverLocked sends ev as delivery number attempt (0 for the first): to
-// the Events API queue, the newest live socket, or the queue of events
-// waiting for a socket. Callers hold s.mu.
-func (s *Server) deliverLocked(ev *event, attempt int, auto bool) {
-	ev.retries = max(ev.retries, attempt)
-	if s.eventsURL != "" && ev.kind == "" {
-		reason := ""
-		if attempt > 0 {
-			reason = "http_timeout"
-		}
-		s.httpQueue = append(s.httpQueue, httpItem{ev: ev, retryNum: attempt, reason: reason})
-		wake(s.httpWake)
-		return
-	}
-	env := &envelope{id: newUUID(), ev: ev, attempt: attempt, auto: auto}
-	ev.cur = env
-	if c := s.newestLocked(); c != nil {
-		s.sendLocked(c, env)
-		return
-	}
-	s.pending = append(s.pending, env)
-}
-
-// sendLocked writes env to c. Callers hold s.mu.
-func (s *Server) sendLocked(c *sockConn, env *envelope) {
-	reason := ""
-	if env.attempt > 0 {
-		reason = "timeout"
-	}
-	env.conn, env.sentAt = c, time.Now()
-	c.inflight = append(c.inflight, env)
-	s.envelopes[env.id] = env
-	env.ev.deliveries++
-	kind := env.ev.kind
-	if kind == "" {
-		kind = "events_api"
-	}
-	c.enqueueLocked(mustJSON(envelopeWire{
-		EnvelopeID:             env.id,
-		Payload:                env.ev.body,
-		Type:                   kind,
-		AcceptsResponsePayload: kind == envelopeSlash,
-		RetryAttempt:           env.attempt,
-		RetryReason:            reason,
-	}))
-	wake(s.ackWake)
-}
-
-// retryLocked sends env's event again after env was lost (its connection
-// dropped or its ack timed out), unless the event was acked, already sent
-// again, or out of retries. Callers hold s.mu.
-func (s *Server) retryLocked(env *envelope) {
-	ev := env.ev
-	if s.closed || ev.acked || ev.cur != env || ev.autoRetries >= maxAutoRetries {
-		return
-	}
-	ev.autoRetries++
-	s.deliverLocked(ev, ev.retries+1, true)
-}
-
-// newestLocked returns the newest routable connection, nil if none.
-// Callers hold s.mu.
-func (s *Server) newestLocked() *sockConn {
-	var newest *sockConn
-	for c := range s.conns {
-		if c.routable && (newest == nil || c.seq > newest.seq) {
-			newest = c
-		}
-	}
-	return newest
-}
-
 // connsLocked returns the open connections. Callers hold s.mu.
-func (s *Server) connsLocked() []*sockConn {
+func (s *state) connsLocked() []*sockConn {
 	out := make([]*sockConn, 0, len(s.conns))
 	for c := range s.conns {
 		out = append(out, c)
@@ -143,7 +78,7 @@ func (s *Server) connsLocked() []*sockConn {
 }
 
 // serveSocket runs one Socket Mode connection until it closes.
-func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
+func (s *socketMode) serveSocket(w http.ResponseWriter, r *http.Request) {
 	ticket := r.URL.Query().Get("ticket")
 	s.mu.Lock()
 	if s.closed {
@@ -219,7 +154,7 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 
 // flushPendingLocked sends the envelopes that waited for a connection.
 // Callers hold s.mu.
-func (s *Server) flushPendingLocked(c *sockConn) {
+func (s *socketMode) flushPendingLocked(c *sockConn) {
 	for _, env := range s.pending {
 		if env.auto && env.ev.acked {
 			continue
@@ -230,7 +165,7 @@ func (s *Server) flushPendingLocked(c *sockConn) {
 }
 
 // writeLoop writes queued frames and pings until the connection stops.
-func (s *Server) writeLoop(c *sockConn) {
+func (s *socketMode) writeLoop(c *sockConn) {
 	var tick <-chan time.Time
 	if s.pingInterval > 0 {
 		ticker := time.NewTicker(s.pingInterval)
@@ -277,7 +212,7 @@ func (s *Server) writeLoop(c *sockConn) {
 
 // readLoop handles acks (and pongs, inside ReadMessage) until the
 // connection ends.
-func (s *Server) readLoop(c *sockConn) {
+func (s *socketMode) readLoop(c *sockConn) {
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
@@ -308,7 +243,7 @@ func (s *Server) readLoop(c *sockConn) {
 }
 
 // ackWatcher resends envelopes whose ack is overdue (WithAckTimeout).
-func (s *Server) ackWatcher() {
+func (s *socketMode) ackWatcher() {
 	defer s.wg.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -332,7 +267,7 @@ func (s *Server) ackWatcher() {
 
 // expireLocked retries every envelope unacked for ackTimeout and returns
 // when the next one falls due, zero if none. Callers hold s.mu.
-func (s *Server) expireLocked(now time.Time) time.Time {
+func (s *socketMode) expireLocked(now time.Time) time.Time {
 	var next time.Time
 	var expired []*envelope
 	for c := range s.conns {
@@ -370,7 +305,7 @@ func (s *Server) expireLocked(now time.Time) time.Time {
 }
 
 // liveLocked counts routable connections. Callers hold s.mu.
-func (s *Server) liveLocked() int {
+func (s *socketMode) liveLocked() int {
 	n := 0
 	for c := range s.conns {
 		if c.routable {
@@ -381,7 +316,7 @@ func (s *Server) liveLocked() int {
 }
 
 // Connections returns how many socket connections were accepted so far.
-func (s *Server) Connections() int {
+func (s *socketMode) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.connections
@@ -390,7 +325,7 @@ func (s *Server) Connections() int {
 // LiveConnections returns how many socket connections are open and may
 // get events: a connection told to disconnect (Disconnect) no longer
 // counts.
-func (s *Server) LiveConnections() int {
+func (s *socketMode) LiveConnections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.liveLocked()
@@ -399,7 +334,7 @@ func (s *Server) LiveConnections() int {
 // WaitConnections waits until at least n socket connections were accepted
 // and one of them is live; after timeout it fails the test. Call it from
 // the test goroutine.
-func (s *Server) WaitConnections(t testing.TB, n int, timeout time.Duration) {
+func (s *socketMode) WaitConnections(t testing.TB, n int, timeout time.Duration) {
 	t.Helper()
 	s.waitFor(t, timeout,
 		func() bool { return s.connections >= n && s.liveLocked() >= 1 },

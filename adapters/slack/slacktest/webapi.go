@@ -9,6 +9,13 @@ import (
 	"strings"
 )
 
+// webAPI answers the Web API: it routes /api/<method>, checks tokens and
+// answers auth, users and conversations itself (chat goes to chat).
+type webAPI struct {
+	*state
+	chat *chatAPI
+}
+
 // maxBody bounds a Web API request body.
 const maxBody = 10 << 20
 
@@ -30,7 +37,7 @@ type result map[string]any
 type apiMethod func(p params) (result, string)
 
 // method returns the handler of a Web API method and the token it needs.
-func (s *Server) method(name string) (apiMethod, tokenKind, bool) {
+func (s *webAPI) method(name string) (apiMethod, tokenKind, bool) {
 	switch name {
 	case "auth.test":
 		return s.authTest, botTokenKind, true
@@ -39,7 +46,7 @@ func (s *Server) method(name string) (apiMethod, tokenKind, bool) {
 	case "conversations.open":
 		return s.conversationsOpen, botTokenKind, true
 	case "chat.postMessage":
-		return s.chatPostMessage, botTokenKind, true
+		return s.chat.chatPostMessage, botTokenKind, true
 	case "users.info":
 		return s.usersInfo, botTokenKind, true
 	}
@@ -48,7 +55,7 @@ func (s *Server) method(name string) (apiMethod, tokenKind, bool) {
 
 // serveAPI routes /api/<method>. Slack answers HTTP 200 with ok false for
 // every error but rate limits and its own failures.
-func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+func (s *webAPI) serveAPI(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("method")
 	s.mu.Lock()
 	s.calls[name]++
@@ -74,11 +81,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if name == "chat.postMessage" {
-		if f := s.admit(p["channel"]); f != nil {
+		if f := s.chat.admit(p["channel"]); f != nil {
 			writeFault(w, f)
 			return
 		}
-		if code, pointer := s.refuseMarkup(p); code != "" {
+		if code, pointer := s.chat.refuseMarkup(p); code != "" {
 			writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": code,
 				"response_metadata": map[string]any{"messages": []string{"[ERROR] failed to match all allowed schemas [json-pointer:" + pointer + "]"}}})
 			return
@@ -95,7 +102,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 
 // checkToken returns the error code for the call's token, "" if it may
 // call a method that needs kind.
-func (s *Server) checkToken(r *http.Request, p params, kind tokenKind) string {
+func (s *webAPI) checkToken(r *http.Request, p params, kind tokenKind) string {
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" {
 		token = p["token"]
@@ -187,7 +194,7 @@ func writeError(w http.ResponseWriter, code string) {
 	writeJSON(w, http.StatusOK, map[string]any{"ok": false, "error": code})
 }
 
-func (s *Server) authTest(params) (result, string) {
+func (s *webAPI) authTest(params) (result, string) {
 	return result{
 		"url":                   teamURL,
 		"team":                  teamName,
@@ -200,7 +207,7 @@ func (s *Server) authTest(params) (result, string) {
 }
 
 // appsConnectionsOpen hands out a single-use socket URL.
-func (s *Server) appsConnectionsOpen(params) (result, string) {
+func (s *webAPI) appsConnectionsOpen(params) (result, string) {
 	ticket := randomHex(16)
 	s.mu.Lock()
 	s.tickets[ticket] = true
@@ -209,7 +216,7 @@ func (s *Server) appsConnectionsOpen(params) (result, string) {
 }
 
 // conversationsOpen opens (or finds) the DM with one user.
-func (s *Server) conversationsOpen(p params) (result, string) {
+func (s *webAPI) conversationsOpen(p params) (result, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	users := strings.TrimSpace(p["users"])
@@ -261,7 +268,7 @@ func imWire(id, user string, created int64) map[string]any {
 	}
 }
 
-func (s *Server) usersInfo(p params) (result, string) {
+func (s *webAPI) usersInfo(p params) (result, string) {
 	id := p["user"]
 	if id == botUserID {
 		return result{"user": userWire(User{ID: botUserID, Name: botName, RealName: "Parley"}, true)}, ""
@@ -301,4 +308,22 @@ func userWire(u User, bot bool) map[string]any {
 		"is_app_user": false,
 		"profile":     profile,
 	}
+}
+
+// AddUser makes u known to users.info and conversations.open. SendDM and
+// the other Send methods add their sender themselves. Fields left empty
+// keep what the fake already knew about the user.
+func (s *webAPI) AddUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.addUserLocked(u)
+}
+
+// DMChannelOf returns the "D…" id of the bot's DM with userID, "" if it
+// was not opened yet (by SendDM, conversations.open or chat.postMessage
+// to the user id).
+func (s *webAPI) DMChannelOf(userID string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dmOf[userID]
 }

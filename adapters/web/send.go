@@ -1,0 +1,77 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/core"
+)
+
+// sender pushes the bot's messages and typing to the client's open pages.
+type sender struct{ *state }
+
+// Send pushes msg.Text to every open page of the client
+// msg.ChannelThreadID and returns one id per part. Rich text
+// (core.FormatRichText, Markdown) goes whole, as one message carrying the
+// Markdown and its sanitised HTML (markup.HTML): a browser has no length
+// limit worth cutting formatting for. Text goes as written, split to
+// 16000-rune parts. A client with no page open is not an error: the core
+// has stored the message and the page shows it from the history when it
+// loads.
+func (sd *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return core.SendResult{}, fmt.Errorf("sending to web client: %w", err)
+	}
+	if sd.isStopped() {
+		return core.SendResult{}, fmt.Errorf("sending to web client: %w", errStopped)
+	}
+	if msg.ChannelThreadID == "" {
+		return core.SendResult{}, &core.PermanentError{Reason: "no channel thread id"}
+	}
+	parts := textParts(msg)
+	if len(parts) == 0 {
+		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
+	}
+	at := sd.clock.Now().UTC().Format(time.RFC3339)
+	ids := make([]string, len(parts))
+	evs := make([]event, len(parts))
+	for i, p := range parts {
+		ids[i] = sd.nextID()
+		p.ID, p.Role, p.At = ids[i], string(core.RoleAssistant), at
+		data, err := json.Marshal(p)
+		if err != nil {
+			return core.SendResult{}, fmt.Errorf("encoding web message: %w", err)
+		}
+		evs[i] = event{name: "message", data: data}
+	}
+	n := sd.hub.publish(msg.ChannelThreadID, evs, true)
+	sd.log.Debug("message pushed", "thread", msg.ChannelThreadID, "parts", len(parts), "pages", n)
+	return core.SendResult{PlatformMessageIDs: ids}, nil
+}
+
+// Typing shows the typing indicator on every open page of the client. It is
+// best effort: a page too busy to take the signal just misses it.
+func (sd *sender) Typing(_ context.Context, channelThreadID string) error {
+	sd.hub.publish(channelThreadID, []event{{name: "typing", data: []byte("{}")}}, false)
+	return nil
+}
+
+// textParts is msg as the messages to push, without id, role or time.
+func textParts(msg core.OutboundMessage) []wireMessage {
+	if msg.Format == core.FormatRichText {
+		html := markup.HTML(msg.Text)
+		if strings.TrimSpace(html) == "" {
+			return nil
+		}
+		return []wireMessage{{Text: msg.Text, HTML: html}}
+	}
+	var out []wireMessage
+	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+		out = append(out, wireMessage{Text: p})
+	}
+	return out
+}
