@@ -29,6 +29,8 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 	return console.New(console.Config{
 		Token:       cfg.HTTP.APIToken.Reveal(),
 		Store:       a.store,
+		Facts:       firstPlugin[core.FactKeeper](a.plugins),
+		Mood:        firstPlugin[core.MoodKeeper](a.plugins),
 		Location:    cfg.Location(),
 		Clock:       clock,
 		Logger:      log.With("component", "console"),

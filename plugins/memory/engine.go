@@ -228,7 +228,7 @@ func (e *engine) factPass(ctx context.Context, w FactWork, now time.Time) error 
 	if transcript == "" {
 		return nil
 	}
-	facts, err := e.p.facts.List(ctx, w.ConversationID)
+	facts, err := e.p.facts.Facts(ctx, w.ConversationID)
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (e *engineBundle) advance(t *testing.T, d time.Duration) {
 
 func (e *engineBundle) facts(t *testing.T, conv int64) []string {
 	t.Helper()
-	fs, err := e.bundle.facts.List(e.ctx, conv)
+	fs, err := e.bundle.facts.Facts(e.ctx, conv)
 	require.NoError(t, err)
 	out := make([]string, len(fs))
 	for i, f := range fs {

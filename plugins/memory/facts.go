@@ -52,6 +52,8 @@ type FactStore struct {
 	clock core.Clock
 }
 
+var _ core.FactKeeper = (*FactStore)(nil)
+
 // NewFactStore returns the facts kept in db.
 func NewFactStore(db core.Database) *FactStore { return &FactStore{db: db, clock: core.SystemClock{}} }
 
@@ -94,8 +96,8 @@ func (s *FactStore) insert(tx *gorm.DB, f *core.Fact) error {
 		s.db.Time(f.LastAccessedAt)).Row().Scan(&f.ID)
 }
 
-// List returns the conversation's facts by key.
-func (s *FactStore) List(ctx context.Context, conversationID int64) ([]core.Fact, error) {
+// Facts returns the conversation's facts by key.
+func (s *FactStore) Facts(ctx context.Context, conversationID int64) ([]core.Fact, error) {
 	rows, err := s.db.Read(ctx).Raw(`SELECT `+factCols+` FROM facts WHERE conversation_id = ? ORDER BY fact_key`,
 		conversationID).Rows()
 	if err != nil {
@@ -217,11 +219,11 @@ func (s *FactStore) Forget(ctx context.Context, conversationID int64, key string
 	return f, nil
 }
 
-// ForgetAll deletes every fact of the conversation and returns how many
+// ForgetAllFacts deletes every fact of the conversation and returns how many
 // there were. The messages the fact engine has not read yet are passed
 // over too (facts_seq moves to last_seq): what the user said before
 // asking to be forgotten is not read back into new facts.
-func (s *FactStore) ForgetAll(ctx context.Context, conversationID int64) (int, error) {
+func (s *FactStore) ForgetAllFacts(ctx context.Context, conversationID int64) (int, error) {
 	var n int64
 	err := s.db.Write(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec(`DELETE FROM facts WHERE conversation_id = ?`, conversationID)

@@ -137,12 +137,12 @@ func (p *Plugin) Validate() error {
 // Facts returns the conversation's facts by key, for the console and the
 // chat command /forget.
 func (p *Plugin) Facts(ctx context.Context, conversationID int64) ([]core.Fact, error) {
-	return p.facts.List(ctx, conversationID)
+	return p.facts.Facts(ctx, conversationID)
 }
 
 // ForgetAllFacts erases the conversation's facts (/forget all confirm).
 func (p *Plugin) ForgetAllFacts(ctx context.Context, conversationID int64) (int, error) {
-	return p.facts.ForgetAll(ctx, conversationID)
+	return p.facts.ForgetAllFacts(ctx, conversationID)
 }
 
 // SessionLimits reports the session gap and the window.

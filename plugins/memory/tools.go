@@ -192,7 +192,7 @@ func (p *Plugin) listFacts(ctx context.Context, conv int64, raw json.RawMessage)
 	if err := decodeArgs("list_facts", raw, &struct{}{}); err != nil {
 		return "", err
 	}
-	facts, err := p.facts.List(ctx, conv)
+	facts, err := p.facts.Facts(ctx, conv)
 	if err != nil {
 		return "", fmt.Errorf("list_facts: reading the facts failed: %w", err)
 	}

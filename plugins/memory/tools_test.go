@@ -172,7 +172,7 @@ func TestFactTools(t *testing.T) {
 	out, err = b.call(t, turn, "remember_fact", fmt.Sprintf(`{"fact":%q}`, strings.Repeat("very long ", 100)))
 	require.NoError(t, err)
 	require.Contains(t, out, `"note":"cut to 300 characters"`)
-	facts, err := b.facts.List(b.ctx, conv.ID)
+	facts, err := b.facts.Facts(b.ctx, conv.ID)
 	require.NoError(t, err)
 	require.LessOrEqual(t, len([]rune(facts[len(facts)-1].Content)), 301, "a huge fact is truncated")
 	_, err = b.call(t, turn, "remember_fact", `{"fact":"   "}`)

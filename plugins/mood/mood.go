@@ -96,7 +96,7 @@ func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 // MoodHistory returns up to limit of the conversation's newest mood
 // points, oldest first, for the console's chart.
 func (p *Plugin) MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error) {
-	return p.points.History(ctx, conversationID, limit)
+	return p.points.MoodHistory(ctx, conversationID, limit)
 }
 
 // Validate checks the ranges.

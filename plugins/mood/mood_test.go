@@ -131,7 +131,7 @@ func TestMoodAcrossRecords(t *testing.T) {
 	// Asking again within the record keeps the same initial mood.
 	_, err = b.p.PromptLayers(b.ctx, second)
 	require.NoError(t, err)
-	hist, err := b.points.History(b.ctx, b.conv.ID, 10)
+	hist, err := b.points.MoodHistory(b.ctx, b.conv.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, hist, 3, "the history the chart draws")
 	require.Equal(t, []string{"initial", "set_mood", "initial"}, []string{hist[0].Source, hist[1].Source, hist[2].Source})
@@ -157,7 +157,7 @@ func TestSetMoodBoundsAndErrors(t *testing.T) {
 		_, err := b.setMood(t, turn, args)
 		require.ErrorContains(t, err, want, args)
 	}
-	hist, err := b.points.History(b.ctx, b.conv.ID, 10)
+	hist, err := b.points.MoodHistory(b.ctx, b.conv.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, hist, 1, "a bad call stores nothing")
 	require.Equal(t, "set_mood", hist[0].Source)

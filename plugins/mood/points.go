@@ -47,6 +47,8 @@ type Points struct {
 	clock core.Clock
 }
 
+var _ core.MoodKeeper = (*Points)(nil)
+
 // NewPoints returns the mood points kept in db.
 func NewPoints(db core.Database) *Points { return &Points{db: db, clock: core.SystemClock{}} }
 
@@ -91,9 +93,9 @@ func (s *Points) Latest(ctx context.Context, conversationID int64) (core.MoodPoi
 	return m.point(), nil
 }
 
-// History returns up to limit of the conversation's newest mood points,
+// MoodHistory returns up to limit of the conversation's newest mood points,
 // oldest first (for a chart).
-func (s *Points) History(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error) {
+func (s *Points) MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error) {
 	out, err := s.history(ctx, conversationID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the mood history of conversation %d: %w", conversationID, err)
