@@ -182,8 +182,8 @@ func TestFactsGoWithTheirConversation(t *testing.T) {
 }
 
 // The plugin's migration changes nothing on a database whose store made
-// facts and facts_seq (every database so far), makes them where they are
-// missing, and runs once.
+// facts and facts_seq (every database so far), makes the same where they
+// are missing, and runs once.
 func TestMigrations(t *testing.T) {
 	t.Parallel()
 	onBothDatabases(t, func(b *factBundle) {
@@ -194,19 +194,25 @@ func TestMigrations(t *testing.T) {
 		_, err = b.facts.ClaimWork(ctx, 10)
 		require.NoError(t, err)
 		require.NoError(t, b.st.Migrate(ctx, memory.New()), "a second migrate is a no-op")
-		facts, err := b.facts.Facts(ctx, conv.ID)
+		kept, err := b.facts.Facts(ctx, conv.ID)
 		require.NoError(t, err)
-		require.Len(t, facts, 1)
+		require.Len(t, kept, 1)
 		var seq, n int64
 		require.NoError(t, db.Raw(`SELECT facts_seq FROM conversations WHERE id = ?`, conv.ID).Row().Scan(&seq))
 		require.Equal(t, int64(1), seq, "the engine's progress is kept")
 		require.NoError(t, db.Raw(`SELECT COUNT(*) FROM plugin_migrations WHERE plugin = 'memory'`).Row().Scan(&n))
 		require.Equal(t, int64(len(memory.New().Migrations())), n, "each migration is recorded once")
 
+		// Made by the plugin alone, the table and the column are the ones
+		// the store made.
+		facts, convs := storetest.TableSchema(t, b.st, "facts"), storetest.TableSchema(t, b.st, "conversations")
 		require.NoError(t, db.Exec(`DROP TABLE facts`).Error)
 		require.NoError(t, db.Exec(`ALTER TABLE conversations DROP COLUMN facts_seq`).Error)
+		require.NotEqual(t, convs, storetest.TableSchema(t, b.st, "conversations"))
 		require.NoError(t, db.Exec(`DELETE FROM plugin_migrations WHERE plugin = 'memory'`).Error)
 		require.NoError(t, b.st.Migrate(ctx, memory.New()))
+		require.Equal(t, facts, storetest.TableSchema(t, b.st, "facts"))
+		require.Equal(t, convs, storetest.TableSchema(t, b.st, "conversations"))
 		_, _, err = b.facts.Remember(ctx, conv.ID, "likes coffee", 30, t0)
 		require.NoError(t, err)
 		work, err := b.facts.ClaimWork(ctx, 10)

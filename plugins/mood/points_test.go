@@ -96,7 +96,7 @@ func TestPointsGoWithTheirConversation(t *testing.T) {
 }
 
 // The plugin's migration changes nothing on a database whose store made
-// mood_points (every database so far), creates the table where it is
+// mood_points (every database so far), creates the same table where it is
 // missing, and runs once.
 func TestMigrations(t *testing.T) {
 	t.Parallel()
@@ -112,9 +112,12 @@ func TestMigrations(t *testing.T) {
 		require.NoError(t, st.DB().Raw(`SELECT COUNT(*) FROM plugin_migrations WHERE plugin = 'mood'`).Row().Scan(&n))
 		require.Equal(t, int64(len(mood.New().Migrations())), n, "each migration is recorded once")
 
+		// Made by the plugin alone, the table is the one the store made.
+		before := storetest.TableSchema(t, st, "mood_points")
 		require.NoError(t, st.DB().Exec(`DROP TABLE mood_points`).Error)
 		require.NoError(t, st.DB().Exec(`DELETE FROM plugin_migrations WHERE plugin = 'mood'`).Error)
 		require.NoError(t, st.Migrate(ctx, mood.New()))
+		require.Equal(t, before, storetest.TableSchema(t, st, "mood_points"))
 		require.NoError(t, points.Add(ctx, &core.MoodPoint{ConversationID: conv.ID, Valence: 0.1, Source: "set_mood", CreatedAt: t0}))
 		hist, err = points.MoodHistory(ctx, conv.ID, 10)
 		require.NoError(t, err)
