@@ -193,8 +193,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		return nil, err
 	}
 	// Summaries and facts must not keep a reasoning model's thinking.
-	env.Store, env.Database = a.store, a.store.Database()
-	env.LLM, env.LightModel = core.WithoutReasoning(model), cfg.LLM.LightModel
+	env.Store, env.Database, env.LLM, env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(model), cfg.LLM.LightModel
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	jobWaker := core.NewWaker()
 	env.JobsChanged = jobWaker.Wake
