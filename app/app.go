@@ -215,8 +215,8 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	a.metrics.watchStore(a.store)
 	var cmds core.CommandHandler // nil: every /word is text for the model
 	if cfg.Commands.Enabled {
-		cmds = commands.New(commands.Config{Store: a.store, Facts: firstPlugin[core.FactKeeper](a.plugins), BotName: env.BotName, Location: cfg.Location(),
-			Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
+		cmds = commands.New(commands.Config{Store: a.store, Facts: pluginFacts(env.Database), BotName: env.BotName,
+			Location: cfg.Location(), Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
 	}
 	a.disp, err = engine.New(engine.Config{
 		Store:            a.store,

@@ -2,31 +2,42 @@ package app
 
 import "github.com/parleybot/parley/core"
 
-// pluginMigrators are the registered plugins that keep tables of their
-// own, fresh from New: every one, enabled or not, so that the schema does
-// not depend on the config (a plugin enabled later finds its tables, and
-// one disabled keeps them).
-func pluginMigrators() []core.Migrator {
+// registered returns every registered plugin with capability T, fresh
+// from New: enabled or not, as the capabilities read here (tables, the
+// data in them) do not depend on the config.
+func registered[T any]() []T {
 	reg := core.Plugins()
-	var out []core.Migrator
+	var out []T
 	for _, name := range reg.Names() {
 		info, _ := reg.Lookup(name)
-		if m, ok := info.New().(core.Migrator); ok {
-			out = append(out, m)
+		if v, ok := info.New().(T); ok {
+			out = append(out, v)
 		}
 	}
 	return out
 }
 
-// firstPlugin returns the first of plugins with capability T (the zero T,
-// nil, when none has it): the plugin whose data the console and the chat
-// commands show.
-func firstPlugin[T any](plugins []core.Plugin) T {
-	for _, p := range plugins {
-		if v, ok := p.(T); ok {
-			return v
-		}
+// pluginMigrators are the registered plugins that keep tables of their
+// own. Every one migrates, enabled or not: a plugin enabled later finds
+// its tables, and one turned off keeps its data.
+func pluginMigrators() []core.Migrator { return registered[core.Migrator]() }
+
+// pluginFacts reads the facts a registered plugin keeps on db (nil: no
+// plugin keeps any), for the console and /forget: a user can still see
+// and erase them while the plugin is turned off, as before plugins owned
+// their tables.
+func pluginFacts(db core.Database) core.FactKeeper {
+	if owners := registered[core.FactOwner](); len(owners) > 0 {
+		return owners[0].FactKeeper(db)
 	}
-	var zero T
-	return zero
+	return nil
+}
+
+// pluginMood reads the mood history a registered plugin keeps on db (nil:
+// no plugin keeps one), for the console's chart.
+func pluginMood(db core.Database) core.MoodKeeper {
+	if owners := registered[core.MoodOwner](); len(owners) > 0 {
+		return owners[0].MoodKeeper(db)
+	}
+	return nil
 }

@@ -77,7 +77,7 @@ type Store interface {
 }
 
 // FactReader reads the facts a plugin keeps about a conversation's user,
-// by key: the memory plugin (core.FactKeeper) satisfies it.
+// by key: the memory plugin's core.FactKeeper satisfies it.
 type FactReader interface {
 	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
 }

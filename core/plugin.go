@@ -293,9 +293,9 @@ type Database interface {
 	ScanTime(t *time.Time) any
 }
 
-// FactKeeper is an optional plugin capability (the memory plugin): the
-// facts it keeps about a conversation's user, which the console shows and
-// the chat command /forget lists and erases.
+// FactKeeper is the facts a plugin keeps about conversations' users
+// (the memory plugin's), which the console shows and the chat command
+// /forget lists and erases.
 type FactKeeper interface {
 	// Facts returns the conversation's facts by key.
 	Facts(ctx context.Context, conversationID int64) ([]Fact, error)
@@ -304,12 +304,29 @@ type FactKeeper interface {
 	ForgetAllFacts(ctx context.Context, conversationID int64) (int, error)
 }
 
-// MoodKeeper is an optional plugin capability (the mood plugin): the mood
-// history of a conversation, which the console charts.
+// MoodKeeper is the mood history a plugin keeps (the mood plugin's),
+// which the console charts.
 type MoodKeeper interface {
-	// MoodHistory returns up to limit of the newest mood points, oldest
-	// first.
+	// MoodHistory returns up to limit of the conversation's newest mood
+	// points, oldest first.
 	MoodHistory(ctx context.Context, conversationID int64, limit int) ([]MoodPoint, error)
+}
+
+// FactOwner is an optional plugin capability: the plugin keeps facts in
+// its tables, and FactKeeper reads them on db. Like Migrations, it is
+// called on a plugin fresh from New, enabled or not: the facts of a
+// plugin turned off can still be seen and erased.
+type FactOwner interface {
+	Plugin
+	FactKeeper(db Database) FactKeeper
+}
+
+// MoodOwner is an optional plugin capability: the plugin keeps moods in
+// its tables, and MoodKeeper reads them on db (on a plugin fresh from New,
+// as FactOwner).
+type MoodOwner interface {
+	Plugin
+	MoodKeeper(db Database) MoodKeeper
 }
 
 // MoodPoint is the bot's mood in a conversation at one moment: valence

@@ -72,7 +72,7 @@ var (
 	_ core.ToolProvider      = (*Plugin)(nil)
 	_ core.Service           = (*Plugin)(nil)
 	_ core.Migrator          = (*Plugin)(nil)
-	_ core.FactKeeper        = (*Plugin)(nil)
+	_ core.FactOwner         = (*Plugin)(nil)
 )
 
 // New returns the plugin with its defaults.
@@ -134,16 +134,9 @@ func (p *Plugin) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Facts returns the conversation's facts by key, for the console and the
-// chat command /forget.
-func (p *Plugin) Facts(ctx context.Context, conversationID int64) ([]core.Fact, error) {
-	return p.facts.Facts(ctx, conversationID)
-}
-
-// ForgetAllFacts erases the conversation's facts (/forget all confirm).
-func (p *Plugin) ForgetAllFacts(ctx context.Context, conversationID int64) (int, error) {
-	return p.facts.ForgetAllFacts(ctx, conversationID)
-}
+// FactKeeper reads and erases the facts kept in db, for the console and
+// the chat command /forget; it needs no provisioning.
+func (p *Plugin) FactKeeper(db core.Database) core.FactKeeper { return NewFactStore(db) }
 
 // SessionLimits reports the session gap and the window.
 func (p *Plugin) SessionLimits() core.SessionLimits {

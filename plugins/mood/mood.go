@@ -63,7 +63,7 @@ var (
 	_ core.PromptContributor = (*Plugin)(nil)
 	_ core.ToolProvider      = (*Plugin)(nil)
 	_ core.Migrator          = (*Plugin)(nil)
-	_ core.MoodKeeper        = (*Plugin)(nil)
+	_ core.MoodOwner         = (*Plugin)(nil)
 )
 
 // New returns the plugin with its defaults.
@@ -93,11 +93,9 @@ func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 	return nil
 }
 
-// MoodHistory returns up to limit of the conversation's newest mood
-// points, oldest first, for the console's chart.
-func (p *Plugin) MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error) {
-	return p.points.MoodHistory(ctx, conversationID, limit)
-}
+// MoodKeeper reads the mood points kept in db, for the console's chart;
+// it needs no provisioning.
+func (p *Plugin) MoodKeeper(db core.Database) core.MoodKeeper { return NewPoints(db) }
 
 // Validate checks the ranges.
 func (p *Plugin) Validate() error {
