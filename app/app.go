@@ -59,8 +59,9 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 	return cfg, nil
 }
 
-// openStore opens and migrates the configured database. Its errors name
-// the database and the likely cause. disk is a test's injected full disk
+// openStore opens and migrates the configured database, the plugins'
+// tables with the store's. Its errors name the database and the likely
+// cause. disk is a test's injected full disk
 // (nil otherwise).
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) (*store.Store, error) {
 	driver, dsn := cfg.Store.Driver, cfg.Store.DSN.Reveal()
@@ -68,7 +69,7 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, disk *
 	if err != nil {
 		return nil, store.Explain(driver, dsn, err) // "sqlite /data/parley.db: ..."
 	}
-	if err := st.Migrate(ctx); err != nil {
+	if err := st.Migrate(ctx, pluginMigrators()...); err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("migrating %s store: %w", driver, store.Explain(driver, dsn, err))
 	}
@@ -192,7 +193,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		return nil, err
 	}
 	// Summaries and facts must not keep a reasoning model's thinking.
-	env.Store, env.LLM, env.LightModel = a.store, core.WithoutReasoning(model), cfg.LLM.LightModel
+	env.Store, env.Database, env.LLM, env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(model), cfg.LLM.LightModel
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	jobWaker := core.NewWaker()
 	env.JobsChanged = jobWaker.Wake
@@ -214,8 +215,8 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	a.metrics.watchStore(a.store)
 	var cmds core.CommandHandler // nil: every /word is text for the model
 	if cfg.Commands.Enabled {
-		cmds = commands.New(commands.Config{Store: a.store, BotName: env.BotName, Location: cfg.Location(),
-			Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
+		cmds = commands.New(commands.Config{Store: a.store, Facts: pluginFacts(env.Database), BotName: env.BotName,
+			Location: cfg.Location(), Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
 	}
 	a.disp, err = engine.New(engine.Config{
 		Store:            a.store,

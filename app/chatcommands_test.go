@@ -17,6 +17,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/plugins/memory"
 )
 
 // commandNames are the chat commands, in /help's order.
@@ -125,7 +126,7 @@ func TestChatCommandsOnTelegram(t *testing.T) {
 
 	// /new, well within the session gap: a fresh window for the next
 	// turn all the same; what is remembered stays.
-	_, _, err = c.app.store.RememberFact(context.Background(), c.conv(t).ID, "Has a sister called Ines", 30, c.clock.Now())
+	_, _, err = memory.NewFactStore(c.app.store.Database()).Remember(context.Background(), c.conv(t).ID, "Has a sister called Ines", 30, c.clock.Now())
 	require.NoError(t, err)
 	sent = c.say(t, "/new", 12)
 	require.Equal(t, "Fresh start! Your next message begins a new conversation. I still remember what I know about you (see /forget).", sent[11].Plain)
@@ -169,7 +170,7 @@ func (c *companion) jobs(t *testing.T) []core.Job {
 
 func (c *companion) facts(t *testing.T) []core.Fact {
 	t.Helper()
-	facts, err := c.app.store.Facts(context.Background(), c.conv(t).ID)
+	facts, err := memory.NewFactStore(c.app.store.Database()).Facts(context.Background(), c.conv(t).ID)
 	require.NoError(t, err)
 	return facts
 }

@@ -29,6 +29,8 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 	return console.New(console.Config{
 		Token:       cfg.HTTP.APIToken.Reveal(),
 		Store:       a.store,
+		Facts:       pluginFacts(a.store.Database()),
+		Mood:        pluginMood(a.store.Database()),
 		Location:    cfg.Location(),
 		Clock:       clock,
 		Logger:      log.With("component", "console"),

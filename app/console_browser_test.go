@@ -19,6 +19,7 @@ import (
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/internal/browsertest"
+	"github.com/parleybot/parley/plugins/mood"
 )
 
 // browserTimeout bounds the whole browser session: a cold Chromium start
@@ -76,7 +77,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	_, err = a.store.ScheduleMessage(ctx, &job, false, 50)
 	require.NoError(t, err)
 	for i, v := range []float64{0.2, 0.5, 0.1} {
-		require.NoError(t, a.store.AddMood(ctx, &core.MoodPoint{ConversationID: conv.ID, Valence: v, Arousal: v - 0.3,
+		require.NoError(t, mood.NewPoints(a.store.Database()).Add(ctx, &core.MoodPoint{ConversationID: conv.ID, Valence: v, Arousal: v - 0.3,
 			Source: "set_mood", CreatedAt: now.Add(time.Duration(i-3) * time.Minute)}))
 	}
 

@@ -120,8 +120,9 @@ func loadDeployConfig(t *testing.T, file string, env map[string]string) *config.
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "modules.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.NoError(t, st.Migrate(ctx))
-	menv := core.Env{Logger: slog.New(slog.DiscardHandler), Clock: core.SystemClock{}, Location: time.UTC, Store: st}
+	require.NoError(t, st.Migrate(ctx, pluginMigrators()...))
+	menv := core.Env{Logger: slog.New(slog.DiscardHandler), Clock: core.SystemClock{}, Location: time.UTC, Store: st,
+		Database: st.Database()}
 	adapters, err := buildAdapters(ctx, cfg, menv, func(_ string, enabled bool) bool { return enabled })
 	require.NoError(t, err, file)
 	cleanupAll(adapters)

@@ -154,10 +154,10 @@ func checkPlugins(ctx context.Context, cfg *config.Config, env core.Env, model *
 		return fmt.Errorf("opening a scratch database to check the plugins: %w", err)
 	}
 	defer mem.Close()
-	if err := mem.Migrate(ctx); err != nil {
+	if err := mem.Migrate(ctx, pluginMigrators()...); err != nil {
 		return fmt.Errorf("preparing a scratch database to check the plugins: %w", err)
 	}
-	env.Store, env.LLM, env.LightModel = mem, core.WithoutReasoning(model), cfg.LightModel()
+	env.Store, env.Database, env.LLM, env.LightModel = mem, mem.Database(), core.WithoutReasoning(model), cfg.LightModel()
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	provisioned, err := provisionPlugins(ctx, plugins, env)
 	if err != nil {

@@ -492,8 +492,8 @@ func TestExampleConfigMatchesTheModules(t *testing.T) {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "x.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.NoError(t, st.Migrate(ctx))
-	env.Store = st
+	require.NoError(t, st.Migrate(ctx, pluginMigrators()...))
+	env.Store, env.Database = st, st.Database()
 	plugins, err := provisionPlugins(ctx, decoded, env)
 	require.NoError(t, err)
 	require.NotEmpty(t, plugins)

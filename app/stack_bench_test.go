@@ -15,6 +15,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/plugins/memory"
 	"github.com/parleybot/parley/store"
 )
 
@@ -29,7 +30,7 @@ func BenchmarkPromptStack(b *testing.B) {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(b.TempDir(), "stack.db")})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = st.Close() })
-	require.NoError(b, st.Migrate(ctx))
+	require.NoError(b, st.Migrate(ctx, pluginMigrators()...))
 	t0 := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	var conv core.Conversation
 	// Eleven earlier sessions with summaries, then the current one.
@@ -43,7 +44,7 @@ func BenchmarkPromptStack(b *testing.B) {
 		conv = res.Conversation
 	}
 	for i := range 30 {
-		_, _, err := st.RememberFact(ctx, conv.ID, fmt.Sprintf("Fact number %d about Ada, a sentence of about this length.", i), 30, t0)
+		_, _, err := memory.NewFactStore(st.Database()).Remember(ctx, conv.ID, fmt.Sprintf("Fact number %d about Ada, a sentence of about this length.", i), 30, t0)
 		require.NoError(b, err)
 	}
 	var history []core.Message
@@ -62,7 +63,7 @@ func BenchmarkPromptStack(b *testing.B) {
 	require.NoError(b, err)
 	decoded, err := decodePlugins(loaded)
 	require.NoError(b, err)
-	plugins, err := provisionPlugins(ctx, decoded, core.Env{Store: st, Clock: core.SystemClock{}, Location: time.UTC})
+	plugins, err := provisionPlugins(ctx, decoded, core.Env{Store: st, Database: st.Database(), Clock: core.SystemClock{}, Location: time.UTC})
 	require.NoError(b, err)
 	rec, err := st.SessionRecord(ctx, *conv.CurrentRecordID)
 	require.NoError(b, err)

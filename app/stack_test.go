@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/plugins/memory"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -42,7 +43,7 @@ func TestGoldenPromptStack(t *testing.T) {
 	// Memory the next issue's engines will write: facts and summaries.
 	for _, f := range []core.Fact{{Key: "F01", Content: "Drinks green tea, no sugar"}, {Key: "F02", Content: "Has a cat named Miso"}} {
 		f.ConversationID = conv.ID
-		require.NoError(t, c.app.store.AddFact(ctx, &f))
+		require.NoError(t, memory.NewFactStore(c.app.store.Database()).Add(ctx, &f))
 	}
 	older := &core.SessionRecord{ConversationID: conv.ID, StartedAt: companionT0.AddDate(0, 0, -3),
 		EndedAt: ptrTime(companionT0.AddDate(0, 0, -3).Add(20 * time.Minute)), Summary: "Talked about\nMiso's vet visit."}

@@ -118,7 +118,7 @@ func FuzzCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string, listed, zone uint8) {
 		st := &fuzzStore{listed: listed < 200, listing: []int64{101, 102, 103, 104, 105}[:listed%6]}
 		changed := 0
-		h := commands.New(commands.Config{Store: st, BotName: "Subaru", Clock: coretest.NewClock(t0),
+		h := commands.New(commands.Config{Store: st, Facts: st, BotName: "Subaru", Clock: coretest.NewClock(t0),
 			JobsChanged: func() { changed++ }})
 		conv := core.Conversation{ID: 7, Platform: telegram, ChannelThreadID: "42", DisplayName: "Ada *",
 			TimeZone: []string{"", "Europe/Paris", "America/New_York", "Mars/Olympus"}[zone%4]}

@@ -23,8 +23,6 @@ type Store interface {
 	CancelJob(ctx context.Context, conversationID, id int64, toolCallID string) (core.Job, error)
 	MoveRecurringJob(ctx context.Context, id int64, next time.Time) (bool, error)
 	SetTimeZone(ctx context.Context, conversationID int64, zone string) error
-	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
-	ForgetAllFacts(ctx context.Context, conversationID int64) (int, error)
 	EndSessionRecord(ctx context.Context, conversationID int64, at time.Time) (*int64, error)
 	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error)
 }
@@ -32,6 +30,9 @@ type Store interface {
 // Config wires a Handler. Store is required.
 type Config struct {
 	Store Store
+	// Facts are the facts a plugin keeps about the user (the memory
+	// plugin), which /forget lists and erases (nil: none are kept).
+	Facts core.FactKeeper
 	// BotName is the name /start introduces (default "Parley").
 	BotName string
 	// Location is the zone of users who have not set theirs (default UTC).
@@ -81,6 +82,9 @@ func New(cfg Config) *Handler {
 	}
 	if cfg.JobsChanged == nil {
 		cfg.JobsChanged = func() {}
+	}
+	if cfg.Facts == nil {
+		cfg.Facts = noFacts{}
 	}
 	h := &Handler{cfg: cfg}
 	h.list = []command{

@@ -14,6 +14,7 @@ import (
 	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/plugins/memory"
 	"github.com/parleybot/parley/store"
 	"github.com/parleybot/parley/store/storetest"
 )
@@ -34,6 +35,7 @@ func mustZone(name string) *time.Location {
 type testBundle struct {
 	ctx     context.Context
 	st      *store.Store
+	facts   *memory.FactStore
 	clock   *coretest.Clock
 	h       *commands.Handler
 	conv    core.Conversation
@@ -45,9 +47,9 @@ type testBundle struct {
 func setup(t *testing.T, zone string) *testBundle {
 	t.Helper()
 	st := storetest.OpenSQLite(t)
-	require.NoError(t, st.Migrate(t.Context()))
-	b := &testBundle{ctx: t.Context(), st: st, clock: coretest.NewClock(t0)}
-	b.h = commands.New(commands.Config{Store: st, BotName: "Subaru", Clock: b.clock, JobsChanged: func() { b.changed.Add(1) }})
+	require.NoError(t, st.Migrate(t.Context(), memory.New()))
+	b := &testBundle{ctx: t.Context(), st: st, facts: memory.NewFactStore(st.Database()), clock: coretest.NewClock(t0)}
+	b.h = commands.New(commands.Config{Store: st, Facts: b.facts, BotName: "Subaru", Clock: b.clock, JobsChanged: func() { b.changed.Add(1) }})
 	res, err := st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "42",
 		ChannelUserID: "42", DisplayName: "Ada", TimeZone: zone, Text: "hello", Now: t0})
 	require.NoError(t, err)
@@ -217,7 +219,7 @@ func TestForget(t *testing.T) {
 	require.Equal(t, "I don't remember anything about you yet.", b.run(t, "/forget"))
 	require.Contains(t, b.run(t, "/forget all"), "nothing to erase")
 	for _, f := range []string{"has a cat called *Mochi*", "lives in Lyon"} {
-		_, _, err := b.st.RememberFact(b.ctx, b.conv.ID, f, 30, t0)
+		_, _, err := b.facts.Remember(b.ctx, b.conv.ID, f, 30, t0)
 		require.NoError(t, err)
 	}
 	list := b.run(t, "/forget")
@@ -227,13 +229,13 @@ func TestForget(t *testing.T) {
 	ask := b.run(t, "/forget all")
 	require.Contains(t, ask, "erases the 2 things I remember")
 	require.Contains(t, ask, "/forget all confirm")
-	facts, err := b.st.Facts(b.ctx, b.conv.ID)
+	facts, err := b.facts.Facts(b.ctx, b.conv.ID)
 	require.NoError(t, err)
 	require.Len(t, facts, 2, "asking erases nothing")
 
 	require.Contains(t, b.run(t, "/forget everything"), "/forget all")
 	require.Equal(t, "Done: I've forgotten the 2 things I remembered about you.", b.run(t, "/FORGET All Confirm"))
-	facts, err = b.st.Facts(b.ctx, b.conv.ID)
+	facts, err = b.facts.Facts(b.ctx, b.conv.ID)
 	require.NoError(t, err)
 	require.Empty(t, facts)
 }
@@ -271,7 +273,7 @@ func TestNewEndsTheRecordAndKeepsFacts(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
 	rec := *b.conv.CurrentRecordID
-	_, _, err := b.st.RememberFact(b.ctx, b.conv.ID, "likes tea", 30, t0)
+	_, _, err := b.facts.Remember(b.ctx, b.conv.ID, "likes tea", 30, t0)
 	require.NoError(t, err)
 	b.clock.Advance(time.Minute)
 	got := b.run(t, "/new")
@@ -284,7 +286,7 @@ func TestNewEndsTheRecordAndKeepsFacts(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, r.EndedAt)
 	require.True(t, r.EndedAt.Equal(t0.Add(time.Minute)))
-	facts, err := b.st.Facts(b.ctx, b.conv.ID)
+	facts, err := b.facts.Facts(b.ctx, b.conv.ID)
 	require.NoError(t, err)
 	require.Len(t, facts, 1, "facts stay")
 }

@@ -20,7 +20,7 @@ func (h *Handler) forget(ctx context.Context, conv core.Conversation, args strin
 	case "":
 		return h.listFacts(ctx, conv)
 	case "all":
-		facts, err := h.cfg.Store.Facts(ctx, conv.ID)
+		facts, err := h.cfg.Facts.Facts(ctx, conv.ID)
 		if err != nil {
 			return core.CommandReply{}, err
 		}
@@ -30,7 +30,7 @@ func (h *Handler) forget(ctx context.Context, conv core.Conversation, args strin
 		return reply("This erases the %s I remember about you, for good. To go ahead, send `/forget all confirm`.",
 			things(len(facts)))
 	case "all confirm":
-		n, err := h.cfg.Store.ForgetAllFacts(ctx, conv.ID)
+		n, err := h.cfg.Facts.ForgetAllFacts(ctx, conv.ID)
 		if err != nil {
 			return core.CommandReply{}, err
 		}
@@ -43,7 +43,7 @@ func (h *Handler) forget(ctx context.Context, conv core.Conversation, args strin
 }
 
 func (h *Handler) listFacts(ctx context.Context, conv core.Conversation) (core.CommandReply, error) {
-	facts, err := h.cfg.Store.Facts(ctx, conv.ID)
+	facts, err := h.cfg.Facts.Facts(ctx, conv.ID)
 	if err != nil {
 		return core.CommandReply{}, err
 	}
@@ -58,6 +58,13 @@ func (h *Handler) listFacts(ctx context.Context, conv core.Conversation) (core.C
 	b.WriteString("\nTo erase all of it, send `/forget all`.")
 	return reply("%s", b.String())
 }
+
+// noFacts keeps no facts: the bot runs without the memory plugin.
+type noFacts struct{}
+
+func (noFacts) Facts(context.Context, int64) ([]core.Fact, error) { return nil, nil }
+
+func (noFacts) ForgetAllFacts(context.Context, int64) (int, error) { return 0, nil }
 
 // things is "1 thing" or "n things".
 func things(n int) string {

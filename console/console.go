@@ -57,12 +57,9 @@ type Store interface {
 	// RetryJob makes a failed job due again now, a new attempt
 	// (core.ErrNotFailed, core.ErrNotFound).
 	RetryJob(ctx context.Context, id int64, now time.Time, by string) (core.Job, error)
-	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
 	// SummarizedRecords returns summarized records started before before,
 	// newest first.
 	SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error)
-	// MoodHistory returns up to limit of the newest mood points, oldest first.
-	MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error)
 	// Run returns one run with its record (core.ErrNotFound when there is
 	// none).
 	Run(ctx context.Context, id int64) (core.Run, error)
@@ -79,6 +76,12 @@ type Store interface {
 	ConsoleSessionRevoked(ctx context.Context, id string) (bool, error)
 }
 
+// FactReader reads the facts a plugin keeps about a conversation's user,
+// by key: the memory plugin's core.FactKeeper satisfies it.
+type FactReader interface {
+	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
+}
+
 // FetchFunc downloads a file a user sent on platform, through its adapter,
 // at most max bytes (an error wrapping core.ErrTooLarge beyond).
 type FetchFunc func(ctx context.Context, platform core.Platform, a core.Attachment, max int64) ([]byte, error)
@@ -89,6 +92,10 @@ type Config struct {
 	// the console: it is never served without one.
 	Token string
 	Store Store
+	// Facts and Mood read what the plugins keep of a conversation, for its
+	// page (nil: it shows no facts, or no mood).
+	Facts FactReader
+	Mood  core.MoodKeeper
 	// Location is the owner's zone (bot.timezone; default UTC): the
 	// overview and the jobs page show times in it, and conversations
 	// with no zone of their own are shown in it.
@@ -135,6 +142,8 @@ type Console struct {
 	enabled   bool
 	auth      *auth
 	store     Store
+	facts     FactReader
+	mood      core.MoodKeeper
 	loc       *time.Location
 	clock     core.Clock
 	log       *slog.Logger
@@ -174,6 +183,8 @@ func New(c Config) *Console {
 		enabled:   c.Token != "",
 		auth:      newAuth(c.Token, c.Clock, c.Backoff),
 		store:     c.Store,
+		facts:     c.Facts,
+		mood:      c.Mood,
 		loc:       c.Location,
 		clock:     c.Clock,
 		log:       c.Logger,

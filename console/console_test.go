@@ -17,6 +17,8 @@ import (
 	"github.com/parleybot/parley/console"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/plugins/memory"
+	"github.com/parleybot/parley/plugins/mood"
 	"github.com/parleybot/parley/store"
 	"github.com/parleybot/parley/store/storetest"
 )
@@ -32,6 +34,8 @@ var t0 = time.Date(2030, 1, 15, 9, 0, 0, 0, time.UTC)
 type testBundle struct {
 	srv   *httptest.Server
 	st    *store.Store
+	facts *memory.FactStore
+	moods *mood.Points
 	clock *coretest.Clock
 	logs  *coretest.Logs
 	token string
@@ -47,7 +51,8 @@ func setup(t *testing.T, tok string) *testBundle {
 	t.Helper()
 	b := &testBundle{st: storetest.OpenSQLite(t), clock: coretest.NewClock(t0), logs: &coretest.Logs{}, token: tok}
 	ctx := context.Background()
-	require.NoError(t, b.st.Migrate(ctx))
+	require.NoError(t, b.st.Migrate(ctx, memory.New(), mood.New()))
+	b.facts, b.moods = memory.NewFactStore(b.st.Database()), mood.NewPoints(b.st.Database())
 	in, err := b.st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "777",
 		ChannelUserID: "777", DisplayName: "Ada", TimeZone: "Europe/Berlin", Text: "remind me about the bread", Now: t0})
 	require.NoError(t, err)
@@ -67,7 +72,7 @@ func setup(t *testing.T, tok string) *testBundle {
 	require.NoError(t, err)
 
 	mux := http.NewServeMux()
-	console.New(console.Config{Token: tok, Store: b.st, Location: time.UTC, Clock: b.clock, Logger: b.logs.Logger()}).Mount(mux)
+	console.New(console.Config{Token: tok, Store: b.st, Facts: b.facts, Mood: b.moods, Location: time.UTC, Clock: b.clock, Logger: b.logs.Logger()}).Mount(mux)
 	b.srv = httptest.NewServer(mux)
 	t.Cleanup(b.srv.Close)
 	return b
@@ -302,9 +307,9 @@ func TestUserTextIsNeverMarkup(t *testing.T) {
 	_, err = b.st.ScheduleMessage(ctx, &core.Job{ConversationID: in.Conversation.ID, Text: "</pre><script>x()</script>",
 		DueAt: t0.Add(time.Hour)}, false, 50)
 	require.NoError(t, err)
-	_, _, err = b.st.RememberFact(ctx, in.Conversation.ID, `likes <iframe src="//evil">`, 30, t0)
+	_, _, err = b.facts.Remember(ctx, in.Conversation.ID, `likes <iframe src="//evil">`, 30, t0)
 	require.NoError(t, err)
-	require.NoError(t, b.st.AddMood(ctx, &core.MoodPoint{ConversationID: in.Conversation.ID, Valence: 0.1,
+	require.NoError(t, b.moods.Add(ctx, &core.MoodPoint{ConversationID: in.Conversation.ID, Valence: 0.1,
 		Source: "set_mood", Reason: `</title><script>x()</script>`, CreatedAt: t0}))
 
 	c := b.login(t)
@@ -353,7 +358,7 @@ func TestFactsAndSummaries(t *testing.T) {
 	t.Parallel()
 	b := setup(t, token)
 	ctx := context.Background()
-	_, _, err := b.st.RememberFact(ctx, b.conv.ID, "bakes sourdough on Sundays", 30, t0)
+	_, _, err := b.facts.Remember(ctx, b.conv.ID, "bakes sourdough on Sundays", 30, t0)
 	require.NoError(t, err)
 	rec := &core.SessionRecord{ConversationID: b.conv.ID, StartedAt: t0.Add(-48 * time.Hour)}
 	require.NoError(t, b.st.CreateSessionRecord(ctx, rec))
@@ -376,7 +381,7 @@ func TestMoodChartHasOnePointPerMoodPoint(t *testing.T) {
 	const n = 7
 	for i := range n {
 		v := float64(i)/3 - 1 // -1 … +1
-		require.NoError(t, b.st.AddMood(ctx, &core.MoodPoint{ConversationID: b.conv.ID, Valence: v, Arousal: -v,
+		require.NoError(t, b.moods.Add(ctx, &core.MoodPoint{ConversationID: b.conv.ID, Valence: v, Arousal: -v,
 			Source: "set_mood", CreatedAt: t0.Add(time.Duration(i) * time.Hour)}))
 	}
 	body, _ = b.page(t, b.convPath(), c)

@@ -88,12 +88,12 @@ func (s *Console) buildConversation(ctx context.Context, r *http.Request, cache 
 	}{
 		{"reading messages", func() (err error) { d.messages, err = s.store.RecentMessages(ctx, id, messagesShown); return }},
 		{"reading jobs", func() (err error) { d.jobs, err = s.store.Jobs(ctx, id, "", jobsShown); return }},
-		{"reading facts", func() (err error) { d.facts, err = s.store.Facts(ctx, id); return }},
+		{"reading facts", func() (err error) { d.facts, err = s.readFacts(ctx, id); return }},
 		{"reading summaries", func() (err error) {
 			d.summaries, err = s.store.SummarizedRecords(ctx, id, d.now, summariesShown)
 			return
 		}},
-		{"reading the mood history", func() (err error) { d.mood, err = s.store.MoodHistory(ctx, id, moodPointsShown); return }},
+		{"reading the mood history", func() (err error) { d.mood, err = s.readMood(ctx, id); return }},
 		{"reading token usage", func() (err error) { d.prompt, d.completion, err = s.store.ConversationTokens(ctx, id); return }},
 		{"reading run records", func() (err error) { d.runs, err = s.runsOf(ctx, d.messages, cache); return }},
 	}
@@ -105,6 +105,24 @@ func (s *Console) buildConversation(ctx context.Context, r *http.Request, cache 
 	v := s.conversationView(d)
 	v.Notice = notice(r.URL.Query(), "this conversation")
 	return v, nil
+}
+
+// readFacts reads the conversation's facts from the plugin that keeps
+// them; none without one.
+func (s *Console) readFacts(ctx context.Context, id int64) ([]core.Fact, error) {
+	if s.facts == nil {
+		return nil, nil
+	}
+	return s.facts.Facts(ctx, id)
+}
+
+// readMood reads the conversation's mood history from the plugin that
+// keeps it; none without one.
+func (s *Console) readMood(ctx context.Context, id int64) ([]core.MoodPoint, error) {
+	if s.mood == nil {
+		return nil, nil
+	}
+	return s.mood.MoodHistory(ctx, id, moodPointsShown)
 }
 
 // runsOf reads the runs that wrote the assistant messages shown, by id,

@@ -58,7 +58,7 @@ func setupFake(t *testing.T, prices map[string]config.Price) *fakeBundle {
 		images:     map[string][]byte{},
 	}
 	b.console = console.New(console.Config{
-		Token: token, Store: b.fs, Location: berlin, Clock: b.clock, Logger: b.logs.Logger(),
+		Token: token, Store: b.fs, Facts: b.fs, Mood: b.fs, Location: berlin, Clock: b.clock, Logger: b.logs.Logger(),
 		Health: func(context.Context) []httpapi.Component {
 			b.mu.Lock()
 			defer b.mu.Unlock()

@@ -364,40 +364,6 @@ const (
 	CatchUpNone CatchUp = "none"
 )
 
-// MoodPoint is the bot's mood in a conversation at one moment: valence
-// (unpleasant −1 … pleasant 1) and arousal (calm −1 … excited 1).
-type MoodPoint struct {
-	ID              int64
-	ConversationID  int64
-	SessionRecordID *int64
-	Valence         float64
-	Arousal         float64
-	// Source says how the mood came to be: "initial" (decayed towards the
-	// baseline at a record's start) or "set_mood" (the model changed it).
-	Source    string
-	Reason    string
-	CreatedAt time.Time
-}
-
-// Fact is something the bot remembers about the user of one conversation.
-type Fact struct {
-	ID             int64
-	ConversationID int64
-	// Key is the fact's id as the model sees it ("F01").
-	Key            string
-	Content        string
-	CreatedAt      time.Time
-	LastAccessedAt time.Time
-}
-
-// FactWork is a stretch of a conversation the fact engine has claimed to
-// read: the messages with FromSeq < seq <= ToSeq.
-type FactWork struct {
-	ConversationID int64
-	FromSeq        int64
-	ToSeq          int64
-}
-
 // FormatOf says how an assistant message's Content is written, to show it
 // again (the web chat's history, the console's transcript): what the model
 // wrote (replies, cron and proactive turns) and the answers to chat

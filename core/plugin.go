@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/parleybot/parley/core/llm"
 )
 
@@ -16,9 +18,13 @@ type Env struct {
 	Location *time.Location
 	// BotName is the persona's name, for adapters that show one.
 	BotName string
-	// Store is the database (nil for adapters). A plugin that keeps data
-	// asserts it to a small interface of its own, the queries it needs.
+	// Store is the database (nil for adapters). A plugin that reads the
+	// store's data asserts it to a small interface of its own, the
+	// queries it needs.
 	Store Store
+	// Database runs the queries of a plugin's own tables (see Migrator);
+	// nil for adapters.
+	Database Database
 	// LLM is the model for background work (summaries, fact extraction):
 	// one call, no tools, on LightModel. Nil for adapters.
 	LLM Completer
@@ -226,4 +232,125 @@ type TurnNoter interface {
 type Service interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+}
+
+// Migration is one version of a plugin's own tables. The store runs a
+// plugin's migrations after its own, each once, in a transaction with the
+// row that records it (per plugin and version, apart from the store's
+// schema_migrations). Never edit an applied migration: append one.
+type Migration struct {
+	Version int
+	Name    string
+	// Statements run on both dialects, in order. {{id}} (an id primary
+	// key), {{bigint}} and {{time}} are the store's types in each.
+	Statements []string
+	// SQLite and Postgres are statements for one dialect only, run after
+	// the shared ones.
+	SQLite, Postgres []string
+	// Columns are added to tables the plugin does not own, each only when
+	// the table lacks it (SQLite has no ADD COLUMN IF NOT EXISTS).
+	Columns []Column
+}
+
+// Column is a column a plugin adds to another's table.
+type Column struct {
+	Table, Name string
+	// Definition is its type and constraints, e.g. "{{bigint}} NOT NULL DEFAULT 0".
+	Definition string
+}
+
+// Migrator is an optional plugin capability: the plugin keeps tables of
+// its own. Migrations is called on a plugin fresh from New (the schema
+// does not depend on the config), oldest first.
+type Migrator interface {
+	Plugin
+	Migrations() []Migration
+}
+
+// Database dialects.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
+// Database is the store's database as a plugin sees it, for the queries
+// of its own tables. Writes go through the store's write path: SQLite has
+// one writer, and the store serialises (and batches) the writes.
+type Database interface {
+	// Dialect is DialectSQLite or DialectPostgres.
+	Dialect() string
+	// Read returns a handle for reads outside a transaction.
+	Read(ctx context.Context) *gorm.DB
+	// Write runs fn in a write transaction, perhaps shared with other
+	// callers' writes. fn may run again after a rollback, so it must set
+	// its results afresh. An error that says the database cannot take
+	// writes wraps ErrStoreUnavailable.
+	Write(ctx context.Context, fn func(tx *gorm.DB) error) error
+	// Time binds a time as the store keeps times: UTC, to the microsecond.
+	Time(t time.Time) any
+	// ScanTime is a scan destination for a time column (NULL leaves t
+	// zero).
+	ScanTime(t *time.Time) any
+}
+
+// FactKeeper is the facts a plugin keeps about conversations' users
+// (the memory plugin's), which the console shows and the chat command
+// /forget lists and erases.
+type FactKeeper interface {
+	// Facts returns the conversation's facts by key.
+	Facts(ctx context.Context, conversationID int64) ([]Fact, error)
+	// ForgetAllFacts erases the conversation's facts and returns how many
+	// there were.
+	ForgetAllFacts(ctx context.Context, conversationID int64) (int, error)
+}
+
+// MoodKeeper is the mood history a plugin keeps (the mood plugin's),
+// which the console charts.
+type MoodKeeper interface {
+	// MoodHistory returns up to limit of the conversation's newest mood
+	// points, oldest first.
+	MoodHistory(ctx context.Context, conversationID int64, limit int) ([]MoodPoint, error)
+}
+
+// FactOwner is an optional plugin capability: the plugin keeps facts in
+// its tables, and FactKeeper reads them on db. Like Migrations, it is
+// called on a plugin fresh from New, enabled or not: the facts of a
+// plugin turned off can still be seen and erased.
+type FactOwner interface {
+	Plugin
+	FactKeeper(db Database) FactKeeper
+}
+
+// MoodOwner is an optional plugin capability: the plugin keeps moods in
+// its tables, and MoodKeeper reads them on db (on a plugin fresh from New,
+// as FactOwner).
+type MoodOwner interface {
+	Plugin
+	MoodKeeper(db Database) MoodKeeper
+}
+
+// MoodPoint is the bot's mood in a conversation at one moment: valence
+// (unpleasant −1 … pleasant 1) and arousal (calm −1 … excited 1).
+type MoodPoint struct {
+	ID              int64
+	ConversationID  int64
+	SessionRecordID *int64
+	Valence         float64
+	Arousal         float64
+	// Source says how the mood came to be: "initial" (decayed towards the
+	// baseline at a record's start) or "set_mood" (the model changed it).
+	Source    string
+	Reason    string
+	CreatedAt time.Time
+}
+
+// Fact is something the bot remembers about the user of one conversation.
+type Fact struct {
+	ID             int64
+	ConversationID int64
+	// Key is the fact's id as the model sees it ("F01").
+	Key            string
+	Content        string
+	CreatedAt      time.Time
+	LastAccessedAt time.Time
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // DeleteConversation deletes a conversation with its jobs, messages, runs,
-// session records, facts and mood, in one transaction. While an enabled
+// session records and the rows of plugins' tables that refer to it (their
+// foreign keys cascade), in one transaction. While an enabled
 // recurring job (agent_turn, pending or sending) is bound to it and confirm
 // is false, nothing is deleted: it returns the conversation's recurring
 // jobs, enabled or not, in Deletion.Automations and an error wrapping
@@ -72,7 +73,9 @@ func (s *Store) DeleteConversation(ctx context.Context, id int64, confirm bool) 
 				}
 			}
 		}
-		// Messages, runs, session records, facts and mood points cascade.
+		// Messages, runs and session records cascade, and so do the rows
+		// of plugins' tables (the memory plugin's facts, the mood plugin's
+		// points: ON DELETE CASCADE on both databases).
 		if err := tx.Exec(`DELETE FROM conversations WHERE id = ?`, id).Error; err != nil {
 			return err
 		}

@@ -190,3 +190,17 @@ func (s *Store) SetMessageText(ctx context.Context, m core.Message) error {
 	}
 	return nil
 }
+
+// MessagesBetween returns the conversation's messages with from < seq <=
+// to, by seq, at most limit (the newest of them).
+func (s *Store) MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error) {
+	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
+		WHERE conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`, []any{conversationID, from, to, limit}, messageDest)
+	if err != nil {
+		return nil, fmt.Errorf("reading messages of conversation %d: %w", conversationID, err)
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out, nil
+}

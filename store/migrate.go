@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
+
+	"github.com/parleybot/parley/core"
 )
 
 // migrationLockKey is the first half of the PostgreSQL advisory lock taken
@@ -13,12 +15,13 @@ import (
 // (tests) do not wait on each other.
 const migrationLockKey = 0x5061726c // "Parl"
 
-// Migrate brings the schema to LatestSchemaVersion. Each pending migration
-// runs in its own transaction together with its schema_migrations row, so a
+// Migrate brings the schema to LatestSchemaVersion, then runs the
+// migrations of plugins (see migratePlugins). Each pending migration runs
+// in its own transaction together with its schema_migrations row, so a
 // failure leaves the database at the last good version and a rerun is a
 // no-op. On PostgreSQL every transaction first takes an advisory lock, so
 // replicas starting together apply each migration once.
-func (s *Store) Migrate(ctx context.Context) error {
+func (s *Store) Migrate(ctx context.Context, plugins ...core.Migrator) error {
 	db := s.w.WithContext(ctx)
 	create := `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
@@ -69,7 +72,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrating to version %d (%s): %w", m.version, m.name, err)
 		}
 	}
-	return nil
+	return s.migratePlugins(ctx, plugins)
 }
 
 func (s *Store) lockMigrations(tx *gorm.DB) error {

@@ -192,6 +192,8 @@ var migrations = []migration{
 			`ALTER TABLE jobs ADD COLUMN session_record_id {{bigint}}`,
 			`ALTER TABLE jobs ADD COLUMN after_seq {{bigint}} NOT NULL DEFAULT 0`,
 
+			// mood_points and facts belong to the mood and memory plugins
+			// now (their migrations, their queries); kept here as applied.
 			`CREATE TABLE mood_points (
 				id {{id}},
 				conversation_id {{bigint}} NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
@@ -243,7 +245,8 @@ var migrations = []migration{
 		name:    "memory engines",
 		statements: []string{
 			// The fact engine's progress per conversation: the seq of the
-			// newest message it has read.
+			// newest message it has read. The memory plugin's now; kept
+			// here as applied.
 			`ALTER TABLE conversations ADD COLUMN facts_seq {{bigint}} NOT NULL DEFAULT 0`,
 			// When a record was summarised (NULL: not yet). The summary
 			// engine looks for ended records without one.

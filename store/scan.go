@@ -294,16 +294,3 @@ const (
 	sessionRecordSpanCols    = `id, conversation_id, started_at, ended_at, '', '', '', created_at, updated_at`
 	sessionRecordSummaryCols = `id, conversation_id, started_at, ended_at, summary, '', '', created_at, updated_at`
 )
-
-const moodCols = `id, conversation_id, session_record_id, valence, arousal, source, reason, created_at`
-
-func moodDest(m *core.MoodPoint) []any {
-	return []any{&m.ID, &m.ConversationID, nullIDCol{&m.SessionRecordID}, &m.Valence, &m.Arousal, &m.Source,
-		&m.Reason, timeCol{&m.CreatedAt}}
-}
-
-const factCols = `id, conversation_id, fact_key, content, created_at, last_accessed_at`
-
-func factDest(f *core.Fact) []any {
-	return []any{&f.ID, &f.ConversationID, &f.Key, &f.Content, timeCol{&f.CreatedAt}, timeCol{&f.LastAccessedAt}}
-}

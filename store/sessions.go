@@ -160,3 +160,54 @@ func (s *Store) RecordMessages(ctx context.Context, conversationID, recordID int
 	}
 	return r, msgs, nil
 }
+
+// ClaimEndedRecords takes up to limit records that are over and have no
+// summary yet: ended ones, and current ones whose conversation has been
+// quiet for longer than gap at now (their end is found by the clock, not
+// only by the next message). A claimed record gets summarized_at now and
+// ended_at (its last message, if it had none); give it back with
+// ReleaseRecord when summarising fails.
+func (s *Store) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.Duration, limit int) ([]core.SessionRecord, error) {
+	var out []core.SessionRecord
+	t := s.q.t(now)
+	quietSince := s.q.t(now.Add(-gap))
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		var err error
+		pick := `SELECT r.id FROM session_records r JOIN conversations c ON c.id = r.conversation_id
+			WHERE r.summarized_at IS NULL AND (r.ended_at IS NOT NULL OR c.current_record_id <> r.id OR c.last_message_at < ?)
+			ORDER BY r.id LIMIT ?`
+		if !s.q.sqlite {
+			pick += ` FOR UPDATE OF r SKIP LOCKED`
+		}
+		out, err = queryAll(tx, `UPDATE session_records SET summarized_at = ?, updated_at = ?,
+				ended_at = COALESCE(ended_at, (SELECT c.last_message_at FROM conversations c WHERE c.id = session_records.conversation_id))
+			WHERE id IN (`+pick+`) RETURNING `+sessionRecordCols, []any{t, t, quietSince, limit}, sessionRecordDest)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claiming ended session records: %w", err)
+	}
+	return out, nil
+}
+
+// SaveSummary stores a record's summary.
+func (s *Store) SaveSummary(ctx context.Context, recordID int64, summary string) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Exec(`UPDATE session_records SET summary = ?, updated_at = ? WHERE id = ?`, summary, s.q.t(s.now()), recordID).Error
+	})
+	if err != nil {
+		return fmt.Errorf("storing the summary of session record %d: %w", recordID, err)
+	}
+	return nil
+}
+
+// ReleaseRecord gives a claimed record back to be summarised later.
+func (s *Store) ReleaseRecord(ctx context.Context, recordID int64) error {
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		return tx.Exec(`UPDATE session_records SET summarized_at = NULL WHERE id = ?`, recordID).Error
+	})
+	if err != nil {
+		return fmt.Errorf("releasing session record %d: %w", recordID, err)
+	}
+	return nil
+}

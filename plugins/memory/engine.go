@@ -41,13 +41,10 @@ const (
 	maxNewFacts = 10
 )
 
-// engineStore is what the engines need beyond the plugin's Store.
+// engineStore is what the engines need of the store beyond the plugin's
+// Store: the messages to read and the session records to summarise.
 type engineStore interface {
-	ClaimFactWork(ctx context.Context, limit int) ([]core.FactWork, error)
-	ReleaseFactWork(ctx context.Context, w core.FactWork) error
 	MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error)
-	UpdateFact(ctx context.Context, conversationID int64, key, content string, at time.Time) error
-	TouchFacts(ctx context.Context, conversationID int64, keys []string, at time.Time) error
 	ClaimEndedRecords(ctx context.Context, now time.Time, gap time.Duration, limit int) ([]core.SessionRecord, error)
 	SaveSummary(ctx context.Context, recordID int64, summary string) error
 	ReleaseRecord(ctx context.Context, recordID int64) error
@@ -194,7 +191,7 @@ func transcriptOf(msgs []core.Message) string {
 
 // facts runs a pass for each conversation with unread messages.
 func (e *engine) facts(ctx context.Context, now time.Time) {
-	work, err := e.st.ClaimFactWork(ctx, engineBatch)
+	work, err := e.p.facts.ClaimWork(ctx, engineBatch)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("memory: looking for new messages", "err", err)
@@ -204,7 +201,7 @@ func (e *engine) facts(ctx context.Context, now time.Time) {
 	for _, w := range work {
 		if err := e.factPass(ctx, w, now); err != nil {
 			e.log.Warn("memory: fact pass failed; the messages are read again later", "conversation", w.ConversationID, "err", err)
-			_ = e.st.ReleaseFactWork(context.WithoutCancel(ctx), w)
+			_ = e.p.facts.ReleaseWork(context.WithoutCancel(ctx), w)
 		}
 	}
 }
@@ -222,7 +219,7 @@ type factAnswer struct {
 // errBadAnswer marks an answer that is not the JSON asked for.
 var errBadAnswer = errors.New("the model's answer is not the JSON asked for")
 
-func (e *engine) factPass(ctx context.Context, w core.FactWork, now time.Time) error {
+func (e *engine) factPass(ctx context.Context, w FactWork, now time.Time) error {
 	msgs, err := e.st.MessagesBetween(ctx, w.ConversationID, w.FromSeq, w.ToSeq, factBatch)
 	if err != nil {
 		return err
@@ -231,7 +228,7 @@ func (e *engine) factPass(ctx context.Context, w core.FactWork, now time.Time) e
 	if transcript == "" {
 		return nil
 	}
-	facts, err := e.p.store.Facts(ctx, w.ConversationID)
+	facts, err := e.p.facts.Facts(ctx, w.ConversationID)
 	if err != nil {
 		return err
 	}
@@ -301,7 +298,7 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 			used = append(used, id)
 		}
 	}
-	if err := e.st.TouchFacts(ctx, conv, used, now); err != nil {
+	if err := e.p.facts.Touch(ctx, conv, used, now); err != nil {
 		return err
 	}
 	for _, u := range a.Updates {
@@ -309,7 +306,7 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 		if !known[id] || fact == "" {
 			continue
 		}
-		if err := e.st.UpdateFact(ctx, conv, id, fact, now); err != nil && !core.IsNotFound(err) {
+		if err := e.p.facts.Update(ctx, conv, id, fact, now); err != nil && !core.IsNotFound(err) {
 			return err
 		}
 	}
@@ -320,7 +317,7 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 		if f = cut(oneLine(f), maxFactRunes); f == "" {
 			continue
 		}
-		if _, _, err := e.p.store.RememberFact(ctx, conv, f, e.p.MaxFacts, now); err != nil {
+		if _, _, err := e.p.facts.Remember(ctx, conv, f, e.p.MaxFacts, now); err != nil {
 			return err
 		}
 	}

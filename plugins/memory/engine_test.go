@@ -33,7 +33,7 @@ func startEngines(t *testing.T) *engineBundle {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "e.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.NoError(t, st.Migrate(ctx))
+	require.NoError(t, st.Migrate(ctx, memory.New()))
 	model := llmtest.NewServer(t)
 	client, err := llm.New(llm.Config{BaseURL: model.URL(), APIKey: "sk-test", Model: "main-model", Timeout: 5 * time.Second, MaxRetries: llm.NoRetries})
 	require.NoError(t, err)
@@ -41,13 +41,13 @@ func startEngines(t *testing.T) *engineBundle {
 	logs := &coretest.Logs{}
 	p := memory.New()
 	p.MaxFacts = 3
-	require.NoError(t, p.Provision(ctx, core.Env{Store: st, LLM: client, LightModel: "light-model", Clock: clock,
+	require.NoError(t, p.Provision(ctx, core.Env{Store: st, Database: st.Database(), LLM: client, LightModel: "light-model", Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))}))
 	require.NoError(t, p.Validate())
 	require.NoError(t, p.Start(ctx))
 	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
 	clock.WaitForTimers(t, 1, 10*time.Second)
-	return &engineBundle{bundle: &bundle{ctx: ctx, st: st, p: p}, model: model, clock: clock, logs: logs}
+	return &engineBundle{bundle: &bundle{ctx: ctx, st: st, facts: memory.NewFactStore(st.Database()), p: p}, model: model, clock: clock, logs: logs}
 }
 
 // advance moves the clock and waits until the engines sleep again.
@@ -59,7 +59,7 @@ func (e *engineBundle) advance(t *testing.T, d time.Duration) {
 
 func (e *engineBundle) facts(t *testing.T, conv int64) []string {
 	t.Helper()
-	fs, err := e.st.Facts(e.ctx, conv)
+	fs, err := e.bundle.facts.Facts(e.ctx, conv)
 	require.NoError(t, err)
 	out := make([]string, len(fs))
 	for i, f := range fs {
@@ -118,7 +118,7 @@ func TestFactPassUpdatesEvictsAndTruncates(t *testing.T) {
 	e := startEngines(t)
 	conv := e.say(t, "ann", "hi", "hello", t0)
 	for _, f := range []string{"likes tea", "has a cat", "lives in Lyon"} {
-		_, _, err := e.st.RememberFact(e.ctx, conv.ID, f, 3, t0)
+		_, _, err := e.bundle.facts.Remember(e.ctx, conv.ID, f, 3, t0)
 		require.NoError(t, err)
 	}
 	e.model.Enqueue(llmtest.Text("```json\n" + `{"new_facts":["` + strings.Repeat("x", 500) + `"],

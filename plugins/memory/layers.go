@@ -73,7 +73,7 @@ func (p *Plugin) sessionLayer(ctx context.Context, t *core.Turn) (core.PromptLay
 
 // factsLayer is L3: the user's facts, by id.
 func (p *Plugin) factsLayer(ctx context.Context, t *core.Turn) (core.PromptLayer, error) {
-	facts, err := p.store.Facts(ctx, t.Conversation.ID)
+	facts, err := p.facts.Facts(ctx, t.Conversation.ID)
 	if err != nil {
 		return core.PromptLayer{}, fmt.Errorf("memory: %w", err)
 	}

@@ -22,16 +22,15 @@ func init() {
 	core.RegisterPlugin(core.PluginInfo{Name: "memory", New: func() core.Plugin { return New() }})
 }
 
-// Store is what the plugin reads; store implements it.
+// Store is what the plugin reads of the store's own rows (session
+// records, messages); store implements it. Its facts are its own
+// (FactStore).
 type Store interface {
 	PreviousSessionRecord(ctx context.Context, conversationID int64, before time.Time) (core.SessionRecord, error)
 	SessionRecordsSince(ctx context.Context, conversationID int64, since time.Time) ([]core.SessionRecord, error)
 	SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error)
-	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
 	RecordMessages(ctx context.Context, conversationID, recordID int64) (core.SessionRecord, []core.Message, error)
 	SearchMessages(ctx context.Context, conversationID int64, keyword string, limit int) ([]core.Message, error)
-	RememberFact(ctx context.Context, conversationID int64, content string, max int, at time.Time) (core.Fact, []string, error)
-	ForgetFact(ctx context.Context, conversationID int64, key string) (core.Fact, error)
 }
 
 // Plugin is the memory plugin; its exported fields are its config
@@ -59,6 +58,7 @@ type Plugin struct {
 	SummaryEvery time.Duration `yaml:"summary_every"`
 
 	store  Store
+	facts  *FactStore
 	engine *engine
 }
 
@@ -71,6 +71,8 @@ var (
 	_ core.SessionPolicy     = (*Plugin)(nil)
 	_ core.ToolProvider      = (*Plugin)(nil)
 	_ core.Service           = (*Plugin)(nil)
+	_ core.Migrator          = (*Plugin)(nil)
+	_ core.FactOwner         = (*Plugin)(nil)
 )
 
 // New returns the plugin with its defaults.
@@ -83,18 +85,22 @@ func New() *Plugin {
 // Name is the plugin's registered name.
 func (p *Plugin) Name() string { return "memory" }
 
-// Provision takes the store.
+// Provision takes the store and the database of its own tables.
 func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 	st, ok := env.Store.(Store)
 	if !ok {
 		return fmt.Errorf("memory: the store (%T) cannot keep session records and facts", env.Store)
 	}
-	p.store = st
+	if env.Database == nil {
+		return errors.New("memory: no database to keep facts in")
+	}
+	clock := env.Clock
+	if clock == nil {
+		clock = core.SystemClock{}
+	}
+	p.store, p.facts = st, NewFactStore(env.Database)
+	p.facts.clock = clock
 	if es, ok := env.Store.(engineStore); ok && env.LLM != nil {
-		clock := env.Clock
-		if clock == nil {
-			clock = core.SystemClock{}
-		}
 		log := env.Logger
 		if log == nil {
 			log = slog.New(slog.DiscardHandler)
@@ -127,6 +133,10 @@ func (p *Plugin) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// FactKeeper reads and erases the facts kept in db, for the console and
+// the chat command /forget; it needs no provisioning.
+func (p *Plugin) FactKeeper(db core.Database) core.FactKeeper { return NewFactStore(db) }
 
 // SessionLimits reports the session gap and the window.
 func (p *Plugin) SessionLimits() core.SessionLimits {

@@ -48,7 +48,7 @@ func TestLayersHoldOnlyThisUsersMemory(t *testing.T) {
 		res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: u,
 			DisplayName: u, Text: "hi", Now: t0.Add(-48 * time.Hour), SessionGap: 10 * time.Minute})
 		require.NoError(t, err)
-		require.NoError(t, st.AddFact(ctx, &core.Fact{ConversationID: res.Conversation.ID, Key: "F01", Content: "secret of " + u}))
+		require.NoError(t, b.facts.Add(ctx, &core.Fact{ConversationID: res.Conversation.ID, Key: "F01", Content: "secret of " + u}))
 		require.NoError(t, st.DB().Exec(`UPDATE session_records SET summary = ? WHERE id = ?`, "summary of "+u, *res.Conversation.CurrentRecordID).Error)
 		res, err = st.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: u,
 			Text: "again", Now: t0, SessionGap: 10 * time.Minute})

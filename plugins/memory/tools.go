@@ -192,7 +192,7 @@ func (p *Plugin) listFacts(ctx context.Context, conv int64, raw json.RawMessage)
 	if err := decodeArgs("list_facts", raw, &struct{}{}); err != nil {
 		return "", err
 	}
-	facts, err := p.store.Facts(ctx, conv)
+	facts, err := p.facts.Facts(ctx, conv)
 	if err != nil {
 		return "", fmt.Errorf("list_facts: reading the facts failed: %w", err)
 	}
@@ -215,7 +215,7 @@ func (p *Plugin) forgetFact(ctx context.Context, conv int64, raw json.RawMessage
 	if key == "" {
 		return "", errors.New("forget_fact: fact_id is empty (the ids are like F01; list_facts shows them)")
 	}
-	f, err := p.store.ForgetFact(ctx, conv, key)
+	f, err := p.facts.Forget(ctx, conv, key)
 	if core.IsNotFound(err) {
 		return "", fmt.Errorf("forget_fact: there is no fact %s (list_facts shows the ids)", key)
 	}
@@ -240,7 +240,7 @@ func (p *Plugin) rememberFact(ctx context.Context, conv int64, now time.Time, ra
 	}
 	truncated := utf8.RuneCountInString(fact) > maxFactRunes
 	fact = cut(fact, maxFactRunes)
-	f, evicted, err := p.store.RememberFact(ctx, conv, fact, p.MaxFacts, now)
+	f, evicted, err := p.facts.Remember(ctx, conv, fact, p.MaxFacts, now)
 	if err != nil {
 		return "", fmt.Errorf("remember_fact: %w", err)
 	}

@@ -19,9 +19,10 @@ import (
 )
 
 type bundle struct {
-	ctx context.Context
-	st  *store.Store
-	p   *memory.Plugin
+	ctx   context.Context
+	st    *store.Store
+	facts *memory.FactStore
+	p     *memory.Plugin
 }
 
 func setup(t *testing.T, configure ...func(*memory.Plugin)) *bundle {
@@ -30,14 +31,14 @@ func setup(t *testing.T, configure ...func(*memory.Plugin)) *bundle {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "m.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.NoError(t, st.Migrate(ctx))
 	p := memory.New()
+	require.NoError(t, st.Migrate(ctx, p))
 	for _, c := range configure {
 		c(p)
 	}
-	require.NoError(t, p.Provision(ctx, core.Env{Store: st}))
+	require.NoError(t, p.Provision(ctx, core.Env{Store: st, Database: st.Database()}))
 	require.NoError(t, p.Validate())
-	return &bundle{ctx: ctx, st: st, p: p}
+	return &bundle{ctx: ctx, st: st, facts: memory.NewFactStore(st.Database()), p: p}
 }
 
 // say stores a user message and the bot's answer in thread at at.
@@ -149,7 +150,7 @@ func TestFactTools(t *testing.T) {
 		require.NoError(t, err)
 		require.JSONEq(t, fmt.Sprintf(`{"remembered":{"id":"F%02d","fact":%q}}`, i+1, fact), out)
 	}
-	require.NoError(t, b.st.TouchFacts(b.ctx, conv.ID, []string{"F01"}, t0.Add(time.Hour)))
+	require.NoError(t, b.facts.Touch(b.ctx, conv.ID, []string{"F01"}, t0.Add(time.Hour)))
 	turn.Now = t0.Add(2 * time.Hour)
 	out, err := b.call(t, turn, "remember_fact", `{"fact":"plays the cello"}`)
 	require.NoError(t, err)
@@ -171,7 +172,7 @@ func TestFactTools(t *testing.T) {
 	out, err = b.call(t, turn, "remember_fact", fmt.Sprintf(`{"fact":%q}`, strings.Repeat("very long ", 100)))
 	require.NoError(t, err)
 	require.Contains(t, out, `"note":"cut to 300 characters"`)
-	facts, err := b.st.Facts(b.ctx, conv.ID)
+	facts, err := b.facts.Facts(b.ctx, conv.ID)
 	require.NoError(t, err)
 	require.LessOrEqual(t, len([]rune(facts[len(facts)-1].Content)), 301, "a huge fact is truncated")
 	_, err = b.call(t, turn, "remember_fact", `{"fact":"   "}`)
@@ -211,7 +212,7 @@ func TestNoMemoryCrossesUsers(t *testing.T) {
 		conv := b.say(t, thread, "my code word is "+s1, "I will keep "+s1+" safe", at)
 		require.NoError(t, b.st.DB().Exec(`UPDATE session_records SET summary = ? WHERE id = ?`, "They told a secret: "+s2, *conv.CurrentRecordID).Error)
 		recordIDs = append(recordIDs, *conv.CurrentRecordID)
-		_, _, err := b.st.RememberFact(b.ctx, conv.ID, "secret fact "+s3, 30, at)
+		_, _, err := b.facts.Remember(b.ctx, conv.ID, "secret fact "+s3, 30, at)
 		require.NoError(t, err)
 		conv = b.say(t, thread, "hello again "+unique(), "welcome back", t0.Add(time.Duration(i)*time.Minute))
 		all = append(all, user{conv: conv, secrets: []string{s1, s2, s3}})

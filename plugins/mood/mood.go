@@ -25,10 +25,9 @@ func init() {
 	core.RegisterPlugin(core.PluginInfo{Name: "mood", New: func() core.Plugin { return New() }})
 }
 
-// Store is what the plugin keeps its mood in; store implements it.
+// Store is what the plugin writes of the store's own rows: the mood a
+// session record ends with. store implements it.
 type Store interface {
-	LatestMood(ctx context.Context, conversationID int64) (core.MoodPoint, error)
-	AddMood(ctx context.Context, m *core.MoodPoint) error
 	SetFinalMood(ctx context.Context, recordID int64, mood string) error
 }
 
@@ -51,8 +50,9 @@ type Plugin struct {
 	// can be sad or tired, never hostile.
 	MinValence float64 `yaml:"min_valence"`
 
-	store Store
-	clock core.Clock
+	store  Store
+	points *Points
+	clock  core.Clock
 }
 
 // Interface guards.
@@ -62,6 +62,8 @@ var (
 	_ core.Validator         = (*Plugin)(nil)
 	_ core.PromptContributor = (*Plugin)(nil)
 	_ core.ToolProvider      = (*Plugin)(nil)
+	_ core.Migrator          = (*Plugin)(nil)
+	_ core.MoodOwner         = (*Plugin)(nil)
 )
 
 // New returns the plugin with its defaults.
@@ -72,18 +74,28 @@ func New() *Plugin {
 // Name is the plugin's registered name.
 func (p *Plugin) Name() string { return "mood" }
 
-// Provision takes the store and the clock.
+// Provision takes the store, the database of its own table and the
+// clock.
 func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 	st, ok := env.Store.(Store)
 	if !ok {
 		return fmt.Errorf("mood: the store (%T) cannot keep moods", env.Store)
 	}
+	if env.Database == nil {
+		return errors.New("mood: no database to keep moods in")
+	}
 	p.store, p.clock = st, env.Clock
 	if p.clock == nil {
 		p.clock = core.SystemClock{}
 	}
+	p.points = NewPoints(env.Database)
+	p.points.clock = p.clock
 	return nil
 }
+
+// MoodKeeper reads the mood points kept in db, for the console's chart;
+// it needs no provisioning.
+func (p *Plugin) MoodKeeper(db core.Database) core.MoodKeeper { return NewPoints(db) }
 
 // Validate checks the ranges.
 func (p *Plugin) Validate() error {
@@ -122,7 +134,7 @@ func (p *Plugin) clamp(m Point) Point {
 // the first time it is asked for: the plugin renders its layers once per
 // record, so that is when the record starts.
 func (p *Plugin) initial(ctx context.Context, t *core.Turn) (Point, error) {
-	last, err := p.store.LatestMood(ctx, t.Conversation.ID)
+	last, err := p.points.Latest(ctx, t.Conversation.ID)
 	switch {
 	case core.IsNotFound(err):
 		last = core.MoodPoint{Valence: p.Baseline.Valence, Arousal: p.Baseline.Arousal, CreatedAt: t.Now}
@@ -152,7 +164,7 @@ func (p *Plugin) initial(ctx context.Context, t *core.Turn) (Point, error) {
 // the record's final mood: the last one stored is the one the record ends
 // with. Written when the mood changes, not after every turn.
 func (p *Plugin) record(ctx context.Context, pt *core.MoodPoint) error {
-	if err := p.store.AddMood(ctx, pt); err != nil {
+	if err := p.points.Add(ctx, pt); err != nil {
 		return err
 	}
 	if pt.SessionRecordID == nil {

@@ -44,11 +44,12 @@ func TestDecayFollowsTheFormula(t *testing.T) {
 }
 
 type bundle struct {
-	ctx   context.Context
-	st    *store.Store
-	clock *coretest.Clock
-	p     *mood.Plugin
-	conv  core.Conversation
+	ctx    context.Context
+	st     *store.Store
+	points *mood.Points
+	clock  *coretest.Clock
+	p      *mood.Plugin
+	conv   core.Conversation
 }
 
 var t0 = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
@@ -59,14 +60,14 @@ func setup(t *testing.T) *bundle {
 	st, err := store.Open(ctx, store.Options{Driver: "sqlite", DSN: filepath.Join(t.TempDir(), "p.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	require.NoError(t, st.Migrate(ctx))
-	clock := coretest.NewClock(t0)
 	p := mood.New()
-	require.NoError(t, p.Provision(ctx, core.Env{Store: st, Clock: clock}))
+	require.NoError(t, st.Migrate(ctx, p))
+	clock := coretest.NewClock(t0)
+	require.NoError(t, p.Provision(ctx, core.Env{Store: st, Database: st.Database(), Clock: clock}))
 	require.NoError(t, p.Validate())
 	res, err := st.RecordInbound(ctx, core.InboundRecord{Platform: web, ChannelThreadID: "u", Text: "hi", Now: t0, SessionGap: 10 * time.Minute})
 	require.NoError(t, err)
-	return &bundle{ctx: ctx, st: st, clock: clock, p: p, conv: res.Conversation}
+	return &bundle{ctx: ctx, st: st, points: mood.NewPoints(st.Database()), clock: clock, p: p, conv: res.Conversation}
 }
 
 // turn is the turn of the conversation's current record at now.
@@ -116,7 +117,7 @@ func TestMoodAcrossRecords(t *testing.T) {
 	f := math.Exp(-0.15 * 12)
 	want := mood.Point{Valence: 0.2 + 0.6*f, Arousal: -0.1 + 0.7*f}
 	require.Contains(t, layers[1].Text, "valence 0.30 (pleasant), arousal 0.02 (even)")
-	last, err := b.st.LatestMood(b.ctx, b.conv.ID)
+	last, err := b.points.Latest(b.ctx, b.conv.ID)
 	require.NoError(t, err)
 	require.Equal(t, "initial", last.Source)
 	require.InDelta(t, want.Valence, last.Valence, 1e-9)
@@ -130,7 +131,7 @@ func TestMoodAcrossRecords(t *testing.T) {
 	// Asking again within the record keeps the same initial mood.
 	_, err = b.p.PromptLayers(b.ctx, second)
 	require.NoError(t, err)
-	hist, err := b.st.MoodHistory(b.ctx, b.conv.ID, 10)
+	hist, err := b.points.MoodHistory(b.ctx, b.conv.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, hist, 3, "the history the chart draws")
 	require.Equal(t, []string{"initial", "set_mood", "initial"}, []string{hist[0].Source, hist[1].Source, hist[2].Source})
@@ -143,7 +144,7 @@ func TestSetMoodBoundsAndErrors(t *testing.T) {
 	out, err := b.setMood(t, turn, `{"valence":-0.9,"arousal":0.1}`)
 	require.NoError(t, err)
 	require.JSONEq(t, `{"valence":-0.50,"arousal":0.10,"note":"valence is kept at or above -0.50"}`, out, "never hostile")
-	last, err := b.st.LatestMood(b.ctx, b.conv.ID)
+	last, err := b.points.Latest(b.ctx, b.conv.ID)
 	require.NoError(t, err)
 	require.InDelta(t, -0.5, last.Valence, 1e-9)
 
@@ -156,7 +157,7 @@ func TestSetMoodBoundsAndErrors(t *testing.T) {
 		_, err := b.setMood(t, turn, args)
 		require.ErrorContains(t, err, want, args)
 	}
-	hist, err := b.st.MoodHistory(b.ctx, b.conv.ID, 10)
+	hist, err := b.points.MoodHistory(b.ctx, b.conv.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, hist, 1, "a bad call stores nothing")
 	require.Equal(t, "set_mood", hist[0].Source)

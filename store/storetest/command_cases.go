@@ -70,42 +70,6 @@ func testEndSessionRecord(t *testing.T, open Opener) {
 	require.ErrorIs(t, err, core.ErrNotFound)
 }
 
-func testForgetAllFacts(t *testing.T, open Opener) {
-	b := setup(t, open)
-	a := b.inbound(t, "a", "I have a cat", b.t0, false).Conversation
-	other := b.inbound(t, "b", "I have a dog", b.t0, false).Conversation
-	for _, f := range []string{"has a cat", "likes jazz"} {
-		_, _, err := b.st.RememberFact(b.ctx, a.ID, f, 30, b.t0)
-		require.NoError(t, err)
-	}
-	_, _, err := b.st.RememberFact(b.ctx, other.ID, "has a dog", 30, b.t0)
-	require.NoError(t, err)
-	b.inbound(t, "a", "my cat is called Mochi", b.at(time.Second), false)
-
-	n, err := b.st.ForgetAllFacts(b.ctx, a.ID)
-	require.NoError(t, err)
-	require.Equal(t, 2, n)
-	facts, err := b.st.Facts(b.ctx, a.ID)
-	require.NoError(t, err)
-	require.Empty(t, facts)
-	facts, err = b.st.Facts(b.ctx, other.ID)
-	require.NoError(t, err)
-	require.Len(t, facts, 1, "another conversation's facts stay")
-
-	// What was said before is not read for facts again; what follows is.
-	work, err := b.st.ClaimFactWork(b.ctx, 10)
-	require.NoError(t, err)
-	require.Equal(t, []core.FactWork{{ConversationID: other.ID, FromSeq: 0, ToSeq: 1}}, work)
-	b.inbound(t, "a", "I moved to Lyon", b.at(time.Minute), false)
-	work, err = b.st.ClaimFactWork(b.ctx, 10)
-	require.NoError(t, err)
-	require.Equal(t, []core.FactWork{{ConversationID: a.ID, FromSeq: 2, ToSeq: 3}}, work)
-
-	n, err = b.st.ForgetAllFacts(b.ctx, a.ID)
-	require.NoError(t, err)
-	require.Zero(t, n)
-}
-
 // A chat command and its answer are stored like messages, but plan no
 // run and neither make a proactive follow-up stale nor skip its run.
 func testCommandsAreNotUserTurns(t *testing.T, open Opener) {

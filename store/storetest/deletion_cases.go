@@ -10,7 +10,8 @@ import (
 )
 
 // memoryTables are the tables holding a conversation's rows, jobs aside.
-var memoryTables = []string{"messages", "runs", "session_records", "facts", "mood_points"}
+// The plugins' tables (facts, mood_points) are the plugins' to check.
+var memoryTables = []string{"messages", "runs", "session_records"}
 
 // job creates a job of kind and status on the conversation.
 func (b *testBundle) job(t *testing.T, convID int64, kind core.JobKind, status core.JobStatus, name string) core.Job {
@@ -25,14 +26,11 @@ func (b *testBundle) job(t *testing.T, convID int64, kind core.JobKind, status c
 }
 
 // remembered gives a conversation two messages (with their session record
-// and a queued run), a fact and a mood point.
+// and a queued run).
 func (b *testBundle) remembered(t *testing.T, thread string) core.Conversation {
 	t.Helper()
 	b.inbound(t, thread, "hi", b.t0, true)
 	conv := b.inbound(t, thread, "I bake bread on Sundays", b.at(time.Second), true).Conversation
-	require.NoError(t, b.st.AddFact(b.ctx, &core.Fact{ConversationID: conv.ID, Key: "F01", Content: "bakes bread", CreatedAt: b.t0}))
-	require.NoError(t, b.st.AddMood(b.ctx, &core.MoodPoint{ConversationID: conv.ID, SessionRecordID: conv.CurrentRecordID,
-		Valence: 0.3, Source: "set_mood", CreatedAt: b.t0}))
 	return conv
 }
 

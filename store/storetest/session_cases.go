@@ -119,43 +119,52 @@ func testSummarizedRecords(t *testing.T, open Opener) {
 	require.Equal(t, []string{"four"}, []string{got[0].Summary})
 }
 
-func testMoodHistory(t *testing.T, open Opener) {
+func testFinalMood(t *testing.T, open Opener) {
 	b := setup(t, open)
 	conv := b.inbound(t, "chat", "hi", b.t0, false).Conversation
-	_, err := b.st.LatestMood(b.ctx, conv.ID)
-	require.ErrorIs(t, err, core.ErrNotFound)
 	rec := *conv.CurrentRecordID
-	for i, v := range []float64{0.1, 0.4, -0.2} {
-		m := &core.MoodPoint{ConversationID: conv.ID, SessionRecordID: &rec, Valence: v, Arousal: -v, Source: "set_mood",
-			Reason: "r", CreatedAt: b.at(time.Duration(i) * time.Minute)}
-		require.NoError(t, b.st.AddMood(b.ctx, m))
-		require.NotZero(t, m.ID)
-	}
-	last, err := b.st.LatestMood(b.ctx, conv.ID)
-	require.NoError(t, err)
-	require.InDelta(t, -0.2, last.Valence, 1e-9)
-	require.InDelta(t, 0.2, last.Arousal, 1e-9)
-	hist, err := b.st.MoodHistory(b.ctx, conv.ID, 2)
-	require.NoError(t, err)
-	require.Len(t, hist, 2)
-	require.InDelta(t, 0.4, hist[0].Valence, 1e-9, "oldest first")
-	require.InDelta(t, -0.2, hist[1].Valence, 1e-9)
 	require.NoError(t, b.st.SetFinalMood(b.ctx, rec, `{"valence":-0.20,"arousal":0.20}`))
 	r, err := b.st.SessionRecord(b.ctx, rec)
 	require.NoError(t, err)
 	require.Equal(t, `{"valence":-0.20,"arousal":0.20}`, r.FinalMood)
 }
 
-func testFactsScopedToConversation(t *testing.T, open Opener) {
+func testClaimEndedRecords(t *testing.T, open Opener) {
 	b := setup(t, open)
-	a := b.inbound(t, "a", "hi", b.t0, false).Conversation
-	c := b.inbound(t, "c", "hi", b.t0, false).Conversation
-	require.NoError(t, b.st.AddFact(b.ctx, &core.Fact{ConversationID: a.ID, Key: "F02", Content: "has a cat"}))
-	require.NoError(t, b.st.AddFact(b.ctx, &core.Fact{ConversationID: a.ID, Key: "F01", Content: "likes tea"}))
-	require.NoError(t, b.st.AddFact(b.ctx, &core.Fact{ConversationID: c.ID, Key: "F01", Content: "secret of c"}))
-	require.Error(t, b.st.AddFact(b.ctx, &core.Fact{ConversationID: a.ID, Key: "F01", Content: "dup"}), "keys are unique per conversation")
-	got, err := b.st.Facts(b.ctx, a.ID)
+	const gap = 10 * time.Minute
+	quiet := b.inboundGap(t, "quiet", "bye", b.t0, gap).Conversation
+	busy := b.inboundGap(t, "busy", "still here", b.at(55*time.Minute), gap).Conversation
+	rolled := b.inboundGap(t, "rolled", "first", b.t0, gap).Conversation
+	b.inboundGap(t, "rolled", "next day", b.at(50*time.Minute), gap)
+
+	now := b.at(time.Hour)
+	recs, err := b.st.ClaimEndedRecords(b.ctx, now, gap, 10)
 	require.NoError(t, err)
-	require.Len(t, got, 2)
-	require.Equal(t, []string{"likes tea", "has a cat"}, []string{got[0].Content, got[1].Content})
+	got := map[int64]core.SessionRecord{}
+	for _, r := range recs {
+		got[r.ConversationID] = r
+	}
+	require.Len(t, recs, 2, "the quiet one and the one a newer record ended; not the busy one")
+	require.Contains(t, got, quiet.ID)
+	require.Contains(t, got, rolled.ID)
+	require.NotContains(t, got, busy.ID)
+	require.True(t, got[quiet.ID].EndedAt.Equal(b.t0), "a quiet record ends at its last message")
+	require.Equal(t, *rolled.CurrentRecordID, got[rolled.ID].ID, "the rolled-over conversation's first record")
+
+	again, err := b.st.ClaimEndedRecords(b.ctx, now, gap, 10)
+	require.NoError(t, err)
+	require.Empty(t, again, "claimed records are not handed out twice")
+	require.NoError(t, b.st.SaveSummary(b.ctx, got[quiet.ID].ID, "They said goodbye."))
+	require.NoError(t, b.st.ReleaseRecord(b.ctx, got[rolled.ID].ID))
+	again, err = b.st.ClaimEndedRecords(b.ctx, now, gap, 10)
+	require.NoError(t, err)
+	require.Len(t, again, 1)
+	require.Equal(t, got[rolled.ID].ID, again[0].ID, "a released record comes back")
+	r, err := b.st.SessionRecord(b.ctx, got[quiet.ID].ID)
+	require.NoError(t, err)
+	require.Equal(t, "They said goodbye.", r.Summary)
+
+	// The quiet conversation's user comes back: a new record starts.
+	next := b.inboundGap(t, "quiet", "hello again", b.at(2*time.Hour), gap)
+	require.True(t, next.NewRecord)
 }
