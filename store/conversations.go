@@ -13,6 +13,11 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Directory is the conversations: recording an inbound message (which
+// finds or creates its conversation), looking them up and listing them,
+// and deleting them (deletion.go).
+type Directory struct{ *dbs }
+
 // upsertConversation finds or creates the conversation, bumps its last_seq
 // and notes the message's time, in one statement: the returned last_seq is
 // the new message's seq, and prev_message_at (the old last_message_at, as
@@ -53,7 +58,7 @@ const planRun = `INSERT INTO runs
 // display name or user id; the time zone is set only on create), appends the
 // user message with the next seq and, if asked, plans a run — all in one
 // transaction of three statements.
-func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.InboundResult, error) {
+func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (core.InboundResult, error) {
 	var res core.InboundResult
 	if in.Platform == "" || in.ChannelThreadID == "" {
 		return res, errors.New("recording inbound message: platform and channel thread id are required")
@@ -157,7 +162,7 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 // current session record, or starts a new one when there is none or the
 // gap since the previous message (prev) exceeds gap (0: never). The record
 // that ends gets ended_at = prev. res.Conversation is updated to match.
-func (s *Store) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time, at time.Time, gap time.Duration, now any) error {
+func (s *dbs) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time, at time.Time, gap time.Duration, now any) error {
 	conv := &res.Conversation
 	if conv.CurrentRecordID != nil && prev != nil && (gap <= 0 || at.Sub(*prev) <= gap) {
 		return nil
@@ -180,7 +185,7 @@ func (s *Store) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time
 
 // startRecord starts a session record of the conversation at at and makes
 // it the current one.
-func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (int64, error) {
+func (s *dbs) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (int64, error) {
 	var id int64
 	if err := tx.Raw(`INSERT INTO session_records (conversation_id, started_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?) RETURNING id`, convID, s.q.t(at), now, now).Row().Scan(&id); err != nil {
@@ -193,7 +198,7 @@ func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (i
 }
 
 // Conversation returns a conversation by id.
-func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
+func (s *Directory) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
 	var c core.Conversation
 	err := row(s.r.WithContext(ctx), `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
 		Scan(conversationDest(&c)...)
@@ -204,7 +209,7 @@ func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, 
 }
 
 // ConversationByThread returns the conversation at a platform address.
-func (s *Store) ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error) {
+func (s *Directory) ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error) {
 	var c core.Conversation
 	err := s.r.WithContext(ctx).Raw(`SELECT `+conversationCols+` FROM conversations
 		WHERE platform = ? AND channel_thread_id = ?`, string(p), channelThreadID).
@@ -217,7 +222,7 @@ func (s *Store) ConversationByThread(ctx context.Context, p core.Platform, chann
 
 // Conversations lists conversations by id, limit at a time (limit <= 0
 // means all).
-func (s *Store) Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
+func (s *Directory) Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
 	if limit <= 0 {
 		limit = math.MaxInt32
 	}

@@ -15,7 +15,7 @@ import (
 // conversations are looked for on a reader (a scan of every conversation
 // must not hold SQLite's one writer); a conversation another process
 // claimed meanwhile is not taken, so no two read the same messages.
-func (s *Store) ClaimFactWork(ctx context.Context, limit int) ([]core.FactWork, error) {
+func (s *Memory) ClaimFactWork(ctx context.Context, limit int) ([]core.FactWork, error) {
 	var rows []struct {
 		ID, FactsSeq, LastSeq int64
 	}
@@ -48,7 +48,7 @@ func (s *Store) ClaimFactWork(ctx context.Context, limit int) ([]core.FactWork, 
 
 // ReleaseFactWork hands claimed work back (the model was down): facts_seq
 // returns to w.FromSeq unless it moved on meanwhile.
-func (s *Store) ReleaseFactWork(ctx context.Context, w core.FactWork) error {
+func (s *Memory) ReleaseFactWork(ctx context.Context, w core.FactWork) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE conversations SET facts_seq = ? WHERE id = ? AND facts_seq = ?`, w.FromSeq, w.ConversationID, w.ToSeq).Error
 	})
@@ -60,7 +60,7 @@ func (s *Store) ReleaseFactWork(ctx context.Context, w core.FactWork) error {
 
 // MessagesBetween returns the conversation's messages with from < seq <=
 // to, by seq, at most limit (the newest of them).
-func (s *Store) MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error) {
+func (s *Memory) MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
 		WHERE conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`, []any{conversationID, from, to, limit}, messageDest)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Store) MessagesBetween(ctx context.Context, conversationID, from, to in
 // only by the next message). A claimed record gets summarized_at now and
 // ended_at (its last message, if it had none); give it back with
 // ReleaseRecord when summarising fails.
-func (s *Store) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.Duration, limit int) ([]core.SessionRecord, error) {
+func (s *Memory) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.Duration, limit int) ([]core.SessionRecord, error) {
 	var out []core.SessionRecord
 	t := s.q.t(now)
 	quietSince := s.q.t(now.Add(-gap))
@@ -102,7 +102,7 @@ func (s *Store) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.D
 }
 
 // SaveSummary stores a record's summary.
-func (s *Store) SaveSummary(ctx context.Context, recordID int64, summary string) error {
+func (s *Memory) SaveSummary(ctx context.Context, recordID int64, summary string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE session_records SET summary = ?, updated_at = ? WHERE id = ?`, summary, s.q.t(s.now()), recordID).Error
 	})
@@ -113,7 +113,7 @@ func (s *Store) SaveSummary(ctx context.Context, recordID int64, summary string)
 }
 
 // ReleaseRecord gives a claimed record back to be summarised later.
-func (s *Store) ReleaseRecord(ctx context.Context, recordID int64) error {
+func (s *Memory) ReleaseRecord(ctx context.Context, recordID int64) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE session_records SET summarized_at = NULL WHERE id = ?`, recordID).Error
 	})

@@ -15,7 +15,7 @@ import (
 // AddFact stores a fact and sets its ID (CreatedAt and LastAccessedAt
 // from the store's clock when zero). Its key must be new in the
 // conversation.
-func (s *Store) AddFact(ctx context.Context, f *core.Fact) error {
+func (s *Memory) AddFact(ctx context.Context, f *core.Fact) error {
 	v := *f
 	if v.CreatedAt.IsZero() {
 		v.CreatedAt = s.now()
@@ -37,7 +37,7 @@ func (s *Store) AddFact(ctx context.Context, f *core.Fact) error {
 }
 
 // Facts returns the conversation's facts by key.
-func (s *Store) Facts(ctx context.Context, conversationID int64) ([]core.Fact, error) {
+func (s *Memory) Facts(ctx context.Context, conversationID int64) ([]core.Fact, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+factCols+` FROM facts WHERE conversation_id = ? ORDER BY fact_key`,
 		[]any{conversationID}, factDest)
 	if err != nil {
@@ -49,7 +49,7 @@ func (s *Store) Facts(ctx context.Context, conversationID int64) ([]core.Fact, e
 // RememberFact stores content as a new fact of the conversation, with the
 // next free key (F01, F02…), and evicts the least recently used facts
 // beyond max. It returns the fact and the keys evicted.
-func (s *Store) RememberFact(ctx context.Context, conversationID int64, content string, max int, at time.Time) (core.Fact, []string, error) {
+func (s *Memory) RememberFact(ctx context.Context, conversationID int64, content string, max int, at time.Time) (core.Fact, []string, error) {
 	f := core.Fact{ConversationID: conversationID, Content: content, CreatedAt: utc(at), LastAccessedAt: utc(at)}
 	var evicted []string
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -88,7 +88,7 @@ func (s *Store) RememberFact(ctx context.Context, conversationID int64, content 
 }
 
 // UpdateFact rewrites a fact of the conversation and marks it used.
-func (s *Store) UpdateFact(ctx context.Context, conversationID int64, key, content string, at time.Time) error {
+func (s *Memory) UpdateFact(ctx context.Context, conversationID int64, key, content string, at time.Time) error {
 	var n int64
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE facts SET content = ?, last_accessed_at = ? WHERE conversation_id = ? AND fact_key = ?`,
@@ -106,7 +106,7 @@ func (s *Store) UpdateFact(ctx context.Context, conversationID int64, key, conte
 }
 
 // TouchFacts marks the conversation's facts with the given keys as used at.
-func (s *Store) TouchFacts(ctx context.Context, conversationID int64, keys []string, at time.Time) error {
+func (s *Memory) TouchFacts(ctx context.Context, conversationID int64, keys []string, at time.Time) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -122,7 +122,7 @@ func (s *Store) TouchFacts(ctx context.Context, conversationID int64, keys []str
 
 // ForgetFact deletes the conversation's fact with key and returns it
 // (core.ErrNotFound when it has none).
-func (s *Store) ForgetFact(ctx context.Context, conversationID int64, key string) (core.Fact, error) {
+func (s *Memory) ForgetFact(ctx context.Context, conversationID int64, key string) (core.Fact, error) {
 	var f core.Fact
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Raw(`DELETE FROM facts WHERE conversation_id = ? AND fact_key = ? RETURNING `+factCols,

@@ -11,7 +11,7 @@ import (
 
 // AddMood appends a mood point and sets its ID (and CreatedAt from the
 // store's clock when zero).
-func (s *Store) AddMood(ctx context.Context, m *core.MoodPoint) error {
+func (s *Moods) AddMood(ctx context.Context, m *core.MoodPoint) error {
 	p := *m
 	if p.CreatedAt.IsZero() {
 		p.CreatedAt = s.now()
@@ -31,7 +31,7 @@ func (s *Store) AddMood(ctx context.Context, m *core.MoodPoint) error {
 
 // LatestMood returns the conversation's newest mood point
 // (core.ErrNotFound when it has none).
-func (s *Store) LatestMood(ctx context.Context, conversationID int64) (core.MoodPoint, error) {
+func (s *Moods) LatestMood(ctx context.Context, conversationID int64) (core.MoodPoint, error) {
 	var m core.MoodPoint
 	err := s.r.WithContext(ctx).Raw(`SELECT `+moodCols+` FROM mood_points WHERE conversation_id = ?
 		ORDER BY created_at DESC, id DESC LIMIT 1`, conversationID).Row().Scan(moodDest(&m)...)
@@ -43,7 +43,7 @@ func (s *Store) LatestMood(ctx context.Context, conversationID int64) (core.Mood
 
 // MoodHistory returns up to limit of the conversation's newest mood
 // points, oldest first (for a chart).
-func (s *Store) MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error) {
+func (s *Moods) MoodHistory(ctx context.Context, conversationID int64, limit int) ([]core.MoodPoint, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+moodCols+` FROM mood_points WHERE conversation_id = ?
 		ORDER BY created_at DESC, id DESC LIMIT ?`, []any{conversationID, limit}, moodDest)
 	if err != nil {

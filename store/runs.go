@@ -14,12 +14,17 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// RunQueue is the runs: claiming the due ones, heartbeating and
+// completing them (complete.go), reaping those whose process died
+// (reap.go), and reading them. It is core.RunStore.
+type RunQueue struct{ *dbs }
+
 // ClaimRun marks the oldest due queued run whose conversation has no running
 // run as running for owner, in one statement, and returns it; (nil, nil)
 // when none is due. If a concurrent claimer took a run of the same
 // conversation first (the runs_one_running index refuses the second), that
 // too is "nothing claimed".
-func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...core.Platform) (*core.Run, error) {
+func (s *RunQueue) ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...core.Platform) (*core.Run, error) {
 	t := s.q.t(now)
 	ps := platformNames(platforms)
 	if due, err := s.anyDue(ctx, t, ps); !due || err != nil {
@@ -41,7 +46,7 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platf
 // writer and most claims of an idle loop find nothing, so it looks on a
 // reader first and the write lock is taken only to claim; elsewhere (and
 // on a single-connection SQLite) it says yes and the claim looks.
-func (s *Store) anyDue(ctx context.Context, t any, platforms []string) (bool, error) {
+func (s *RunQueue) anyDue(ctx context.Context, t any, platforms []string) (bool, error) {
 	if !s.q.sqlite || s.r == s.w {
 		return true, nil
 	}
@@ -61,7 +66,7 @@ func (s *Store) anyDue(ctx context.Context, t any, platforms []string) (bool, er
 // idle process with room for many turns (hundreds of users writing at
 // once) pays one commit for many claims instead of one each. It returns
 // the runs claimed, fewer than limit when fewer were due.
-func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error) {
+func (s *RunQueue) ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error) {
 	if limit <= 1 {
 		run, err := s.ClaimRun(ctx, owner, now, platforms...)
 		if run == nil || err != nil {
@@ -109,7 +114,7 @@ var errLostClaim = errors.New("a concurrent claimer took a run of the same conve
 // (the runs_one_running index refuses the second) makes it fail with
 // errLostClaim, for the caller to roll back and claim none: tx holds
 // nothing else, so it needs no savepoint (a round trip on PostgreSQL).
-func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
+func (s *RunQueue) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
 	q, args := s.q.claimN(owner, t, limit, platforms)
 	rows, err := tx.Raw(q, args...).Rows()
 	if err != nil {
@@ -150,7 +155,7 @@ func claimFailed(err error) ([]*core.Run, error) {
 // once due (nothing running in its conversation; on one of platforms when
 // any are given), nil if none; the dispatcher sleeps until then. It walks
 // runs_queued_due in order and stops at the first such run.
-func (s *Store) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
+func (s *RunQueue) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
 	var next *time.Time
 	q, args := s.q.next(platformNames(platforms))
 	err := row(s.r.WithContext(ctx), q, args...).Scan(nullTimeCol{&next})
@@ -167,7 +172,7 @@ func (s *Store) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*
 // runIDs that owner still holds as running, and returns the ids whose work
 // must stop: a cancel was requested (runs.during_generation: restart), or
 // owner no longer holds the run (it was reaped).
-func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) ([]int64, error) {
+func (s *RunQueue) HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) ([]int64, error) {
 	if len(runIDs) == 0 {
 		return nil, nil
 	}
@@ -212,7 +217,7 @@ const finishRun = `UPDATE runs SET status = ?, error = ?, finished_at = ?, recor
 // each message's ID, ConversationID, Seq, RunID and CreatedAt (c.Now when
 // zero) once committed. If the run is no longer running for owner it returns
 // core.ErrLostRun and writes nothing.
-func (s *Store) CompleteRun(ctx context.Context, runID int64, owner string, c core.RunCompletion) error {
+func (s *RunQueue) CompleteRun(ctx context.Context, runID int64, owner string, c core.RunCompletion) error {
 	_, err := s.completeRun(ctx, runID, owner, c, false, nil)
 	return err
 }
@@ -221,7 +226,7 @@ func (s *Store) CompleteRun(ctx context.Context, runID int64, owner string, c co
 // ClaimRun for owner at c.Now: a busy worker goes from one run to the next
 // with one write transaction instead of two. The next run is nil when none
 // is due; a failure to complete claims nothing.
-func (s *Store) CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c core.RunCompletion, platforms ...core.Platform) (*core.Run, error) {
+func (s *RunQueue) CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c core.RunCompletion, platforms ...core.Platform) (*core.Run, error) {
 	return s.completeRun(ctx, runID, owner, c, true, platformNames(platforms))
 }
 
@@ -236,7 +241,7 @@ func platformNames(ps []core.Platform) []string {
 	return out
 }
 
-func (s *Store) completeRun(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
+func (s *RunQueue) completeRun(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
 	next, err := s.finish(ctx, runID, owner, c, claimNext, platforms)
 	if err != nil {
 		return nil, fmt.Errorf("completing run %d: %w", runID, err)
@@ -244,7 +249,7 @@ func (s *Store) completeRun(ctx context.Context, runID int64, owner string, c co
 	return next, nil
 }
 
-func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
+func (s *RunQueue) finish(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
 	switch c.Status {
 	case core.RunSucceeded, core.RunFailed, core.RunCanceled, core.RunSkipped:
 	default:
@@ -363,7 +368,7 @@ func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.Ru
 // claimIn claims the next due run inside tx. On PostgreSQL a claim that
 // loses a race trips runs_one_running, which would abort the whole
 // transaction, so the claim gets a savepoint of its own.
-func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
+func (s *RunQueue) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
 	// Each stale run skipped costs a round; the bound only guards against a
 	// pathological backlog holding the write lock for long.
 	for range 100 {
@@ -382,7 +387,7 @@ func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*
 	return nil, nil
 }
 
-func (s *Store) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
+func (s *RunQueue) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
 	if !s.q.sqlite {
 		if err := tx.SavePoint("claim_next").Error; err != nil {
 			return nil, fmt.Errorf("opening savepoint: %w", err)
@@ -413,7 +418,7 @@ func (s *Store) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) 
 // only if the newest message is still the one it expected. User turns
 // answer the newest message by construction, and cron turns are deferred,
 // never skipped.
-func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
+func (s *RunQueue) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 	if run.Kind != core.RunProactive && run.Kind != core.RunContinue {
 		return false, nil
 	}
@@ -459,7 +464,7 @@ const maxDeadTurns = 3
 // now is the caller's time (a run queued again is due then). It
 // returns how many runs were failed and how many of them were queued
 // again.
-func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error) {
+func (s *RunQueue) ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error) {
 	at := s.q.t(now)
 	reaped, retried, err = s.reap(ctx, now, s.q.reapStale, at, at, s.q.t(before))
 	if err != nil {
@@ -471,7 +476,7 @@ func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reape
 // ReapRunsOf is ReapStaleRuns for the runs owner holds, whatever their
 // heartbeat: the caller knows that process is gone (a restarted process
 // finds its predecessor's runs on the same host).
-func (s *Store) ReapRunsOf(ctx context.Context, now time.Time, owner string) (reaped, retried int, err error) {
+func (s *RunQueue) ReapRunsOf(ctx context.Context, now time.Time, owner string) (reaped, retried int, err error) {
 	at := s.q.t(now)
 	reaped, retried, err = s.reap(ctx, now, `UPDATE runs SET status = 'failed', error = 'stale: its process is gone',
 		finished_at = ?, updated_at = ? WHERE status = 'running' AND owner = ?
@@ -483,7 +488,7 @@ func (s *Store) ReapRunsOf(ctx context.Context, now time.Time, owner string) (re
 }
 
 // RunningOwners returns the owners of running runs.
-func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
+func (s *RunQueue) RunningOwners(ctx context.Context) ([]string, error) {
 	var owners []string
 	if err := s.r.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM runs WHERE status = 'running'`).Scan(&owners).Error; err != nil {
 		return nil, fmt.Errorf("reading running runs' owners: %w", err)
@@ -494,7 +499,7 @@ func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
 // reap fails the running runs that failQuery (UPDATE … RETURNING id,
 // conversation_id, kind, trigger_message_id) picks, and queues again what
 // should be answered (see ReapStaleRuns).
-func (s *Store) reap(ctx context.Context, now time.Time, failQuery string, args ...any) (reaped, retried int, err error) {
+func (s *RunQueue) reap(ctx context.Context, now time.Time, failQuery string, args ...any) (reaped, retried int, err error) {
 	at := s.q.t(now)
 	type dead struct {
 		id, conv int64
@@ -574,7 +579,7 @@ func (s *Store) reap(ctx context.Context, now time.Time, failQuery string, args 
 }
 
 // Run returns a run by id.
-func (s *Store) Run(ctx context.Context, id int64) (core.Run, error) {
+func (s *RunQueue) Run(ctx context.Context, id int64) (core.Run, error) {
 	var r core.Run
 	err := s.r.WithContext(ctx).Raw(`SELECT `+runCols+` FROM runs WHERE id = ?`, id).Row().Scan(runDest(&r)...)
 	if err != nil {
@@ -584,7 +589,7 @@ func (s *Store) Run(ctx context.Context, id int64) (core.Run, error) {
 }
 
 // Runs returns a conversation's runs by id.
-func (s *Store) Runs(ctx context.Context, conversationID int64) ([]core.Run, error) {
+func (s *RunQueue) Runs(ctx context.Context, conversationID int64) ([]core.Run, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+runCols+` FROM runs WHERE conversation_id = ? ORDER BY id`,
 		[]any{conversationID}, runDest)
 	if err != nil {
@@ -596,7 +601,7 @@ func (s *Store) Runs(ctx context.Context, conversationID int64) ([]core.Run, err
 // HasPendingRuns reports whether any run is queued or running, on the given
 // platforms' conversations when any are given (parley chat waits for its
 // last answer before it exits).
-func (s *Store) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
+func (s *RunQueue) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
 	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status IN ('queued', 'running')`
 	var args []any
 	if ps := platformNames(platforms); len(ps) > 0 {
