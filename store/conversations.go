@@ -70,92 +70,125 @@ func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (c
 	now := s.q.t(in.Now)
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		res = core.InboundResult{} // a batch may run this again after a rollback
-		var prev *time.Time
-		dest := append(conversationDest(&res.Conversation), nullTimeCol{&prev})
-		if err := row(tx, upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
-			in.DisplayName, in.TimeZone, now, now, now).Scan(dest...); err != nil {
-			return fmt.Errorf("upserting conversation: %w", err)
-		}
-		if in.PlatformMessageID != "" {
-			// The upsert holds the conversation's row (on PostgreSQL, until
-			// commit), so two replicas given one redelivery see each other.
-			var dup bool
-			if err := row(tx, `SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
-				AND role = 'user' AND platform_message_id <> '')`, res.Conversation.ID, in.PlatformMessageID).Scan(&dup); err != nil {
-				return fmt.Errorf("looking for a redelivery: %w", err)
-			}
-			if dup {
-				return core.ErrDuplicateInbound
-			}
+		prev, err := upsertInbound(tx, in, &res.Conversation, now)
+		if err != nil {
+			return err
 		}
 		if err := s.joinRecord(tx, &res, prev, in.Now, in.SessionGap, now); err != nil {
 			return err
 		}
-		source := in.Source
-		if source == "" {
-			source = core.SourceUser
-		}
-		res.Message = core.Message{
-			ConversationID:    res.Conversation.ID,
-			Seq:               res.Conversation.LastSeq,
-			Role:              core.RoleUser,
-			Content:           in.Text,
-			Source:            source,
-			PlatformMessageID: in.PlatformMessageID,
-			SessionRecordID:   res.Conversation.CurrentRecordID,
-			Metadata:          in.Metadata,
-			CreatedAt:         utc(in.Now),
-		}
+		res.Message = inboundMessage(in, res.Conversation)
 		if err := s.insertMessage(tx, &res.Message, meta, now); err != nil {
 			return err
 		}
 		if !in.PlanRun {
 			return nil
 		}
-		var running *core.Run
-		if in.WhileRunning == core.BusyReject || in.WhileRunning == core.BusyRestart {
-			// Under queue the running run does not matter: skip the read.
-			running = new(core.Run)
-			err := row(tx, `SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
-				Scan(runDest(running)...)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				running = nil
-			case err != nil:
-				return fmt.Errorf("looking for a running run: %w", err)
-			}
-		}
-		res.Running = running
-		if running != nil {
-			switch in.WhileRunning {
-			case core.BusyReject:
-				res.Rejected = true
-				return nil
-			case core.BusyRestart:
-				if err := tx.Exec(`UPDATE runs SET cancel_requested_at = ?, updated_at = ?
-					WHERE id = ? AND cancel_requested_at IS NULL`, now, now, running.ID).Error; err != nil {
-					return fmt.Errorf("requesting cancel of run %d: %w", running.ID, err)
-				}
-				t := utc(in.Now)
-				running.CancelRequestedAt = &t
-			}
-		}
-		runAfter := now
-		if !in.RunAfter.IsZero() {
-			runAfter = s.q.t(in.RunAfter)
-		}
-		run := new(core.Run)
-		if err := row(tx, planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
-			Scan(runDest(run)...); err != nil {
-			return fmt.Errorf("planning run: %w", err)
-		}
-		res.Run = run
-		return nil
+		return s.planInboundRun(tx, in, &res, now)
 	})
 	if err != nil {
 		return core.InboundResult{}, fmt.Errorf("recording inbound message: %w", err)
 	}
 	return res, nil
+}
+
+// upsertInbound finds or creates the conversation of in into conv and
+// returns the time of its message before this one (nil for its first). A
+// platform message id the conversation already has from its user is a
+// redelivery: core.ErrDuplicateInbound.
+func upsertInbound(tx *gorm.DB, in core.InboundRecord, conv *core.Conversation, now any) (*time.Time, error) {
+	var prev *time.Time
+	dest := append(conversationDest(conv), nullTimeCol{&prev})
+	if err := row(tx, upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
+		in.DisplayName, in.TimeZone, now, now, now).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("upserting conversation: %w", err)
+	}
+	if in.PlatformMessageID != "" {
+		// The upsert holds the conversation's row (on PostgreSQL, until
+		// commit), so two replicas given one redelivery see each other.
+		var dup bool
+		if err := row(tx, `SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
+			AND role = 'user' AND platform_message_id <> '')`, conv.ID, in.PlatformMessageID).Scan(&dup); err != nil {
+			return nil, fmt.Errorf("looking for a redelivery: %w", err)
+		}
+		if dup {
+			return nil, core.ErrDuplicateInbound
+		}
+	}
+	return prev, nil
+}
+
+// inboundMessage is the message in records in conv, at its new last seq
+// and in its current session record.
+func inboundMessage(in core.InboundRecord, conv core.Conversation) core.Message {
+	source := in.Source
+	if source == "" {
+		source = core.SourceUser
+	}
+	return core.Message{
+		ConversationID:    conv.ID,
+		Seq:               conv.LastSeq,
+		Role:              core.RoleUser,
+		Content:           in.Text,
+		Source:            source,
+		PlatformMessageID: in.PlatformMessageID,
+		SessionRecordID:   conv.CurrentRecordID,
+		Metadata:          in.Metadata,
+		CreatedAt:         utc(in.Now),
+	}
+}
+
+// planInboundRun plans the run that answers res.Message, as
+// in.WhileRunning says when the conversation has a running run: reject
+// (res.Rejected, no run), restart (its cancel is requested) or queue.
+func (s *Directory) planInboundRun(tx *gorm.DB, in core.InboundRecord, res *core.InboundResult, now any) error {
+	if in.WhileRunning == core.BusyReject || in.WhileRunning == core.BusyRestart {
+		// Under queue the running run does not matter: skip the read.
+		running, err := runningRun(tx, res.Conversation.ID)
+		if err != nil {
+			return err
+		}
+		res.Running = running
+	}
+	if running := res.Running; running != nil {
+		switch in.WhileRunning {
+		case core.BusyReject:
+			res.Rejected = true
+			return nil
+		case core.BusyRestart:
+			if err := tx.Exec(`UPDATE runs SET cancel_requested_at = ?, updated_at = ?
+				WHERE id = ? AND cancel_requested_at IS NULL`, now, now, running.ID).Error; err != nil {
+				return fmt.Errorf("requesting cancel of run %d: %w", running.ID, err)
+			}
+			t := utc(in.Now)
+			running.CancelRequestedAt = &t
+		}
+	}
+	runAfter := now
+	if !in.RunAfter.IsZero() {
+		runAfter = s.q.t(in.RunAfter)
+	}
+	run := new(core.Run)
+	if err := row(tx, planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
+		Scan(runDest(run)...); err != nil {
+		return fmt.Errorf("planning run: %w", err)
+	}
+	res.Run = run
+	return nil
+}
+
+// runningRun is the conversation's running run, nil when none runs.
+func runningRun(tx *gorm.DB, convID int64) (*core.Run, error) {
+	running := new(core.Run)
+	err := row(tx, `SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, convID).
+		Scan(runDest(running)...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("looking for a running run: %w", err)
+	}
+	return running, nil
 }
 
 // joinRecord puts the message being recorded into the conversation's
