@@ -91,8 +91,7 @@ type completion struct {
 	now    any // c.Now bound
 }
 
-// newCompletion encodes c and copies its messages (stamped with the run
-// and, when they have none, c.Now) and jobs.
+// newCompletion encodes c's record and its messages' metadata.
 func newCompletion(runID int64, owner string, c core.RunCompletion, now any) (*completion, error) {
 	record, err := encodeRecord(c.Record)
 	if err != nil {
@@ -101,27 +100,40 @@ func newCompletion(runID int64, owner string, c core.RunCompletion, now any) (*c
 	w := &completion{runID: runID, owner: owner, c: c, record: record, now: now,
 		msgs: make([]core.Message, len(c.Messages)), metas: make([]string, len(c.Messages)), jobs: make([]core.Job, len(c.Jobs))}
 	for i, m := range c.Messages {
-		w.msgs[i] = *m
-		if w.msgs[i].CreatedAt.IsZero() {
-			w.msgs[i].CreatedAt = c.Now
-		}
-		w.msgs[i].CreatedAt = utc(w.msgs[i].CreatedAt)
-		id := runID
-		w.msgs[i].RunID = &id
 		if w.metas[i], err = encodeMetadata(m.Metadata); err != nil {
 			return nil, err
 		}
 	}
-	for i, j := range c.Jobs {
-		w.jobs[i] = *j
-	}
 	return w, nil
 }
 
-// finishIn writes w inside tx: the run's outcome, its replies, its
-// follow-up jobs and its own job's outcome; then, when claimNext is set,
-// it claims the next due run.
+// restart makes w's copies the caller's messages (stamped with the run
+// and, when they have none, c.Now) and jobs again. A batch may run the
+// transaction a second time after a rollback, and what the first try set
+// (ids, seqs, session records) was rolled back with it: a reply whose id
+// the first try set must not be taken for one stored before it was sent.
+func (w *completion) restart() {
+	for i, m := range w.c.Messages {
+		msg := *m
+		if msg.CreatedAt.IsZero() {
+			msg.CreatedAt = w.c.Now
+		}
+		msg.CreatedAt = utc(msg.CreatedAt)
+		id := w.runID
+		msg.RunID = &id
+		w.msgs[i] = msg
+	}
+	for i, j := range w.c.Jobs {
+		w.jobs[i] = *j
+	}
+}
+
+// finishIn writes w inside tx, from the caller's messages and jobs each
+// time (restart): the run's outcome, its replies, its follow-up jobs and
+// its own job's outcome; then, when claimNext is set, it claims the next
+// due run.
 func (s *RunQueue) finishIn(tx *gorm.DB, w *completion, claimNext bool, platforms []string) (*core.Run, error) {
+	w.restart()
 	c := w.c
 	var convID int64
 	var jobID sql.NullInt64
