@@ -55,7 +55,8 @@ type Options struct {
 // Store is core.Store on gorm. Its queries are split by role into types
 // that share one set of database handles (dbs) and that Store embeds, so
 // a caller that needs one role can be given only it (st.RunQueue), and
-// one that needs them all calls them on the Store (st.ClaimRun).
+// one that needs them all calls them on the Store (st.ClaimRun). A role
+// comes from Open's Store; its zero value has no database.
 type Store struct {
 	*dbs
 	RunQueue
