@@ -31,8 +31,19 @@ const CancelToolCallID = "console"
 // RetriedBy is recorded as who retried a failed job from the console.
 const RetriedBy = "console"
 
-// Store is what the console reads and changes; *store.Store satisfies it.
+// Store is what the console reads and changes, in the roles below (a page
+// may read several); *store.Store satisfies it.
 type Store interface {
+	ConversationStore
+	JobStore
+	OverviewStore
+	SessionStore
+}
+
+// ConversationStore reads conversations: the list, a transcript, its
+// runs and its session records (facts and mood come from the plugins:
+// FactReader, MoodReader).
+type ConversationStore interface {
 	// ConversationsByActivity lists conversations, most recently active first.
 	ConversationsByActivity(ctx context.Context, limit, offset int) ([]core.Conversation, error)
 	// SearchConversations lists the conversations whose name, user id or
@@ -45,6 +56,16 @@ type Store interface {
 	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error)
 	// MessagesBetween returns the messages with from < seq <= to, by seq.
 	MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error)
+	// Run returns one run with its record (core.ErrNotFound when there is
+	// none).
+	Run(ctx context.Context, id int64) (core.Run, error)
+	// SummarizedRecords returns summarized records started before before,
+	// newest first.
+	SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error)
+}
+
+// JobStore reads the jobs, and cancels and retries them.
+type JobStore interface {
 	// Jobs lists a conversation's jobs newest first (status "" for all).
 	Jobs(ctx context.Context, conversationID int64, status core.JobStatus, limit int) ([]core.Job, error)
 	// Job returns one job (core.ErrNotFound).
@@ -57,18 +78,22 @@ type Store interface {
 	// RetryJob makes a failed job due again now, a new attempt
 	// (core.ErrNotFailed, core.ErrNotFound).
 	RetryJob(ctx context.Context, id int64, now time.Time, by string) (core.Job, error)
-	// SummarizedRecords returns summarized records started before before,
-	// newest first.
-	SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error)
-	// Run returns one run with its record (core.ErrNotFound when there is
-	// none).
-	Run(ctx context.Context, id int64) (core.Run, error)
+}
+
+// OverviewStore is what only the overview reads: activity, failures and
+// tokens across every conversation.
+type OverviewStore interface {
 	// Activity counts messages and turns in buckets from since to now.
 	Activity(ctx context.Context, since, now time.Time, bucket time.Duration) ([]core.ActivityBucket, error)
 	// RecentFailures lists what failed since since, newest first.
 	RecentFailures(ctx context.Context, since time.Time, limit int) ([]core.Failure, error)
 	// TokensByDay sums the runs' tokens per day (in loc) and model.
 	TokensByDay(ctx context.Context, since time.Time, loc *time.Location) ([]core.TokenDay, error)
+}
+
+// SessionStore keeps the console's logged-out sessions, for every
+// replica.
+type SessionStore interface {
 	// RevokeConsoleSession records that a session was logged out, until
 	// expires (when its cookie would have expired anyway);
 	// ConsoleSessionRevoked reports it, to every replica.

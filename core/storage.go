@@ -187,12 +187,19 @@ type CronPlan struct {
 	Lost bool
 }
 
-// Store is what the engines need from persistence. store implements
-// it on gorm (SQLite, PostgreSQL).
+// Store is what the engines need from persistence: the union of the roles
+// they take (RunStore, MessageStore, JobStore), so that each may be given
+// only the roles it uses. store implements it on gorm (SQLite,
+// PostgreSQL).
 type Store interface {
-	// RecordInbound finds or creates the conversation, appends the user
-	// message with the next seq and plans a run, in one transaction.
-	RecordInbound(ctx context.Context, in InboundRecord) (InboundResult, error)
+	RunStore
+	MessageStore
+	JobStore
+}
+
+// RunStore is the run queue: the turn engine claims due runs, keeps
+// them alive, completes them, and reaps those whose process died.
+type RunStore interface {
 	// ClaimRun marks the oldest due queued run whose conversation has no
 	// running run as running for owner and returns it; nil when none is due.
 	// Given platforms, only conversations on them are considered. A due
@@ -221,6 +228,15 @@ type Store interface {
 	// before, and queues a user's turn among them again once when nothing
 	// else would answer it; it returns how many it failed and queued.
 	ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error)
+}
+
+// MessageStore is the conversations and their messages: recording an
+// inbound message, reading the history a turn needs, appending and
+// delivering replies, and the session record whose prompt a turn freezes.
+type MessageStore interface {
+	// RecordInbound finds or creates the conversation, appends the user
+	// message with the next seq and plans a run, in one transaction.
+	RecordInbound(ctx context.Context, in InboundRecord) (InboundResult, error)
 	// Conversation returns a conversation by id (ErrNotFound).
 	Conversation(ctx context.Context, id int64) (Conversation, error)
 	// ConversationByThread returns a conversation by its platform address.
@@ -239,13 +255,16 @@ type Store interface {
 	// DeliverySending by runs other than exceptRun (their process died
 	// mid-send), oldest first.
 	PendingDeliveries(ctx context.Context, conversationID, exceptRun int64) ([]Message, error)
-
 	// SessionRecord returns a session record by id (ErrNotFound).
 	SessionRecord(ctx context.Context, id int64) (SessionRecord, error)
 	// FreezePrompt stores prompt as the record's prompt stack unless it has
 	// one, and returns the one kept.
 	FreezePrompt(ctx context.Context, recordID int64, prompt string) (string, error)
+}
 
+// JobStore is the job queue: the scheduler claims due jobs, plans the run
+// of a proactive job or a cron turn, sends a message job and settles it.
+type JobStore interface {
 	// Job returns a job by id (ErrNotFound).
 	Job(ctx context.Context, id int64) (Job, error)
 	// ClaimDueJobs marks up to limit due jobs of kinds (and sending ones

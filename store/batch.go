@@ -46,11 +46,11 @@ func newWriteBatcher(db *gorm.DB) *writeBatcher {
 // write runs fn in a write transaction, batched with other callers' when a
 // batcher runs, and returns fn's error or the commit's; one that says the
 // database cannot take writes is core.ErrStoreUnavailable (classify).
-func (s *Store) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (s *dbs) write(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	return s.classify(s.writeTx(ctx, fn))
 }
 
-func (s *Store) writeTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
+func (s *dbs) writeTx(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	if s.disk.Full() {
 		return s.diskFull()
 	}

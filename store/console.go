@@ -8,11 +8,16 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Console is the owner's console: conversations by activity, what
+// happened across them all (overview.go), and its sessions
+// (consolesessions.go).
+type Console struct{ *dbs }
+
 // ConversationsByActivity lists conversations by their newest message,
 // most recent first, limit at a time (limit <= 0 means all); those without
 // a message come last, newest first. The web console lists them so: an
 // owner looks for who talked to the bot lately, not for the oldest id.
-func (s *Store) ConversationsByActivity(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
+func (s *Console) ConversationsByActivity(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
 	if limit <= 0 {
 		limit = math.MaxInt32
 	}

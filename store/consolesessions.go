@@ -13,7 +13,7 @@ import (
 // (when its cookie would have expired anyway). Rows past their expiry are
 // deleted on the way, so the table holds only sessions that could still
 // be presented. Revoking a session twice is no error.
-func (s *Store) RevokeConsoleSession(ctx context.Context, id string, expires, now time.Time) error {
+func (s *Console) RevokeConsoleSession(ctx context.Context, id string, expires, now time.Time) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		if err := exec(tx, `DELETE FROM console_revoked_sessions WHERE expires_at < ?`, s.q.t(now)); err != nil {
 			return err
@@ -29,7 +29,7 @@ func (s *Store) RevokeConsoleSession(ctx context.Context, id string, expires, no
 
 // ConsoleSessionRevoked reports whether the console session id was logged
 // out (RevokeConsoleSession).
-func (s *Store) ConsoleSessionRevoked(ctx context.Context, id string) (bool, error) {
+func (s *Console) ConsoleSessionRevoked(ctx context.Context, id string) (bool, error) {
 	var n int
 	err := row(s.r.WithContext(ctx), `SELECT count(*) FROM console_revoked_sessions WHERE session_id = ?`, id).Scan(&n)
 	if err != nil {

@@ -13,6 +13,11 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Directory is the conversations: recording an inbound message (which
+// finds or creates its conversation), looking them up and listing them,
+// and deleting them (deletion.go).
+type Directory struct{ *dbs }
+
 // upsertConversation finds or creates the conversation, bumps its last_seq
 // and notes the message's time, in one statement: the returned last_seq is
 // the new message's seq, and prev_message_at (the old last_message_at, as
@@ -53,7 +58,7 @@ const planRun = `INSERT INTO runs
 // display name or user id; the time zone is set only on create), appends the
 // user message with the next seq and, if asked, plans a run — all in one
 // transaction of three statements.
-func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.InboundResult, error) {
+func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (core.InboundResult, error) {
 	var res core.InboundResult
 	if in.Platform == "" || in.ChannelThreadID == "" {
 		return res, errors.New("recording inbound message: platform and channel thread id are required")
@@ -65,87 +70,21 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 	now := s.q.t(in.Now)
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		res = core.InboundResult{} // a batch may run this again after a rollback
-		var prev *time.Time
-		dest := append(conversationDest(&res.Conversation), nullTimeCol{&prev})
-		if err := row(tx, upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
-			in.DisplayName, in.TimeZone, now, now, now).Scan(dest...); err != nil {
-			return fmt.Errorf("upserting conversation: %w", err)
-		}
-		if in.PlatformMessageID != "" {
-			// The upsert holds the conversation's row (on PostgreSQL, until
-			// commit), so two replicas given one redelivery see each other.
-			var dup bool
-			if err := row(tx, `SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
-				AND role = 'user' AND platform_message_id <> '')`, res.Conversation.ID, in.PlatformMessageID).Scan(&dup); err != nil {
-				return fmt.Errorf("looking for a redelivery: %w", err)
-			}
-			if dup {
-				return core.ErrDuplicateInbound
-			}
+		prev, err := upsertInbound(tx, in, &res.Conversation, now)
+		if err != nil {
+			return err
 		}
 		if err := s.joinRecord(tx, &res, prev, in.Now, in.SessionGap, now); err != nil {
 			return err
 		}
-		source := in.Source
-		if source == "" {
-			source = core.SourceUser
-		}
-		res.Message = core.Message{
-			ConversationID:    res.Conversation.ID,
-			Seq:               res.Conversation.LastSeq,
-			Role:              core.RoleUser,
-			Content:           in.Text,
-			Source:            source,
-			PlatformMessageID: in.PlatformMessageID,
-			SessionRecordID:   res.Conversation.CurrentRecordID,
-			Metadata:          in.Metadata,
-			CreatedAt:         utc(in.Now),
-		}
+		res.Message = inboundMessage(in, res.Conversation)
 		if err := s.insertMessage(tx, &res.Message, meta, now); err != nil {
 			return err
 		}
 		if !in.PlanRun {
 			return nil
 		}
-		var running *core.Run
-		if in.WhileRunning == core.BusyReject || in.WhileRunning == core.BusyRestart {
-			// Under queue the running run does not matter: skip the read.
-			running = new(core.Run)
-			err := row(tx, `SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, res.Conversation.ID).
-				Scan(runDest(running)...)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				running = nil
-			case err != nil:
-				return fmt.Errorf("looking for a running run: %w", err)
-			}
-		}
-		res.Running = running
-		if running != nil {
-			switch in.WhileRunning {
-			case core.BusyReject:
-				res.Rejected = true
-				return nil
-			case core.BusyRestart:
-				if err := tx.Exec(`UPDATE runs SET cancel_requested_at = ?, updated_at = ?
-					WHERE id = ? AND cancel_requested_at IS NULL`, now, now, running.ID).Error; err != nil {
-					return fmt.Errorf("requesting cancel of run %d: %w", running.ID, err)
-				}
-				t := utc(in.Now)
-				running.CancelRequestedAt = &t
-			}
-		}
-		runAfter := now
-		if !in.RunAfter.IsZero() {
-			runAfter = s.q.t(in.RunAfter)
-		}
-		run := new(core.Run)
-		if err := row(tx, planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
-			Scan(runDest(run)...); err != nil {
-			return fmt.Errorf("planning run: %w", err)
-		}
-		res.Run = run
-		return nil
+		return s.planInboundRun(tx, in, &res, now)
 	})
 	if err != nil {
 		return core.InboundResult{}, fmt.Errorf("recording inbound message: %w", err)
@@ -153,11 +92,110 @@ func (s *Store) RecordInbound(ctx context.Context, in core.InboundRecord) (core.
 	return res, nil
 }
 
+// upsertInbound finds or creates the conversation of in into conv and
+// returns the time of its message before this one (nil for its first). A
+// platform message id the conversation already has from its user is a
+// redelivery: core.ErrDuplicateInbound.
+func upsertInbound(tx *gorm.DB, in core.InboundRecord, conv *core.Conversation, now any) (*time.Time, error) {
+	var prev *time.Time
+	dest := append(conversationDest(conv), nullTimeCol{&prev})
+	if err := row(tx, upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
+		in.DisplayName, in.TimeZone, now, now, now).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("upserting conversation: %w", err)
+	}
+	if in.PlatformMessageID != "" {
+		// The upsert holds the conversation's row (on PostgreSQL, until
+		// commit), so two replicas given one redelivery see each other.
+		var dup bool
+		if err := row(tx, `SELECT EXISTS (SELECT 1 FROM messages WHERE conversation_id = ? AND platform_message_id = ?
+			AND role = 'user' AND platform_message_id <> '')`, conv.ID, in.PlatformMessageID).Scan(&dup); err != nil {
+			return nil, fmt.Errorf("looking for a redelivery: %w", err)
+		}
+		if dup {
+			return nil, core.ErrDuplicateInbound
+		}
+	}
+	return prev, nil
+}
+
+// inboundMessage is the message in records in conv, at its new last seq
+// and in its current session record.
+func inboundMessage(in core.InboundRecord, conv core.Conversation) core.Message {
+	source := in.Source
+	if source == "" {
+		source = core.SourceUser
+	}
+	return core.Message{
+		ConversationID:    conv.ID,
+		Seq:               conv.LastSeq,
+		Role:              core.RoleUser,
+		Content:           in.Text,
+		Source:            source,
+		PlatformMessageID: in.PlatformMessageID,
+		SessionRecordID:   conv.CurrentRecordID,
+		Metadata:          in.Metadata,
+		CreatedAt:         utc(in.Now),
+	}
+}
+
+// planInboundRun plans the run that answers res.Message, as
+// in.WhileRunning says when the conversation has a running run: reject
+// (res.Rejected, no run), restart (its cancel is requested) or queue.
+func (s *Directory) planInboundRun(tx *gorm.DB, in core.InboundRecord, res *core.InboundResult, now any) error {
+	if in.WhileRunning == core.BusyReject || in.WhileRunning == core.BusyRestart {
+		// Under queue the running run does not matter: skip the read.
+		running, err := runningRun(tx, res.Conversation.ID)
+		if err != nil {
+			return err
+		}
+		res.Running = running
+	}
+	if running := res.Running; running != nil {
+		switch in.WhileRunning {
+		case core.BusyReject:
+			res.Rejected = true
+			return nil
+		case core.BusyRestart:
+			if err := tx.Exec(`UPDATE runs SET cancel_requested_at = ?, updated_at = ?
+				WHERE id = ? AND cancel_requested_at IS NULL`, now, now, running.ID).Error; err != nil {
+				return fmt.Errorf("requesting cancel of run %d: %w", running.ID, err)
+			}
+			t := utc(in.Now)
+			running.CancelRequestedAt = &t
+		}
+	}
+	runAfter := now
+	if !in.RunAfter.IsZero() {
+		runAfter = s.q.t(in.RunAfter)
+	}
+	run := new(core.Run)
+	if err := row(tx, planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
+		Scan(runDest(run)...); err != nil {
+		return fmt.Errorf("planning run: %w", err)
+	}
+	res.Run = run
+	return nil
+}
+
+// runningRun is the conversation's running run, nil when none runs.
+func runningRun(tx *gorm.DB, convID int64) (*core.Run, error) {
+	running := new(core.Run)
+	err := row(tx, `SELECT `+runCols+` FROM runs WHERE conversation_id = ? AND status = 'running'`, convID).
+		Scan(runDest(running)...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("looking for a running run: %w", err)
+	}
+	return running, nil
+}
+
 // joinRecord puts the message being recorded into the conversation's
 // current session record, or starts a new one when there is none or the
 // gap since the previous message (prev) exceeds gap (0: never). The record
 // that ends gets ended_at = prev. res.Conversation is updated to match.
-func (s *Store) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time, at time.Time, gap time.Duration, now any) error {
+func (s *dbs) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time, at time.Time, gap time.Duration, now any) error {
 	conv := &res.Conversation
 	if conv.CurrentRecordID != nil && prev != nil && (gap <= 0 || at.Sub(*prev) <= gap) {
 		return nil
@@ -180,7 +218,7 @@ func (s *Store) joinRecord(tx *gorm.DB, res *core.InboundResult, prev *time.Time
 
 // startRecord starts a session record of the conversation at at and makes
 // it the current one.
-func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (int64, error) {
+func (s *dbs) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (int64, error) {
 	var id int64
 	if err := tx.Raw(`INSERT INTO session_records (conversation_id, started_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?) RETURNING id`, convID, s.q.t(at), now, now).Row().Scan(&id); err != nil {
@@ -193,7 +231,7 @@ func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (i
 }
 
 // Conversation returns a conversation by id.
-func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
+func (s *Directory) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
 	var c core.Conversation
 	err := row(s.r.WithContext(ctx), `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
 		Scan(conversationDest(&c)...)
@@ -204,7 +242,7 @@ func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, 
 }
 
 // ConversationByThread returns the conversation at a platform address.
-func (s *Store) ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error) {
+func (s *Directory) ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error) {
 	var c core.Conversation
 	err := s.r.WithContext(ctx).Raw(`SELECT `+conversationCols+` FROM conversations
 		WHERE platform = ? AND channel_thread_id = ?`, string(p), channelThreadID).
@@ -217,7 +255,7 @@ func (s *Store) ConversationByThread(ctx context.Context, p core.Platform, chann
 
 // Conversations lists conversations by id, limit at a time (limit <= 0
 // means all).
-func (s *Store) Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
+func (s *Directory) Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
 	if limit <= 0 {
 		limit = math.MaxInt32
 	}

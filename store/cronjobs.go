@@ -12,66 +12,6 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// CreateRecurringJob inserts a pending recurring job (kind agent_turn) of
-// j.ConversationID, due at its first occurrence j.DueAt, and sets its ID.
-// A conversation with max enabled recurring jobs already gets
-// core.ErrTooManyRecurring.
-func (s *Store) CreateRecurringJob(ctx context.Context, j *core.Job, max int) error {
-	job := *j
-	job.Kind, job.Status = core.JobAgentTurn, core.JobPending
-	if job.CreatedAt.IsZero() {
-		job.CreatedAt = s.now()
-	}
-	if job.CatchUp == "" {
-		job.CatchUp = core.CatchUpLatest
-	}
-	job.CreatedAt, job.DueAt = utc(job.CreatedAt), utc(job.DueAt)
-	job.UpdatedAt = job.CreatedAt
-	next := job.DueAt
-	job.NextRunAt = &next
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Raw(`SELECT COUNT(*) FROM jobs WHERE conversation_id = ? AND kind = 'agent_turn' AND status IN ('pending', 'sending')`,
-			job.ConversationID).Row().Scan(&n); err != nil {
-			return err
-		}
-		if n >= int64(max) {
-			return core.ErrTooManyRecurring
-		}
-		t := s.q.t(job.CreatedAt)
-		return tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, next_run_at, recurrence, catch_up,
-				origin, created_by_tool_call_id, created_at, updated_at)
-			VALUES (?, 'agent_turn', 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			job.ConversationID, job.Text, job.Name, s.q.t(job.DueAt), s.q.t(next), job.Recurrence, string(job.CatchUp),
-			job.Origin, job.CreatedByToolCallID, t, t).Row().Scan(&job.ID)
-	})
-	if errors.Is(err, core.ErrTooManyRecurring) {
-		return err
-	}
-	if err != nil {
-		return fmt.Errorf("creating a recurring job: %w", err)
-	}
-	*j = job
-	return nil
-}
-
-// MoveRecurringJob sets a pending recurring job's next occurrence (the
-// conversation's time zone changed); false when it is not pending.
-func (s *Store) MoveRecurringJob(ctx context.Context, id int64, next time.Time) (bool, error) {
-	var n int64
-	err := s.write(ctx, func(tx *gorm.DB) error {
-		t := s.q.t(next)
-		res := tx.Exec(`UPDATE jobs SET next_run_at = ?, due_at = ?, updated_at = ?
-			WHERE id = ? AND kind = 'agent_turn' AND status = 'pending'`, t, t, s.q.t(s.now()), id)
-		n = res.RowsAffected
-		return res.Error
-	})
-	if err != nil {
-		return false, fmt.Errorf("moving recurring job %d: %w", id, err)
-	}
-	return n == 1, nil
-}
-
 // StartCronTurn plans the cron_turn run of a recurring job owner holds
 // and moves the job on to c.Next, in one transaction:
 //
@@ -82,7 +22,7 @@ func (s *Store) MoveRecurringJob(ctx context.Context, id int64, next time.Time) 
 //   - a conversation with a queued run already (runs_one_queued) keeps the
 //     job, occurrence and all, until c.RetryAt;
 //   - a job no longer owner's (cancelled meanwhile) is left alone.
-func (s *Store) StartCronTurn(ctx context.Context, job core.Job, owner string, c core.CronStart) (core.CronPlan, error) {
+func (s *JobQueue) StartCronTurn(ctx context.Context, job core.Job, owner string, c core.CronStart) (core.CronPlan, error) {
 	var plan core.CronPlan
 	t := s.q.t(c.Now)
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -150,7 +90,7 @@ const appendTrigger = `UPDATE conversations SET last_seq = last_seq + 1, prev_me
 // current session record or, after more than gap of quiet (0: never), a
 // new one. It sets m's ID, Seq, SessionRecordID and CreatedAt (the store's
 // clock when zero) and returns the conversation as it now is.
-func (s *Store) AppendTrigger(ctx context.Context, m *core.Message, gap time.Duration) (core.Conversation, error) {
+func (s *JobQueue) AppendTrigger(ctx context.Context, m *core.Message, gap time.Duration) (core.Conversation, error) {
 	meta, err := encodeMetadata(m.Metadata)
 	if err != nil {
 		return core.Conversation{}, fmt.Errorf("appending a trigger: %w", err)

@@ -20,7 +20,7 @@ import (
 // core.ErrBlockedByAutomations. Cancelled or failed recurring jobs and
 // one-shot jobs never block; they go with the conversation. An unknown id
 // is core.ErrNotFound.
-func (s *Store) DeleteConversation(ctx context.Context, id int64, confirm bool) (core.Deletion, error) {
+func (s *Directory) DeleteConversation(ctx context.Context, id int64, confirm bool) (core.Deletion, error) {
 	var (
 		d     core.Deletion
 		found bool
@@ -104,7 +104,7 @@ func (s *Store) DeleteConversation(ctx context.Context, id int64, confirm bool) 
 
 // automations reads the conversation's recurring jobs by id. On PostgreSQL
 // they are locked too, so one cannot be re-enabled while we decide.
-func (s *Store) automations(tx *gorm.DB, convID int64) ([]core.Automation, error) {
+func (s *Directory) automations(tx *gorm.DB, convID int64) ([]core.Automation, error) {
 	q := `SELECT id, name, status FROM jobs WHERE conversation_id = ? AND kind = ? ORDER BY id`
 	if !s.q.sqlite {
 		q += ` FOR UPDATE`

@@ -11,7 +11,7 @@ import (
 
 // SettleDelivery records where a stored outbound message now stands: its
 // delivery state, first platform id and metadata.
-func (s *Store) SettleDelivery(ctx context.Context, m core.Message) error {
+func (s *MessageLog) SettleDelivery(ctx context.Context, m core.Message) error {
 	meta, err := encodeMetadata(m.Metadata)
 	if err != nil {
 		return fmt.Errorf("settling message %d: %w", m.ID, err)
@@ -37,7 +37,7 @@ func settleDelivery(tx *gorm.DB, m *core.Message, meta string) error {
 
 // PendingDeliveries returns the conversation's messages left sending by
 // runs other than exceptRun, oldest first (messages_sending).
-func (s *Store) PendingDeliveries(ctx context.Context, conversationID, exceptRun int64) ([]core.Message, error) {
+func (s *MessageLog) PendingDeliveries(ctx context.Context, conversationID, exceptRun int64) ([]core.Message, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
 		WHERE conversation_id = ? AND delivery = 'sending' AND (run_id IS NULL OR run_id <> ?) ORDER BY seq`,
 		[]any{conversationID, exceptRun}, messageDest)

@@ -7,6 +7,10 @@
 // hot path of a turn (RecordInbound, ClaimRun, RecentMessages, CompleteRun)
 // is a handful of statements, each served by one index.
 //
+// Store is made of role types (RunQueue, JobQueue, Directory, MessageLog,
+// Sessions, ...) that share its database handles; it embeds them all, so
+// st.ClaimRun works, and a caller that needs one role can take only it.
+//
 // The schema is versioned (Migrate, SchemaVersion): each migration is
 // explicit SQL per dialect, applied once in its own transaction and recorded
 // in schema_migrations.

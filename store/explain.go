@@ -58,7 +58,7 @@ func Explain(driver, dsn string, err error) error {
 }
 
 // explain is Explain for the store's own database.
-func (s *Store) explain(err error) error {
+func (s *dbs) explain(err error) error {
 	var se *StorageError
 	if errors.As(err, &se) {
 		return err

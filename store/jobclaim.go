@@ -18,7 +18,7 @@ import (
 // only jobs of conversations on them are taken (parley chat sends the
 // terminal's, parley run the rest). One statement
 // picks and marks them, so no two claimers get the same job.
-func (s *Store) ClaimDueJobs(ctx context.Context, owner string, now, leaseUntil time.Time, kinds []core.JobKind, limit int, platforms ...core.Platform) ([]core.Job, error) {
+func (s *JobQueue) ClaimDueJobs(ctx context.Context, owner string, now, leaseUntil time.Time, kinds []core.JobKind, limit int, platforms ...core.Platform) ([]core.Job, error) {
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil
 	}
@@ -46,7 +46,7 @@ func (s *Store) ClaimDueJobs(ctx context.Context, owner string, now, leaseUntil 
 
 // NextJobDue is when the next job of the given kinds becomes claimable
 // (a pending job's due time or a sending job's lease end), nil if never.
-func (s *Store) NextJobDue(ctx context.Context, kinds []core.JobKind, platforms ...core.Platform) (*time.Time, error) {
+func (s *JobQueue) NextJobDue(ctx context.Context, kinds []core.JobKind, platforms ...core.Platform) (*time.Time, error) {
 	names := kindNames(kinds)
 	scope, scopeArgs := jobScope(platforms)
 	args := append(append([]any{names}, scopeArgs...), names)
@@ -68,7 +68,7 @@ func (s *Store) NextJobDue(ctx context.Context, kinds []core.JobKind, platforms 
 // ReleaseJob hands a job owner holds back: pending again at dueAt, or
 // cancelled or failed, with note as its last error. It reports false when
 // the job was no longer owner's.
-func (s *Store) ReleaseJob(ctx context.Context, id int64, owner string, status core.JobStatus, dueAt time.Time, note string) (bool, error) {
+func (s *JobQueue) ReleaseJob(ctx context.Context, id int64, owner string, status core.JobStatus, dueAt time.Time, note string) (bool, error) {
 	var n int64
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		res := tx.Exec(`UPDATE jobs SET status = ?, due_at = ?, last_error = ?, owner = '', lease_until = NULL, updated_at = ?
@@ -89,7 +89,7 @@ func (s *Store) ReleaseJob(ctx context.Context, id int64, owner string, status c
 // stay the newest, so it is skipped if anything is said before it starts.
 // A conversation that already has a queued run leaves the job pending
 // until retryAt.
-func (s *Store) PlanJobRun(ctx context.Context, job core.Job, owner string, now, retryAt time.Time) (core.JobPlan, error) {
+func (s *JobQueue) PlanJobRun(ctx context.Context, job core.Job, owner string, now, retryAt time.Time) (core.JobPlan, error) {
 	var plan core.JobPlan
 	t := s.q.t(now)
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -140,7 +140,7 @@ func (s *Store) PlanJobRun(ctx context.Context, job core.Job, owner string, now,
 
 // settleJob applies a finished run's outcome to its job, inside the
 // transaction that finishes the run.
-func (s *Store) settleJob(tx *gorm.DB, jobID int64, o *core.JobOutcome, sentID string, now any) error {
+func (s *dbs) settleJob(tx *gorm.DB, jobID int64, o *core.JobOutcome, sentID string, now any) error {
 	due := any(nil)
 	if !o.DueAt.IsZero() {
 		due = s.q.t(o.DueAt)
@@ -161,7 +161,7 @@ func (s *Store) settleJob(tx *gorm.DB, jobID int64, o *core.JobOutcome, sentID s
 
 // insertJobs creates the jobs a finished run asked for, after its messages
 // (afterSeq is the conversation's newest seq by then).
-func (s *Store) insertJobs(tx *gorm.DB, convID, afterSeq int64, jobs []core.Job, now any) error {
+func (s *dbs) insertJobs(tx *gorm.DB, convID, afterSeq int64, jobs []core.Job, now any) error {
 	for i := range jobs {
 		j := &jobs[i]
 		j.ConversationID, j.AfterSeq = convID, afterSeq

@@ -3,13 +3,20 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/parleybot/parley/core"
 )
 
+// JobQueue is the jobs the scheduler runs: claiming the due ones
+// (jobclaim.go), planning their runs, completing message jobs
+// (messagejobs.go) and cron turns (cronjobs.go), and counting them. It is
+// core.JobStore.
+type JobQueue struct{ *dbs }
+
 // CreateJob inserts j and sets its ID (and CreatedAt/UpdatedAt from the
 // store's clock when zero).
-func (s *Store) CreateJob(ctx context.Context, j *core.Job) error {
+func (s *JobQueue) CreateJob(ctx context.Context, j *core.Job) error {
 	job := *j
 	if job.CreatedAt.IsZero() {
 		job.CreatedAt = s.now()
@@ -40,7 +47,7 @@ func (s *Store) CreateJob(ctx context.Context, j *core.Job) error {
 }
 
 // Job returns a job by id.
-func (s *Store) Job(ctx context.Context, id int64) (core.Job, error) {
+func (s *JobQueue) Job(ctx context.Context, id int64) (core.Job, error) {
 	var j core.Job
 	err := s.r.WithContext(ctx).Raw(`SELECT `+jobCols+` FROM jobs WHERE id = ?`, id).Row().Scan(jobDest(&j)...)
 	if err != nil {
@@ -55,4 +62,34 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// JobCounts returns how many jobs there are by kind and status.
+func (s *JobQueue) JobCounts(ctx context.Context) (map[[2]string]int64, error) {
+	var rows []struct {
+		Kind, Status string
+		N            int64
+	}
+	if err := s.r.WithContext(ctx).Raw(`SELECT kind, status, COUNT(*) AS n FROM jobs GROUP BY kind, status`).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("counting jobs: %w", err)
+	}
+	out := make(map[[2]string]int64, len(rows))
+	for _, r := range rows {
+		out[[2]string{r.Kind, r.Status}] = r.N
+	}
+	return out, nil
+}
+
+// QueueDepth reads the work waiting or under way: runs queued and running,
+// and jobs due by now that no scheduler has taken yet.
+func (s *JobQueue) QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error) {
+	var queued, running, due int64
+	err := s.r.WithContext(ctx).Raw(`SELECT
+			(SELECT COUNT(*) FROM runs WHERE status = 'queued'),
+			(SELECT COUNT(*) FROM runs WHERE status = 'running'),
+			(SELECT COUNT(*) FROM jobs WHERE status = 'pending' AND due_at <= ?)`, s.q.t(now)).Row().Scan(&queued, &running, &due)
+	if err != nil {
+		return nil, fmt.Errorf("reading the queues: %w", err)
+	}
+	return map[string]int64{"runs_queued": queued, "runs_running": running, "jobs_due": due}, nil
 }

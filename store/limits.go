@@ -13,6 +13,9 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Limits reads a conversation's recent use for per-user limits.
+type Limits struct{ *dbs }
+
 // Per-user limits (core/limits.go) read a conversation's recent use as an
 // inbound message arrives, so each read costs what the limit it serves
 // needs, never the length of the history: the N-th newest user message
@@ -44,7 +47,7 @@ const heldMessage = `metadata LIKE '%"limited":%'`
 // range is estimated as a small share of the table on any statistics.
 // SQLite plans each statement as it comes, and bounds a scan by a second
 // column only after an equality on the first.
-func (s *Store) ofConversation(conv string) string {
+func (s *Limits) ofConversation(conv string) string {
 	if s.q.sqlite {
 		return `conversation_id = ` + conv
 	}
@@ -52,7 +55,7 @@ func (s *Store) ofConversation(conv string) string {
 }
 
 // convArgs are the arguments ofConversation("?") takes.
-func (s *Store) convArgs(id int64) []any {
+func (s *Limits) convArgs(id int64) []any {
 	if s.q.sqlite {
 		return []any{id}
 	}
@@ -63,7 +66,7 @@ func (s *Store) convArgs(id int64) []any {
 // expression, as for ofConversation) to those after the newest one that
 // finished before the window (the last argument: the window's start).
 // The window is open at its start, as the core's are.
-func (s *Store) tokensAfterEdge(conv string) string {
+func (s *Limits) tokensAfterEdge(conv string) string {
 	return `id > COALESCE((SELECT id FROM runs WHERE ` + s.ofConversation(conv) + ` AND finished_at <= ?
 		ORDER BY conversation_id DESC, id DESC LIMIT 1), 0)`
 }
@@ -71,7 +74,7 @@ func (s *Store) tokensAfterEdge(conv string) string {
 // LimitUsage reads what q asks about one conversation in one statement,
 // the conversation found by its id or its thread; each part not asked for
 // reads nothing.
-func (s *Store) LimitUsage(ctx context.Context, q core.LimitQuery) (core.LimitUsage, error) {
+func (s *Limits) LimitUsage(ctx context.Context, q core.LimitQuery) (core.LimitUsage, error) {
 	cols := []string{`c.id`}
 	var args []any
 	if q.NthMessage > 0 {
@@ -130,7 +133,7 @@ func (s *Store) LimitUsage(ctx context.Context, q core.LimitQuery) (core.LimitUs
 
 // TokenSpends lists the conversation's runs that finished after since
 // with tokens used, oldest first.
-func (s *Store) TokenSpends(ctx context.Context, conversationID int64, since time.Time) ([]core.TokenSpend, error) {
+func (s *Limits) TokenSpends(ctx context.Context, conversationID int64, since time.Time) ([]core.TokenSpend, error) {
 	at := s.q.t(since)
 	args := append(append(append(s.convArgs(conversationID), at), s.convArgs(conversationID)...), at)
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT finished_at, total_tokens FROM runs
@@ -150,7 +153,7 @@ var limitNames = []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, co
 // and lists the top users with the most of them (most first, then the
 // most recent). It reads the held messages only, from the partial index
 // messages_limited.
-func (s *Store) LimitedMessages(ctx context.Context, since time.Time, top int) (core.LimitedSummary, error) {
+func (s *Limits) LimitedMessages(ctx context.Context, since time.Time, top int) (core.LimitedSummary, error) {
 	var per []string
 	for _, l := range limitNames {
 		// The value as encodeMetadata writes it; '_' matches itself too.

@@ -12,6 +12,10 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// MessageLog is a conversation's messages: appending them, reading the
+// newest ones, and settling the delivery of replies (delivery.go).
+type MessageLog struct{ *dbs }
+
 const insertMessageSQL = `INSERT INTO messages
 		(conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, created_at, delivery)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
@@ -24,7 +28,7 @@ const insertMessagePG = `INSERT INTO messages
 // insertMessage inserts m (whose Seq is already assigned) and sets its ID;
 // on PostgreSQL it writes its search tokens too. meta is m.Metadata encoded, createdAt
 // m.CreatedAt bound.
-func (s *Store) insertMessage(tx *gorm.DB, m *core.Message, meta string, createdAt any) error {
+func (s *dbs) insertMessage(tx *gorm.DB, m *core.Message, meta string, createdAt any) error {
 	if !s.q.sqlite {
 		// PostgreSQL's text takes neither NUL nor invalid UTF-8; a model's
 		// reply may hold either, and must still be kept.
@@ -69,7 +73,7 @@ func reserveSeqs(tx *gorm.DB, conversationID int64, n int, at any) (int64, *int6
 // m.ID and m.Seq (and m.CreatedAt from the store's clock when zero, and
 // SessionRecordID to the conversation's current record when nil). It
 // returns core.ErrNotFound if the conversation does not exist.
-func (s *Store) AppendMessage(ctx context.Context, m *core.Message) error {
+func (s *MessageLog) AppendMessage(ctx context.Context, m *core.Message) error {
 	meta, err := encodeMetadata(m.Metadata)
 	if err != nil {
 		return fmt.Errorf("appending message: %w", err)
@@ -112,14 +116,14 @@ func recentMessageDest(m *core.Message) []any {
 
 // RecentMessages returns up to limit of the conversation's newest messages,
 // oldest first. It walks messages_conversation_seq backwards.
-func (s *Store) RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error) {
+func (s *MessageLog) RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error) {
 	return s.MessagesAfter(ctx, conversationID, 0, limit)
 }
 
 // MessagesAfter returns up to limit of the conversation's newest messages
 // with a seq above afterSeq, oldest first, walking
 // messages_conversation_seq backwards.
-func (s *Store) MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error) {
+func (s *MessageLog) MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -136,7 +140,7 @@ func (s *Store) MessagesAfter(ctx context.Context, conversationID, afterSeq int6
 }
 
 // Messages returns all of a conversation's messages by seq.
-func (s *Store) Messages(ctx context.Context, conversationID int64) ([]core.Message, error) {
+func (s *MessageLog) Messages(ctx context.Context, conversationID int64) ([]core.Message, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
 		WHERE conversation_id = ? ORDER BY seq`, []any{conversationID}, messageDest)
 	if err != nil {
@@ -148,7 +152,7 @@ func (s *Store) Messages(ctx context.Context, conversationID int64) ([]core.Mess
 // SetMessageText replaces a stored message's content and metadata and its
 // search entry: a voice note's transcript becomes its text once it is
 // known. Only the message's own row changes; its seq and time stay.
-func (s *Store) SetMessageText(ctx context.Context, m core.Message) error {
+func (s *MessageLog) SetMessageText(ctx context.Context, m core.Message) error {
 	meta, err := encodeMetadata(m.Metadata)
 	if err != nil {
 		return fmt.Errorf("setting message text: %w", err)
@@ -193,7 +197,7 @@ func (s *Store) SetMessageText(ctx context.Context, m core.Message) error {
 
 // MessagesBetween returns the conversation's messages with from < seq <=
 // to, by seq, at most limit (the newest of them).
-func (s *Store) MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error) {
+func (s *MessageLog) MessagesBetween(ctx context.Context, conversationID, from, to int64, limit int) ([]core.Message, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
 		WHERE conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq DESC LIMIT ?`, []any{conversationID, from, to, limit}, messageDest)
 	if err != nil {

@@ -9,6 +9,9 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Schema is the database's schema: migrating it and its version.
+type Schema struct{ *dbs }
+
 // migrationLockKey is the first half of the PostgreSQL advisory lock taken
 // while migrating; the second half is a hash of the current schema, so
 // replicas sharing a schema migrate one at a time while separate schemas
@@ -21,7 +24,7 @@ const migrationLockKey = 0x5061726c // "Parl"
 // failure leaves the database at the last good version and a rerun is a
 // no-op. On PostgreSQL every transaction first takes an advisory lock, so
 // replicas starting together apply each migration once.
-func (s *Store) Migrate(ctx context.Context, plugins ...core.Migrator) error {
+func (s *Schema) Migrate(ctx context.Context, plugins ...core.Migrator) error {
 	db := s.w.WithContext(ctx)
 	create := `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
@@ -61,7 +64,7 @@ func (s *Store) Migrate(ctx context.Context, plugins ...core.Migrator) error {
 				}
 			}
 			if m.backfill != nil {
-				if err := m.backfill(s, tx); err != nil {
+				if err := m.backfill(s.dbs, tx); err != nil {
 					return err
 				}
 			}
@@ -75,7 +78,7 @@ func (s *Store) Migrate(ctx context.Context, plugins ...core.Migrator) error {
 	return s.migratePlugins(ctx, plugins)
 }
 
-func (s *Store) lockMigrations(tx *gorm.DB) error {
+func (s *Schema) lockMigrations(tx *gorm.DB) error {
 	if s.driver != DriverPostgres {
 		// SQLite's immediate transactions already serialise migrators.
 		return nil
@@ -84,7 +87,7 @@ func (s *Store) lockMigrations(tx *gorm.DB) error {
 }
 
 // SchemaVersion is the newest applied migration, 0 for an empty database.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+func (s *Schema) SchemaVersion(ctx context.Context) (int, error) {
 	db := s.r.WithContext(ctx)
 	var exists int64
 	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
@@ -113,7 +116,7 @@ type Migration struct {
 // PendingMigrations lists the migrations Migrate would apply, oldest first
 // (all of them on an empty database), for `parley doctor`. It only reads:
 // nothing is created, not even schema_migrations.
-func (s *Store) PendingMigrations(ctx context.Context) ([]Migration, error) {
+func (s *Schema) PendingMigrations(ctx context.Context) ([]Migration, error) {
 	v, err := s.SchemaVersion(ctx)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ type migration struct {
 	sqlite, postgres []string
 	// backfill, when set, fills what the statements created from the rows
 	// already there, in the same transaction.
-	backfill func(s *Store, tx *gorm.DB) error
+	backfill func(s *dbs, tx *gorm.DB) error
 }
 
 // typeMap maps the placeholders used in migrations to a dialect's types.

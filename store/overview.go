@@ -40,7 +40,7 @@ const (
 // message is). Turns counts runs that finished in the bucket, failed or
 // canceled ones included, skipped ones (which never called the model) not.
 // bucket must be a whole number of seconds.
-func (s *Store) Activity(ctx context.Context, since, now time.Time, bucket time.Duration) ([]core.ActivityBucket, error) {
+func (s *Console) Activity(ctx context.Context, since, now time.Time, bucket time.Duration) ([]core.ActivityBucket, error) {
 	if bucket < time.Second || bucket%time.Second != 0 {
 		return nil, fmt.Errorf("counting activity: the bucket %v is not a whole number of seconds", bucket)
 	}
@@ -104,7 +104,7 @@ func (s *Store) Activity(ctx context.Context, since, now time.Time, bucket time.
 // seconds since the epoch, less the first bucket's (the first argument),
 // divided by the bucket's seconds (the second). SQLite reads the seconds
 // of the fixed-width text without its fraction, which it would round.
-func (s *Store) bucketOf(col string) string {
+func (s *Console) bucketOf(col string) string {
 	if s.q.sqlite {
 		return `(unixepoch(substr(` + col + `, 1, 19)) - ?) / ?`
 	}
@@ -116,7 +116,7 @@ func (s *Store) bucketOf(col string) string {
 // (messages kept undelivered, with the send's error; a reply that could
 // not be sent fails its turn too, so both are listed, with the same run)
 // and failed jobs (with their last error).
-func (s *Store) RecentFailures(ctx context.Context, since time.Time, limit int) ([]core.Failure, error) {
+func (s *Console) RecentFailures(ctx context.Context, since time.Time, limit int) ([]core.Failure, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -191,7 +191,7 @@ const tokenSlot = 15 * 60
 // before the store kept the model count as model "". Days and models with
 // no tokens are left out. The database sums per model and quarter of an
 // hour, from runs_finished's range; the quarters go on their days here.
-func (s *Store) TokensByDay(ctx context.Context, since time.Time, loc *time.Location) ([]core.TokenDay, error) {
+func (s *Console) TokensByDay(ctx context.Context, since time.Time, loc *time.Location) ([]core.TokenDay, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -278,7 +278,7 @@ func jobFilter(q *queries, f core.JobFilter) (string, []any) {
 // its conversation's platform, display name and time zone: by due time,
 // soonest first, or with f.Recent by the last change, newest first (ties
 // by id). Limit <= 0 lists them all.
-func (s *Store) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobRow, error) {
+func (s *Console) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobRow, error) {
 	where, args := jobFilter(s.q, f)
 	order := ` ORDER BY due_at, id`
 	if f.Recent {
@@ -304,7 +304,7 @@ func (s *Store) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobRow
 
 // CountJobs counts the jobs that match f (its Limit, Offset and order
 // aside).
-func (s *Store) CountJobs(ctx context.Context, f core.JobFilter) (int64, error) {
+func (s *Console) CountJobs(ctx context.Context, f core.JobFilter) (int64, error) {
 	where, args := jobFilter(s.q, f)
 	q := `SELECT COUNT(*) FROM jobs WHERE ` + where
 	if f.Platform != "" {
@@ -326,7 +326,7 @@ const maxRetryNote = 2000
 // retried it and keeps what it had failed with. A job that does not exist
 // is core.ErrNotFound; one that has not failed is returned unchanged, with
 // an error wrapping core.ErrNotFailed.
-func (s *Store) RetryJob(ctx context.Context, id int64, now time.Time, by string) (core.Job, error) {
+func (s *Console) RetryJob(ctx context.Context, id int64, now time.Time, by string) (core.Job, error) {
 	now = utc(now)
 	var j core.Job
 	err := s.write(ctx, func(tx *gorm.DB) error {
@@ -372,70 +372,9 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // byActivity orders conversations as ConversationsByActivity does.
 const byActivity = ` ORDER BY c.last_message_at IS NULL, c.last_message_at DESC, c.id DESC`
 
-// SearchConversations finds the conversations whose display name or
-// channel user id holds q (ignoring case: on SQLite, of ASCII letters
-// only), or with a message holding every word of q (as SearchMessages
-// finds them: words as prefixes; a failure or busy notice is not
-// searched), most recently active first (as ConversationsByActivity lists
-// them); limit <= 0 lists them all. A q of only spaces is
-// core.ErrEmptyQuery.
-//
-// The cost follows the number of matching messages. SQLite finds their
-// conversations in message_search_all alone (see migration 10);
-// PostgreSQL reads each matching message's row.
-func (s *Store) SearchConversations(ctx context.Context, q string, limit, offset int) ([]core.Conversation, error) {
-	q = strings.TrimSpace(q)
-	if q == "" {
-		return nil, core.ErrEmptyQuery
-	}
-	if limit <= 0 {
-		limit = math.MaxInt32
-	}
-	toks := queryTokens(q)
-	if len(toks) > 32 {
-		toks = toks[:32]
-	}
-	db := s.r.WithContext(ctx)
-	pattern := "%" + likeEscaper.Replace(q) + "%"
-	like := `LIKE` // SQLite's ignores the case of ASCII letters
-	if !s.q.sqlite {
-		like = `ILIKE`
-	}
-	where := `c.display_name ` + like + ` ? ESCAPE '\' OR c.channel_user_id ` + like + ` ? ESCAPE '\'`
-	args := []any{pattern, pattern}
-	switch {
-	case len(toks) == 0:
-	case s.q.sqlite:
-		if _, err := s.IndexPending(ctx); err != nil {
-			return nil, err
-		}
-		match := make([]string, len(toks))
-		for i, t := range toks {
-			match[i] = t + "*"
-		}
-		where += fmt.Sprintf(` OR c.id IN (SELECT docid >> %d FROM message_search_all WHERE message_search_all MATCH ?)`, allShift)
-		args = append(args, strings.Join(match, " "))
-	default:
-		// The messages' own GIN index; each match's row is read for its
-		// conversation.
-		parts := make([]string, len(toks))
-		for i, t := range toks {
-			parts[i] = "'" + t + "':*"
-		}
-		where += ` OR c.id IN (SELECT conversation_id FROM messages WHERE search @@ to_tsquery('simple', ?))`
-		args = append(args, strings.Join(parts, " & "))
-	}
-	sqlq := `SELECT ` + conversationCols + ` FROM conversations c WHERE ` + where + byActivity + ` LIMIT ? OFFSET ?`
-	out, err := queryAll(db, sqlq, append(args, limit, max(offset, 0)), conversationDest)
-	if err != nil {
-		return nil, fmt.Errorf("searching conversations: %w", err)
-	}
-	return out, nil
-}
-
 // ConversationTokens sums the prompt and completion tokens of a
 // conversation's runs (0 for one without runs, or unknown).
-func (s *Store) ConversationTokens(ctx context.Context, conversationID int64) (prompt, completion int64, err error) {
+func (s *Console) ConversationTokens(ctx context.Context, conversationID int64) (prompt, completion int64, err error) {
 	err = row(s.r.WithContext(ctx), `SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)
 		FROM runs WHERE conversation_id = ?`, conversationID).Scan(&prompt, &completion)
 	if err != nil {

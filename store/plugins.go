@@ -44,7 +44,7 @@ func (d pluginDB) ScanTime(t *time.Time) any { return timeCol{t} }
 // plugin_migrations under its plugin's name, so plugins and the store
 // number their versions apart. Like the store's, each runs in its own
 // transaction, under the migration lock on PostgreSQL.
-func (s *Store) migratePlugins(ctx context.Context, plugins []core.Migrator) error {
+func (s *Schema) migratePlugins(ctx context.Context, plugins []core.Migrator) error {
 	if len(plugins) == 0 {
 		return nil
 	}
@@ -76,7 +76,7 @@ func (s *Store) migratePlugins(ctx context.Context, plugins []core.Migrator) err
 }
 
 // applyPluginMigration runs m in tx unless plugin_migrations has it.
-func (s *Store) applyPluginMigration(tx *gorm.DB, plugin string, m core.Migration) error {
+func (s *Schema) applyPluginMigration(tx *gorm.DB, plugin string, m core.Migration) error {
 	if err := s.lockMigrations(tx); err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *Store) applyPluginMigration(tx *gorm.DB, plugin string, m core.Migratio
 }
 
 // addColumn adds c to its table unless the table has it already.
-func (s *Store) addColumn(tx *gorm.DB, c core.Column) error {
+func (s *Schema) addColumn(tx *gorm.DB, c core.Column) error {
 	q := `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`
 	if s.driver == DriverPostgres {
 		q = `SELECT COUNT(*) FROM information_schema.columns

@@ -12,11 +12,15 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Routing is what the HTTP API needs to route a message to a user:
+// ensuring the conversation, the idempotent job, and paging messages.
+type Routing struct{ *dbs }
+
 // EnsureConversation finds the conversation at ref's platform address or
 // creates it, with no message: a message routed by the API to a user the
 // bot has not talked with yet. A known conversation gets a changed user id
 // or display name; its time zone is set only on create.
-func (s *Store) EnsureConversation(ctx context.Context, ref core.InboundRecord) (core.Conversation, error) {
+func (s *Routing) EnsureConversation(ctx context.Context, ref core.InboundRecord) (core.Conversation, error) {
 	if ref.Platform == "" || ref.ChannelThreadID == "" {
 		return core.Conversation{}, errors.New("ensuring a conversation: platform and channel thread id are required")
 	}
@@ -44,7 +48,7 @@ func (s *Store) EnsureConversation(ctx context.Context, ref core.InboundRecord) 
 
 // JobByIdempotencyKey returns the job created with key at or after since
 // (core.ErrNotFound when there is none).
-func (s *Store) JobByIdempotencyKey(ctx context.Context, key string, since time.Time) (core.Job, error) {
+func (s *Routing) JobByIdempotencyKey(ctx context.Context, key string, since time.Time) (core.Job, error) {
 	var j core.Job
 	err := s.r.WithContext(ctx).Raw(`SELECT `+jobCols+` FROM jobs WHERE idempotency_key = ? AND created_at >= ?`, key, s.q.t(since)).
 		Row().Scan(jobDest(&j)...)
@@ -62,7 +66,7 @@ var errKeyTaken = errors.New("idempotency key taken meanwhile")
 // j becomes that job and created is false. A key last used before since
 // is taken over. A conversation with max pending messages already gets
 // core.ErrTooManyPending.
-func (s *Store) RouteMessage(ctx context.Context, j *core.Job, max int, since time.Time) (created bool, err error) {
+func (s *Routing) RouteMessage(ctx context.Context, j *core.Job, max int, since time.Time) (created bool, err error) {
 	for range 2 {
 		created, err = s.routeMessage(ctx, j, max, since)
 		if !errors.Is(err, errKeyTaken) {
@@ -79,7 +83,7 @@ func (s *Store) RouteMessage(ctx context.Context, j *core.Job, max int, since ti
 	return created, nil
 }
 
-func (s *Store) routeMessage(ctx context.Context, j *core.Job, max int, since time.Time) (bool, error) {
+func (s *Routing) routeMessage(ctx context.Context, j *core.Job, max int, since time.Time) (bool, error) {
 	job := *j
 	job.Kind, job.Status = core.JobMessage, core.JobPending
 	if job.CreatedAt.IsZero() {
@@ -128,7 +132,7 @@ func (s *Store) routeMessage(ctx context.Context, j *core.Job, max int, since ti
 
 // MessagesPage returns up to limit of the conversation's messages with a
 // seq above afterSeq, oldest first: a transcript read page by page.
-func (s *Store) MessagesPage(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error) {
+func (s *Routing) MessagesPage(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+messageCols+` FROM messages
 		WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`, []any{conversationID, afterSeq, limit}, messageDest)
 	if err != nil {

@@ -14,12 +14,17 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// RunQueue is the runs: claiming the due ones, heartbeating and
+// completing them (complete.go), reaping those whose process died
+// (reap.go), and reading them. It is core.RunStore.
+type RunQueue struct{ *dbs }
+
 // ClaimRun marks the oldest due queued run whose conversation has no running
 // run as running for owner, in one statement, and returns it; (nil, nil)
 // when none is due. If a concurrent claimer took a run of the same
 // conversation first (the runs_one_running index refuses the second), that
 // too is "nothing claimed".
-func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...core.Platform) (*core.Run, error) {
+func (s *RunQueue) ClaimRun(ctx context.Context, owner string, now time.Time, platforms ...core.Platform) (*core.Run, error) {
 	t := s.q.t(now)
 	ps := platformNames(platforms)
 	if due, err := s.anyDue(ctx, t, ps); !due || err != nil {
@@ -41,7 +46,7 @@ func (s *Store) ClaimRun(ctx context.Context, owner string, now time.Time, platf
 // writer and most claims of an idle loop find nothing, so it looks on a
 // reader first and the write lock is taken only to claim; elsewhere (and
 // on a single-connection SQLite) it says yes and the claim looks.
-func (s *Store) anyDue(ctx context.Context, t any, platforms []string) (bool, error) {
+func (s *RunQueue) anyDue(ctx context.Context, t any, platforms []string) (bool, error) {
 	if !s.q.sqlite || s.r == s.w {
 		return true, nil
 	}
@@ -61,7 +66,7 @@ func (s *Store) anyDue(ctx context.Context, t any, platforms []string) (bool, er
 // idle process with room for many turns (hundreds of users writing at
 // once) pays one commit for many claims instead of one each. It returns
 // the runs claimed, fewer than limit when fewer were due.
-func (s *Store) ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error) {
+func (s *RunQueue) ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error) {
 	if limit <= 1 {
 		run, err := s.ClaimRun(ctx, owner, now, platforms...)
 		if run == nil || err != nil {
@@ -109,7 +114,7 @@ var errLostClaim = errors.New("a concurrent claimer took a run of the same conve
 // (the runs_one_running index refuses the second) makes it fail with
 // errLostClaim, for the caller to roll back and claim none: tx holds
 // nothing else, so it needs no savepoint (a round trip on PostgreSQL).
-func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
+func (s *RunQueue) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
 	q, args := s.q.claimN(owner, t, limit, platforms)
 	rows, err := tx.Raw(q, args...).Rows()
 	if err != nil {
@@ -150,7 +155,7 @@ func claimFailed(err error) ([]*core.Run, error) {
 // once due (nothing running in its conversation; on one of platforms when
 // any are given), nil if none; the dispatcher sleeps until then. It walks
 // runs_queued_due in order and stops at the first such run.
-func (s *Store) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
+func (s *RunQueue) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
 	var next *time.Time
 	q, args := s.q.next(platformNames(platforms))
 	err := row(s.r.WithContext(ctx), q, args...).Scan(nullTimeCol{&next})
@@ -167,7 +172,7 @@ func (s *Store) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*
 // runIDs that owner still holds as running, and returns the ids whose work
 // must stop: a cancel was requested (runs.during_generation: restart), or
 // owner no longer holds the run (it was reaped).
-func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) ([]int64, error) {
+func (s *RunQueue) HeartbeatRuns(ctx context.Context, owner string, now time.Time, runIDs []int64) ([]int64, error) {
 	if len(runIDs) == 0 {
 		return nil, nil
 	}
@@ -201,169 +206,10 @@ func (s *Store) HeartbeatRuns(ctx context.Context, owner string, now time.Time, 
 	return stop, nil
 }
 
-// finishRun ends a run only while owner still holds it as running.
-const finishRun = `UPDATE runs SET status = ?, error = ?, finished_at = ?, record = ?,
-		prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, model = ?, updated_at = ?
-	WHERE id = ? AND status = 'running' AND owner = ?
-	RETURNING conversation_id, job_id`
-
-// CompleteRun finishes a run owner still holds as running and appends
-// c.Messages with fresh seqs and RunID set, in one transaction. It fills
-// each message's ID, ConversationID, Seq, RunID and CreatedAt (c.Now when
-// zero) once committed. If the run is no longer running for owner it returns
-// core.ErrLostRun and writes nothing.
-func (s *Store) CompleteRun(ctx context.Context, runID int64, owner string, c core.RunCompletion) error {
-	_, err := s.completeRun(ctx, runID, owner, c, false, nil)
-	return err
-}
-
-// CompleteRunAndClaim is CompleteRun followed, in the same transaction, by
-// ClaimRun for owner at c.Now: a busy worker goes from one run to the next
-// with one write transaction instead of two. The next run is nil when none
-// is due; a failure to complete claims nothing.
-func (s *Store) CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c core.RunCompletion, platforms ...core.Platform) (*core.Run, error) {
-	return s.completeRun(ctx, runID, owner, c, true, platformNames(platforms))
-}
-
-func platformNames(ps []core.Platform) []string {
-	if len(ps) == 0 {
-		return nil
-	}
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = string(p)
-	}
-	return out
-}
-
-func (s *Store) completeRun(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
-	next, err := s.finish(ctx, runID, owner, c, claimNext, platforms)
-	if err != nil {
-		return nil, fmt.Errorf("completing run %d: %w", runID, err)
-	}
-	return next, nil
-}
-
-func (s *Store) finish(ctx context.Context, runID int64, owner string, c core.RunCompletion, claimNext bool, platforms []string) (*core.Run, error) {
-	switch c.Status {
-	case core.RunSucceeded, core.RunFailed, core.RunCanceled, core.RunSkipped:
-	default:
-		return nil, fmt.Errorf("status %q is not final", c.Status)
-	}
-	if c.Now.IsZero() {
-		c.Now = s.now()
-	}
-	record, err := encodeRecord(c.Record)
-	if err != nil {
-		return nil, err
-	}
-	// Work on copies so a failed transaction leaves the caller's messages
-	// untouched.
-	msgs := make([]core.Message, len(c.Messages))
-	metas := make([]string, len(c.Messages))
-	for i, m := range c.Messages {
-		msgs[i] = *m
-		if msgs[i].CreatedAt.IsZero() {
-			msgs[i].CreatedAt = c.Now
-		}
-		msgs[i].CreatedAt = utc(msgs[i].CreatedAt)
-		id := runID
-		msgs[i].RunID = &id
-		if metas[i], err = encodeMetadata(m.Metadata); err != nil {
-			return nil, err
-		}
-	}
-	jobs := make([]core.Job, len(c.Jobs))
-	for i, j := range c.Jobs {
-		jobs[i] = *j
-	}
-	now := s.q.t(c.Now)
-	var next *core.Run
-	err = s.write(ctx, func(tx *gorm.DB) error {
-		next = nil // a batch may run this again after a rollback
-		var convID int64
-		var jobID sql.NullInt64
-		err := row(tx, finishRun, string(c.Status), c.Error, now, record, c.PromptTokens, c.CompletionTokens,
-			c.TotalTokens, c.Model, now, runID, owner).Scan(&convID, &jobID)
-		if errors.Is(err, sql.ErrNoRows) {
-			return core.ErrLostRun
-		}
-		if err != nil {
-			return fmt.Errorf("finishing run: %w", err)
-		}
-		var lastSeq int64
-		fresh := 0
-		for i := range msgs {
-			if msgs[i].ID != 0 {
-				// Stored before it was sent: only its delivery is new.
-				if err := settleDelivery(tx, &msgs[i], metas[i]); err != nil {
-					return err
-				}
-				continue
-			}
-			fresh++
-		}
-		if fresh > 0 {
-			seq, record, err := reserveSeqs(tx, convID, fresh, now)
-			if err != nil {
-				return err
-			}
-			for i := range msgs {
-				if c.Messages[i].ID != 0 {
-					continue
-				}
-				msgs[i].ConversationID = convID
-				msgs[i].Seq = seq
-				seq++
-				if msgs[i].SessionRecordID == nil {
-					msgs[i].SessionRecordID = record
-				}
-				if err := s.insertMessage(tx, &msgs[i], metas[i], s.q.t(msgs[i].CreatedAt)); err != nil {
-					return err
-				}
-			}
-			lastSeq = seq - 1
-		}
-		if len(jobs) > 0 {
-			if lastSeq == 0 {
-				if err := tx.Raw(`SELECT last_seq FROM conversations WHERE id = ?`, convID).Row().Scan(&lastSeq); err != nil {
-					return fmt.Errorf("reading the conversation's last seq: %w", err)
-				}
-			}
-			if err := s.insertJobs(tx, convID, lastSeq, jobs, now); err != nil {
-				return err
-			}
-		}
-		if jobID.Valid && c.JobOutcome != nil {
-			sentID := ""
-			if len(msgs) > 0 {
-				sentID = msgs[0].PlatformMessageID
-			}
-			if err := s.settleJob(tx, jobID.Int64, c.JobOutcome, sentID, now); err != nil {
-				return err
-			}
-		}
-		if claimNext {
-			next, err = s.claimIn(tx, owner, now, platforms)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i, m := range c.Messages {
-		*m = msgs[i]
-	}
-	for i, j := range c.Jobs {
-		*j = jobs[i]
-	}
-	return next, nil
-}
-
 // claimIn claims the next due run inside tx. On PostgreSQL a claim that
 // loses a race trips runs_one_running, which would abort the whole
 // transaction, so the claim gets a savepoint of its own.
-func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
+func (s *RunQueue) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
 	// Each stale run skipped costs a round; the bound only guards against a
 	// pathological backlog holding the write lock for long.
 	for range 100 {
@@ -382,7 +228,7 @@ func (s *Store) claimIn(tx *gorm.DB, owner string, t any, platforms []string) (*
 	return nil, nil
 }
 
-func (s *Store) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
+func (s *RunQueue) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) (*core.Run, error) {
 	if !s.q.sqlite {
 		if err := tx.SavePoint("claim_next").Error; err != nil {
 			return nil, fmt.Errorf("opening savepoint: %w", err)
@@ -413,7 +259,7 @@ func (s *Store) claimOnce(tx *gorm.DB, owner string, t any, platforms []string) 
 // only if the newest message is still the one it expected. User turns
 // answer the newest message by construction, and cron turns are deferred,
 // never skipped.
-func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
+func (s *RunQueue) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 	if run.Kind != core.RunProactive && run.Kind != core.RunContinue {
 		return false, nil
 	}
@@ -444,137 +290,8 @@ func (s *Store) skipIfStale(tx *gorm.DB, run *core.Run, t any) (bool, error) {
 	return true, nil
 }
 
-// maxDeadTurns is how many times a turn for one message may die with its
-// process before the message is given up: a message that crashes every
-// process that answers it must not crash them for ever.
-const maxDeadTurns = 3
-
-// ReapStaleRuns fails running runs whose heartbeat is older than before:
-// their process died (or hangs), and the queued run behind each becomes
-// claimable. A conversation left with a user message no reply answered
-// (by answered_seq) and no run queued has a user turn queued again, up
-// to maxDeadTurns deaths for one message. A dead run that left a reply
-// sending has a user turn queued too: it sends the reply again first
-// (core.Store.PendingDeliveries).
-// now is the caller's time (a run queued again is due then). It
-// returns how many runs were failed and how many of them were queued
-// again.
-func (s *Store) ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error) {
-	at := s.q.t(now)
-	reaped, retried, err = s.reap(ctx, now, s.q.reapStale, at, at, s.q.t(before))
-	if err != nil {
-		return 0, 0, fmt.Errorf("reaping stale runs: %w", err)
-	}
-	return reaped, retried, nil
-}
-
-// ReapRunsOf is ReapStaleRuns for the runs owner holds, whatever their
-// heartbeat: the caller knows that process is gone (a restarted process
-// finds its predecessor's runs on the same host).
-func (s *Store) ReapRunsOf(ctx context.Context, now time.Time, owner string) (reaped, retried int, err error) {
-	at := s.q.t(now)
-	reaped, retried, err = s.reap(ctx, now, `UPDATE runs SET status = 'failed', error = 'stale: its process is gone',
-		finished_at = ?, updated_at = ? WHERE status = 'running' AND owner = ?
-		RETURNING id, conversation_id, kind, trigger_message_id`, at, at, owner)
-	if err != nil {
-		return 0, 0, fmt.Errorf("reaping the runs of %s: %w", owner, err)
-	}
-	return reaped, retried, nil
-}
-
-// RunningOwners returns the owners of running runs.
-func (s *Store) RunningOwners(ctx context.Context) ([]string, error) {
-	var owners []string
-	if err := s.r.WithContext(ctx).Raw(`SELECT DISTINCT owner FROM runs WHERE status = 'running'`).Scan(&owners).Error; err != nil {
-		return nil, fmt.Errorf("reading running runs' owners: %w", err)
-	}
-	return owners, nil
-}
-
-// reap fails the running runs that failQuery (UPDATE … RETURNING id,
-// conversation_id, kind, trigger_message_id) picks, and queues again what
-// should be answered (see ReapStaleRuns).
-func (s *Store) reap(ctx context.Context, now time.Time, failQuery string, args ...any) (reaped, retried int, err error) {
-	at := s.q.t(now)
-	type dead struct {
-		id, conv int64
-		kind     string
-		trigger  *int64
-	}
-	err = s.write(ctx, func(tx *gorm.DB) error {
-		reaped, retried = 0, 0
-		rows, err := tx.Raw(failQuery, args...).Rows()
-		if err != nil {
-			return err
-		}
-		var runs []dead
-		for rows.Next() {
-			var r dead
-			if err := rows.Scan(&r.id, &r.conv, &r.kind, &r.trigger); err != nil {
-				rows.Close()
-				return err
-			}
-			runs = append(runs, r)
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		reaped = len(runs)
-		for _, r := range runs {
-			// A reply the dead run stored but may not have sent: a run of
-			// its conversation sends it again before anything else
-			// (core/delivery.go), and says nothing more if nobody wrote
-			// since.
-			res := tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
-				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
-				WHERE EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.run_id = ? AND m.delivery = 'sending')
-				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
-				r.conv, r.trigger, at, at, at, r.conv, r.id)
-			if res.Error != nil {
-				return fmt.Errorf("queuing run %d's unsent reply: %w", r.id, res.Error)
-			}
-			if res.RowsAffected > 0 {
-				retried++
-				continue
-			}
-			// A user message no reply answered, with no run queued behind
-			// it: a turn answers it again (its model call may have been
-			// made; its reply never stored). Whether anything waits is
-			// read from the replies' answered_seq, never from their place.
-			trigger := r.trigger
-			if r.kind != string(core.RunUserTurn) || trigger == nil {
-				if err := row(tx, `SELECT max(id) FROM messages WHERE conversation_id = ? AND role = 'user' AND source <> 'command'`,
-					r.conv).Scan(nullIDCol{&trigger}); err != nil {
-					return fmt.Errorf("reading run %d's conversation: %w", r.id, err)
-				}
-				if trigger == nil {
-					continue
-				}
-			}
-			// A turn that took its process down maxDeadTurns times (a
-			// message that crashes it) is not tried again.
-			res = tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
-				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
-				WHERE (SELECT count(*) FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ?
-				                    AND p.status = 'failed' AND p.error LIKE 'stale:%') < ?
-				  AND `+s.q.unanswered+`
-				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
-				r.conv, *trigger, at, at, at, r.conv, *trigger, maxDeadTurns, r.conv, r.conv)
-			if res.Error != nil {
-				return fmt.Errorf("queuing run %d's turn again: %w", r.id, res.Error)
-			}
-			retried += int(res.RowsAffected)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, err
-	}
-	return reaped, retried, nil
-}
-
 // Run returns a run by id.
-func (s *Store) Run(ctx context.Context, id int64) (core.Run, error) {
+func (s *RunQueue) Run(ctx context.Context, id int64) (core.Run, error) {
 	var r core.Run
 	err := s.r.WithContext(ctx).Raw(`SELECT `+runCols+` FROM runs WHERE id = ?`, id).Row().Scan(runDest(&r)...)
 	if err != nil {
@@ -584,7 +301,7 @@ func (s *Store) Run(ctx context.Context, id int64) (core.Run, error) {
 }
 
 // Runs returns a conversation's runs by id.
-func (s *Store) Runs(ctx context.Context, conversationID int64) ([]core.Run, error) {
+func (s *RunQueue) Runs(ctx context.Context, conversationID int64) ([]core.Run, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+runCols+` FROM runs WHERE conversation_id = ? ORDER BY id`,
 		[]any{conversationID}, runDest)
 	if err != nil {
@@ -596,7 +313,7 @@ func (s *Store) Runs(ctx context.Context, conversationID int64) ([]core.Run, err
 // HasPendingRuns reports whether any run is queued or running, on the given
 // platforms' conversations when any are given (parley chat waits for its
 // last answer before it exits).
-func (s *Store) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
+func (s *RunQueue) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
 	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status IN ('queued', 'running')`
 	var args []any
 	if ps := platformNames(platforms); len(ps) > 0 {
@@ -609,4 +326,15 @@ func (s *Store) HasPendingRuns(ctx context.Context, platforms ...core.Platform) 
 		return false, fmt.Errorf("checking for pending runs: %w", err)
 	}
 	return pending, nil
+}
+
+func platformNames(ps []core.Platform) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
 }

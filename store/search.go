@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode"
@@ -12,6 +13,10 @@ import (
 
 	"github.com/parleybot/parley/core"
 )
+
+// Search finds messages and conversations by their words, and keeps the
+// SQLite search index caught up with the writes.
+type Search struct{ *dbs }
 
 // Message search. Chinese, Japanese and Korean have no spaces between
 // words, so a word tokenizer finds nothing in them. The store therefore
@@ -104,7 +109,7 @@ func indexed(m *core.Message) bool {
 // terms carry the conversation, and message_search_all, whose plain terms
 // find the conversations any message of which holds a word (the owner's
 // console; allDocID).
-func (s *Store) indexMessage(tx *gorm.DB, m *core.Message) error {
+func (s *dbs) indexMessage(tx *gorm.DB, m *core.Message) error {
 	if !indexed(m) {
 		return nil
 	}
@@ -168,7 +173,7 @@ const indexBatch = 2000
 // SQLite indexing in every message's own write would cost a turn about a
 // third of its speed; in batches it costs a fraction. PostgreSQL indexes
 // each row as it is written, so there it does nothing.
-func (s *Store) IndexPending(ctx context.Context) (int, error) {
+func (s *Search) IndexPending(ctx context.Context) (int, error) {
 	if !s.q.sqlite {
 		return 0, nil
 	}
@@ -223,7 +228,7 @@ func convPrefix(id int64) string { return "c" + strconv.FormatInt(id, 10) + "x" 
 // SearchMessages returns up to limit of the conversation's messages that
 // hold every word of keyword (a prefix of each), newest first. A keyword
 // with nothing to search for is core.ErrEmptyQuery.
-func (s *Store) SearchMessages(ctx context.Context, conversationID int64, keyword string, limit int) ([]core.Message, error) {
+func (s *Search) SearchMessages(ctx context.Context, conversationID int64, keyword string, limit int) ([]core.Message, error) {
 	toks := queryTokens(keyword)
 	if len(toks) == 0 {
 		return nil, core.ErrEmptyQuery
@@ -268,7 +273,7 @@ func (s *Store) SearchMessages(ctx context.Context, conversationID int64, keywor
 
 // backfillSearch indexes, on PostgreSQL, the messages stored before search
 // existed (SQLite's IndexPending starts from the first message anyway).
-func backfillSearch(s *Store, tx *gorm.DB) error {
+func backfillSearch(s *dbs, tx *gorm.DB) error {
 	if s.q.sqlite {
 		return nil
 	}
@@ -295,4 +300,65 @@ func backfillSearch(s *Store, tx *gorm.DB) error {
 			}
 		}
 	}
+}
+
+// SearchConversations finds the conversations whose display name or
+// channel user id holds q (ignoring case: on SQLite, of ASCII letters
+// only), or with a message holding every word of q (as SearchMessages
+// finds them: words as prefixes; a failure or busy notice is not
+// searched), most recently active first (as ConversationsByActivity lists
+// them); limit <= 0 lists them all. A q of only spaces is
+// core.ErrEmptyQuery.
+//
+// The cost follows the number of matching messages. SQLite finds their
+// conversations in message_search_all alone (see migration 10);
+// PostgreSQL reads each matching message's row.
+func (s *Search) SearchConversations(ctx context.Context, q string, limit, offset int) ([]core.Conversation, error) {
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return nil, core.ErrEmptyQuery
+	}
+	if limit <= 0 {
+		limit = math.MaxInt32
+	}
+	toks := queryTokens(q)
+	if len(toks) > 32 {
+		toks = toks[:32]
+	}
+	db := s.r.WithContext(ctx)
+	pattern := "%" + likeEscaper.Replace(q) + "%"
+	like := `LIKE` // SQLite's ignores the case of ASCII letters
+	if !s.q.sqlite {
+		like = `ILIKE`
+	}
+	where := `c.display_name ` + like + ` ? ESCAPE '\' OR c.channel_user_id ` + like + ` ? ESCAPE '\'`
+	args := []any{pattern, pattern}
+	switch {
+	case len(toks) == 0:
+	case s.q.sqlite:
+		if _, err := s.IndexPending(ctx); err != nil {
+			return nil, err
+		}
+		match := make([]string, len(toks))
+		for i, t := range toks {
+			match[i] = t + "*"
+		}
+		where += fmt.Sprintf(` OR c.id IN (SELECT docid >> %d FROM message_search_all WHERE message_search_all MATCH ?)`, allShift)
+		args = append(args, strings.Join(match, " "))
+	default:
+		// The messages' own GIN index; each match's row is read for its
+		// conversation.
+		parts := make([]string, len(toks))
+		for i, t := range toks {
+			parts[i] = "'" + t + "':*"
+		}
+		where += ` OR c.id IN (SELECT conversation_id FROM messages WHERE search @@ to_tsquery('simple', ?))`
+		args = append(args, strings.Join(parts, " & "))
+	}
+	sqlq := `SELECT ` + conversationCols + ` FROM conversations c WHERE ` + where + byActivity + ` LIMIT ? OFFSET ?`
+	out, err := queryAll(db, sqlq, append(args, limit, max(offset, 0)), conversationDest)
+	if err != nil {
+		return nil, fmt.Errorf("searching conversations: %w", err)
+	}
+	return out, nil
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -10,9 +12,13 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// Sessions is a conversation's session records: the windows of its
+// history that a turn reads, freezes its prompt in and summarises.
+type Sessions struct{ *dbs }
+
 // CreateSessionRecord inserts r and sets its ID (and CreatedAt/UpdatedAt
 // from the store's clock when zero).
-func (s *Store) CreateSessionRecord(ctx context.Context, r *core.SessionRecord) error {
+func (s *Sessions) CreateSessionRecord(ctx context.Context, r *core.SessionRecord) error {
 	rec := *r
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = s.now()
@@ -36,7 +42,7 @@ func (s *Store) CreateSessionRecord(ctx context.Context, r *core.SessionRecord) 
 
 // SessionRecords returns a conversation's session records by start time
 // (session_records_conversation).
-func (s *Store) SessionRecords(ctx context.Context, conversationID int64) ([]core.SessionRecord, error) {
+func (s *Sessions) SessionRecords(ctx context.Context, conversationID int64) ([]core.SessionRecord, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+sessionRecordCols+` FROM session_records
 		WHERE conversation_id = ? ORDER BY started_at, id`, []any{conversationID}, sessionRecordDest)
 	if err != nil {
@@ -55,7 +61,7 @@ func utcPtr(t *time.Time) *time.Time {
 }
 
 // SessionRecord returns a session record by id.
-func (s *Store) SessionRecord(ctx context.Context, id int64) (core.SessionRecord, error) {
+func (s *Sessions) SessionRecord(ctx context.Context, id int64) (core.SessionRecord, error) {
 	var r core.SessionRecord
 	err := s.r.WithContext(ctx).Raw(`SELECT `+sessionRecordCols+` FROM session_records WHERE id = ?`, id).
 		Row().Scan(sessionRecordDest(&r)...)
@@ -68,7 +74,7 @@ func (s *Store) SessionRecord(ctx context.Context, id int64) (core.SessionRecord
 // SessionRecordsSince returns the conversation's records that were active
 // at or after since (started then, or ended then, or not ended), oldest
 // first: their ids and times only (no summary, mood or stack).
-func (s *Store) SessionRecordsSince(ctx context.Context, conversationID int64, since time.Time) ([]core.SessionRecord, error) {
+func (s *Sessions) SessionRecordsSince(ctx context.Context, conversationID int64, since time.Time) ([]core.SessionRecord, error) {
 	t := s.q.t(since)
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+sessionRecordSpanCols+` FROM session_records
 		WHERE conversation_id = ? AND (started_at >= ? OR ended_at IS NULL OR ended_at >= ?)
@@ -82,7 +88,7 @@ func (s *Store) SessionRecordsSince(ctx context.Context, conversationID int64, s
 // PreviousSessionRecord returns the conversation's newest record that
 // started before before (core.ErrNotFound when there is none): its id and
 // times only.
-func (s *Store) PreviousSessionRecord(ctx context.Context, conversationID int64, before time.Time) (core.SessionRecord, error) {
+func (s *Sessions) PreviousSessionRecord(ctx context.Context, conversationID int64, before time.Time) (core.SessionRecord, error) {
 	var r core.SessionRecord
 	err := s.r.WithContext(ctx).Raw(`SELECT `+sessionRecordSpanCols+` FROM session_records
 		WHERE conversation_id = ? AND started_at < ? ORDER BY started_at DESC, id DESC LIMIT 1`, conversationID, s.q.t(before)).
@@ -96,7 +102,7 @@ func (s *Store) PreviousSessionRecord(ctx context.Context, conversationID int64,
 // SummarizedRecords returns up to limit of the conversation's records that
 // started before before and have a summary, newest first (without their
 // mood and stack).
-func (s *Store) SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error) {
+func (s *Sessions) SummarizedRecords(ctx context.Context, conversationID int64, before time.Time, limit int) ([]core.SessionRecord, error) {
 	out, err := queryAll(s.r.WithContext(ctx), `SELECT `+sessionRecordSummaryCols+` FROM session_records
 		WHERE conversation_id = ? AND started_at < ? AND summary <> '' ORDER BY started_at DESC, id DESC LIMIT ?`,
 		[]any{conversationID, s.q.t(before), limit}, sessionRecordDest)
@@ -109,7 +115,7 @@ func (s *Store) SummarizedRecords(ctx context.Context, conversationID int64, bef
 // FreezePrompt stores prompt as the record's prompt stack unless it has
 // one already, and returns the one it keeps: two processes building the
 // first turn of a record at once end up with the same stack.
-func (s *Store) FreezePrompt(ctx context.Context, recordID int64, prompt string) (string, error) {
+func (s *Sessions) FreezePrompt(ctx context.Context, recordID int64, prompt string) (string, error) {
 	var kept string
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		now := s.q.t(s.now())
@@ -132,7 +138,7 @@ func (s *Store) FreezePrompt(ctx context.Context, recordID int64, prompt string)
 }
 
 // SetFinalMood stores the mood snapshot a record ends with (so far).
-func (s *Store) SetFinalMood(ctx context.Context, recordID int64, mood string) error {
+func (s *Sessions) SetFinalMood(ctx context.Context, recordID int64, mood string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE session_records SET final_mood = ?, updated_at = ? WHERE id = ?`,
 			mood, s.q.t(s.now()), recordID).Error
@@ -146,7 +152,7 @@ func (s *Store) SetFinalMood(ctx context.Context, recordID int64, mood string) e
 // RecordMessages returns a session record of the conversation and its
 // messages by seq. A record of another conversation is core.ErrNotFound:
 // a user can only ever read their own.
-func (s *Store) RecordMessages(ctx context.Context, conversationID, recordID int64) (core.SessionRecord, []core.Message, error) {
+func (s *Sessions) RecordMessages(ctx context.Context, conversationID, recordID int64) (core.SessionRecord, []core.Message, error) {
 	var r core.SessionRecord
 	err := s.r.WithContext(ctx).Raw(`SELECT `+sessionRecordCols+` FROM session_records WHERE id = ? AND conversation_id = ?`,
 		recordID, conversationID).Row().Scan(sessionRecordDest(&r)...)
@@ -167,7 +173,7 @@ func (s *Store) RecordMessages(ctx context.Context, conversationID, recordID int
 // only by the next message). A claimed record gets summarized_at now and
 // ended_at (its last message, if it had none); give it back with
 // ReleaseRecord when summarising fails.
-func (s *Store) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.Duration, limit int) ([]core.SessionRecord, error) {
+func (s *Sessions) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.Duration, limit int) ([]core.SessionRecord, error) {
 	var out []core.SessionRecord
 	t := s.q.t(now)
 	quietSince := s.q.t(now.Add(-gap))
@@ -191,7 +197,7 @@ func (s *Store) ClaimEndedRecords(ctx context.Context, now time.Time, gap time.D
 }
 
 // SaveSummary stores a record's summary.
-func (s *Store) SaveSummary(ctx context.Context, recordID int64, summary string) error {
+func (s *Sessions) SaveSummary(ctx context.Context, recordID int64, summary string) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE session_records SET summary = ?, updated_at = ? WHERE id = ?`, summary, s.q.t(s.now()), recordID).Error
 	})
@@ -202,7 +208,7 @@ func (s *Store) SaveSummary(ctx context.Context, recordID int64, summary string)
 }
 
 // ReleaseRecord gives a claimed record back to be summarised later.
-func (s *Store) ReleaseRecord(ctx context.Context, recordID int64) error {
+func (s *Sessions) ReleaseRecord(ctx context.Context, recordID int64) error {
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Exec(`UPDATE session_records SET summarized_at = NULL WHERE id = ?`, recordID).Error
 	})
@@ -210,4 +216,46 @@ func (s *Store) ReleaseRecord(ctx context.Context, recordID int64) error {
 		return fmt.Errorf("releasing session record %d: %w", recordID, err)
 	}
 	return nil
+}
+
+// EndSessionRecord ends the conversation's current session record at at
+// and leaves the conversation without one, so that its next message
+// starts a new record: a fresh window for the model (/new). The ended
+// record is summarised like any other (ClaimEndedRecords takes it). It
+// returns the id of the record it ended, nil when the conversation had
+// none; core.ErrNotFound for an unknown conversation.
+func (s *Sessions) EndSessionRecord(ctx context.Context, conversationID int64, at time.Time) (*int64, error) {
+	var ended *int64
+	t := s.q.t(at)
+	err := s.write(ctx, func(tx *gorm.DB) error {
+		ended = nil
+		// The update reads the current record and, on PostgreSQL, locks the
+		// row until commit, so no message joins the record meanwhile.
+		var cur sql.NullInt64
+		err := row(tx, `UPDATE conversations SET updated_at = ? WHERE id = ? RETURNING current_record_id`, t, conversationID).
+			Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("conversation %d: %w", conversationID, core.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if !cur.Valid {
+			return nil
+		}
+		if err := tx.Exec(`UPDATE session_records SET ended_at = ?, updated_at = ? WHERE id = ? AND ended_at IS NULL`,
+			t, t, cur.Int64).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`UPDATE conversations SET current_record_id = NULL WHERE id = ?`, conversationID).Error; err != nil {
+			return err
+		}
+		id := cur.Int64
+		ended = &id
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ending the session record of conversation %d: %w", conversationID, err)
+	}
+	return ended, nil
 }

@@ -52,8 +52,30 @@ type Options struct {
 	Disk *diskfault.Disk
 }
 
-// Store is core.Store on gorm.
+// Store is core.Store on gorm. Its queries are split by role into types
+// that share one set of database handles (dbs) and that Store embeds, so
+// a caller that needs one role can be given only it (st.RunQueue), and
+// one that needs them all calls them on the Store (st.ClaimRun). A role
+// comes from Open's Store; its zero value has no database.
 type Store struct {
+	*dbs
+	RunQueue
+	Directory
+	MessageLog
+	Routing
+	JobQueue
+	Schedules
+	Sessions
+	Limits
+	Search
+	Console
+	Schema
+}
+
+// dbs is the database handles and settings every role type shares, and
+// the writing steps that more than one of them takes (write, insertMessage,
+// startRecord, settleJob...).
+type dbs struct {
 	driver string
 	q      *queries
 	// w runs writes and transactions; r runs plain reads. They are the same
@@ -74,7 +96,18 @@ type Store struct {
 	disk     *diskfault.Disk
 }
 
-var _ core.Store = (*Store)(nil)
+// newStore returns the Store, with every role, on d.
+func newStore(d *dbs) *Store {
+	return &Store{dbs: d, RunQueue: RunQueue{d}, Directory: Directory{d}, MessageLog: MessageLog{d}, Routing: Routing{d},
+		JobQueue: JobQueue{d}, Schedules: Schedules{d}, Sessions: Sessions{d},
+		Limits: Limits{d}, Search: Search{d}, Console: Console{d}, Schema: Schema{d}}
+}
+
+var (
+	_ core.Store    = (*Store)(nil)
+	_ core.RunStore = (*RunQueue)(nil)
+	_ core.JobStore = (*JobQueue)(nil)
+)
 
 // Open connects to the database and checks that it answers. It does not
 // migrate: call Migrate.
@@ -135,7 +168,7 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
-	s := &Store{driver: DriverSQLite, q: newQueries(DriverSQLite), w: w, r: w, pools: []*sql.DB{wdb}}
+	s := newStore(&dbs{driver: DriverSQLite, q: newQueries(DriverSQLite), w: w, r: w, pools: []*sql.DB{wdb}})
 	s.batch = newWriteBatcher(w)
 	if memory {
 		// Every connection to :memory: is a database of its own: one pool
@@ -219,15 +252,13 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 	sqlDB.SetMaxOpenConns(16)
 	sqlDB.SetMaxIdleConns(16)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	return &Store{driver: DriverPostgres, q: newQueries(DriverPostgres), w: db, r: db, pools: []*sql.DB{sqlDB}}, nil
+	return newStore(&dbs{driver: DriverPostgres, q: newQueries(DriverPostgres), w: db, r: db, pools: []*sql.DB{sqlDB}}), nil
 }
 
 // Close closes the connection pools.
 func (s *Store) Close() error {
 	if s.batch != nil {
-		if s.batch != nil {
-			s.batch.close()
-		}
+		s.batch.close()
 	}
 	var errs []error
 	for _, p := range s.pools {
@@ -248,7 +279,7 @@ func (s *Store) DB() *gorm.DB { return s.w }
 func (s *Store) Driver() string { return s.driver }
 
 // now is the store's clock in UTC.
-func (s *Store) now() time.Time { return s.clock.Now().UTC() }
+func (s *dbs) now() time.Time { return s.clock.Now().UTC() }
 
 // Ping checks that the database answers, for /healthz.
 func (s *Store) Ping(ctx context.Context) error {

@@ -78,7 +78,7 @@ func (e unavailableError) Is(target error) bool { return target == core.ErrStore
 // (explained: where the database is, the likely cause) when the database
 // cannot take writes, and notes the failure for /healthz at once. Any
 // other error is returned as it is.
-func (s *Store) classify(err error) error {
+func (s *dbs) classify(err error) error {
 	if !unavailable(err) || errors.Is(err, core.ErrStoreUnavailable) {
 		return err
 	}
@@ -114,7 +114,7 @@ func (w *writeFailures) last() (time.Time, error) {
 
 // diskFull is the error a write gets from the database on a full disk,
 // for a test's injected diskfault.Disk.
-func (s *Store) diskFull() error {
+func (s *dbs) diskFull() error {
 	if s.driver == DriverPostgres {
 		return &pgconn.PgError{Severity: "ERROR", Code: "53100",
 			Message: `could not extend file "base/16384/16397": No space left on device`}
