@@ -1,6 +1,8 @@
 package arch
 
 import (
+	"go/ast"
+	"go/token"
 	"sort"
 	"strings"
 	"testing"
@@ -95,6 +97,67 @@ func TestForbiddenCatchesWhatTheRulesForbid(t *testing.T) {
 	} {
 		if got := forbidden(c.pkg, c.dep, engines) != ""; got != c.bad {
 			t.Errorf("%s -> %s: forbidden %v, want %v", c.pkg, c.dep, got, c.bad)
+		}
+	}
+}
+
+// TestStoreKeepsOnlyTheEnginesTables checks the condition sqlPackage's
+// size is allowed on: no query of the store reads or writes a plugin's
+// table (the plugins own theirs, with their migrations). The store's old
+// migration steps, which created them before, may still name them.
+func TestStoreKeepsOnlyTheEnginesTables(t *testing.T) {
+	_, files := parseModule(t)
+	pluginTables := []string{"mood_points", "facts"}
+	for _, f := range files {
+		if f.pkg != sqlPackage || strings.HasSuffix(f.path, "migrations.go") {
+			continue
+		}
+		ast.Inspect(f.ast, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			for _, table := range pluginTables {
+				if sqlNames(lit.Value, table) {
+					t.Errorf("%s: the store queries the plugins' table %s: %s", f.path, table, lit.Value)
+				}
+			}
+			return true
+		})
+	}
+}
+
+// sqlNames reports whether the SQL text names table (as a whole word).
+func sqlNames(sql, table string) bool {
+	for i := strings.Index(sql, table); i >= 0; {
+		before := i == 0 || !isWord(sql[i-1])
+		end := i + len(table)
+		after := end >= len(sql) || !isWord(sql[end])
+		if before && after {
+			return true
+		}
+		next := strings.Index(sql[end:], table)
+		if next < 0 {
+			break
+		}
+		i = end + next
+	}
+	return false
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+func TestSQLNamesFindsWholeTableNames(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"`DELETE FROM facts WHERE conversation_id = ?`":      true,
+		"`SELECT facts_seq FROM conversations`":              false,
+		"`INSERT INTO mood_points (conversation_id) VALUES`": true,
+		"`UPDATE conversations SET last_seq = ?`":            false,
+	} {
+		if got := sqlNames(sql, "facts") || sqlNames(sql, "mood_points"); got != want {
+			t.Errorf("sqlNames(%s) = %v, want %v", sql, got, want)
 		}
 	}
 }
