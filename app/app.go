@@ -12,10 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
@@ -112,7 +110,9 @@ type appOptions struct {
 	storeDisk, spoolDisk *diskfault.Disk
 }
 
-// buildApp wires everything from the config without starting anything.
+// buildApp wires everything from the config without starting anything,
+// one phase at a time: model, adapters, store, plugins, dispatcher and,
+// for `parley run`, the spool and the HTTP server.
 func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts appOptions) (_ *app, err error) {
 	if opts.clock == nil {
 		opts.clock = core.SystemClock{}
@@ -124,145 +124,25 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		}
 	}()
 	a.metrics = newMetrics(log.With("component", "metrics"))
-	model, err := llm.New(llm.Config{
-		BaseURL:           cfg.LLM.BaseURL,
-		APIKey:            cfg.LLM.APIKey.Reveal(),
-		Model:             cfg.LLM.Model,
-		Timeout:           cfg.LLM.Timeout,
-		MaxToolRounds:     cfg.LLM.MaxToolRounds,
-		MaxRetries:        cfg.LLM.MaxRetries,
-		MaxTokens:         cfg.LLM.MaxTokens,
-		MaxConcurrency:    cfg.LLM.MaxConcurrency,
-		RequestsPerMinute: cfg.LLM.RequestsPerMinute,
-		TokensPerMinute:   cfg.LLM.TokensPerMinute,
-		AuthHint:          authHint(cfg),
-		OnFinish:          a.metrics.Finished,
-		Logger:            log.With("component", "llm"),
-		// The pacer, the 429 pause and the retries wait on the app's
-		// clock, so that a test can move it.
-		Now: opts.clock.Now,
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			t := opts.clock.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C():
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		},
-	})
-	if err != nil {
-		return nil, usageError{fmt.Errorf("llm: %w", err)}
+	b := &builder{a: a, opts: opts, jobWaker: core.NewWaker()}
+	if err := b.buildModel(); err != nil {
+		return nil, err
 	}
-	logModel(log, cfg)
-	transcriber, err := newTranscriber(cfg, model, log)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	env := core.Env{Logger: log, Clock: opts.clock, Location: cfg.Location(), BotName: "Parley"}
 	// Every section is decoded before anything is opened, so a bad config
 	// fails (exit 2) without touching the database.
-	decoded, err := decodePlugins(cfg)
-	if err != nil {
+	if err := b.decodePlugins(); err != nil {
 		return nil, err
 	}
-	for _, p := range decoded {
-		if n, ok := p.(interface{ BotName() string }); ok {
-			env.BotName = n.BotName()
-		}
-	}
-	if a.adapters, err = buildAdapters(ctx, cfg, env, opts.wantAdapter); err != nil {
+	if err := b.buildAdapters(ctx); err != nil {
 		return nil, err
 	}
-	if len(a.adapters) == 0 {
-		return nil, usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
-	}
-	for _, ad := range a.adapters {
-		if opts.configure != nil {
-			opts.configure(ad)
-		}
-	}
-	if a.store, err = openStore(ctx, cfg, log.With("component", "store"), opts.storeDisk); err != nil {
+	if err := b.openStore(ctx); err != nil {
 		return nil, err
 	}
-	// One write now: a read-only file or a full disk is found before any
-	// adapter starts, not by the first message. (Commands that only read,
-	// through withStore, do not write.)
-	if err := a.store.ProbeWrite(ctx); err != nil {
+	if err := b.provisionPlugins(ctx); err != nil {
 		return nil, err
 	}
-	// Summaries and facts must not keep a reasoning model's thinking.
-	env.Store, env.Database, env.LLM, env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(model), cfg.LLM.LightModel
-	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
-	jobWaker := core.NewWaker()
-	env.JobsChanged = jobWaker.Wake
-	if env.LightModel == "" {
-		env.LightModel = cfg.LLM.Model
-	}
-	if a.plugins, err = provisionPlugins(ctx, decoded, env); err != nil {
-		return nil, err
-	}
-	// MCP tools come after the built-in plugins' own. The client starts and
-	// stops with the plugins' services.
-	mcpTools, err := newMCP(cfg, log, a.metrics)
-	if err != nil {
-		return nil, usageError{fmt.Errorf("mcp: %w", err)}
-	}
-	if mcpTools != nil {
-		a.plugins = append(a.plugins, mcpTools)
-	}
-	a.metrics.watchStore(a.store)
-	var cmds core.CommandHandler // nil: every /word is text for the model
-	if cfg.Commands.Enabled {
-		cmds = commands.New(commands.Config{Store: a.store, Facts: pluginFacts(env.Database), BotName: env.BotName,
-			Location: cfg.Location(), Clock: opts.clock, Logger: log.With("component", "commands"), JobsChanged: jobWaker.Wake})
-	}
-	a.disp, err = engine.New(engine.Config{
-		Store:            a.store,
-		LLM:              model,
-		Plugins:          a.plugins,
-		Adapters:         a.adapters,
-		Logger:           log.With("component", "dispatcher"),
-		Clock:            opts.clock,
-		Location:         cfg.Location(),
-		AllowUsers:       cfg.Bot.AllowUsers,
-		FailureMessage:   cfg.Bot.FailureMessage,
-		BusyMessage:      cfg.Bot.BusyMessage,
-		MaxToolRounds:    cfg.LLM.MaxToolRounds,
-		Debounce:         cfg.Runs.Debounce,
-		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
-		StaleAfter:       cfg.Runs.StaleAfter,
-		TurnTimeout:      cfg.Runs.TurnTimeout,
-		Media: core.MediaConfig{
-			Vision:           cfg.LLM.Vision,
-			MaxBytes:         int64(cfg.Media.MaxBytes),
-			MaxImagePx:       cfg.Media.MaxImagePx,
-			MaxDocumentChars: cfg.Media.MaxDocumentChars,
-			MaxPerTurn:       cfg.Media.MaxPerTurn,
-			Transcriber:      transcriber,
-		},
-		JobMaxAttempts:  cfg.Scheduler.MaxAttempts,
-		LateGrace:       cfg.Scheduler.LateGrace,
-		JobLease:        cfg.Scheduler.JobLease,
-		MaxSendsInDoubt: cfg.Scheduler.MaxSendsInDoubt,
-		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
-		Listener: a.store,
-		// Every process sends the scheduled messages of the platforms it
-		// serves; `parley chat` too, for the terminal's.
-		ScheduledMessages: true,
-		RecurringTurns:    true,
-		Metrics:           a.metrics,
-		JobWaker:          jobWaker,
-		Commands:          cmds,
-		Limits: core.UserLimits{
-			MessagesPerMinute: cfg.Bot.Limits.MessagesPerMinute,
-			TurnsPerDay:       cfg.Bot.Limits.TurnsPerDay,
-			TokensPerDay:      cfg.Bot.Limits.TokensPerDay,
-			Exempt:            cfg.Bot.Limits.Exempt,
-		},
-	})
-	if err != nil {
+	if err := b.buildDispatcher(); err != nil {
 		return nil, err
 	}
 	if opts.serveHTTP {
@@ -271,46 +151,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		if err := a.openSpool(cfg, log, opts.spoolDisk); err != nil {
 			return nil, err
 		}
-	}
-	if opts.serveHTTP {
-		a.http = newHTTPServer(cfg, log.With("component", "http"))
-		// A ping, and a write at most every 10 s: a full disk or a
-		// read-only file answers pings. Any write of the bot's that the
-		// database could not take fails it at once.
-		a.http.AddHealthCheck("store", store.NewHealthCheck(a.store, 0).Check)
-		if sp := a.spool; sp != nil {
-			// Unable to write its file, it refuses messages: take the
-			// replica out.
-			a.http.AddHealthCheck("inbound_spool", func(context.Context) error { return sp.Health() })
-		}
-		// Reported, never failing the check: a load balancer must not take
-		// a replica out because the model provider is down.
-		a.http.AddHealthDetail("llm", modelHealth(model))
-		if mcpTools != nil {
-			reportMCP(a.http, mcpTools)
-		}
-		a.http.Mux().Handle("GET /metrics", a.metrics.handler())
-		httpapi.NewAPI(httpapi.APIConfig{
-			Token:       cfg.HTTP.APIToken.Reveal(),
-			Store:       a.store,
-			Adapters:    a.adapters,
-			JobsChanged: jobWaker.Wake,
-			Now:         opts.clock.Now,
-			TimeZone:    cfg.Location().String(),
-			MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
-			Backoff:     a.http.Backoff(),
-		}, log.With("component", "api")).Mount(a.http.Mux())
-		con := newConsole(a, cfg, log, opts.clock, jobWaker.Wake)
-		con.Mount(a.http.Mux())
-		a.http.OnShutdown(con.Close) // its live streams would hold the shutdown
-		for _, ad := range a.adapters {
-			if m, ok := ad.(core.HTTPMounter); ok {
-				m.Mount(a.http.Mux())
-			}
-			if h, ok := ad.(core.HealthReporter); ok {
-				a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return h.Health() })
-			}
-		}
+		b.buildHTTP()
 	}
 	return a, nil
 }

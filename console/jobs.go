@@ -108,13 +108,35 @@ type rowContext struct {
 
 func (s *Console) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (framed, error) {
 	q := r.URL.Query()
-	now := s.clock.Now()
 	v := &jobsView{Zone: s.loc.String(), Status: q.Get("status"), Platform: q.Get("platform"),
 		Notice: notice(q, "")}
+	base, err := s.jobsFilter(v)
+	if err != nil {
+		return nil, err
+	}
+	back := pagePath(r)
+	if enc := filterQuery(v.Status, v.Platform, 0); enc != "" {
+		back += "?" + enc
+	}
+	l := jobLists{s: s, base: base, now: s.clock.Now(), back: back}
+	if v.Status != "" {
+		err = l.filtered(ctx, r, v)
+	} else {
+		err = l.timeline(ctx, v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// jobsFilter checks the filter v was asked for, fills in the choices its
+// form offers and returns it as the store's filter (without a status).
+func (s *Console) jobsFilter(v *jobsView) (core.JobFilter, error) {
 	base := core.JobFilter{}
 	if v.Platform != "" {
 		if !platformPattern.MatchString(v.Platform) {
-			return nil, pageError{http.StatusBadRequest, "The platform must be a platform's name, such as telegram."}
+			return base, pageError{http.StatusBadRequest, "The platform must be a platform's name, such as telegram."}
 		}
 		base.Platform = core.Platform(v.Platform)
 	}
@@ -126,7 +148,7 @@ func (s *Console) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (
 		v.Statuses = append(v.Statuses, option{Value: string(st), Label: string(st), Selected: sel})
 	}
 	if v.Status != "" && !known {
-		return nil, pageError{http.StatusBadRequest, "The status must be pending, sending, sent, failed or cancelled."}
+		return base, pageError{http.StatusBadRequest, "The status must be pending, sending, sent, failed or cancelled."}
 	}
 	if len(s.platforms) > 0 {
 		v.Platforms = append(v.Platforms, option{Value: "", Label: "any platform", Selected: v.Platform == ""})
@@ -134,108 +156,123 @@ func (s *Console) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (
 			v.Platforms = append(v.Platforms, option{Value: string(p), Label: string(p), Selected: string(p) == v.Platform})
 		}
 	}
-	back := pagePath(r)
-	if enc := filterQuery(v.Status, v.Platform, 0); enc != "" {
-		back += "?" + enc
-	}
-	row := func(j core.JobRow) jobRowItem { return s.jobRow(j, now, back) }
+	return base, nil
+}
 
-	if v.Status != "" {
-		v.Filtered = true
-		v.Page = 1
-		if p := q.Get("page"); p != "" {
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 1 {
-				return nil, pageError{http.StatusBadRequest, "The page number must be a positive integer."}
-			}
-			v.Page = n
-		}
-		f := base
-		f.Statuses = []core.JobStatus{core.JobStatus(v.Status)}
-		// What is done is listed by when it was done, newest first; what
-		// is to come by when it is due.
-		f.Recent = v.Status != string(core.JobPending) && v.Status != string(core.JobSending)
-		total, err := s.store.CountJobs(ctx, f)
-		if err != nil {
-			return nil, fmt.Errorf("counting jobs: %w", err)
-		}
-		v.Total = total
-		f.Limit, f.Offset = jobsPerPage+1, (v.Page-1)*jobsPerPage
-		rows, err := s.store.JobsAcross(ctx, f)
-		if err != nil {
-			return nil, fmt.Errorf("listing jobs: %w", err)
-		}
-		if len(rows) > jobsPerPage {
-			rows = rows[:jobsPerPage]
-			v.Next = pagePath(r) + "?" + filterQuery(v.Status, v.Platform, v.Page+1)
-		}
-		if v.Page > 1 {
-			v.Prev = pagePath(r) + "?" + filterQuery(v.Status, v.Platform, v.Page-1)
-		}
-		for _, j := range rows {
-			v.List = append(v.List, row(j))
-		}
-		return v, nil
-	}
+// jobLists fills the jobs page's lists: jobs within base (the platform
+// filter), as rows whose buttons come back to back.
+type jobLists struct {
+	s    *Console
+	base core.JobFilter
+	now  time.Time
+	back string
+}
 
-	dayEnd, weekEnd := now.Add(24*time.Hour), now.Add(7*24*time.Hour)
-	window := func(id, title string, from *time.Time, to time.Time, span time.Duration, start time.Time) (timeline, error) {
-		f := base
-		f.Statuses = []core.JobStatus{core.JobPending}
-		f.DueFrom, f.DueTo = from, &to
-		t := timeline{ID: id, Title: title}
-		var err error
-		if t.Total, err = s.store.CountJobs(ctx, f); err != nil {
-			return t, fmt.Errorf("counting jobs due: %w", err)
+func (l jobLists) row(j core.JobRow) jobRowItem { return l.s.jobRow(j, l.now, l.back) }
+
+// filtered fills v's one list of v.Status, a page of it.
+func (l jobLists) filtered(ctx context.Context, r *http.Request, v *jobsView) error {
+	v.Filtered = true
+	v.Page = 1
+	if p := r.URL.Query().Get("page"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return pageError{http.StatusBadRequest, "The page number must be a positive integer."}
 		}
-		f.Limit = timelineShown
-		rows, err := s.store.JobsAcross(ctx, f)
-		if err != nil {
-			return t, fmt.Errorf("listing jobs due: %w", err)
-		}
-		for _, j := range rows {
-			t.Jobs = append(t.Jobs, row(j))
-		}
-		t.Hidden = max(t.Total-int64(len(rows)), 0)
-		t.Chart = newTimelineChart(id+"-chart", rows, start, span, now, s.loc)
-		return t, nil
+		v.Page = n
 	}
-	day, err := window("due-day", "Overdue and due in the next 24 hours", nil, dayEnd, 24*time.Hour, now)
+	f := l.base
+	f.Statuses = []core.JobStatus{core.JobStatus(v.Status)}
+	// What is done is listed by when it was done, newest first; what
+	// is to come by when it is due.
+	f.Recent = v.Status != string(core.JobPending) && v.Status != string(core.JobSending)
+	total, err := l.s.store.CountJobs(ctx, f)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("counting jobs: %w", err)
+	}
+	v.Total = total
+	f.Limit, f.Offset = jobsPerPage+1, (v.Page-1)*jobsPerPage
+	rows, err := l.s.store.JobsAcross(ctx, f)
+	if err != nil {
+		return fmt.Errorf("listing jobs: %w", err)
+	}
+	if len(rows) > jobsPerPage {
+		rows = rows[:jobsPerPage]
+		v.Next = pagePath(r) + "?" + filterQuery(v.Status, v.Platform, v.Page+1)
+	}
+	if v.Page > 1 {
+		v.Prev = pagePath(r) + "?" + filterQuery(v.Status, v.Platform, v.Page-1)
+	}
+	for _, j := range rows {
+		v.List = append(v.List, l.row(j))
+	}
+	return nil
+}
+
+// timeline fills v's timeline: what is due within a day and within a
+// week, the recurring jobs, and what was recently sent or failed.
+func (l jobLists) timeline(ctx context.Context, v *jobsView) error {
+	dayEnd, weekEnd := l.now.Add(24*time.Hour), l.now.Add(7*24*time.Hour)
+	day, err := l.window(ctx, "due-day", "Overdue and due in the next 24 hours", nil, dayEnd, 24*time.Hour)
+	if err != nil {
+		return err
 	}
 	// After the first day: a job due exactly at its end is in the first.
 	after := dayEnd.Add(time.Nanosecond)
-	week, err := window("due-week", "Due in 1 to 7 days", &after, weekEnd, 7*24*time.Hour, now)
+	week, err := l.window(ctx, "due-week", "Due in 1 to 7 days", &after, weekEnd, 7*24*time.Hour)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v.Windows = []timeline{day, week}
 
-	rec := base
+	rec := l.base
 	rec.Statuses = []core.JobStatus{core.JobPending, core.JobSending}
 	rec.Kinds = []core.JobKind{core.JobAgentTurn}
 	rec.Limit = timelineShown
-	rows, err := s.store.JobsAcross(ctx, rec)
+	rows, err := l.s.store.JobsAcross(ctx, rec)
 	if err != nil {
-		return nil, fmt.Errorf("listing recurring jobs: %w", err)
+		return fmt.Errorf("listing recurring jobs: %w", err)
 	}
 	for _, j := range rows {
 		if j.Recurrence != "" {
-			v.Recurring = append(v.Recurring, row(j))
+			v.Recurring = append(v.Recurring, l.row(j))
 		}
 	}
 
-	recent := base
+	recent := l.base
 	recent.Statuses = []core.JobStatus{core.JobSent, core.JobFailed}
 	recent.Recent, recent.Limit = true, recentJobsShown
-	if rows, err = s.store.JobsAcross(ctx, recent); err != nil {
-		return nil, fmt.Errorf("listing recent jobs: %w", err)
+	if rows, err = l.s.store.JobsAcross(ctx, recent); err != nil {
+		return fmt.Errorf("listing recent jobs: %w", err)
 	}
 	for _, j := range rows {
-		v.Recent = append(v.Recent, row(j))
+		v.Recent = append(v.Recent, l.row(j))
 	}
-	return v, nil
+	return nil
+}
+
+// window is the pending jobs due from from (nil: overdue ones too) to to,
+// charted over span from now.
+func (l jobLists) window(ctx context.Context, id, title string, from *time.Time, to time.Time, span time.Duration) (timeline, error) {
+	f := l.base
+	f.Statuses = []core.JobStatus{core.JobPending}
+	f.DueFrom, f.DueTo = from, &to
+	t := timeline{ID: id, Title: title}
+	var err error
+	if t.Total, err = l.s.store.CountJobs(ctx, f); err != nil {
+		return t, fmt.Errorf("counting jobs due: %w", err)
+	}
+	f.Limit = timelineShown
+	rows, err := l.s.store.JobsAcross(ctx, f)
+	if err != nil {
+		return t, fmt.Errorf("listing jobs due: %w", err)
+	}
+	for _, j := range rows {
+		t.Jobs = append(t.Jobs, l.row(j))
+	}
+	t.Hidden = max(t.Total-int64(len(rows)), 0)
+	t.Chart = newTimelineChart(id+"-chart", rows, l.now, span, l.now, l.s.loc)
+	return t, nil
 }
 
 // filterQuery is the jobs page's query for a filter (page 0: none).

@@ -98,8 +98,8 @@ const streamWriteTimeout = 10 * time.Second
 func (s *Console) stream(p *pageDef) sessionHandler {
 	return func(w http.ResponseWriter, r *http.Request, sess session) {
 		ctx := r.Context()
-		cache := newRunCache()
-		v, err := p.build(s, ctx, r, cache)
+		ls := &liveStream{s: s, p: p, r: r, csrf: sess.csrf, w: w, rc: http.NewResponseController(w), cache: newRunCache()}
+		v, err := p.build(s, ctx, r, ls.cache)
 		if err != nil {
 			s.pageFailed(w, r, err)
 			return
@@ -107,85 +107,127 @@ func (s *Console) stream(p *pageDef) sessionHandler {
 		// The sections' forms carry the session's CSRF token, as the
 		// page's do.
 		v.frame().CSRF = sess.csrf
-		have := r.Header.Get("Last-Event-ID")
-		if have == "" {
-			have = r.URL.Query().Get("v")
+		ls.v = v
+		ls.have = r.Header.Get("Last-Event-ID")
+		if ls.have == "" {
+			ls.have = r.URL.Query().Get("v")
 		}
-		rc := http.NewResponseController(w)
 		hdr := w.Header()
 		hdr.Set("Content-Type", "text/event-stream")
 		hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 		w.WriteHeader(http.StatusOK)
-		write := func(frame string) bool {
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) // unsupported: keep the server's
-			if _, err := io.WriteString(w, frame); err != nil {
-				return false
-			}
-			return rc.Flush() == nil
-		}
 		// The first frame says the stream is live (tests wait for it);
 		// retry: how long the browser waits before reconnecting.
-		if !write(": connected\nretry: 3000\n\n") {
+		if !ls.write(": connected\nretry: 3000\n\n") {
 			return
 		}
-		lastWrite := s.clock.Now()
-		for {
-			if v != nil {
-				sections, version, err := s.liveSections(p, v)
-				if err != nil {
-					s.log.Error("console: rendering live sections", "page", p.name, "err", err)
-				} else if version != have {
-					data, err := json.Marshal(map[string]any{"sections": sections})
-					if err != nil {
-						s.log.Error("console: encoding live sections", "err", err)
-					} else if !write("id: " + version + "\nevent: update\ndata: " + string(data) + "\n\n") {
-						return
-					}
-					have, lastWrite = version, s.clock.Now()
-				}
-			}
-			t := s.clock.NewTimer(s.liveEvery)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-s.done:
-				t.Stop()
-				return
-			case <-t.C():
-			}
-			if _, err := s.session(r); err != nil {
-				// Expired or logged out: the page says to log in again. A
-				// store that cannot say ends the stream only; the page
-				// reconnects.
-				if errors.Is(err, errNoSession) {
-					write("event: expired\ndata: {}\n\n")
-				}
-				return
-			}
-			if now := s.clock.Now(); now.Sub(lastWrite) >= pingEvery {
-				if !write(": ping\n\n") {
-					return
-				}
-				lastWrite = now
-			}
-			next, err := p.build(s, ctx, r, cache)
-			var pe pageError
-			switch {
-			case errors.As(err, &pe) && pe.code == http.StatusNotFound:
-				write("event: gone\ndata: {}\n\n")
-				return
-			case err != nil:
-				if ctx.Err() == nil {
-					s.log.Error("console: live update", "page", p.name, "err", err)
-				}
-				v = nil // nothing to send this time; try again on the next tick
-			default:
-				v = next
-				v.frame().CSRF = sess.csrf
-			}
+		ls.lastWrite = s.clock.Now()
+		// Send what changed, wait a tick, build again: until the browser,
+		// the session or what the page shows is gone.
+		for ls.sendChanges() && ls.tick(ctx) && ls.rebuild(ctx) {
 		}
 	}
+}
+
+// liveStream is one browser's stream of a page's live updates.
+type liveStream struct {
+	s     *Console
+	p     *pageDef
+	r     *http.Request
+	csrf  string
+	w     http.ResponseWriter
+	rc    *http.ResponseController
+	cache *runCache
+	// v is the page as last built; nil when the last build failed.
+	v framed
+	// have is the version of the sections the browser has.
+	have      string
+	lastWrite time.Time
+}
+
+// write sends frame, false when the browser is gone.
+func (ls *liveStream) write(frame string) bool {
+	_ = ls.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) // unsupported: keep the server's
+	if _, err := io.WriteString(ls.w, frame); err != nil {
+		return false
+	}
+	return ls.rc.Flush() == nil
+}
+
+// sendChanges sends the live sections when they differ from the
+// browser's; false when the browser is gone.
+func (ls *liveStream) sendChanges() bool {
+	if ls.v == nil {
+		return true
+	}
+	sections, version, err := ls.s.liveSections(ls.p, ls.v)
+	if err != nil {
+		ls.s.log.Error("console: rendering live sections", "page", ls.p.name, "err", err)
+		return true
+	}
+	if version == ls.have {
+		return true
+	}
+	data, err := json.Marshal(map[string]any{"sections": sections})
+	if err != nil {
+		ls.s.log.Error("console: encoding live sections", "err", err)
+	} else if !ls.write("id: " + version + "\nevent: update\ndata: " + string(data) + "\n\n") {
+		return false
+	}
+	ls.have, ls.lastWrite = version, ls.s.clock.Now()
+	return true
+}
+
+// tick waits for the next update, checks the session is still open and
+// pings a quiet stream; false when the stream ends.
+func (ls *liveStream) tick(ctx context.Context) bool {
+	s := ls.s
+	t := s.clock.NewTimer(s.liveEvery)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	case <-s.done:
+		t.Stop()
+		return false
+	case <-t.C():
+	}
+	if _, err := s.session(ls.r); err != nil {
+		// Expired or logged out: the page says to log in again. A
+		// store that cannot say ends the stream only; the page
+		// reconnects.
+		if errors.Is(err, errNoSession) {
+			ls.write("event: expired\ndata: {}\n\n")
+		}
+		return false
+	}
+	if now := s.clock.Now(); now.Sub(ls.lastWrite) >= pingEvery {
+		if !ls.write(": ping\n\n") {
+			return false
+		}
+		ls.lastWrite = now
+	}
+	return true
+}
+
+// rebuild builds the page again; false when what it shows is gone.
+func (ls *liveStream) rebuild(ctx context.Context) bool {
+	next, err := ls.p.build(ls.s, ctx, ls.r, ls.cache)
+	var pe pageError
+	switch {
+	case errors.As(err, &pe) && pe.code == http.StatusNotFound:
+		ls.write("event: gone\ndata: {}\n\n")
+		return false
+	case err != nil:
+		if ctx.Err() == nil {
+			ls.s.log.Error("console: live update", "page", ls.p.name, "err", err)
+		}
+		ls.v = nil // nothing to send this time; try again on the next tick
+	default:
+		ls.v = next
+		ls.v.frame().CSRF = ls.csrf
+	}
+	return true
 }
 
 //go:embed static/console.js

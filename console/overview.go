@@ -77,70 +77,109 @@ func (s *Console) buildOverview(ctx context.Context, _ *http.Request, _ *runCach
 	now := s.clock.Now()
 	v := &overviewView{Zone: s.loc.String(), Now: now.In(s.loc).Format(timeLayout)}
 	if s.health != nil {
-		v.Status = "ok"
-		for _, c := range s.health(ctx) {
-			it := componentItem{Name: c.Name, State: c.State, Error: c.Error, Decides: c.Decides, Class: healthClass(c.State)}
-			if c.Error != "" {
-				// "down: refused" with the error "refused": the badge
-				// says down, the error column why.
-				it.State = strings.TrimSuffix(c.State, ": "+c.Error)
-			}
-			if !c.Since.IsZero() {
-				it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + ago(c.Since, now) + ")"
-			}
-			if c.Decides && !c.Healthy() {
-				v.Status = "unhealthy"
-			}
-			v.Components = append(v.Components, it)
-		}
+		v.Status, v.Components = s.components(ctx, now)
 	}
-
-	hourSince := now.Truncate(5 * time.Minute).Add(-55 * time.Minute)
-	hour, err := s.store.Activity(ctx, hourSince, now, 5*time.Minute)
-	if err != nil {
-		return nil, fmt.Errorf("reading the last hour's activity: %w", err)
+	var err error
+	if v.HourChart, v.DayChart, err = s.activityCharts(ctx, now); err != nil {
+		return nil, err
 	}
-	v.HourChart = newActivityChart("chart-hour", "The last hour", hour, hourSince, 5*time.Minute, 12, 3, s.loc)
-	daySince := now.Truncate(time.Hour).Add(-23 * time.Hour)
-	day, err := s.store.Activity(ctx, daySince, now, time.Hour)
-	if err != nil {
-		return nil, fmt.Errorf("reading the last day's activity: %w", err)
-	}
-	v.DayChart = newActivityChart("chart-day", "The last 24 hours", day, daySince, time.Hour, 24, 4, s.loc)
-
 	if v.Failures, err = s.failures(ctx, now); err != nil {
 		return nil, err
 	}
 	if v.Limits, err = s.buildLimits(ctx, now); err != nil {
 		return nil, err
 	}
+	if v.Tokens, err = s.tokens(ctx, now); err != nil {
+		return nil, err
+	}
+	if v.Pending, v.Next, err = s.pendingJobs(ctx, now); err != nil {
+		return nil, err
+	}
+	if v.Recent, err = s.recentConversations(ctx, now); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
 
+// components are /healthz's components and its status.
+func (s *Console) components(ctx context.Context, now time.Time) (string, []componentItem) {
+	status := "ok"
+	var out []componentItem
+	for _, c := range s.health(ctx) {
+		it := componentItem{Name: c.Name, State: c.State, Error: c.Error, Decides: c.Decides, Class: healthClass(c.State)}
+		if c.Error != "" {
+			// "down: refused" with the error "refused": the badge
+			// says down, the error column why.
+			it.State = strings.TrimSuffix(c.State, ": "+c.Error)
+		}
+		if !c.Since.IsZero() {
+			it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + ago(c.Since, now) + ")"
+		}
+		if c.Decides && !c.Healthy() {
+			status = "unhealthy"
+		}
+		out = append(out, it)
+	}
+	return status, out
+}
+
+// activityCharts are the last hour's activity in five-minute bars and the
+// last day's in hourly ones.
+func (s *Console) activityCharts(ctx context.Context, now time.Time) (hourChart, dayChart activityChart, err error) {
+	hourSince := now.Truncate(5 * time.Minute).Add(-55 * time.Minute)
+	hour, err := s.store.Activity(ctx, hourSince, now, 5*time.Minute)
+	if err != nil {
+		return hourChart, dayChart, fmt.Errorf("reading the last hour's activity: %w", err)
+	}
+	hourChart = newActivityChart("chart-hour", "The last hour", hour, hourSince, 5*time.Minute, 12, 3, s.loc)
+	daySince := now.Truncate(time.Hour).Add(-23 * time.Hour)
+	day, err := s.store.Activity(ctx, daySince, now, time.Hour)
+	if err != nil {
+		return hourChart, dayChart, fmt.Errorf("reading the last day's activity: %w", err)
+	}
+	dayChart = newActivityChart("chart-day", "The last 24 hours", day, daySince, time.Hour, 24, 4, s.loc)
+	return hourChart, dayChart, nil
+}
+
+// tokens are the tokens used on each of the last tokenDays days.
+func (s *Console) tokens(ctx context.Context, now time.Time) (tokenTable, error) {
 	y, m, d := now.In(s.loc).Date()
 	tokensSince := time.Date(y, m, d-(tokenDays-1), 0, 0, 0, 0, s.loc)
 	days, err := s.store.TokensByDay(ctx, tokensSince, s.loc)
 	if err != nil {
-		return nil, fmt.Errorf("reading token usage: %w", err)
+		return tokenTable{}, fmt.Errorf("reading token usage: %w", err)
 	}
-	v.Tokens = newTokenTable(days, s.prices)
+	return newTokenTable(days, s.prices), nil
+}
 
+// pendingJobs is how many jobs are pending and the next one due (nil:
+// none).
+func (s *Console) pendingJobs(ctx context.Context, now time.Time) (int64, *jobRowItem, error) {
 	pending := core.JobFilter{Statuses: []core.JobStatus{core.JobPending}}
-	if v.Pending, err = s.store.CountJobs(ctx, pending); err != nil {
-		return nil, fmt.Errorf("counting pending jobs: %w", err)
+	n, err := s.store.CountJobs(ctx, pending)
+	if err != nil {
+		return 0, nil, fmt.Errorf("counting pending jobs: %w", err)
 	}
 	pending.Limit = 1
 	next, err := s.store.JobsAcross(ctx, pending)
 	if err != nil {
-		return nil, fmt.Errorf("reading the next job: %w", err)
+		return 0, nil, fmt.Errorf("reading the next job: %w", err)
 	}
-	if len(next) > 0 {
-		it := s.jobRow(next[0], now, "")
-		v.Next = &it
+	if len(next) == 0 {
+		return n, nil, nil
 	}
+	it := s.jobRow(next[0], now, "")
+	return n, &it, nil
+}
 
+// recentConversations are the recentShown conversations active last, each
+// with its last message.
+func (s *Console) recentConversations(ctx context.Context, now time.Time) ([]conversationItem, error) {
 	convs, err := s.store.ConversationsByActivity(ctx, recentShown, 0)
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations: %w", err)
 	}
+	var out []conversationItem
 	for _, c := range convs {
 		it := conversationRow(c)
 		if c.LastMessageAt != nil {
@@ -153,9 +192,9 @@ func (s *Console) buildOverview(ctx context.Context, _ *http.Request, _ *runCach
 		if len(last) > 0 {
 			it.Last, it.LastRole = messagePreview(last[0]), string(last[0].Role)
 		}
-		v.Recent = append(v.Recent, it)
+		out = append(out, it)
 	}
-	return v, nil
+	return out, nil
 }
 
 // healthClass is how a state is shown: ok, failing, or unknown for a

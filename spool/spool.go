@@ -384,101 +384,155 @@ func retryable(err error) bool {
 // next fails.
 func (s *Spool) drain() {
 	defer close(s.drained)
-	wait := s.cfg.RetryMin
-	handed, tries := 0, 0
-	var failingSince, logged time.Time
+	d := &drainer{s: s, wait: s.cfg.RetryMin}
+	// One message at a time, each time the spool is ready, until it stops.
+	for s.waitReady() && d.next() {
+	}
+}
+
+// waitReady waits until the spool holds messages and no conversation's
+// goroutine holds any; false when the spool stops.
+func (s *Spool) waitReady() bool {
 	for {
 		s.mu.Lock()
 		ready := s.spooling && len(s.queues) == 0
-		idle := !s.spooling
 		s.mu.Unlock()
-		if idle || !ready {
-			select {
-			case <-s.ctx.Done():
-				return
-			case <-s.changed:
-				continue
-			}
+		if ready {
+			return true
 		}
-		s.mu.Lock()
-		if !s.file.pending() {
-			// Everything is in the store: back to handing over directly.
-			err := s.file.reset()
-			if err == nil {
-				s.spooling, s.full, s.fileErr, s.cause = false, false, nil, nil
-			} else {
-				s.fileFailedLocked(err)
-			}
-			s.mu.Unlock()
-			if err != nil {
-				s.log.Error("emptying the inbound spool", "err", err)
-				if !s.sleep(wait) {
-					return
-				}
-				wait = s.retry().Next(wait)
-				continue
-			}
-			if handed > 0 {
-				s.log.Info("the store is back: every spooled message was handed to the core", "messages", handed)
-			}
-			handed, wait = 0, s.cfg.RetryMin
-			continue
-		}
-		msg, next, err := s.file.read(s.file.offset)
-		s.mu.Unlock()
-		if err != nil {
-			s.log.Error("reading the inbound spool", "path", s.file.path, "err", err)
-			if !s.sleep(wait) {
-				return
-			}
-			continue
-		}
-		err = s.hand(msg)
-		if err != nil && s.ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			if failingSince.IsZero() {
-				failingSince = time.Now()
-			}
-			if !retryable(err) {
-				tries++
-			}
-			if retryable(err) || tries < poisonAttempts || !s.storeUp() {
-				s.log.Debug("the store still cannot take a spooled message", "retry_in", wait, "err", err)
-				if now := time.Now(); now.Sub(logged) > logEvery && now.Sub(failingSince) > logEvery {
-					logged = now
-					s.log.Warn("the store still cannot take the spooled messages; they are kept and tried again",
-						"path", s.file.path, "bytes", s.State().Bytes, "for", now.Sub(failingSince).Round(time.Second), "err", err)
-				}
-				if !s.sleep(wait) {
-					return
-				}
-				wait = s.retry().Next(wait)
-				continue
-			}
-			s.log.Error("giving up a spooled message the store keeps refusing while it takes writes",
-				"platform", msg.Platform, "thread", msg.ChannelThreadID, "platform_message_id", msg.PlatformMessageID, "err", err)
-		} else {
-			handed++
-		}
-		tries, wait, failingSince = 0, s.cfg.RetryMin, time.Time{}
-		s.mu.Lock()
-		err = s.file.taken(next)
-		if err != nil {
-			s.fileFailedLocked(err)
-		}
-		s.mu.Unlock()
-		if err != nil {
-			// The message is handed over again after the wait; the
-			// store drops it as a redelivery.
-			s.log.Error("recording the inbound spool's progress", "err", err)
-			if !s.sleep(wait) {
-				return
-			}
-			wait = s.retry().Next(wait)
+		select {
+		case <-s.ctx.Done():
+			return false
+		case <-s.changed:
 		}
 	}
+}
+
+// drainer is drain's state from one message to the next.
+type drainer struct {
+	s    *Spool
+	wait time.Duration // before the next try
+	// handed counts the messages handed over since the spool last emptied.
+	handed int
+	// tries counts the oldest message's refusals that were not the store
+	// being unavailable.
+	tries int
+	// failingSince is when the store began refusing the oldest message;
+	// logged when that was last logged as a warning.
+	failingSince, logged time.Time
+}
+
+// next hands the oldest message over, or empties the file when it holds
+// none; false when the spool stops.
+func (d *drainer) next() bool {
+	s := d.s
+	s.mu.Lock()
+	if !s.file.pending() {
+		err := s.resetLocked()
+		s.mu.Unlock()
+		return d.emptied(err)
+	}
+	msg, next, err := s.file.read(s.file.offset)
+	s.mu.Unlock()
+	if err != nil {
+		s.log.Error("reading the inbound spool", "path", s.file.path, "err", err)
+		return s.sleep(d.wait)
+	}
+	err = s.hand(msg)
+	switch {
+	case err != nil && s.ctx.Err() != nil:
+		return false
+	case err != nil && d.keep(err):
+		return d.retryLater(err)
+	case err != nil:
+		s.log.Error("giving up a spooled message the store keeps refusing while it takes writes",
+			"platform", msg.Platform, "thread", msg.ChannelThreadID, "platform_message_id", msg.PlatformMessageID, "err", err)
+	default:
+		d.handed++
+	}
+	d.tries, d.wait, d.failingSince = 0, s.cfg.RetryMin, time.Time{}
+	return d.taken(next)
+}
+
+// resetLocked empties the file once everything in it is in the store:
+// back to handing over directly.
+func (s *Spool) resetLocked() error {
+	err := s.file.reset()
+	if err == nil {
+		s.spooling, s.full, s.fileErr, s.cause = false, false, nil, nil
+	} else {
+		s.fileFailedLocked(err)
+	}
+	return err
+}
+
+// emptied follows the file's reset (err: it failed, and is tried again
+// after the wait).
+func (d *drainer) emptied(err error) bool {
+	s := d.s
+	if err != nil {
+		s.log.Error("emptying the inbound spool", "err", err)
+		return d.backOff()
+	}
+	if d.handed > 0 {
+		s.log.Info("the store is back: every spooled message was handed to the core", "messages", d.handed)
+	}
+	d.handed, d.wait = 0, s.cfg.RetryMin
+	return true
+}
+
+// keep reports whether a message the store refused with err is kept and
+// tried again: while the store is unavailable, always; else for
+// poisonAttempts tries, and past them while the store takes no writes.
+func (d *drainer) keep(err error) bool {
+	if d.failingSince.IsZero() {
+		d.failingSince = time.Now()
+	}
+	if !retryable(err) {
+		d.tries++
+	}
+	return retryable(err) || d.tries < poisonAttempts || !d.s.storeUp()
+}
+
+// retryLater waits to hand the oldest message over again, warning now
+// and then while the store keeps refusing.
+func (d *drainer) retryLater(err error) bool {
+	s := d.s
+	s.log.Debug("the store still cannot take a spooled message", "retry_in", d.wait, "err", err)
+	if now := time.Now(); now.Sub(d.logged) > logEvery && now.Sub(d.failingSince) > logEvery {
+		d.logged = now
+		s.log.Warn("the store still cannot take the spooled messages; they are kept and tried again",
+			"path", s.file.path, "bytes", s.State().Bytes, "for", now.Sub(d.failingSince).Round(time.Second), "err", err)
+	}
+	return d.backOff()
+}
+
+// taken records that the oldest message is done with, next being where
+// the one after it starts.
+func (d *drainer) taken(next int64) bool {
+	s := d.s
+	s.mu.Lock()
+	err := s.file.taken(next)
+	if err != nil {
+		s.fileFailedLocked(err)
+	}
+	s.mu.Unlock()
+	if err == nil {
+		return true
+	}
+	// The message is handed over again after the wait; the store drops
+	// it as a redelivery.
+	s.log.Error("recording the inbound spool's progress", "err", err)
+	return d.backOff()
+}
+
+// backOff sleeps the wait, then lengthens it; false when the spool stops.
+func (d *drainer) backOff() bool {
+	if !d.s.sleep(d.wait) {
+		return false
+	}
+	d.wait = d.s.retry().Next(d.wait)
+	return true
 }
 
 // storeUp reports whether the store takes writes, by its probe (false

@@ -49,133 +49,157 @@ func (c *Config) Validate() error {
 	return joinErrors(errs)
 }
 
-// problems lists invalid values in field order.
+// problems lists invalid values in field order (the sections' checks
+// below keep it, so that Validate's errors always come in one order).
 func (c *Config) problems() []problem {
-	var ps []problem
-	add := func(key, msg string, got any) {
-		p := problem{key: key, msg: msg}
-		switch got := got.(type) {
-		case nil:
-		case string:
-			p.got = strconv.Quote(got)
-		default:
-			p.got = fmt.Sprint(got)
-		}
-		ps = append(ps, p)
-	}
-	oneOf := func(key, got string, allowed ...string) {
-		if !slices.Contains(allowed, got) {
-			add(key, "must be "+orList(allowed), got)
+	var l problemList
+	c.storeProblems(&l)
+	c.llmProblems(&l)
+	c.botProblems(&l)
+	c.runsProblems(&l)
+	c.schedulerProblems(&l)
+	c.intakeProblems(&l)
+	c.mcpProblems(l.add)
+	for _, model := range slices.Sorted(maps.Keys(c.Console.Prices)) {
+		p := c.Console.Prices[model]
+		if p.Prompt < 0 || p.Completion < 0 {
+			l.add("console.prices."+model, "prices must not be negative", fmt.Sprintf("prompt %g, completion %g", p.Prompt, p.Completion))
 		}
 	}
+	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
+		l.add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
+	}
+	c.httpProblems(l.add)
+	l.oneOf("log.format", c.Log.Format, "text", "json")
+	l.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	return l.ps
+}
 
-	oneOf("store.driver", c.Store.Driver, "sqlite", "postgres")
+// problemList collects problems in the order they are found.
+type problemList struct{ ps []problem }
+
+// add is a problem with key, got shown quoted when a string.
+func (l *problemList) add(key, msg string, got any) {
+	p := problem{key: key, msg: msg}
+	switch got := got.(type) {
+	case nil:
+	case string:
+		p.got = strconv.Quote(got)
+	default:
+		p.got = fmt.Sprint(got)
+	}
+	l.ps = append(l.ps, p)
+}
+
+// oneOf is a problem unless got is one of allowed.
+func (l *problemList) oneOf(key, got string, allowed ...string) {
+	if !slices.Contains(allowed, got) {
+		l.add(key, "must be "+orList(allowed), got)
+	}
+}
+
+func (c *Config) storeProblems(l *problemList) {
+	l.oneOf("store.driver", c.Store.Driver, "sqlite", "postgres")
 	if c.Store.DSN == "" {
-		add("store.dsn", "must not be empty", nil)
+		l.add("store.dsn", "must not be empty", nil)
 	}
+}
 
+func (c *Config) llmProblems(l *problemList) {
 	if u, err := url.Parse(c.LLM.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		add("llm.base_url", "must be an absolute http or https URL", c.LLM.BaseURL)
+		l.add("llm.base_url", "must be an absolute http or https URL", c.LLM.BaseURL)
 	}
 	if c.LLM.Model == "" {
-		add("llm.model", "must not be empty", nil)
+		l.add("llm.model", "must not be empty", nil)
 	}
-	positive(add, "llm.timeout", c.LLM.Timeout)
-	between(add, "llm.max_tool_rounds", c.LLM.MaxToolRounds, 1, 32)
-	between(add, "llm.max_retries", c.LLM.MaxRetries, 0, 10)
-	between(add, "llm.max_tokens", c.LLM.MaxTokens, 16, 1<<20)
-	notNegativeCount(add, "llm.max_concurrency", c.LLM.MaxConcurrency)
-	notNegativeCount(add, "llm.requests_per_minute", c.LLM.RequestsPerMinute)
-	notNegativeCount(add, "llm.tokens_per_minute", c.LLM.TokensPerMinute)
+	positive(l.add, "llm.timeout", c.LLM.Timeout)
+	between(l.add, "llm.max_tool_rounds", c.LLM.MaxToolRounds, 1, 32)
+	between(l.add, "llm.max_retries", c.LLM.MaxRetries, 0, 10)
+	between(l.add, "llm.max_tokens", c.LLM.MaxTokens, 16, 1<<20)
+	notNegativeCount(l.add, "llm.max_concurrency", c.LLM.MaxConcurrency)
+	notNegativeCount(l.add, "llm.requests_per_minute", c.LLM.RequestsPerMinute)
+	notNegativeCount(l.add, "llm.tokens_per_minute", c.LLM.TokensPerMinute)
+}
 
+func (c *Config) botProblems(l *problemList) {
 	if _, err := time.LoadLocation(c.Bot.Timezone); err != nil {
-		ps = append(ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
+		l.ps = append(l.ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
 	}
 	for i, u := range c.Bot.AllowUsers {
 		if !isUserID(u) {
-			add(indexPath("bot.allow_users", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
+			l.add(indexPath("bot.allow_users", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
 		}
 	}
-	notNegativeCount(add, "bot.limits.messages_per_minute", c.Bot.Limits.MessagesPerMinute)
-	notNegativeCount(add, "bot.limits.turns_per_day", c.Bot.Limits.TurnsPerDay)
-	notNegativeCount(add, "bot.limits.tokens_per_day", c.Bot.Limits.TokensPerDay)
+	notNegativeCount(l.add, "bot.limits.messages_per_minute", c.Bot.Limits.MessagesPerMinute)
+	notNegativeCount(l.add, "bot.limits.turns_per_day", c.Bot.Limits.TurnsPerDay)
+	notNegativeCount(l.add, "bot.limits.tokens_per_day", c.Bot.Limits.TokensPerDay)
 	for i, u := range c.Bot.Limits.Exempt {
 		if !isUserID(u) {
-			add(indexPath("bot.limits.exempt", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
+			l.add(indexPath("bot.limits.exempt", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
 		}
 	}
 	if strings.TrimSpace(c.Bot.FailureMessage) == "" {
-		add("bot.failure_message", "must not be empty", nil)
+		l.add("bot.failure_message", "must not be empty", nil)
 	}
 	if strings.TrimSpace(c.Bot.BusyMessage) == "" {
-		add("bot.busy_message", "must not be empty", nil)
+		l.add("bot.busy_message", "must not be empty", nil)
 	}
+}
 
-	notNegative(add, "runs.debounce", c.Runs.Debounce)
-	oneOf("runs.during_generation", c.Runs.DuringGeneration, "reject", "queue", "restart")
-	positive(add, "runs.stale_after", c.Runs.StaleAfter)
+func (c *Config) runsProblems(l *problemList) {
+	notNegative(l.add, "runs.debounce", c.Runs.Debounce)
+	l.oneOf("runs.during_generation", c.Runs.DuringGeneration, "reject", "queue", "restart")
+	positive(l.add, "runs.stale_after", c.Runs.StaleAfter)
 	if c.Runs.Workers != nil {
-		add("runs.workers", "is no longer used: turns waiting on the model hold no worker; "+
+		l.add("runs.workers", "is no longer used: turns waiting on the model hold no worker; "+
 			"bound model requests in flight with llm.max_concurrency (default 256) and remove runs.workers", nil)
 	}
 	switch {
 	case c.Runs.TurnTimeout <= 0:
-		add("runs.turn_timeout", "must be greater than 0", c.Runs.TurnTimeout)
+		l.add("runs.turn_timeout", "must be greater than 0", c.Runs.TurnTimeout)
 	case c.LLM.Timeout > 0 && c.Runs.TurnTimeout <= c.LLM.Timeout:
 		// A turn makes at least one model call, often several.
-		ps = append(ps, problem{key: "runs.turn_timeout", lineOf: "llm.timeout",
+		l.ps = append(l.ps, problem{key: "runs.turn_timeout", lineOf: "llm.timeout",
 			msg: fmt.Sprintf("must be longer than llm.timeout (%s): a turn makes at least one model call", c.LLM.Timeout),
 			got: c.Runs.TurnTimeout.String()})
 	}
+}
 
-	atLeastOne(add, "scheduler.max_attempts", c.Scheduler.MaxAttempts)
-	notNegative(add, "scheduler.late_grace", c.Scheduler.LateGrace)
-	atLeastOne(add, "scheduler.max_pending_per_conversation", c.Scheduler.MaxPendingPerConversation)
+func (c *Config) schedulerProblems(l *problemList) {
+	atLeastOne(l.add, "scheduler.max_attempts", c.Scheduler.MaxAttempts)
+	notNegative(l.add, "scheduler.late_grace", c.Scheduler.LateGrace)
+	atLeastOne(l.add, "scheduler.max_pending_per_conversation", c.Scheduler.MaxPendingPerConversation)
 	if c.Scheduler.JobLease < time.Second {
-		add("scheduler.job_lease", "must be at least 1s", c.Scheduler.JobLease)
+		l.add("scheduler.job_lease", "must be at least 1s", c.Scheduler.JobLease)
 	}
-	between(add, "scheduler.max_sends_in_doubt", c.Scheduler.MaxSendsInDoubt, 1, 64)
+	between(l.add, "scheduler.max_sends_in_doubt", c.Scheduler.MaxSendsInDoubt, 1, 64)
+}
 
+// intakeProblems checks what takes in users' messages and files: the
+// transcription server, the inbound spool and the media limits.
+func (c *Config) intakeProblems(l *problemList) {
 	if b := c.LLM.Transcription.BaseURL; b != "" {
 		if u, err := url.Parse(b); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("llm.transcription.base_url", "must be an absolute http or https URL, or empty for llm.base_url", b)
+			l.add("llm.transcription.base_url", "must be an absolute http or https URL, or empty for llm.base_url", b)
 		}
 	}
 	if c.Store.Spool.MaxSize < 64<<10 {
-		add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
+		l.add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
 	}
 	if c.Media.MaxBytes < 1 {
-		add("media.max_bytes", "must be at least 1B", c.Media.MaxBytes.String())
+		l.add("media.max_bytes", "must be at least 1B", c.Media.MaxBytes.String())
 	}
-	between(add, "media.max_image_px", c.Media.MaxImagePx, 64, 8192)
-	between(add, "media.max_document_chars", c.Media.MaxDocumentChars, 0, 1<<20)
-	between(add, "media.max_per_turn", c.Media.MaxPerTurn, 0, 100)
-
-	ps = append(ps, c.mcpProblems(add)...)
-	for _, model := range slices.Sorted(maps.Keys(c.Console.Prices)) {
-		p := c.Console.Prices[model]
-		if p.Prompt < 0 || p.Completion < 0 {
-			add("console.prices."+model, "prices must not be negative", fmt.Sprintf("prompt %g, completion %g", p.Prompt, p.Completion))
-		}
-	}
-
-	if _, port, err := net.SplitHostPort(c.HTTP.Listen); err != nil || port == "" {
-		add("http.listen", `must be host:port (e.g. "127.0.0.1:8080")`, c.HTTP.Listen)
-	}
-	c.httpProblems(add)
-
-	oneOf("log.format", c.Log.Format, "text", "json")
-	oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
-	return ps
+	between(l.add, "media.max_image_px", c.Media.MaxImagePx, 64, 8192)
+	between(l.add, "media.max_document_chars", c.Media.MaxDocumentChars, 0, 1<<20)
+	between(l.add, "media.max_per_turn", c.Media.MaxPerTurn, 0, 100)
 }
 
 // mcpNameRE is what a server's name may hold: it is the prefix of its
 // tools' names, which OpenAI limits to [a-zA-Z0-9_-].
 var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
-// mcpProblems checks mcp.servers, in name order. It reports through add
-// and returns nothing of its own (the signature keeps problems' style).
-func (c *Config) mcpProblems(add addFunc) []problem {
+// mcpProblems checks mcp.servers, in name order.
+func (c *Config) mcpProblems(add addFunc) {
 	names := make([]string, 0, len(c.MCP.Servers))
 	for n := range c.MCP.Servers {
 		names = append(names, n)
@@ -212,7 +236,6 @@ func (c *Config) mcpProblems(add addFunc) []problem {
 		}
 		notNegative(add, key+".timeout", s.Timeout)
 	}
-	return nil
 }
 
 type addFunc func(key, msg string, got any)

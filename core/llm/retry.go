@@ -72,53 +72,18 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		actx, cancel := context.WithTimeout(ctx, t.timeout)
 		resp, err := t.base.RoundTrip(r.WithContext(actx))
-
 		if err != nil {
 			cancel()
 			s.release()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			if errors.Is(actx.Err(), context.DeadlineExceeded) {
-				return nil, t.timeoutError()
-			}
-			if attempt >= t.maxRetries || !replayable(req) {
-				return nil, &Error{
-					Message:   fmt.Sprintf("llm: request failed%s: %s", attemptsText(attempt+1), t.redact.clean(err.Error())),
-					Retryable: true,
-					Err:       t.redact.wrap(err),
-					health:    HealthUnreachable,
-				}
-			}
-			delay := t.backoff(attempt)
-			t.log.WarnContext(ctx, "llm: retrying after connection error",
-				"attempt", attempt+1, "delay", delay, "error", t.redact.clean(err.Error()))
-			if err := t.sleep(ctx, delay); err != nil {
+			if err := t.noResponse(ctx, actx, req, attempt, err); err != nil {
 				return nil, err
 			}
 			continue
 		}
 
-		retry := retryableStatus(resp.StatusCode) && attempt < t.maxRetries && replayable(req)
-		var delay time.Duration
-		var fromHeader bool
-		if retry || resp.StatusCode == http.StatusTooManyRequests {
-			delay, fromHeader = t.retryAfter(resp.Header.Get("Retry-After"))
-			if !fromHeader {
-				delay = t.backoff(attempt)
-			}
-		}
+		retry, delay, fromHeader := t.statusRetry(req, resp, attempt)
 		if resp.StatusCode == http.StatusTooManyRequests && delay > 0 {
-			// The server is over its limit for every request of this
-			// client, not just this one: all of them wait until it said.
-			// The limits' clock, which a Transcriber sharing them shares.
-			now := t.lim.now()
-			until := now.Add(delay)
-			waited = until.UnixNano()
-			if t.lim.pause(now, until) {
-				t.log.WarnContext(ctx, "llm: the model server is rate limiting (429): every request waits",
-					"delay", delay, "retry_after", fromHeader)
-			}
+			waited = t.pauseAll(ctx, delay, fromHeader)
 		}
 		if retry {
 			_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
@@ -140,6 +105,59 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		resp.Body = &attemptBody{ReadCloser: resp.Body, ctx: ctx, actx: actx, cancel: cancel, slot: s, t: t}
 		return resp, nil
 	}
+}
+
+// noResponse follows an attempt that got no response (err; actx was the
+// attempt's context): the error to return, or nil once it is time to try
+// again.
+func (t *retryTransport) noResponse(ctx, actx context.Context, req *http.Request, attempt int, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return t.timeoutError()
+	}
+	if attempt >= t.maxRetries || !replayable(req) {
+		return &Error{
+			Message:   fmt.Sprintf("llm: request failed%s: %s", attemptsText(attempt+1), t.redact.clean(err.Error())),
+			Retryable: true,
+			Err:       t.redact.wrap(err),
+			health:    HealthUnreachable,
+		}
+	}
+	delay := t.backoff(attempt)
+	t.log.WarnContext(ctx, "llm: retrying after connection error",
+		"attempt", attempt+1, "delay", delay, "error", t.redact.clean(err.Error()))
+	return t.sleep(ctx, delay)
+}
+
+// statusRetry reports whether resp's status is tried again, and the delay
+// before (for a retry or a 429): the server's Retry-After (fromHeader),
+// else the backoff.
+func (t *retryTransport) statusRetry(req *http.Request, resp *http.Response, attempt int) (retry bool, delay time.Duration, fromHeader bool) {
+	retry = retryableStatus(resp.StatusCode) && attempt < t.maxRetries && replayable(req)
+	if retry || resp.StatusCode == http.StatusTooManyRequests {
+		delay, fromHeader = t.retryAfter(resp.Header.Get("Retry-After"))
+		if !fromHeader {
+			delay = t.backoff(attempt)
+		}
+	}
+	return retry, delay, fromHeader
+}
+
+// pauseAll makes every request of the client wait delay after a 429, and
+// returns when the pause ends (Unix nanoseconds).
+func (t *retryTransport) pauseAll(ctx context.Context, delay time.Duration, fromHeader bool) int64 {
+	// The server is over its limit for every request of this client,
+	// not just this one: all of them wait until it said. The limits'
+	// clock, which a Transcriber sharing them shares.
+	now := t.lim.now()
+	until := now.Add(delay)
+	if t.lim.pause(now, until) {
+		t.log.WarnContext(ctx, "llm: the model server is rate limiting (429): every request waits",
+			"delay", delay, "retry_after", fromHeader)
+	}
+	return until.UnixNano()
 }
 
 // attemptRequest returns the request for an attempt: the original first,

@@ -35,85 +35,115 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 		maxRounds = c.cfg.MaxToolRounds
 	}
 	apiTools := toOpenAITools(req.Tools)
-	msgs := toOpenAIMessages(req.Messages)
 	maxTokens := c.maxTokens(req)
-
-	var res Result
-	// readOnce are the read-once tool results the model has not yet
-	// answered after: msgs index and placeholder.
-	type readOnce struct {
-		at          int
-		placeholder string
-	}
-	var pending []readOnce
+	x := &exchange{c: c, tools: tools, msgs: toOpenAIMessages(req.Messages)}
 	for {
 		offer := apiTools
-		if res.Rounds >= maxRounds {
+		if x.res.Rounds >= maxRounds {
 			offer = nil
 		}
-		resp, err := c.create(ctx, model, msgs, offer, maxTokens)
+		resp, err := c.create(ctx, model, x.msgs, offer, maxTokens)
 		if err != nil {
-			return res, err
+			return x.res, err
 		}
-		for _, p := range pending {
-			msgs[p.at].Content = p.placeholder
-		}
-		pending = pending[:0]
-		res.Usage = res.Usage.Add(fromOpenAIUsage(resp.Usage))
-		res.Model = answeredBy(resp, model)
-		choice := resp.Choices[0]
-		// reply carries no reasoning_content (see fromOpenAIMessage), so
-		// what the model thought never goes back to it in later rounds.
-		reply := fromOpenAIMessage(choice.Message)
-		res.FinishReason = string(choice.FinishReason)
-		res.Reasoning = joinReasoning(res.Reasoning, choice.Message.ReasoningContent)
-
+		x.forgetReadOnce()
+		reply, refusal := x.answered(resp, model)
 		if len(reply.ToolCalls) == 0 || len(offer) == 0 {
 			// A final answer. Tool calls the model made without being
 			// offered tools are dropped: nothing would answer them.
 			reply.ToolCalls = nil
-			res.Content = reply.Content
-			res.Refusal = choice.Message.Refusal
-			res.Appended = append(res.Appended, reply)
-			return res, nil
+			x.res.Content = reply.Content
+			x.res.Refusal = refusal
+			x.res.Appended = append(x.res.Appended, reply)
+			return x.res, nil
 		}
-
-		// Text beside tool calls may hold <think> blocks: they go to the
-		// result's reasoning, not back to the model in the next round.
-		var thought string
-		reply.Content, thought = modeltext.StripReasoning(reply.Content)
-		res.Reasoning = joinReasoning(res.Reasoning, thought)
-		res.Rounds++
-		res.Appended = append(res.Appended, reply)
-		msgs = append(msgs, toOpenAIMessage(reply))
-		var images []Part
-		for _, call := range reply.ToolCalls {
-			if err := ctx.Err(); err != nil {
-				return res, c.canceled(err)
-			}
-			out := c.execute(ctx, tools, call)
-			res.ToolCalls = append(res.ToolCalls, out)
-			toolMsg := Message{Role: RoleTool, Content: out.Result, ToolCallID: call.ID}
-			res.Appended = append(res.Appended, toolMsg)
-			msgs = append(msgs, toOpenAIMessage(toolMsg))
-			if t, ok := tools.find(call.Name); ok && t.Placeholder != nil && !out.IsError {
-				pending = append(pending, readOnce{at: len(msgs) - 1, placeholder: t.Placeholder(json.RawMessage(call.Arguments))})
-			}
-			if len(out.Images) > 0 {
-				images = append(images, Part{Text: fmt.Sprintf("The image(s) %s (call %s) returned:", call.Name, call.ID)})
-				for _, u := range out.Images {
-					images = append(images, Part{ImageURL: u})
-				}
-			}
-		}
-		if len(images) > 0 {
-			// After every tool message of the round: a tool message must
-			// answer its call directly, and holds text only.
-			m := Message{Role: RoleUser, Parts: images}
-			res.Appended = append(res.Appended, m)
-			msgs = append(msgs, toOpenAIMessage(m))
+		if err := x.runTools(ctx, reply); err != nil {
+			return x.res, err
 		}
 	}
+}
+
+// exchange is one Run's conversation with the model: what is sent to it,
+// and the Result so far.
+type exchange struct {
+	c     *Client
+	tools toolSet
+	msgs  []openai.ChatCompletionMessage
+	res   Result
+	// pending are the read-once tool results the model has not yet
+	// answered after.
+	pending []readOnce
+}
+
+// readOnce is a read-once tool result: its msgs index and what replaces
+// it once the model has answered after it.
+type readOnce struct {
+	at          int
+	placeholder string
+}
+
+// forgetReadOnce replaces the read-once results the model has now
+// answered after with their placeholders.
+func (x *exchange) forgetReadOnce() {
+	for _, p := range x.pending {
+		x.msgs[p.at].Content = p.placeholder
+	}
+	x.pending = x.pending[:0]
+}
+
+// answered adds the model's answer to the result (usage, model, finish
+// reason, reasoning) and returns it as a message, with its refusal.
+func (x *exchange) answered(resp openai.ChatCompletionResponse, model string) (Message, string) {
+	x.res.Usage = x.res.Usage.Add(fromOpenAIUsage(resp.Usage))
+	x.res.Model = answeredBy(resp, model)
+	choice := resp.Choices[0]
+	x.res.FinishReason = string(choice.FinishReason)
+	x.res.Reasoning = joinReasoning(x.res.Reasoning, choice.Message.ReasoningContent)
+	// The message carries no reasoning_content (see fromOpenAIMessage), so
+	// what the model thought never goes back to it in later rounds.
+	return fromOpenAIMessage(choice.Message), choice.Message.Refusal
+}
+
+// runTools runs a round of tool calls, reply, and adds it and the tools'
+// results to what goes back to the model. It fails only when ctx ends.
+func (x *exchange) runTools(ctx context.Context, reply Message) error {
+	// Text beside tool calls may hold <think> blocks: they go to the
+	// result's reasoning, not back to the model in the next round.
+	var thought string
+	reply.Content, thought = modeltext.StripReasoning(reply.Content)
+	x.res.Reasoning = joinReasoning(x.res.Reasoning, thought)
+	x.res.Rounds++
+	x.add(reply)
+	var images []Part
+	for _, call := range reply.ToolCalls {
+		if err := ctx.Err(); err != nil {
+			return x.c.canceled(err)
+		}
+		out := x.c.execute(ctx, x.tools, call)
+		x.res.ToolCalls = append(x.res.ToolCalls, out)
+		x.add(Message{Role: RoleTool, Content: out.Result, ToolCallID: call.ID})
+		if t, ok := x.tools.find(call.Name); ok && t.Placeholder != nil && !out.IsError {
+			x.pending = append(x.pending, readOnce{at: len(x.msgs) - 1, placeholder: t.Placeholder(json.RawMessage(call.Arguments))})
+		}
+		if len(out.Images) > 0 {
+			images = append(images, Part{Text: fmt.Sprintf("The image(s) %s (call %s) returned:", call.Name, call.ID)})
+			for _, u := range out.Images {
+				images = append(images, Part{ImageURL: u})
+			}
+		}
+	}
+	if len(images) > 0 {
+		// After every tool message of the round: a tool message must
+		// answer its call directly, and holds text only.
+		x.add(Message{Role: RoleUser, Parts: images})
+	}
+	return nil
+}
+
+// add appends m to the result and to what goes back to the model.
+func (x *exchange) add(m Message) {
+	x.res.Appended = append(x.res.Appended, m)
+	x.msgs = append(x.msgs, toOpenAIMessage(m))
 }
 
 // Complete sends req once without tools (req.Tools is ignored) and returns

@@ -79,79 +79,14 @@ func testClaimOldestFirst(t *testing.T, open Opener) {
 func testConcurrentClaimers(t *testing.T, open Opener) {
 	b := setup(t, open)
 	const convs, perConv, claimers = 4, 8, 3
-	claimAt := b.at(time.Hour)
-
-	var (
-		mu      sync.Mutex
-		claimed = map[int64]string{} // run → owner
-		fail    []string
-	)
-	work := func(owner string, run *core.Run) {
-		// While this claimer holds the run, the database must show no other
-		// running run of its conversation. (An in-memory "active" map would
-		// race: the previous holder's commit lands before it can note it.)
-		others := b.count(t, "runs", "conversation_id = ? AND status = 'running' AND id <> ?", run.ConversationID, run.ID)
-		mu.Lock()
-		if others != 0 {
-			fail = append(fail, fmt.Sprintf("conversation %d: run %d claimed while %d other runs were running", run.ConversationID, run.ID, others))
-		}
-		if prev, ok := claimed[run.ID]; ok {
-			fail = append(fail, fmt.Sprintf("run %d claimed by %s and %s", run.ID, prev, owner))
-		}
-		claimed[run.ID] = owner
-		mu.Unlock()
-
-		err := b.st.CompleteRun(b.ctx, run.ID, owner, core.RunCompletion{
-			Status:   core.RunSucceeded,
-			Messages: []*core.Message{{Role: core.RoleAssistant, Source: core.SourceReply, Content: "ok"}},
-			Now:      claimAt,
-		})
-
-		mu.Lock()
-		if err != nil {
-			fail = append(fail, fmt.Sprintf("completing run %d: %v", run.ID, err))
-		}
-		mu.Unlock()
-	}
-
+	r := &claimRace{b: b, claimAt: b.at(time.Hour), claimed: map[int64]string{}}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for c := range claimers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			owner := fmt.Sprintf("w%d", c)
-			for {
-				// Claimers take one run at a time or, every other one, up
-				// to three in one statement (ClaimRuns).
-				var runs []*core.Run
-				var err error
-				if c%2 == 1 {
-					runs, err = b.st.ClaimRuns(b.ctx, owner, claimAt, 3)
-				} else {
-					var run *core.Run
-					if run, err = b.st.ClaimRun(b.ctx, owner, claimAt); run != nil {
-						runs = append(runs, run)
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					fail = append(fail, fmt.Sprintf("claim: %v", err))
-					mu.Unlock()
-					return
-				}
-				if len(runs) > 0 {
-					for _, run := range runs {
-						work(owner, run)
-					}
-					continue
-				}
-				select {
-				case <-done:
-					return
-				default:
-				}
-			}
+			r.claim(t, c, done)
 		}()
 	}
 	for i := range perConv {
@@ -161,20 +96,96 @@ func testConcurrentClaimers(t *testing.T, open Opener) {
 	}
 	close(done)
 	wg.Wait()
-	require.Empty(t, fail)
+	require.Empty(t, r.fail)
 
 	// Whatever the racing claimers left queued, one claimer drains.
 	for {
-		run, err := b.st.ClaimRun(b.ctx, "drain", claimAt)
+		run, err := b.st.ClaimRun(b.ctx, "drain", r.claimAt)
 		require.NoError(t, err)
 		if run == nil {
 			break
 		}
-		work("drain", run)
+		r.work(t, "drain", run)
 	}
-	require.Empty(t, fail)
+	require.Empty(t, r.fail)
 	require.Equal(t, int64(0), b.count(t, "runs", "status <> 'succeeded'"))
-	require.Equal(t, int64(len(claimed)), b.count(t, "runs", "1 = 1"))
+	require.Equal(t, int64(len(r.claimed)), b.count(t, "runs", "1 = 1"))
+}
+
+// claimRace is testConcurrentClaimers' claimers and what they saw.
+type claimRace struct {
+	b       *testBundle
+	claimAt time.Time
+	mu      sync.Mutex
+	claimed map[int64]string // run → owner
+	fail    []string
+}
+
+func (r *claimRace) failf(format string, args ...any) {
+	r.mu.Lock()
+	r.fail = append(r.fail, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+}
+
+// claim is claimer c: it claims and works runs until done is closed and
+// it finds none.
+func (r *claimRace) claim(t *testing.T, c int, done <-chan struct{}) {
+	owner := fmt.Sprintf("w%d", c)
+	for {
+		// Claimers take one run at a time or, every other one, up
+		// to three in one statement (ClaimRuns).
+		var runs []*core.Run
+		var err error
+		if c%2 == 1 {
+			runs, err = r.b.st.ClaimRuns(r.b.ctx, owner, r.claimAt, 3)
+		} else {
+			var run *core.Run
+			if run, err = r.b.st.ClaimRun(r.b.ctx, owner, r.claimAt); run != nil {
+				runs = append(runs, run)
+			}
+		}
+		if err != nil {
+			r.failf("claim: %v", err)
+			return
+		}
+		if len(runs) > 0 {
+			for _, run := range runs {
+				r.work(t, owner, run)
+			}
+			continue
+		}
+		select {
+		case <-done:
+			return
+		default:
+		}
+	}
+}
+
+// work checks that owner alone holds run, then completes it.
+func (r *claimRace) work(t *testing.T, owner string, run *core.Run) {
+	// While this claimer holds the run, the database must show no other
+	// running run of its conversation. (An in-memory "active" map would
+	// race: the previous holder's commit lands before it can note it.)
+	others := r.b.count(t, "runs", "conversation_id = ? AND status = 'running' AND id <> ?", run.ConversationID, run.ID)
+	if others != 0 {
+		r.failf("conversation %d: run %d claimed while %d other runs were running", run.ConversationID, run.ID, others)
+	}
+	r.mu.Lock()
+	if prev, ok := r.claimed[run.ID]; ok {
+		r.fail = append(r.fail, fmt.Sprintf("run %d claimed by %s and %s", run.ID, prev, owner))
+	}
+	r.claimed[run.ID] = owner
+	r.mu.Unlock()
+
+	err := r.b.st.CompleteRun(r.b.ctx, run.ID, owner, core.RunCompletion{
+		Status:   core.RunSucceeded,
+		Messages: []*core.Message{{Role: core.RoleAssistant, Source: core.SourceReply, Content: "ok"}},
+		Now:      r.claimAt,
+	})
+	if err != nil {
+		r.failf("completing run %d: %v", run.ID, err)
+	}
 }
 
 func testNextRunAfter(t *testing.T, open Opener) {

@@ -7,6 +7,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -24,22 +25,59 @@ type Opener func(t *testing.T) *store.Store
 // open gives it.
 func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 	t.Helper()
-	cases := []struct {
-		name string
-		run  func(t *testing.T, open Opener)
-	}{
+	for _, c := range slices.Concat(messageCases(), runCases(), jobCases(), memoryCases(), consoleCases()) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, open)
+		})
+	}
+}
+
+// storeCase is one case of the suite, named as its subtest.
+type storeCase struct {
+	name string
+	run  func(t *testing.T, open Opener)
+}
+
+// messageCases are the cases of the schema, conversations, their
+// messages and their deletion.
+func messageCases() []storeCase {
+	return []storeCase{
 		{"MigrateTwiceIsNoop", testMigrateTwice},
 		{"MigrateConcurrently", testMigrateConcurrently},
 		{"PendingMigrations", testPendingMigrations},
 		{"PluginMigrations", testPluginMigrations},
 		{"PluginMigrationsConcurrently", testPluginMigrationsConcurrently},
 		{"PluginDatabase", testPluginDatabase},
+		{"OverviewMigration", testOverviewMigration},
 		{"RecordInboundCreatesConversationOnce", testRecordInboundCreatesOnce},
 		{"SetMessageText", testSetMessageText},
 		{"RecordInboundUpdatesNamesKeepsTimeZone", testRecordInboundUpdatesNames},
 		{"SeqGapFreeUnderConcurrentWriters", testSeqConcurrentWriters},
 		{"PlanningReusesQueuedRun", testPlanningReusesQueuedRun},
 		{"RecordInboundWithoutPlan", testRecordInboundWithoutPlan},
+		{"RoutedMessageIdempotencyAndFirstRecord", testRoutedMessageIdempotencyAndFirstRecord},
+		{"RedeliveryStoredOnce", testRedeliveryStoredOnce},
+		{"RepliesWithNULAreKept", testRepliesWithNULAreKept},
+		{"RecentMessagesOrderAndLimit", testRecentMessages},
+		{"AppendMessage", testAppendMessage},
+		{"NotFound", testNotFound},
+		{"TimesUTCMicrosecond", testTimesUTC},
+		{"MetadataRoundTrip", testMetadataRoundTrip},
+		{"DeliveryStates", testDeliveryStates},
+		{"DeleteConversationCascades", testDeleteCascades},
+		{"DeleteBlockedByAutomations", testDeleteBlockedByAutomations},
+		{"DeleteDisabledAutomationsDoNotBlock", testDeleteDisabledAutomationsDoNotBlock},
+		{"DeleteConfirmedTakesEverything", testDeleteConfirmedTakesEverything},
+		{"DeleteUnknownConversation", testDeleteUnknownConversation},
+		{"DeleteRacesAJobInsert", testDeleteRacesAJobInsert},
+	}
+}
+
+// runCases are the cases of runs: claiming, the busy policies,
+// heartbeats, completion and reaping.
+func runCases() []storeCase {
+	return []storeCase{
 		{"ClaimRunNothingDue", testClaimNothingDue},
 		{"ClaimRunFutureRunAfter", testClaimFuture},
 		{"ClaimRunConversationBusy", testClaimConversationBusy},
@@ -63,37 +101,23 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"ReapStaleRuns", testReapStale},
 		{"ReapStaleQueuesALoneTurnOnce", testReapStaleQueuesALoneTurnOnce},
 		{"ReapStaleReadsAnsweredSeq", testReapStaleReadsAnsweredSeq},
-		{"RecentMessagesOrderAndLimit", testRecentMessages},
-		{"AppendMessage", testAppendMessage},
-		{"NotFound", testNotFound},
-		{"TimesUTCMicrosecond", testTimesUTC},
-		{"MetadataRoundTrip", testMetadataRoundTrip},
-		{"DeleteConversationCascades", testDeleteCascades},
-		{"DeleteBlockedByAutomations", testDeleteBlockedByAutomations},
-		{"DeleteDisabledAutomationsDoNotBlock", testDeleteDisabledAutomationsDoNotBlock},
-		{"DeleteConfirmedTakesEverything", testDeleteConfirmedTakesEverything},
-		{"DeleteUnknownConversation", testDeleteUnknownConversation},
-		{"DeleteRacesAJobInsert", testDeleteRacesAJobInsert},
+		{"CommandsAreNotUserTurns", testCommandsAreNotUserTurns},
+		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
+		{"RunModelStored", testRunModelStored},
+	}
+}
+
+// jobCases are the cases of jobs: scheduled messages, recurring turns
+// and proactive messages.
+func jobCases() []storeCase {
+	return []storeCase{
 		{"JobRoundTrip", testJobRoundTrip},
-		{"SessionRecordRoundTrip", testSessionRecordRoundTrip},
-		{"ConversationsList", testConversationsList},
-		{"ConversationsByActivity", testConversationsByActivity},
-		{"ConsoleSessionsRevoked", testConsoleSessionsRevoked},
-		{"SessionRecordsSplitAtTheGap", testSessionRecordsSplitAtTheGap},
-		{"FreezePromptKeepsTheFirst", testFreezePromptKeepsTheFirst},
-		{"SummarizedRecords", testSummarizedRecords},
-		{"FinalMood", testFinalMood},
 		{"ProactiveJobLifecycle", testProactiveJobLifecycle},
 		{"ProactiveJobDroppedWhenTheUserWrote", testProactiveJobDroppedWhenTheUserWrote},
 		{"ProactiveJobDroppedForANewerRecord", testProactiveJobDroppedForANewerRecord},
 		{"ProactiveJobReleasedAndLeaseExpiry", testProactiveJobReleasedAndLeaseExpiry},
 		{"ProactiveRunSkippedSettlesItsJob", testProactiveRunSkippedSettlesItsJob},
 		{"ProactiveJobWaitsForAQueuedTurn", testProactiveJobWaitsForAQueuedTurn},
-		{"SearchMessages", testSearchMessages},
-		{"SearchManyMessages", testSearchManyMessages},
-		{"SearchBackfill", testSearchBackfill},
-		{"SearchAfterTheNewestAreDeleted", testSearchAfterTheNewestAreDeleted},
-		{"ClaimEndedRecords", testClaimEndedRecords},
 		{"TwoSchedulersSendEachJobOnce", testTwoSchedulersSendEachJobOnce},
 		{"ScheduledMessageKeepsItsFormat", testScheduledMessageKeepsItsFormat},
 		{"ClaimDueJobsScopedToPlatforms", testClaimDueJobsScopedToPlatforms},
@@ -101,33 +125,46 @@ func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 		{"CronOccurrenceRunsOnce", testCronOccurrenceRunsOnce},
 		{"CronTurnWaitsForAQueuedRun", testCronTurnWaitsForAQueuedRun},
 		{"CancelRecurringWhileClaimed", testCancelRecurringWhileClaimed},
+		{"RetryJob", testRetryJob},
+	}
+}
+
+// memoryCases are the cases of what the bot remembers: session records
+// and search (the plugins' facts and mood are the plugins' tests).
+func memoryCases() []storeCase {
+	return []storeCase{
+		{"SessionRecordRoundTrip", testSessionRecordRoundTrip},
+		{"SessionRecordsSplitAtTheGap", testSessionRecordsSplitAtTheGap},
+		{"FreezePromptKeepsTheFirst", testFreezePromptKeepsTheFirst},
+		{"SummarizedRecords", testSummarizedRecords},
+		{"FinalMood", testFinalMood},
 		{"AppendTriggerJoinsOrStartsARecord", testAppendTriggerJoinsOrStartsARecord},
-		{"RoutedMessageIdempotencyAndFirstRecord", testRoutedMessageIdempotencyAndFirstRecord},
-		{"RedeliveryStoredOnce", testRedeliveryStoredOnce},
-		{"RepliesWithNULAreKept", testRepliesWithNULAreKept},
 		{"EndSessionRecord", testEndSessionRecord},
-		{"CommandsAreNotUserTurns", testCommandsAreNotUserTurns},
-		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
+		{"ClaimEndedRecords", testClaimEndedRecords},
+		{"SearchMessages", testSearchMessages},
+		{"SearchManyMessages", testSearchManyMessages},
+		{"SearchBackfill", testSearchBackfill},
+		{"SearchAfterTheNewestAreDeleted", testSearchAfterTheNewestAreDeleted},
+	}
+}
+
+// consoleCases are the cases of what the console reads, and the users'
+// limits.
+func consoleCases() []storeCase {
+	return []storeCase{
+		{"ConversationsList", testConversationsList},
+		{"ConversationsByActivity", testConversationsByActivity},
+		{"ConsoleSessionsRevoked", testConsoleSessionsRevoked},
 		{"Activity", testActivity},
 		{"RecentFailures", testRecentFailures},
 		{"TokensByDay", testTokensByDay},
 		{"JobsAcross", testJobsAcross},
-		{"RetryJob", testRetryJob},
 		{"SearchConversations", testSearchConversations},
 		{"ConversationTokens", testConversationTokens},
-		{"RunModelStored", testRunModelStored},
-		{"OverviewMigration", testOverviewMigration},
 		{"SeedLarge", testSeedLarge},
-		{"DeliveryStates", testDeliveryStates},
 		{"LimitMessages", testLimitMessages},
 		{"LimitTurnsAndTokens", testLimitTurnsAndTokens},
 		{"LimitedMessages", testLimitedMessages},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.run(t, open)
-		})
 	}
 }
 
