@@ -61,16 +61,8 @@ func (s *Directory) DeleteConversation(ctx context.Context, id int64, confirm bo
 		}
 		d.Jobs = int(res.RowsAffected)
 		if s.q.sqlite {
-			// The search index has no foreign key to cascade along.
-			if err := tx.Exec(`DELETE FROM message_search WHERE docid IN (SELECT id FROM messages WHERE conversation_id = ?)`, id).Error; err != nil {
-				return fmt.Errorf("deleting search entries: %w", err)
-			}
-			if _, ok := allDocID(id, 1); ok {
-				if err := tx.Exec(`DELETE FROM message_search_all WHERE docid IN
-						(SELECT (conversation_id << ?) | id FROM messages WHERE conversation_id = ? AND id < (1 << ?))`,
-					allShift, id, allShift).Error; err != nil {
-					return fmt.Errorf("deleting search entries: %w", err)
-				}
+			if err := unindex(tx, id); err != nil {
+				return err
 			}
 		}
 		// Messages, runs and session records cascade, and so do the rows
@@ -100,6 +92,22 @@ func (s *Directory) DeleteConversation(ctx context.Context, id int64, confirm bo
 		return d, fmt.Errorf("deleting conversation %d: %w", id, core.ErrBlockedByAutomations)
 	}
 	return d, nil
+}
+
+// unindex deletes a conversation's entries from SQLite's search index,
+// which has no foreign key to cascade along.
+func unindex(tx *gorm.DB, conv int64) error {
+	if err := tx.Exec(`DELETE FROM message_search WHERE docid IN (SELECT id FROM messages WHERE conversation_id = ?)`, conv).Error; err != nil {
+		return fmt.Errorf("deleting search entries: %w", err)
+	}
+	if _, ok := allDocID(conv, 1); ok {
+		if err := tx.Exec(`DELETE FROM message_search_all WHERE docid IN
+				(SELECT (conversation_id << ?) | id FROM messages WHERE conversation_id = ? AND id < (1 << ?))`,
+			allShift, conv, allShift).Error; err != nil {
+			return fmt.Errorf("deleting search entries: %w", err)
+		}
+	}
+	return nil
 }
 
 // automations reads the conversation's recurring jobs by id. On PostgreSQL
