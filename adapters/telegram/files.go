@@ -113,6 +113,11 @@ func orDefault(s, def string) string {
 	return s
 }
 
+// fetcher downloads the files users send.
+type fetcher struct {
+	*state
+}
+
 // FetchAttachment downloads a file a user sent: getFile for a.Ref (its
 // file_id), then the file from the Bot API's file endpoint. Both are
 // retried like a send (a 429 waits what Telegram asks, a 5xx or a broken
@@ -123,7 +128,7 @@ func orDefault(s, def string) string {
 // downloaded whole: at most maxBytes+1 bytes are read and the error wraps
 // core.ErrTooLarge; so does a file over the Bot API's 20 MB. Errors never
 // hold the token (the download URL does).
-func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
+func (fe *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxBytes int64) ([]byte, error) {
 	const what = "fetching telegram file"
 	if att.Ref == "" {
 		return nil, errors.New(what + ": the attachment has no file_id")
@@ -131,11 +136,11 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 	if att.Size > maxBytes {
 		return nil, tooLarge(what, att.Size, maxBytes)
 	}
-	b, client, err := a.fileClient()
+	b, client, err := fe.fileClient()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	file, err := a.getFile(ctx, b, att.Ref)
+	file, err := fe.getFile(ctx, b, att.Ref)
 	switch {
 	case err != nil:
 		return nil, err
@@ -145,42 +150,42 @@ func (a *Adapter) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 		return nil, fmt.Errorf("%s: getFile gave no file_path for %s", what, att.Ref)
 	}
 	link := b.FileDownloadLink(file)
-	return retry.Do(ctx, a.retryPolicy(), what, []any{"file_id", att.Ref}, func(ctx context.Context) ([]byte, error) {
+	return retry.Do(ctx, fe.retryPolicy(), what, []any{"file_id", att.Ref}, func(ctx context.Context) ([]byte, error) {
 		return download(ctx, client, link, maxBytes)
-	}, a.judgeDownload(what))
+	}, fe.judgeDownload(what))
 }
 
 // fileClient returns the bot and a client for downloads while the adapter
 // runs. The client shares the adapter's pooled transport but has its own
 // timeout: the API client's is sized for long polls.
-func (a *Adapter) fileClient() (*bot.Bot, *http.Client, error) {
-	b, err := a.live()
+func (fe *fetcher) fileClient() (*bot.Bot, *http.Client, error) {
+	b, err := fe.live()
 	if err != nil {
 		return nil, nil, err
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	timeout := a.fileTimeout
+	fe.mu.Lock()
+	defer fe.mu.Unlock()
+	timeout := fe.fileTimeout
 	if timeout <= 0 {
 		timeout = defaultFileTimeout
 	}
-	return b, &http.Client{Transport: a.transport, Timeout: timeout}, nil
+	return b, &http.Client{Transport: fe.transport, Timeout: timeout}, nil
 }
 
 // getFile asks Telegram where the file fileID is, retrying like a send.
-func (a *Adapter) getFile(ctx context.Context, b *bot.Bot, fileID string) (*models.File, error) {
+func (fe *fetcher) getFile(ctx context.Context, b *bot.Bot, fileID string) (*models.File, error) {
 	const what = "fetching telegram file: getFile"
 	var status *statusBox
-	f, err := retry.Do(ctx, a.retryPolicy(), what, []any{"file_id", fileID}, func(ctx context.Context) (*models.File, error) {
+	f, err := retry.Do(ctx, fe.retryPolicy(), what, []any{"file_id", fileID}, func(ctx context.Context) (*models.File, error) {
 		rctx, box := withStatus(ctx)
 		status = box
 		return b.GetFile(rctx, &bot.GetFileParams{FileID: fileID})
 	}, func(err error) retry.Verdict {
-		final := a.sendError(what, err)
+		final := fe.sendError(what, err)
 		if errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "file is too big") {
 			final = fmt.Errorf("%s: telegram hands bots files up to 20 MB only: %w", what, core.ErrTooLarge)
 		}
-		return a.judge(err, status.code, final)
+		return fe.judge(err, status.code, final)
 	})
 	if err != nil {
 		return nil, err
@@ -249,7 +254,7 @@ func tooLarge(what string, size, maxBytes int64) error {
 // (a second when it does not say), a 5xx or a broken connection backs off,
 // a file over the limit, a timeout or any other answer fails. Errors are
 // scrubbed: net/http's quote the URL, token and all.
-func (a *Adapter) judgeDownload(what string) func(error) retry.Verdict {
+func (fe *fetcher) judgeDownload(what string) func(error) retry.Verdict {
 	return func(err error) retry.Verdict {
 		var status *statusError
 		var ue *url.Error
@@ -265,10 +270,10 @@ func (a *Adapter) judgeDownload(what string) func(error) retry.Verdict {
 		case errors.As(err, &status):
 			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, err)}
 		case errors.As(err, &nerr) && nerr.Timeout():
-			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: gave up on a download that took too long: %w", what, a.scrub(err))}
+			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: gave up on a download that took too long: %w", what, fe.scrub(err))}
 		case errors.As(err, &ue), errors.As(err, &body):
 			return retry.Verdict{Kind: retry.Transient}
 		}
-		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, a.scrub(err))}
+		return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, fe.scrub(err))}
 	}
 }

@@ -28,11 +28,11 @@ const maxCaptionLength = 1024
 // parse entities") is logged and the photo sent again with the caption as
 // plain text. Retries and errors are as for Send. The result holds the
 // photo's id, then the ids of the text that followed it.
-func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+func (s *sender) SendImage(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending telegram photo: %w", err)
 	}
-	b, err := a.live()
+	b, err := s.live()
 	if err != nil {
 		return core.SendResult{}, fmt.Errorf("sending telegram photo: %w", err)
 	}
@@ -44,7 +44,7 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 		return core.SendResult{}, &core.PermanentError{Reason: "no image URL"}
 	}
 	params := &bot.SendPhotoParams{ChatID: chatID, Photo: &models.InputFileString{Data: msg.ImageURL}}
-	caption, mode, fits := a.caption(msg)
+	caption, mode, fits := s.caption(msg)
 	apart := false
 	switch {
 	case strings.TrimSpace(caption.Text) == "":
@@ -54,12 +54,12 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 		apart = true
 	}
 	send := func(ctx context.Context) (*models.Message, error) { return b.SendPhoto(ctx, params) }
-	id, err := a.deliver(ctx, "sending telegram photo", chatID, send)
+	id, err := s.deliver(ctx, "sending telegram photo", chatID, send)
 	if offset, refused := parseEntitiesOffset(err); refused && params.ParseMode != "" {
-		a.log.Warn("telegram refused a photo caption's markup; sending it again as plain text",
+		s.log.Warn("telegram refused a photo caption's markup; sending it again as plain text",
 			"chat_id", chatID, "byte_offset", offset, "err", err)
 		params.Caption, params.ParseMode = caption.Plain, ""
-		id, err = a.deliver(ctx, "sending telegram photo", chatID, send)
+		id, err = s.deliver(ctx, "sending telegram photo", chatID, send)
 	}
 	if err != nil {
 		return core.SendResult{}, err
@@ -70,7 +70,7 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 	}
 	text := msg
 	text.ImageURL = ""
-	more, err := a.Send(ctx, text)
+	more, err := s.Send(ctx, text)
 	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
 	if err != nil {
 		return res, fmt.Errorf("sending the caption after the telegram photo: %w", err)
@@ -81,13 +81,13 @@ func (a *Adapter) SendImage(ctx context.Context, msg core.OutboundMessage) (core
 // caption is msg.Text as a photo's caption (Text as sent, Plain its plain
 // text for a resend), its parse mode, and whether it fits one caption:
 // rendered in one part of at most 1024 UTF-16 units.
-func (a *Adapter) caption(msg core.OutboundMessage) (markup.Part, models.ParseMode, bool) {
+func (s *sender) caption(msg core.OutboundMessage) (markup.Part, models.ParseMode, bool) {
 	var parts []markup.Part
 	var mode models.ParseMode
 	switch {
 	case msg.Format != core.FormatRichText:
 		return markup.Part{Text: msg.Text, Plain: msg.Text}, "", utf16Len(msg.Text) <= maxCaptionLength
-	case a.formatted():
+	case s.formatted():
 		parts, mode = markup.SplitTelegram(msg.Text, maxCaptionLength), models.ParseModeMarkdown
 	default:
 		parts = markup.SplitPlain(msg.Text, maxCaptionLength)

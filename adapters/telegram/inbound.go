@@ -14,6 +14,12 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// inbound is the adapter's receiving side: it reads updates, from the
+// getUpdates loop or the webhook, and hands private messages to the core.
+type inbound struct {
+	*state
+}
+
 // update is one update of a getUpdates batch, decoded.
 type update struct {
 	id int64
@@ -33,17 +39,17 @@ func (u update) chat() int64 {
 
 // decodeRaw decodes one update of a batch; one it cannot read is logged
 // and left with a nil upd.
-func (a *Adapter) decodeRaw(raw json.RawMessage) update {
+func (in *inbound) decodeRaw(raw json.RawMessage) update {
 	var head struct {
 		UpdateID *int64 `json:"update_id"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil || head.UpdateID == nil {
-		a.log.Warn("skipping a telegram update without update_id", "bytes", len(raw))
+		in.log.Warn("skipping a telegram update without update_id", "bytes", len(raw))
 		return update{}
 	}
 	var upd models.Update
 	if err := json.Unmarshal(raw, &upd); err != nil {
-		a.log.Warn("skipping a telegram update that cannot be decoded", "update_id", *head.UpdateID, "err", err)
+		in.log.Warn("skipping a telegram update that cannot be decoded", "update_id", *head.UpdateID, "err", err)
 		return update{id: *head.UpdateID, ok: true}
 	}
 	return update{id: *head.UpdateID, ok: true, upd: &upd}
@@ -52,26 +58,26 @@ func (a *Adapter) decodeRaw(raw json.RawMessage) update {
 // handleUpdate hands upd to the core if it is a message with text or a
 // file in a private chat. It returns the core's error, and nothing else. A panic, whatever its cause, is logged
 // and the update skipped, so a strange update never stops the bot.
-func (a *Adapter) handleUpdate(ctx context.Context, upd *models.Update) (err error) {
+func (in *inbound) handleUpdate(ctx context.Context, upd *models.Update) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			a.log.Error("panic while handling a telegram update", "update_id", upd.ID, "panic", r, "stack", string(debug.Stack()))
+			in.log.Error("panic while handling a telegram update", "update_id", upd.ID, "panic", r, "stack", string(debug.Stack()))
 			err = nil // skipped: handling it again would panic again
 		}
 	}()
-	msg, ok := a.normalise(upd)
+	msg, ok := in.normalise(upd)
 	if !ok {
 		return nil
 	}
-	a.mu.Lock()
-	h := a.handler
-	a.mu.Unlock()
+	in.mu.Lock()
+	h := in.handler
+	in.mu.Unlock()
 	if h == nil {
 		return nil
 	}
 	if err := h.HandleInbound(ctx, msg); err != nil {
 		if ctx.Err() == nil {
-			a.log.Error("handing a telegram message to the core", "update_id", upd.ID, "chat_id", msg.ChannelThreadID, "err", err)
+			in.log.Error("handing a telegram message to the core", "update_id", upd.ID, "chat_id", msg.ChannelThreadID, "err", err)
 		}
 		return fmt.Errorf("handing telegram update %d to the core: %w", upd.ID, err)
 	}
@@ -81,8 +87,8 @@ func (a *Adapter) handleUpdate(ctx context.Context, upd *models.Update) (err err
 // normalise turns a private message with text, a caption or a file into
 // a core.InboundMessage; for anything else it logs why at debug level and
 // reports false.
-func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
-	log := a.log.With("update_id", upd.ID)
+func (in *inbound) normalise(upd *models.Update) (core.InboundMessage, bool) {
+	log := in.log.With("update_id", upd.ID)
 	m := upd.Message
 	if m == nil {
 		log.Debug("ignoring a telegram update that is not a new message", "kind", updateKind(upd))
@@ -98,7 +104,7 @@ func (a *Adapter) normalise(upd *models.Update) (core.InboundMessage, bool) {
 	case m.From == nil || m.From.ID == 0:
 		log.Warn("skipping a malformed telegram message: no sender", "chat_id", m.Chat.ID)
 		return core.InboundMessage{}, false
-	case m.From.IsBot || m.From.ID == a.botID:
+	case m.From.IsBot || m.From.ID == in.botID:
 		log.Debug("ignoring a telegram message from a bot", "chat_id", m.Chat.ID, "from", m.From.ID)
 		return core.InboundMessage{}, false
 	}

@@ -16,6 +16,12 @@ import (
 
 var _ core.ConversationOpener = (*Adapter)(nil)
 
+// opener finds the private chat with a user the bot has not talked to
+// yet.
+type opener struct {
+	*state
+}
+
 // OpenConversation finds the private chat with a Telegram user, for a
 // message routed to someone the bot has no conversation with yet. A
 // private chat's id is its user's id, so either req.ChannelUserID or
@@ -28,11 +34,11 @@ var _ core.ConversationOpener = (*Adapter)(nil)
 // getChat cannot tell everything: a user the bot has only met in a group
 // is found although they never started it, and Send to them then fails
 // with a *core.PermanentError.
-func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (core.OpenedConversation, error) {
+func (o *opener) OpenConversation(ctx context.Context, req core.OpenRequest) (core.OpenedConversation, error) {
 	if err := ctx.Err(); err != nil {
 		return core.OpenedConversation{}, fmt.Errorf("opening telegram conversation: %w", err)
 	}
-	b, err := a.live()
+	b, err := o.live()
 	if err != nil {
 		return core.OpenedConversation{}, fmt.Errorf("opening telegram conversation: %w", err)
 	}
@@ -53,9 +59,9 @@ func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (c
 		return core.OpenedConversation{}, fmt.Errorf("opening telegram conversation: %q is not a telegram user id: %w", raw, core.ErrUnreachable)
 	}
 	what := fmt.Sprintf("opening telegram conversation with user %d", userID)
-	chat, err := a.getChat(ctx, b, userID)
+	chat, err := o.getChat(ctx, b, userID)
 	if err != nil {
-		return core.OpenedConversation{}, a.openError(what, err)
+		return core.OpenedConversation{}, o.openError(what, err)
 	}
 	if chat.Type != models.ChatTypePrivate {
 		return core.OpenedConversation{}, fmt.Errorf("%s: chat %d is a %s, not a private chat", what, userID, chat.Type)
@@ -70,13 +76,13 @@ func (a *Adapter) OpenConversation(ctx context.Context, req core.OpenRequest) (c
 
 // getChat calls getChat, retrying what a retry can fix as sendPart does.
 // Its Bot API errors are returned as they are, to be classified.
-func (a *Adapter) getChat(ctx context.Context, b *bot.Bot, chatID int64) (*models.ChatFullInfo, error) {
+func (o *opener) getChat(ctx context.Context, b *bot.Bot, chatID int64) (*models.ChatFullInfo, error) {
 	var status *statusBox
-	chat, err := retry.Do(ctx, a.retryPolicy(), "getting telegram chat", []any{"chat_id", chatID}, func(ctx context.Context) (*models.ChatFullInfo, error) {
+	chat, err := retry.Do(ctx, o.retryPolicy(), "getting telegram chat", []any{"chat_id", chatID}, func(ctx context.Context) (*models.ChatFullInfo, error) {
 		rctx, box := withStatus(ctx)
 		status = box
 		return b.GetChat(rctx, &bot.GetChatParams{ChatID: chatID})
-	}, func(err error) retry.Verdict { return a.judge(err, status.code, err) })
+	}, func(err error) retry.Verdict { return o.judge(err, status.code, err) })
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +95,8 @@ func (a *Adapter) getChat(ctx context.Context, b *bot.Bot, chatID int64) (*model
 // openError explains why getChat failed; a chat Telegram will not let the
 // bot into wraps core.ErrUnreachable and says what the user must do, since
 // bots may only write to users who started them.
-func (a *Adapter) openError(what string, err error) error {
-	desc := a.scrub(err).Error()
+func (o *opener) openError(what string, err error) error {
+	desc := o.scrub(err).Error()
 	switch {
 	case errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(desc), "chat not found"):
 		return fmt.Errorf("%s: the user has not started the bot: they must open it in Telegram and press Start first: %w", what, core.ErrUnreachable)
@@ -101,6 +107,6 @@ func (a *Adapter) openError(what string, err error) error {
 	case errors.Is(err, bot.ErrorUnauthorized):
 		return fmt.Errorf("%s: unauthorized (is the token revoked?)", what)
 	default:
-		return fmt.Errorf("%s: %w", what, a.scrub(err))
+		return fmt.Errorf("%s: %w", what, o.scrub(err))
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/backoff"
 )
 
@@ -31,49 +30,56 @@ func (e *apiError) Error() string {
 	return fmt.Sprintf("%s: %d %s", e.method, e.code, e.desc)
 }
 
+// poller is the getUpdates loop of polling mode, with the failures Health
+// reports.
+type poller struct {
+	*state
+	*inbound
+}
+
 // poll is the getUpdates loop. It hands each chat's updates to the core in
 // order (handleBatch) and confirms them (by asking for the next offset) only
 // once handled, so updates not yet handled when the adapter stops come
 // again after a restart. It backs off after a failed request.
-func (a *Adapter) poll(ctx context.Context) {
-	defer a.wg.Done()
+func (p *poller) poll(ctx context.Context) {
+	defer p.wg.Done()
 	var offset int64
 	var backoff time.Duration
 	for {
-		if backoff > 0 && !a.sleep(ctx, backoff) {
+		if backoff > 0 && !p.sleep(ctx, backoff) {
 			return
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		raws, err := a.getUpdates(ctx, offset)
+		raws, err := p.getUpdates(ctx, offset)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			backoff = a.nextPollBackoff(backoff, err)
-			a.pollFailed(err, backoff)
+			backoff = p.nextPollBackoff(backoff, err)
+			p.pollFailed(err, backoff)
 			continue
 		}
-		a.pollSucceeded()
+		p.pollSucceeded()
 		backoff = 0
 		before := offset
 		var retry error
-		offset, retry = a.handleBatch(ctx, raws, offset)
+		offset, retry = p.handleBatch(ctx, raws, offset)
 		if ctx.Err() != nil {
 			return // not confirmed: Telegram sends them again next time
 		}
 		if retry != nil {
-			backoff = a.nextPollBackoff(backoff, retry)
-			a.log.Warn("the core did not take a telegram update; it will be fetched again", "retry_in", backoff, "err", retry)
+			backoff = p.nextPollBackoff(backoff, retry)
+			p.log.Warn("the core did not take a telegram update; it will be fetched again", "retry_in", backoff, "err", retry)
 			continue
 		}
 		if len(raws) > 0 && offset == before {
 			// Nothing could be confirmed; asking again would get the same
 			// batch at once.
 			err := fmt.Errorf("getUpdates: %d updates without a usable update_id", len(raws))
-			backoff = a.nextPollBackoff(backoff, err)
-			a.pollFailed(err, backoff)
+			backoff = p.nextPollBackoff(backoff, err)
+			p.pollFailed(err, backoff)
 		}
 	}
 }
@@ -88,12 +94,12 @@ func (a *Adapter) poll(ctx context.Context) {
 // ahead of it. Nothing from the first failure on is confirmed: those
 // updates come again, and the ones another chat's lane already stored are
 // known by their message id and not stored twice.
-func (a *Adapter) handleBatch(ctx context.Context, raws []json.RawMessage, offset int64) (int64, error) {
+func (p *poller) handleBatch(ctx context.Context, raws []json.RawMessage, offset int64) (int64, error) {
 	updates := make([]update, len(raws))
 	lanes := map[int64][]int{}
 	var chats []int64
 	for i, raw := range raws {
-		updates[i] = a.decodeRaw(raw)
+		updates[i] = p.decodeRaw(raw)
 		c := updates[i].chat()
 		if _, seen := lanes[c]; !seen {
 			chats = append(chats, c)
@@ -107,7 +113,7 @@ func (a *Adapter) handleBatch(ctx context.Context, raws []json.RawMessage, offse
 	lane := func(idx []int) {
 		for _, i := range idx {
 			if u := updates[i]; u.upd != nil {
-				errs[i] = a.handleUpdate(ctx, u.upd)
+				errs[i] = p.handleUpdate(ctx, u.upd)
 			}
 			if errs[i] != nil || ctx.Err() != nil {
 				return
@@ -142,11 +148,11 @@ func (a *Adapter) handleBatch(ctx context.Context, raws []json.RawMessage, offse
 // getUpdates asks for the updates from offset on, waiting up to
 // PollTimeout for one to arrive. Each update is returned undecoded so that
 // one the adapter cannot read does not hide the others.
-func (a *Adapter) getUpdates(ctx context.Context, offset int64) ([]json.RawMessage, error) {
+func (p *poller) getUpdates(ctx context.Context, offset int64) ([]json.RawMessage, error) {
 	var body bytes.Buffer
 	form := multipart.NewWriter(&body)
 	fields := [][2]string{
-		{"timeout", strconv.Itoa(int(a.PollTimeout / time.Second))},
+		{"timeout", strconv.Itoa(int(p.cfg.PollTimeout / time.Second))},
 		{"allowed_updates", `["message"]`},
 	}
 	if offset > 0 {
@@ -160,20 +166,20 @@ func (a *Adapter) getUpdates(ctx context.Context, offset int64) ([]json.RawMessa
 	if err := form.Close(); err != nil {
 		return nil, fmt.Errorf("getUpdates: building the request: %w", err)
 	}
-	u := a.apiURL() + "/bot" + a.Token.Reveal() + "/getUpdates"
+	u := p.apiURL() + "/bot" + p.cfg.Token.Reveal() + "/getUpdates"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, &body)
 	if err != nil {
-		return nil, fmt.Errorf("getUpdates: %w", a.scrub(err))
+		return nil, fmt.Errorf("getUpdates: %w", p.scrub(err))
 	}
 	req.Header.Set("Content-Type", form.FormDataContentType())
-	resp, err := a.client.Do(req)
+	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("getUpdates: %w", a.scrub(err))
+		return nil, fmt.Errorf("getUpdates: %w", p.scrub(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxUpdatesBody))
 	if err != nil {
-		return nil, fmt.Errorf("getUpdates: reading the answer: %w", a.scrub(err))
+		return nil, fmt.Errorf("getUpdates: reading the answer: %w", p.scrub(err))
 	}
 	var r struct {
 		OK          bool            `json:"ok"`
@@ -203,8 +209,8 @@ func (a *Adapter) getUpdates(ctx context.Context, offset int64) ([]json.RawMessa
 
 // nextPollBackoff doubles the wait after a failed poll, from pollBackoffMin
 // up to pollBackoffMax, and waits at least as long as a 429 asks.
-func (a *Adapter) nextPollBackoff(prev time.Duration, err error) time.Duration {
-	next := backoff.Policy{Initial: a.pollBackoffMin, Max: a.pollBackoffMax}.Next(prev)
+func (p *poller) nextPollBackoff(prev time.Duration, err error) time.Duration {
+	next := backoff.Policy{Initial: p.pollBackoffMin, Max: p.pollBackoffMax}.Next(prev)
 	if ae, ok := err.(*apiError); ok && ae.retryAfter > 0 {
 		next = max(next, time.Duration(ae.retryAfter)*time.Second)
 	}
@@ -212,27 +218,22 @@ func (a *Adapter) nextPollBackoff(prev time.Duration, err error) time.Duration {
 }
 
 // pollFailed records a failed getUpdates for Health and logs it.
-func (a *Adapter) pollFailed(err error, retryIn time.Duration) {
-	a.healthMu.Lock()
-	a.pollFailures++
-	n := a.pollFailures
-	a.pollLastErr = a.scrub(err).Error()
-	a.healthMu.Unlock()
-	a.log.Warn("polling telegram failed", "err", a.scrub(err), "failures_in_a_row", n, "retry_in", retryIn)
+func (p *poller) pollFailed(err error, retryIn time.Duration) {
+	p.healthMu.Lock()
+	p.pollFailures++
+	n := p.pollFailures
+	p.pollLastErr = p.scrub(err).Error()
+	p.healthMu.Unlock()
+	p.log.Warn("polling telegram failed", "err", p.scrub(err), "failures_in_a_row", n, "retry_in", retryIn)
 }
 
 // pollSucceeded records a good getUpdates for Health.
-func (a *Adapter) pollSucceeded() {
-	a.healthMu.Lock()
-	recovered := a.pollFailures >= a.unhealthyAfter
-	a.pollFailures, a.pollLastErr = 0, ""
-	a.healthMu.Unlock()
+func (p *poller) pollSucceeded() {
+	p.healthMu.Lock()
+	recovered := p.pollFailures >= p.unhealthyAfter
+	p.pollFailures, p.pollLastErr = 0, ""
+	p.healthMu.Unlock()
 	if recovered {
-		a.log.Info("polling telegram works again")
+		p.log.Info("polling telegram works again")
 	}
-}
-
-// sleep waits d on the adapter's clock; false when ctx ended first.
-func (a *Adapter) sleep(ctx context.Context, d time.Duration) bool {
-	return core.Sleep(ctx, a.clock, d)
 }

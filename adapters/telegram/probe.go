@@ -18,35 +18,35 @@ var _ core.Prober = (*Adapter)(nil)
 // asks getWebhookInfo whether Telegram has somewhere to post updates. It
 // needs no Start and changes nothing: no webhook is set or removed, no
 // command registered, no update consumed.
-func (a *Adapter) Probe(ctx context.Context) (string, error) {
-	transport := newTransport(a.PollTimeout)
+func (st *state) Probe(ctx context.Context) (string, error) {
+	transport := newTransport(st.cfg.PollTimeout)
 	defer transport.CloseIdleConnections()
-	b, err := bot.New(a.Token.Reveal(),
-		bot.WithServerURL(a.apiURL()),
-		bot.WithHTTPClient(a.PollTimeout, newClient(transport, a.PollTimeout)),
+	b, err := bot.New(st.cfg.Token.Reveal(),
+		bot.WithServerURL(st.apiURL()),
+		bot.WithHTTPClient(st.cfg.PollTimeout, newClient(transport, st.cfg.PollTimeout)),
 		bot.WithSkipGetMe(),
 		bot.WithDefaultHandler(func(context.Context, *bot.Bot, *models.Update) {}),
 	)
 	if err != nil {
-		return "", fmt.Errorf("creating the bot client: %w", a.scrub(err))
+		return "", fmt.Errorf("creating the bot client: %w", st.scrub(err))
 	}
 	me, err := b.GetMe(ctx)
 	if err != nil {
-		return "", a.probeError("getMe", err)
+		return "", st.probeError("getMe", err)
 	}
 	if me == nil || me.ID == 0 {
 		return "", errors.New("getMe answered without a bot: is adapters.telegram.api_url a Bot API server?")
 	}
 	detail := fmt.Sprintf("@%s (id %d)", me.Username, me.ID)
-	if a.Mode != ModeWebhook {
+	if st.cfg.Mode != ModeWebhook {
 		return detail + ", polling", nil
 	}
 	info, err := b.GetWebhookInfo(ctx)
 	if err != nil {
-		return "", a.probeError("getWebhookInfo", err)
+		return "", st.probeError("getWebhookInfo", err)
 	}
 	switch {
-	case a.WebhookURL != "" && info.URL != a.WebhookURL:
+	case st.cfg.WebhookURL != "" && info.URL != st.cfg.WebhookURL:
 		// The URL may carry a secret path: it is not shown.
 		detail += ", webhook: parley run registers webhook_url (Telegram has another URL or none now)"
 	case info.URL == "":
@@ -54,7 +54,7 @@ func (a *Adapter) Probe(ctx context.Context) (string, error) {
 			"so no update would arrive: set adapters.telegram.webhook_url (or register the webhook yourself)")
 	case info.LastErrorMessage != "":
 		detail += fmt.Sprintf(", webhook registered, but Telegram's last delivery failed (%s): check that it reaches /webhooks/telegram",
-			a.scrub(errors.New(info.LastErrorMessage)))
+			st.scrub(errors.New(info.LastErrorMessage)))
 	default:
 		detail += ", webhook registered"
 	}
@@ -62,7 +62,7 @@ func (a *Adapter) Probe(ctx context.Context) (string, error) {
 }
 
 // probeError explains a failed Bot API call of Probe with the key to fix.
-func (a *Adapter) probeError(method string, err error) error {
+func (st *state) probeError(method string, err error) error {
 	switch {
 	case errors.Is(err, bot.ErrorUnauthorized):
 		return errors.New("the token was refused (401 Unauthorized): fix adapters.telegram.token")
@@ -70,12 +70,12 @@ func (a *Adapter) probeError(method string, err error) error {
 		return fmt.Errorf("%s answered 404 Not Found: the token is malformed or api_url is not a Bot API server: "+
 			"fix adapters.telegram.token (or adapters.telegram.api_url)", method)
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s: no answer from %s in time: check the network (or adapters.telegram.api_url)", method, a.apiURL())
+		return fmt.Errorf("%s: no answer from %s in time: check the network (or adapters.telegram.api_url)", method, st.apiURL())
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		// Its URL holds the token: only the cause is shown.
-		return fmt.Errorf("cannot reach %s (%s): check the network (or adapters.telegram.api_url)", a.apiURL(), a.scrub(ue.Err))
+		return fmt.Errorf("cannot reach %s (%s): check the network (or adapters.telegram.api_url)", st.apiURL(), st.scrub(ue.Err))
 	}
-	return fmt.Errorf("%s failed: %s", method, a.scrub(err))
+	return fmt.Errorf("%s failed: %s", method, st.scrub(err))
 }

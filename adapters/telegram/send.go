@@ -18,6 +18,12 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
+// sender sends to Telegram: it splits and renders replies, paces them
+// per chat and retries what Telegram did not take.
+type sender struct {
+	*state
+}
+
 // Send delivers msg.Text to the chat msg.ChannelThreadID, split into parts
 // Telegram accepts, in order. Text (core.FormatText) goes as written, with
 // no parse mode, whatever the format setting. Rich text
@@ -30,11 +36,11 @@ import (
 // delay Telegram asks for; a 5xx answer is retried with backoff; parts
 // already delivered are never sent twice. The result holds the ids of the
 // delivered parts even when a later part fails.
-func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+func (s *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending telegram message: %w", err)
 	}
-	b, err := a.live()
+	b, err := s.live()
 	if err != nil {
 		return core.SendResult{}, fmt.Errorf("sending telegram message: %w", err)
 	}
@@ -42,7 +48,7 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if err != nil {
 		return core.SendResult{}, err
 	}
-	parts, formatted := a.textParts(msg)
+	parts, formatted := s.textParts(msg)
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
@@ -52,13 +58,13 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 		if formatted {
 			params.ParseMode = models.ParseModeMarkdown
 		}
-		id, err := a.sendPart(ctx, b, chatID, params)
+		id, err := s.sendPart(ctx, b, chatID, params)
 		switch {
 		case err == nil:
 			ids = append(ids, strconv.Itoa(id))
 		case formatted:
 			var more []string
-			more, err = a.resendPlain(ctx, b, chatID, p, err, i, len(parts))
+			more, err = s.resendPlain(ctx, b, chatID, p, err, i, len(parts))
 			ids = append(ids, more...)
 		}
 		if err != nil {
@@ -74,10 +80,10 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 // textParts is msg's text as the messages to send, and whether they are
 // MarkdownV2. Parts that are only white space are left out: Telegram
 // refuses them.
-func (a *Adapter) textParts(msg core.OutboundMessage) ([]markup.Part, bool) {
+func (s *sender) textParts(msg core.OutboundMessage) ([]markup.Part, bool) {
 	var parts []markup.Part
 	switch {
-	case msg.Format == core.FormatRichText && a.formatted():
+	case msg.Format == core.FormatRichText && s.formatted():
 		for _, p := range markup.SplitTelegram(msg.Text, maxMessageLength) {
 			if strings.TrimSpace(p.Text) != "" {
 				parts = append(parts, p)
@@ -106,12 +112,12 @@ func (a *Adapter) textParts(msg core.OutboundMessage) ([]markup.Part, bool) {
 // without a parse mode (split again should it be over the limit). Any
 // other error is returned as it is. part and parts number the part for
 // the log.
-func (a *Adapter) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int) ([]string, error) {
+func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int) ([]string, error) {
 	offset, refused := parseEntitiesOffset(err)
 	if !refused {
 		return nil, err
 	}
-	a.log.Warn("telegram refused a message's markup; sending it again as plain text",
+	s.log.Warn("telegram refused a message's markup; sending it again as plain text",
 		"chat_id", chatID, "part", part+1, "parts", parts, "byte_offset", offset, "err", err)
 	var ids []string
 	plain := splitMessage(p.Plain, maxMessageLength)
@@ -119,7 +125,7 @@ func (a *Adapter) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p m
 		return nil, fmt.Errorf("sending the plain text of a refused message: %w", err)
 	}
 	for _, q := range plain {
-		id, err := a.sendPart(ctx, b, chatID, &bot.SendMessageParams{ChatID: chatID, Text: q})
+		id, err := s.sendPart(ctx, b, chatID, &bot.SendMessageParams{ChatID: chatID, Text: q})
 		if err != nil {
 			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
 		}
@@ -151,8 +157,8 @@ func parseEntitiesOffset(err error) (int, bool) {
 }
 
 // sendPart sends one message to chatID, retrying what a retry can fix.
-func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, chatID int64, params *bot.SendMessageParams) (int, error) {
-	return a.deliver(ctx, "sending telegram message", chatID, func(ctx context.Context) (*models.Message, error) {
+func (s *sender) sendPart(ctx context.Context, b *bot.Bot, chatID int64, params *bot.SendMessageParams) (int, error) {
+	return s.deliver(ctx, "sending telegram message", chatID, func(ctx context.Context) (*models.Message, error) {
 		return b.SendMessage(ctx, params)
 	})
 }
@@ -164,10 +170,10 @@ func (a *Adapter) sendPart(ctx context.Context, b *bot.Bot, chatID int64, params
 // retrying cannot help. Every attempt first waits for its slot at the
 // send_rate pace (a reply ahead of scheduled sends). what names the call
 // in errors.
-func (a *Adapter) deliver(ctx context.Context, what string, chatID int64, call func(context.Context) (*models.Message, error)) (int, error) {
+func (s *sender) deliver(ctx context.Context, what string, chatID int64, call func(context.Context) (*models.Message, error)) (int, error) {
 	var status *statusBox
-	pacer, chat := a.sendPacer(), strconv.FormatInt(chatID, 10)
-	m, err := retry.Do(ctx, a.retryPolicy(), what, []any{"chat_id", chatID}, func(ctx context.Context) (*models.Message, error) {
+	pacer, chat := s.sendPacer(), strconv.FormatInt(chatID, 10)
+	m, err := retry.Do(ctx, s.retryPolicy(), what, []any{"chat_id", chatID}, func(ctx context.Context) (*models.Message, error) {
 		// A retry after a 429 is one more message to Telegram: it waits
 		// its turn too.
 		if err := pacer.Wait(ctx, chat); err != nil {
@@ -176,7 +182,7 @@ func (a *Adapter) deliver(ctx context.Context, what string, chatID int64, call f
 		rctx, box := withStatus(ctx)
 		status = box
 		return call(rctx)
-	}, func(err error) retry.Verdict { return a.judge(err, status.code, a.sendError(what, err)) })
+	}, func(err error) retry.Verdict { return s.judge(err, status.code, s.sendError(what, err)) })
 	if err != nil {
 		return 0, err
 	}
@@ -187,15 +193,15 @@ func (a *Adapter) deliver(ctx context.Context, what string, chatID int64, call f
 }
 
 // retryPolicy is how the adapter retries a Bot API call.
-func (a *Adapter) retryPolicy() retry.Policy {
-	return retry.Policy{RateLimits: a.maxRateLimitRetries, Failures: a.maxServerRetries, Backoff: a.serverBackoff,
-		Clock: a.clock, Log: a.log, Scrub: a.scrub, Platform: "telegram"}
+func (st *state) retryPolicy() retry.Policy {
+	return retry.Policy{RateLimits: st.maxRateLimitRetries, Failures: st.maxServerRetries, Backoff: st.serverBackoff,
+		Clock: st.clock, Log: st.log, Scrub: st.scrub, Platform: "telegram"}
 }
 
 // judge reads a failed Bot API call that answered status: a 429 waits
 // what Telegram asks (at least a second), a 5xx or a refused connection
 // backs off, anything else fails with final.
-func (a *Adapter) judge(err error, status int, final error) retry.Verdict {
+func (st *state) judge(err error, status int, final error) retry.Verdict {
 	var tooMany *bot.TooManyRequestsError
 	switch {
 	case errors.As(err, &tooMany):
@@ -219,29 +225,29 @@ func retryable(err error, status int) bool {
 
 // sendError explains a Bot API error; the ones retrying cannot fix are
 // *core.PermanentError.
-func (a *Adapter) sendError(what string, err error) error {
+func (st *state) sendError(what string, err error) error {
 	var migrate *bot.MigrateError
 	switch {
 	case errors.Is(err, bot.ErrorForbidden):
 		return &core.PermanentError{
 			Reason: "telegram refused delivery: the user blocked the bot or deactivated their account",
-			Err:    a.scrub(err),
+			Err:    st.scrub(err),
 		}
 	case errors.As(err, &migrate):
-		return &core.PermanentError{Reason: "the chat is a group that became a supergroup; the bot only talks in private chats", Err: a.scrub(err)}
+		return &core.PermanentError{Reason: "the chat is a group that became a supergroup; the bot only talks in private chats", Err: st.scrub(err)}
 	case errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "chat not found"):
 		return &core.PermanentError{
 			Reason: "chat not found: Telegram only delivers to users who have started a chat with the bot",
-			Err:    a.scrub(err),
+			Err:    st.scrub(err),
 		}
 	case errors.Is(err, bot.ErrorBadRequest) && strings.Contains(strings.ToLower(err.Error()), "message is too long"):
-		return &core.PermanentError{Reason: "message is too long for Telegram", Err: a.scrub(err)}
+		return &core.PermanentError{Reason: "message is too long for Telegram", Err: st.scrub(err)}
 	case errors.Is(err, bot.ErrorBadRequest):
-		return &core.PermanentError{Reason: "telegram rejected the request", Err: a.scrub(err)}
+		return &core.PermanentError{Reason: "telegram rejected the request", Err: st.scrub(err)}
 	case errors.Is(err, bot.ErrorUnauthorized):
 		return fmt.Errorf("%s: unauthorized (is the token revoked?)", what)
 	default:
-		return fmt.Errorf("%s: %w", what, a.scrub(err))
+		return fmt.Errorf("%s: %w", what, st.scrub(err))
 	}
 }
 
@@ -256,8 +262,8 @@ func parseChatID(threadID string) (int64, error) {
 
 // Typing shows "typing…" in the chat for about 5 seconds (one
 // sendChatAction); the core repeats it while a turn runs.
-func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
-	b, err := a.live()
+func (s *sender) Typing(ctx context.Context, channelThreadID string) error {
+	b, err := s.live()
 	if err != nil {
 		return fmt.Errorf("sending telegram typing action: %w", err)
 	}
@@ -267,7 +273,7 @@ func (a *Adapter) Typing(ctx context.Context, channelThreadID string) error {
 	}
 	_, err = b.SendChatAction(ctx, &bot.SendChatActionParams{ChatID: chatID, Action: models.ChatActionTyping})
 	if err != nil {
-		return a.sendError("sending telegram typing action", err)
+		return s.sendError("sending telegram typing action", err)
 	}
 	return nil
 }

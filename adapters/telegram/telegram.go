@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -91,46 +90,27 @@ type Adapter struct {
 	// after a burst of 3. A zero rate is no limit.
 	SendRate pace.Limits `yaml:"send_rate"`
 
-	log   *slog.Logger
-	clock core.Clock
-
-	// Retry policy; tests shorten it.
-	maxRateLimitRetries int
-	maxServerRetries    int
-	serverBackoff       time.Duration
-	pollBackoffMin      time.Duration
-	pollBackoffMax      time.Duration
-	unhealthyAfter      int
-	// fileTimeout bounds one download attempt (0: defaultFileTimeout).
-	fileTimeout time.Duration
-
-	mu        sync.Mutex
-	started   bool
-	stopped   bool
-	bot       *bot.Bot
-	pacer     *pace.Pacer
-	client    *http.Client
-	transport *http.Transport
-	botID     int64
-	handler   core.InboundHandler
-	runCtx    context.Context
-	cancel    context.CancelFunc
-	// wg counts the polling goroutine and webhook requests being handled.
-	wg sync.WaitGroup
-
-	healthMu     sync.Mutex
-	pollFailures int
-	pollLastErr  string
+	// The parts, each with one job; they share *state. Embedding promotes
+	// the methods core's interfaces ask for (Send, Mount, Health…).
+	*state
+	*inbound // normalising updates, the webhook
+	*poller  // the getUpdates loop
+	*sender  // Send, SendImage, Typing: splitting, pacing, retries
+	*fetcher // FetchAttachment
+	*opener  // OpenConversation
 }
 
 // New returns a Telegram adapter with its defaults set. It has no side
 // effects: nothing connects before Start.
 func New() *Adapter {
-	return &Adapter{
-		Mode:                ModePolling,
-		Format:              FormatMarkdown,
-		PollTimeout:         30 * time.Second,
-		SendRate:            pace.Limits{PerSecond: 30, PerChatPerSecond: 1, PerChatBurst: 3},
+	a := &Adapter{
+		Mode:        ModePolling,
+		Format:      FormatMarkdown,
+		PollTimeout: 30 * time.Second,
+		SendRate:    pace.Limits{PerSecond: 30, PerChatPerSecond: 1, PerChatBurst: 3},
+	}
+	st := &state{
+		cfg:                 a,
 		log:                 slog.New(slog.DiscardHandler),
 		clock:               core.SystemClock{},
 		maxRateLimitRetries: 5,
@@ -140,6 +120,13 @@ func New() *Adapter {
 		pollBackoffMax:      5 * time.Second,
 		unhealthyAfter:      3,
 	}
+	in := &inbound{state: st}
+	a.state, a.inbound = st, in
+	a.poller = &poller{state: st, inbound: in}
+	a.sender = &sender{state: st}
+	a.fetcher = &fetcher{state: st}
+	a.opener = &opener{state: st}
+	return a
 }
 
 // Name returns "telegram".
@@ -163,10 +150,6 @@ func (a *Adapter) Capabilities() core.Capabilities {
 	}
 	return c
 }
-
-// formatted reports whether rich text is shown formatted (format markdown
-// or its old name markdownv2).
-func (a *Adapter) formatted() bool { return a.Format != FormatPlain }
 
 // Provision takes the logger and clock from the host.
 func (a *Adapter) Provision(_ context.Context, env core.Env) error {
@@ -233,14 +216,6 @@ func (a *Adapter) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// apiURL is the Bot API base URL without a trailing slash.
-func (a *Adapter) apiURL() string {
-	if a.APIURL == "" {
-		return "https://api.telegram.org"
-	}
-	return strings.TrimRight(a.APIURL, "/")
 }
 
 // InboundLock names the lock a polling bot needs: Telegram gives updates
@@ -396,44 +371,6 @@ func (a *Adapter) Stop(ctx context.Context) error {
 	return nil
 }
 
-// Health reports an error while the adapter is not running or getUpdates
-// has failed several times in a row.
-func (a *Adapter) Health() error {
-	a.mu.Lock()
-	running := a.started && !a.stopped && a.bot != nil
-	a.mu.Unlock()
-	if !running {
-		return errors.New("telegram adapter: not running")
-	}
-	a.healthMu.Lock()
-	defer a.healthMu.Unlock()
-	if a.Mode == ModePolling && a.pollFailures >= a.unhealthyAfter {
-		return fmt.Errorf("telegram adapter: polling failing: %d getUpdates requests failed in a row, last: %s", a.pollFailures, a.pollLastErr)
-	}
-	return nil
-}
-
-// live returns the bot while the adapter runs.
-func (a *Adapter) live() (*bot.Bot, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	switch {
-	case a.stopped:
-		return nil, errors.New("telegram adapter is stopped")
-	case a.bot == nil:
-		return nil, errors.New("telegram adapter is not started")
-	}
-	return a.bot, nil
-}
-
-// sendPacer returns the pacer of message-creating calls (nil, pacing
-// nothing, before Start).
-func (a *Adapter) sendPacer() *pace.Pacer {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.pacer
-}
-
 // unjoin returns the errors err joins (errors.Join), or err alone, so that
 // each gets its own line.
 func unjoin(err error) []error {
@@ -442,7 +379,3 @@ func unjoin(err error) []error {
 	}
 	return []error{err}
 }
-
-// scrub returns err with the bot token replaced (see config.Secret.Scrub);
-// classify errors before scrubbing them.
-func (a *Adapter) scrub(err error) error { return a.Token.Scrub(err) }

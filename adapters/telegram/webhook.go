@@ -18,22 +18,22 @@ const maxWebhookBody = 1 << 20
 
 // Mount serves POST /webhooks/telegram in webhook mode; in polling mode it
 // registers nothing.
-func (a *Adapter) Mount(mux *http.ServeMux) {
-	if a.Mode != ModeWebhook {
+func (in *inbound) Mount(mux *http.ServeMux) {
+	if in.cfg.Mode != ModeWebhook {
 		return
 	}
-	mux.HandleFunc("POST "+WebhookPath, a.serveWebhook)
+	mux.HandleFunc("POST "+WebhookPath, in.serveWebhook)
 }
 
 // serveWebhook checks the secret header and hands the update to the core
 // before answering, so that a 200 means the core has it. go-telegram/bot's
 // own WebhookHandler answers 200 to a wrong secret and queues updates it
 // may lose at shutdown, hence this handler.
-func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
+func (in *inbound) serveWebhook(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get("X-Telegram-Bot-Api-Secret-Token")
-	want := a.WebhookSecret.Reveal()
+	want := in.cfg.WebhookSecret.Reveal()
 	if got == "" || want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-		a.log.Warn("rejecting a telegram webhook request with a missing or wrong secret", "remote", r.RemoteAddr)
+		in.log.Warn("rejecting a telegram webhook request with a missing or wrong secret", "remote", r.RemoteAddr)
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return
 	}
@@ -52,29 +52,29 @@ func (a *Adapter) serveWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	a.mu.Lock()
-	running := a.started && !a.stopped && a.runCtx != nil
+	in.mu.Lock()
+	running := in.started && !in.stopped && in.runCtx != nil
 	if running {
-		a.wg.Add(1)
+		in.wg.Add(1)
 	}
-	ctx := a.runCtx
-	a.mu.Unlock()
+	ctx := in.runCtx
+	in.mu.Unlock()
 	if !running {
 		// Telegram keeps the update and tries again later.
 		http.Error(w, "telegram adapter is not running", http.StatusServiceUnavailable)
 		return
 	}
-	defer a.wg.Done()
+	defer in.wg.Done()
 
 	var upd models.Update
 	if err := json.Unmarshal(body, &upd); err != nil {
 		// Authentic but unreadable: answering an error would only make
 		// Telegram send it again and again.
-		a.log.Warn("skipping a telegram webhook update that cannot be decoded", "err", err)
+		in.log.Warn("skipping a telegram webhook update that cannot be decoded", "err", err)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if err := a.handleUpdate(ctx, &upd); err != nil {
+	if err := in.handleUpdate(ctx, &upd); err != nil {
 		// Telegram retries, so the message is not lost.
 		http.Error(w, "the update could not be handled", http.StatusInternalServerError)
 		return

@@ -6,10 +6,14 @@ import (
 	"github.com/go-telegram/bot/models"
 )
 
+// chatDirectory makes chats known to the fake, so the bot may write to
+// them, and answers getChat.
+type chatDirectory struct{ *state }
+
 // StartedBy makes user have started the bot (pressed Start) without
 // writing anything since: their private chat is known, so getChat finds it
 // and the bot may write to them first. SendPrivate does this by itself.
-func (s *Server) StartedBy(user User) {
+func (s *chatDirectory) StartedBy(user User) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.touchChat(privateChat(user))
@@ -19,7 +23,7 @@ func (s *Server) StartedBy(user User) {
 // getChat answers what the fake knows about a chat, as Telegram does for
 // chats the bot is in: a user who never started the bot is "chat not
 // found" (400), one who blocked it 403.
-func (s *Server) getChat(_ context.Context, p params) (any, *Fault) {
+func (s *chatDirectory) getChat(_ context.Context, p params) (any, *Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cs, f := s.chatTarget(p)
@@ -37,4 +41,16 @@ func (s *Server) getChat(_ context.Context, p params) (any, *Fault) {
 		// Telegram always sends it.
 		MaxReactionCount: 11,
 	}, nil
+}
+
+// AddChat makes chatID known without an update, so the bot may write to it
+// first. Positive ids are private chats, negative ids groups.
+func (s *chatDirectory) AddChat(chatID int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kind := models.ChatTypePrivate
+	if chatID < 0 {
+		kind = models.ChatTypeGroup
+	}
+	s.touchChat(models.Chat{ID: chatID, Type: kind})
 }

@@ -26,10 +26,13 @@ var scopeTypes = map[string]bool{
 	"chat": true, "chat_administrators": true, "chat_member": true,
 }
 
+// commandMenu keeps the command menus setMyCommands registers.
+type commandMenu struct{ *state }
+
 // MyCommands returns the commands registered for scope ("default",
 // "all_private_chats", …) by setMyCommands, in order; nil when there are
 // none (never set, or deleted by deleteMyCommands).
-func (s *Server) MyCommands(scope string) []Command {
+func (s *commandMenu) MyCommands(scope string) []Command {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Command(nil), s.myCommands[scope]...)
@@ -54,7 +57,7 @@ func commandScope(p params) (string, *Fault) {
 // setMyCommands validates the commands as Telegram does (a name of 1-32
 // lowercase letters, digits or underscores; a description of 1-256
 // characters; at most 100 commands) and registers them for the scope.
-func (s *Server) setMyCommands(_ context.Context, p params) (any, *Fault) {
+func (s *commandMenu) setMyCommands(_ context.Context, p params) (any, *Fault) {
 	scope, f := commandScope(p)
 	if f != nil {
 		return nil, f
@@ -92,7 +95,7 @@ func (s *Server) setMyCommands(_ context.Context, p params) (any, *Fault) {
 }
 
 // deleteMyCommands removes the scope's commands.
-func (s *Server) deleteMyCommands(_ context.Context, p params) (any, *Fault) {
+func (s *commandMenu) deleteMyCommands(_ context.Context, p params) (any, *Fault) {
 	scope, f := commandScope(p)
 	if f != nil {
 		return nil, f
@@ -105,7 +108,7 @@ func (s *Server) deleteMyCommands(_ context.Context, p params) (any, *Fault) {
 }
 
 // getMyCommands returns the scope's commands ([] when none).
-func (s *Server) getMyCommands(_ context.Context, p params) (any, *Fault) {
+func (s *commandMenu) getMyCommands(_ context.Context, p params) (any, *Fault) {
 	scope, f := commandScope(p)
 	if f != nil {
 		return nil, f

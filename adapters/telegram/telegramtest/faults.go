@@ -51,17 +51,21 @@ type scheduledFault struct {
 	fault Fault
 }
 
+// faultInjector makes the fake fail as Telegram does: scheduled error
+// answers, blocked users, a revoked token, refused markup.
+type faultInjector struct{ *state }
+
 // FailNext makes the next call of method (e.g. "sendMessage") fail with f.
 // Faults of one method form a queue in the order they were scheduled, so
 // several FailNext calls fail several calls in turn.
-func (s *Server) FailNext(method string, f Fault) {
+func (s *faultInjector) FailNext(method string, f Fault) {
 	s.FailAfter(method, 0, f)
 }
 
 // FailAfter lets n calls of method succeed, then fails one with f. It joins
 // the method's fault queue: its n counts from the moment the faults
 // scheduled before it have fired.
-func (s *Server) FailAfter(method string, n int, f Fault) {
+func (s *faultInjector) FailAfter(method string, n int, f Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := strings.ToLower(method)
@@ -70,7 +74,7 @@ func (s *Server) FailAfter(method string, n int, f Fault) {
 
 // takeFault consumes one call from the method's fault queue and returns the
 // fault to answer with, if any.
-func (s *Server) takeFault(method string) *Fault {
+func (s *state) takeFault(method string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.faults[method]
@@ -89,14 +93,14 @@ func (s *Server) takeFault(method string) *Fault {
 // Block makes the user block the bot: from now on sendMessage and
 // sendChatAction to the chat with that user answer 403 "Forbidden: bot was
 // blocked by the user".
-func (s *Server) Block(userID int64) {
+func (s *faultInjector) Block(userID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.blocked[userID] = true
 }
 
 // Unblock undoes Block.
-func (s *Server) Unblock(userID int64) {
+func (s *faultInjector) Unblock(userID int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.blocked, userID)
@@ -105,14 +109,14 @@ func (s *Server) Unblock(userID int64) {
 // RevokeToken makes the server refuse the bot's token, as Telegram does
 // once the token is revoked in BotFather: every call and download answers
 // 401 "Unauthorized" until RestoreToken.
-func (s *Server) RevokeToken() {
+func (s *faultInjector) RevokeToken() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.revoked = true
 }
 
 // RestoreToken makes the server accept the bot's token again.
-func (s *Server) RestoreToken() {
+func (s *faultInjector) RestoreToken() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.revoked = false
@@ -124,12 +128,12 @@ func (s *Server) RestoreToken() {
 // offset N" (N where the first entity opens in the text, else 0). A call
 // without a parse mode (the plain text a bot sends instead) is not
 // refused and does not count. Refusals form a queue, as FailNext's do.
-func (s *Server) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
+func (s *faultInjector) RefuseNextMarkup() { s.RefuseMarkupAfter(0) }
 
 // RefuseMarkupAfter lets n calls with a parse_mode through, then refuses
 // one as RefuseNextMarkup does (for a split reply whose later part is
 // refused).
-func (s *Server) RefuseMarkupAfter(n int) {
+func (s *faultInjector) RefuseMarkupAfter(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.markupFaults = append(s.markupFaults, n)
@@ -137,7 +141,7 @@ func (s *Server) RefuseMarkupAfter(n int) {
 
 // takeMarkupFault consumes one formatted call from the refusal queue and
 // returns the fault to answer text with, if any.
-func (s *Server) takeMarkupFault(text string) *Fault {
+func (s *state) takeMarkupFault(text string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.markupFaults) == 0 {

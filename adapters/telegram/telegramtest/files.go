@@ -48,9 +48,16 @@ type storedFile struct {
 	serve http.HandlerFunc
 }
 
+// fileStore keeps the files users send and serves them (getFile and the
+// file endpoint), with their own faults.
+type fileStore struct {
+	*state
+	*faultInjector
+}
+
 // storeLocked keeps data as a new file under dir ("photos", "voice", …)
 // and returns it. Callers hold s.mu.
-func (s *Server) storeLocked(dir, ext string, data []byte) *storedFile {
+func (s *fileStore) storeLocked(dir, ext string, data []byte) *storedFile {
 	s.nextFile++
 	n := strconv.Itoa(s.nextFile)
 	f := &storedFile{
@@ -67,7 +74,7 @@ func (s *Server) storeLocked(dir, ext string, data []byte) *storedFile {
 // sendMedia queues a private message from from with the caption and the
 // fields attach sets, after storing m.Data under dir. Callers do not hold
 // s.mu.
-func (s *Server) sendMedia(from User, m Media, dir, ext string, attach func(*models.Message, *storedFile)) models.Update {
+func (s *fileStore) sendMedia(from User, m Media, dir, ext string, attach func(*models.Message, *storedFile)) models.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chat := s.touchChat(privateChat(from))
@@ -81,7 +88,7 @@ func (s *Server) sendMedia(from User, m Media, dir, ext string, attach func(*mod
 // chat and returns the update. As Telegram does, the photo comes in two
 // sizes, smallest first: a thumbnail (90 px, other bytes) and the photo
 // itself, whose file holds m.Data.
-func (s *Server) SendPhoto(from User, m Media) models.Update {
+func (s *fileStore) SendPhoto(from User, m Media) models.Update {
 	w, h := 800, 600
 	if cfg, _, err := image.DecodeConfig(bytes.NewReader(m.Data)); err == nil {
 		w, h = cfg.Width, cfg.Height
@@ -97,7 +104,7 @@ func (s *Server) SendPhoto(from User, m Media) models.Update {
 
 // SendVoice makes from send a voice note (mime_type m.MIME, default
 // audio/ogg) and returns the update.
-func (s *Server) SendVoice(from User, m Media) models.Update {
+func (s *fileStore) SendVoice(from User, m Media) models.Update {
 	mimeType := m.MIME
 	if mimeType == "" {
 		mimeType = "audio/ogg"
@@ -108,7 +115,7 @@ func (s *Server) SendVoice(from User, m Media) models.Update {
 }
 
 // SendAudio makes from send an audio file and returns the update.
-func (s *Server) SendAudio(from User, m Media) models.Update {
+func (s *fileStore) SendAudio(from User, m Media) models.Update {
 	return s.sendMedia(from, m, "music", extOf(m.Name), func(msg *models.Message, f *storedFile) {
 		msg.Audio = &models.Audio{FileID: f.id, FileUniqueID: f.uniqueID, Duration: m.Seconds,
 			FileName: m.Name, MimeType: m.MIME, FileSize: int64(len(f.data))}
@@ -116,7 +123,7 @@ func (s *Server) SendAudio(from User, m Media) models.Update {
 }
 
 // SendVideo makes from send a video and returns the update.
-func (s *Server) SendVideo(from User, m Media) models.Update {
+func (s *fileStore) SendVideo(from User, m Media) models.Update {
 	return s.sendMedia(from, m, "videos", extOf(m.Name), func(msg *models.Message, f *storedFile) {
 		msg.Video = &models.Video{FileID: f.id, FileUniqueID: f.uniqueID, Width: m.Width, Height: m.Height,
 			Duration: m.Seconds, FileName: m.Name, MimeType: m.MIME, FileSize: int64(len(f.data))}
@@ -125,7 +132,7 @@ func (s *Server) SendVideo(from User, m Media) models.Update {
 
 // SendDocument makes from send a file as a document and returns the
 // update.
-func (s *Server) SendDocument(from User, m Media) models.Update {
+func (s *fileStore) SendDocument(from User, m Media) models.Update {
 	return s.sendMedia(from, m, "documents", extOf(m.Name), func(msg *models.Message, f *storedFile) {
 		msg.Document = &models.Document{FileID: f.id, FileUniqueID: f.uniqueID,
 			FileName: m.Name, MimeType: m.MIME, FileSize: int64(len(f.data))}
@@ -134,7 +141,7 @@ func (s *Server) SendDocument(from User, m Media) models.Update {
 
 // SendSticker makes from send a static (WebP) sticker with m.Emoji and
 // returns the update; a sticker has no caption, so m.Caption is ignored.
-func (s *Server) SendSticker(from User, m Media) models.Update {
+func (s *fileStore) SendSticker(from User, m Media) models.Update {
 	m.Caption = ""
 	w, h := m.Width, m.Height
 	if w == 0 || h == 0 {
@@ -159,7 +166,7 @@ func extOf(name string) string {
 // of a file server that misbehaves: a Content-Length over the size
 // getFile gave, a body longer than it, a stall. getFile still reports the
 // stored size.
-func (s *Server) ServeFileWith(fileID string, h http.HandlerFunc) {
+func (s *fileStore) ServeFileWith(fileID string, h http.HandlerFunc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f, ok := s.files[fileID]; ok {
@@ -171,19 +178,23 @@ func (s *Server) ServeFileWith(fileID string, h http.HandlerFunc) {
 // with f (ServerError() for a 500). Download faults form a queue, as
 // FailNext's do: call it n times to fail n downloads in a row. getFile is
 // an ordinary method: FailNext("getFile", …) fails it.
-func (s *Server) FailNextDownload(f Fault) { s.FailAfter(downloadKey, 0, f) }
+func (s *fileStore) FailNextDownload(f Fault) { s.FailAfter(downloadKey, 0, f) }
 
 // FailDownloadAfter lets n downloads succeed, then fails one with f.
-func (s *Server) FailDownloadAfter(n int, f Fault) { s.FailAfter(downloadKey, n, f) }
+func (s *fileStore) FailDownloadAfter(n int, f Fault) { s.FailAfter(downloadKey, n, f) }
 
 // Downloads returns how many requests the file endpoint got (failed ones
 // and ones with a wrong token included).
-func (s *Server) Downloads() int { return s.Calls(downloadKey) }
+func (s *fileStore) Downloads() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[downloadKey]
+}
 
 // getFile answers like Telegram: the file's id, unique id, size and the
 // path to download it from; 400 for an unknown file_id or a file over
 // 20 MB.
-func (s *Server) getFile(_ context.Context, p params) (any, *Fault) {
+func (s *fileStore) getFile(_ context.Context, p params) (any, *Fault) {
 	s.mu.Lock()
 	f, ok := s.files[p["file_id"]]
 	s.mu.Unlock()
@@ -201,7 +212,7 @@ func (s *Server) getFile(_ context.Context, p params) (any, *Fault) {
 // serveFile answers GET /file/bot<token>/<file_path>: 401 for a wrong
 // token, a queued download fault, 404 for an unknown path, else the bytes
 // with their Content-Length.
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
+func (s *fileStore) serveFile(w http.ResponseWriter, r *http.Request, rest string) {
 	s.mu.Lock()
 	s.calls[downloadKey]++
 	revoked := s.revoked

@@ -49,8 +49,12 @@ func WithRateLimits(l RateLimits) Option {
 	return func(s *Server) { s.limiter.set(l) }
 }
 
+// throttle sets the network's latency and the flood limits, and counts
+// what the limits saw.
+type throttle struct{ *state }
+
 // SetLatency changes the round trip of the calls that arrive from now on.
-func (s *Server) SetLatency(d time.Duration) {
+func (s *throttle) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latency = d
@@ -58,7 +62,7 @@ func (s *Server) SetLatency(d time.Duration) {
 
 // SetRateLimits changes the rate limits (and forgets what was counted
 // against the old ones; the counters of SendStats stay).
-func (s *Server) SetRateLimits(l RateLimits) { s.limiter.set(l) }
+func (s *throttle) SetRateLimits(l RateLimits) { s.limiter.set(l) }
 
 // SendStats counts the calls of the methods that create a message.
 type SendStats struct {
@@ -69,7 +73,7 @@ type SendStats struct {
 }
 
 // SendStats returns the counters of message-creating calls.
-func (s *Server) SendStats() SendStats {
+func (s *throttle) SendStats() SendStats {
 	s.limiter.mu.Lock()
 	defer s.limiter.mu.Unlock()
 	return s.limiter.stats
@@ -135,7 +139,7 @@ func (l *limiter) admit(chat string, now time.Time) *Fault {
 
 // halfTrip waits half the latency of a call; false when the client left
 // or the server closed first.
-func (s *Server) halfTrip(ctx context.Context, d time.Duration) bool {
+func (s *throttle) halfTrip(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}

@@ -23,8 +23,12 @@ var chatActions = map[string]bool{
 	"find_location": true, "record_video_note": true, "upload_video_note": true,
 }
 
+// chatAPI takes what the bot sends (sendMessage, sendPhoto,
+// sendChatAction) and shows it to the test.
+type chatAPI struct{ *state }
+
 // chatTarget resolves chat_id to a known, unblocked chat. Callers hold s.mu.
-func (s *Server) chatTarget(p params) (*chatState, *Fault) {
+func (s *state) chatTarget(p params) (*chatState, *Fault) {
 	raw := strings.TrimSpace(p["chat_id"])
 	if raw == "" {
 		f := badRequest("chat_id is empty")
@@ -45,7 +49,7 @@ func (s *Server) chatTarget(p params) (*chatState, *Fault) {
 
 // sendMessage validates like Telegram (empty text, entities, unknown chat,
 // blocked user, length), then records the message and returns it.
-func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
+func (s *chatAPI) sendMessage(_ context.Context, p params) (any, *Fault) {
 	text := p["text"]
 	parseMode := p["parse_mode"]
 	if parseMode != "" {
@@ -93,7 +97,7 @@ func (s *Server) sendMessage(_ context.Context, p params) (any, *Fault) {
 }
 
 // recordLocked keeps a message the bot sent. Callers hold s.mu.
-func (s *Server) recordLocked(m SentMessage) {
+func (s *state) recordLocked(m SentMessage) {
 	s.sent = append(s.sent, m)
 	// Indexed per chat so that many waiters stay cheap under load.
 	s.sentIdx[m.ChatID] = append(s.sentIdx[m.ChatID], len(s.sent)-1)
@@ -115,7 +119,7 @@ func replyToID(p params) (int, *Fault) {
 }
 
 // sendChatAction records an action such as "typing".
-func (s *Server) sendChatAction(_ context.Context, p params) (any, *Fault) {
+func (s *chatAPI) sendChatAction(_ context.Context, p params) (any, *Fault) {
 	action := p["action"]
 	if !chatActions[action] {
 		f := badRequest("wrong parameter action in request")
@@ -133,13 +137,13 @@ func (s *Server) sendChatAction(_ context.Context, p params) (any, *Fault) {
 }
 
 // Sent returns the messages the bot sent to chatID, in order.
-func (s *Server) Sent(chatID int64) []SentMessage {
+func (s *chatAPI) Sent(chatID int64) []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sentTo(chatID)
 }
 
-func (s *Server) sentTo(chatID int64) []SentMessage {
+func (s *chatAPI) sentTo(chatID int64) []SentMessage {
 	idx := s.sentIdx[chatID]
 	if len(idx) == 0 {
 		return nil
@@ -152,10 +156,10 @@ func (s *Server) sentTo(chatID int64) []SentMessage {
 }
 
 // sentCount is len(sentTo(chatID)) without copying.
-func (s *Server) sentCount(chatID int64) int { return len(s.sentIdx[chatID]) }
+func (s *chatAPI) sentCount(chatID int64) int { return len(s.sentIdx[chatID]) }
 
 // AllSent returns every message the bot sent, in order.
-func (s *Server) AllSent() []SentMessage {
+func (s *chatAPI) AllSent() []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]SentMessage(nil), s.sent...)
@@ -164,7 +168,7 @@ func (s *Server) AllSent() []SentMessage {
 // WaitSent waits until the bot has sent at least n messages to chatID and
 // returns them all; after timeout it fails the test (call it from the test
 // goroutine) with what did arrive.
-func (s *Server) WaitSent(t testing.TB, chatID int64, n int, timeout time.Duration) []SentMessage {
+func (s *chatAPI) WaitSent(t testing.TB, chatID int64, n int, timeout time.Duration) []SentMessage {
 	t.Helper()
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -194,43 +198,8 @@ func (s *Server) WaitSent(t testing.TB, chatID int64, n int, timeout time.Durati
 }
 
 // ChatActions returns the actions the bot sent to chatID, in order.
-func (s *Server) ChatActions(chatID int64) []string {
+func (s *chatAPI) ChatActions(chatID int64) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.actions[chatID]...)
-}
-
-// Calls returns how many requests of method (e.g. "getUpdates",
-// "sendMessage"; case does not matter) arrived, failed ones included.
-func (s *Server) Calls(method string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[strings.ToLower(method)]
-}
-
-// WaitCalls waits until at least n requests of method arrived; after
-// timeout it fails the test (call it from the test goroutine).
-func (s *Server) WaitCalls(t testing.TB, method string, n int, timeout time.Duration) {
-	t.Helper()
-	key := strings.ToLower(method)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		s.mu.Lock()
-		got := s.calls[key]
-		changed := s.changed
-		s.mu.Unlock()
-		if got >= n {
-			return
-		}
-		select {
-		case <-changed:
-		case <-timer.C:
-			t.Fatalf("telegramtest: waited %v for %d %s calls, got %d", timeout, n, method, got)
-			return
-		case <-s.done:
-			t.Fatalf("telegramtest: server closed while waiting for %d %s calls, got %d", n, method, got)
-			return
-		}
-	}
 }

@@ -17,7 +17,7 @@ const maxCaptionLen = 1024
 // sendPhoto validates like Telegram (a photo given, a caption that parses
 // and fits, a known and unblocked chat), then records the photo and
 // returns the message. A URL is taken as it is: the fake fetches nothing.
-func (s *Server) sendPhoto(_ context.Context, p params) (any, *Fault) {
+func (s *chatAPI) sendPhoto(_ context.Context, p params) (any, *Fault) {
 	photo := strings.TrimSpace(p["photo"])
 	if photo == "" {
 		f := badRequest("there is no photo in the request")

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -86,54 +85,20 @@ type queuedUpdate struct {
 
 // Server is a fake Telegram Bot API server. All methods are safe for
 // concurrent use.
+//
+// It composes one part per area of the Bot API, each holding a pointer to
+// the shared state; embedding promotes the parts' methods, which are the
+// Server's API. The Server itself routes the calls and counts them.
 type Server struct {
-	token string
-	bot   models.User
-	now   func() time.Time
-
-	srv       *httptest.Server
-	whClient  *http.Client
-	ctx       context.Context // cancelled on close; bounds webhook deliveries
-	cancel    context.CancelFunc
-	done      chan struct{} // closed on close; releases held long polls
-	closeOnce sync.Once
-	wg        sync.WaitGroup // the webhook delivery goroutine
-
-	mu sync.Mutex
-	// changed is closed and replaced whenever the state changes, so waiters
-	// (long polls, WaitSent) wake without polling.
-	changed      chan struct{}
-	nextUpdateID int64
-	pending      []queuedUpdate
-	pollGen      int64
-	chats        map[int64]*chatState
-	blocked      map[int64]bool
-	revoked      bool // every request answers 401, as for a revoked token
-	sent         []SentMessage
-	sentIdx      map[int64][]int
-	actions      map[int64][]string
-	calls        map[string]int
-	faults       map[string][]*scheduledFault
-	// markupFaults are RefuseMarkupAfter's pass counts, in order.
-	markupFaults []int
-	// files are the files users sent, by file_id and by file_path.
-	files     map[string]*storedFile
-	filePaths map[string]*storedFile
-	nextFile  int
-	// myCommands are setMyCommands' commands by scope type.
-	myCommands map[string][]Command
-
-	// latency is the round trip of a Bot API call (WithLatency).
-	latency time.Duration
-	limiter limiter
-
-	webhookURL    string
-	webhookSecret string
-	whQueue       []queuedUpdate
-	whInflight    int64 // id of the update being delivered, 0 if none
-	whWake        chan struct{}
-	whLastErr     string
-	whLastErrAt   time.Time
+	*state
+	*faultInjector   // failures, blocked users, revoked tokens, refused markup
+	*throttle        // latency and rate limits
+	*updateFeed      // what users write; getUpdates
+	*chatAPI         // sendMessage, sendPhoto, sendChatAction and what was sent
+	*fileStore       // files users send; getFile and downloads
+	*webhookDelivery // setWebhook and the deliveries to it
+	*commandMenu     // setMyCommands and its kin
+	*chatDirectory   // the chats the bot may write to; getChat
 }
 
 // NewServer starts a fake Bot API server. It is closed in t.Cleanup, which
@@ -141,7 +106,7 @@ type Server struct {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{
+	st := &state{
 		token: "123456:TEST-token-abc",
 		bot: models.User{
 			ID:            999000,
@@ -168,6 +133,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
+	s := newServer(st)
 	for _, o := range opts {
 		o(s)
 	}
@@ -176,6 +142,22 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	go s.deliverLoop()
 	t.Cleanup(s.close)
 	return s
+}
+
+// newServer puts the parts together over st.
+func newServer(st *state) *Server {
+	faults := &faultInjector{st}
+	return &Server{
+		state:           st,
+		faultInjector:   faults,
+		throttle:        &throttle{st},
+		updateFeed:      &updateFeed{st},
+		chatAPI:         &chatAPI{st},
+		fileStore:       &fileStore{st, faults},
+		webhookDelivery: &webhookDelivery{st},
+		commandMenu:     &commandMenu{st},
+		chatDirectory:   &chatDirectory{st},
+	}
 }
 
 // close stops deliveries, releases held requests, then shuts the server.
@@ -198,12 +180,6 @@ func (s *Server) Token() string { return s.token }
 
 // BotID returns the bot's user id.
 func (s *Server) BotID() int64 { return s.bot.ID }
-
-// notify wakes every waiter. Callers hold s.mu.
-func (s *Server) notify() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
 
 // rawResult is a result that is already JSON.
 type rawResult []byte
@@ -347,4 +323,39 @@ func writeFault(w http.ResponseWriter, f Fault) {
 	}
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(b)
+}
+
+// Calls returns how many requests of method (e.g. "getUpdates",
+// "sendMessage"; case does not matter) arrived, failed ones included.
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[strings.ToLower(method)]
+}
+
+// WaitCalls waits until at least n requests of method arrived; after
+// timeout it fails the test (call it from the test goroutine).
+func (s *Server) WaitCalls(t testing.TB, method string, n int, timeout time.Duration) {
+	t.Helper()
+	key := strings.ToLower(method)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		got := s.calls[key]
+		changed := s.changed
+		s.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			t.Fatalf("telegramtest: waited %v for %d %s calls, got %d", timeout, n, method, got)
+			return
+		case <-s.done:
+			t.Fatalf("telegramtest: server closed while waiting for %d %s calls, got %d", n, method, got)
+			return
+		}
+	}
 }

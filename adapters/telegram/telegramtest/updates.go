@@ -14,9 +14,13 @@ import (
 // maxPollTimeout bounds a getUpdates timeout, as a safety net for tests.
 const maxPollTimeout = 10 * time.Minute
 
+// updateFeed makes users write to the bot and hands their updates out
+// with getUpdates.
+type updateFeed struct{ *state }
+
 // SendPrivate makes from write text to the bot in their private chat and
 // returns the update it queued.
-func (s *Server) SendPrivate(from User, text string) models.Update {
+func (s *updateFeed) SendPrivate(from User, text string) models.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chat := s.touchChat(privateChat(from))
@@ -26,7 +30,7 @@ func (s *Server) SendPrivate(from User, text string) models.Update {
 
 // SendGroup makes from write text in the group chatID (negative ids are
 // customary) and returns the update it queued.
-func (s *Server) SendGroup(chatID int64, from User, text string) models.Update {
+func (s *updateFeed) SendGroup(chatID int64, from User, text string) models.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chat := s.touchChat(models.Chat{ID: chatID, Type: models.ChatTypeGroup, Title: fmt.Sprintf("Group %d", chatID)})
@@ -36,7 +40,7 @@ func (s *Server) SendGroup(chatID int64, from User, text string) models.Update {
 
 // SendChannelPost posts text in the channel chatID and returns the
 // channel_post update it queued.
-func (s *Server) SendChannelPost(chatID int64, text string) models.Update {
+func (s *updateFeed) SendChannelPost(chatID int64, text string) models.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chat := s.touchChat(models.Chat{ID: chatID, Type: models.ChatTypeChannel, Title: fmt.Sprintf("Channel %d", chatID)})
@@ -48,7 +52,7 @@ func (s *Server) SendChannelPost(chatID int64, text string) models.Update {
 // SendOwn queues a message in the private chat chatID whose sender is the
 // bot itself (is_bot true, id BotID), as a bot sees its own messages echoed
 // by some clients; a bot should ignore it.
-func (s *Server) SendOwn(chatID int64, text string) models.Update {
+func (s *updateFeed) SendOwn(chatID int64, text string) models.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chat := s.touchChat(models.Chat{ID: chatID, Type: models.ChatTypePrivate})
@@ -59,7 +63,7 @@ func (s *Server) SendOwn(chatID int64, text string) models.Update {
 
 // EditPrivate makes from edit their message messageID to text and returns
 // the edited_message update it queued.
-func (s *Server) EditPrivate(from User, messageID int, text string) models.Update {
+func (s *updateFeed) EditPrivate(from User, messageID int, text string) models.Update {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	chat := s.touchChat(privateChat(from))
@@ -81,7 +85,7 @@ func (s *Server) EditPrivate(from User, messageID int, text string) models.Updat
 // higher ids); otherwise it takes the next id internally and, since no
 // client can confirm it, is delivered by one getUpdates and then dropped.
 // Chats named in a readable message become known.
-func (s *Server) InjectRaw(update json.RawMessage) {
+func (s *updateFeed) InjectRaw(update json.RawMessage) {
 	raw := bytes.Clone(update)
 	var head struct {
 		UpdateID *int64 `json:"update_id"`
@@ -110,20 +114,8 @@ func (s *Server) InjectRaw(update json.RawMessage) {
 	s.push(q)
 }
 
-// AddChat makes chatID known without an update, so the bot may write to it
-// first. Positive ids are private chats, negative ids groups.
-func (s *Server) AddChat(chatID int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	kind := models.ChatTypePrivate
-	if chatID < 0 {
-		kind = models.ChatTypeGroup
-	}
-	s.touchChat(models.Chat{ID: chatID, Type: kind})
-}
-
 // Pending returns how many updates wait for getUpdates or the webhook.
-func (s *Server) Pending() int {
+func (s *updateFeed) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.pending) + len(s.whQueue)
@@ -139,7 +131,7 @@ func privateChat(u User) models.Chat {
 
 // touchChat records a chat, keeping its message counter, and refreshes what
 // is known about it. Callers hold s.mu.
-func (s *Server) touchChat(c models.Chat) *chatState {
+func (s *state) touchChat(c models.Chat) *chatState {
 	cs, ok := s.chats[c.ID]
 	if !ok {
 		cs = &chatState{chat: c}
@@ -153,7 +145,7 @@ func (s *Server) touchChat(c models.Chat) *chatState {
 }
 
 // newMessage makes the next message of a chat. Callers hold s.mu.
-func (s *Server) newMessage(cs *chatState, from *models.User, text string) models.Message {
+func (s *state) newMessage(cs *chatState, from *models.User, text string) models.Message {
 	cs.lastMsgID++
 	return models.Message{
 		ID:   cs.lastMsgID,
@@ -165,7 +157,7 @@ func (s *Server) newMessage(cs *chatState, from *models.User, text string) model
 }
 
 // enqueue numbers an update and queues it. Callers hold s.mu.
-func (s *Server) enqueue(u models.Update) models.Update {
+func (s *state) enqueue(u models.Update) models.Update {
 	u.ID = s.nextUpdateID
 	s.nextUpdateID++
 	raw, err := json.Marshal(u)
@@ -178,7 +170,7 @@ func (s *Server) enqueue(u models.Update) models.Update {
 
 // push queues an update for the webhook if one is set, else for getUpdates.
 // Callers hold s.mu.
-func (s *Server) push(q queuedUpdate) {
+func (s *state) push(q queuedUpdate) {
 	if s.webhookURL != "" {
 		s.whQueue = append(s.whQueue, q)
 		s.wakeDelivery()
@@ -191,7 +183,7 @@ func (s *Server) push(q queuedUpdate) {
 // getUpdates answers long polls: it confirms updates below offset, then
 // returns up to limit pending updates, holding the request up to timeout
 // seconds while there are none.
-func (s *Server) getUpdates(ctx context.Context, p params) (any, *Fault) {
+func (s *updateFeed) getUpdates(ctx context.Context, p params) (any, *Fault) {
 	offset, _, f := p.int("offset")
 	if f != nil {
 		return nil, f
@@ -259,7 +251,7 @@ func (s *Server) getUpdates(ctx context.Context, p params) (any, *Fault) {
 
 // confirm drops the updates an offset confirms: below it if positive, all
 // but the last -offset if negative. Callers hold s.mu.
-func (s *Server) confirm(offset int64) {
+func (s *updateFeed) confirm(offset int64) {
 	switch {
 	case offset > 0:
 		kept := s.pending[:0]
@@ -276,7 +268,7 @@ func (s *Server) confirm(offset int64) {
 
 // takeBatch encodes up to limit pending updates as a JSON array; raw
 // updates are copied byte for byte. Callers hold s.mu.
-func (s *Server) takeBatch(limit int) rawResult {
+func (s *updateFeed) takeBatch(limit int) rawResult {
 	n := min(limit, len(s.pending))
 	var b bytes.Buffer
 	b.WriteByte('[')

@@ -9,7 +9,7 @@ import (
 // bot sends from now on, with the time the fake recorded it, until ctx
 // ends. Load tests use it to time thousands of replies without a waiter
 // per chat.
-func (s *Server) WatchSent(ctx context.Context, f func(m SentMessage, at time.Time)) {
+func (s *chatAPI) WatchSent(ctx context.Context, f func(m SentMessage, at time.Time)) {
 	s.mu.Lock()
 	seen := len(s.sent)
 	s.mu.Unlock()

@@ -22,8 +22,12 @@ const (
 	webhookTimeout = 5 * time.Second
 )
 
+// webhookDelivery registers the webhook (setWebhook and its kin) and
+// POSTs the updates to it.
+type webhookDelivery struct{ *state }
+
 // Webhook returns the URL and secret token setWebhook set, "" if none.
-func (s *Server) Webhook() (url, secret string) {
+func (s *webhookDelivery) Webhook() (url, secret string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.webhookURL, s.webhookSecret
@@ -31,7 +35,7 @@ func (s *Server) Webhook() (url, secret string) {
 
 // setWebhook stores the webhook; updates still pending move to it unless
 // drop_pending_updates is set. An empty url removes the webhook.
-func (s *Server) setWebhook(_ context.Context, p params) (any, *Fault) {
+func (s *webhookDelivery) setWebhook(_ context.Context, p params) (any, *Fault) {
 	raw := p["url"]
 	if raw == "" {
 		return s.deleteWebhook(context.Background(), p)
@@ -63,7 +67,7 @@ func (s *Server) setWebhook(_ context.Context, p params) (any, *Fault) {
 
 // deleteWebhook removes the webhook; updates not yet delivered go back to
 // getUpdates unless drop_pending_updates is set.
-func (s *Server) deleteWebhook(_ context.Context, p params) (any, *Fault) {
+func (s *webhookDelivery) deleteWebhook(_ context.Context, p params) (any, *Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.webhookURL, s.webhookSecret = "", ""
@@ -85,14 +89,14 @@ func (s *Server) deleteWebhook(_ context.Context, p params) (any, *Fault) {
 
 // inflightOnly is the webhook queue cut to the update being delivered, so
 // the delivery loop finds it. Callers hold s.mu.
-func (s *Server) inflightOnly() []queuedUpdate {
+func (s *webhookDelivery) inflightOnly() []queuedUpdate {
 	if len(s.whQueue) > 0 && s.whInflight != 0 && s.whQueue[0].id == s.whInflight {
 		return s.whQueue[:1:1]
 	}
 	return nil
 }
 
-func (s *Server) getWebhookInfo(context.Context, params) (any, *Fault) {
+func (s *webhookDelivery) getWebhookInfo(context.Context, params) (any, *Fault) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info := models.WebhookInfo{URL: s.webhookURL, PendingUpdateCount: len(s.pending) + len(s.whQueue)}
@@ -117,7 +121,7 @@ func validSecret(secret string) bool {
 }
 
 // wakeDelivery nudges the delivery loop without blocking.
-func (s *Server) wakeDelivery() {
+func (s *state) wakeDelivery() {
 	select {
 	case s.whWake <- struct{}{}:
 	default:
@@ -125,7 +129,7 @@ func (s *Server) wakeDelivery() {
 }
 
 // deliverLoop POSTs webhook updates one at a time, in order, until close.
-func (s *Server) deliverLoop() {
+func (s *webhookDelivery) deliverLoop() {
 	defer s.wg.Done()
 	for {
 		select {
@@ -140,7 +144,7 @@ func (s *Server) deliverLoop() {
 
 // deliverOne delivers the head of the webhook queue; it reports whether
 // there may be more to do.
-func (s *Server) deliverOne() bool {
+func (s *webhookDelivery) deliverOne() bool {
 	s.mu.Lock()
 	if s.webhookURL == "" || len(s.whQueue) == 0 {
 		s.mu.Unlock()
@@ -173,7 +177,7 @@ func (s *Server) deliverOne() bool {
 }
 
 // post delivers one update, retrying with a doubling pause.
-func (s *Server) post(raw []byte, target, secret string) error {
+func (s *webhookDelivery) post(raw []byte, target, secret string) error {
 	pause := webhookBackoff
 	var err error
 	for attempt := range webhookAttempts {
@@ -194,7 +198,7 @@ func (s *Server) post(raw []byte, target, secret string) error {
 	return err
 }
 
-func (s *Server) postOnce(raw []byte, target, secret string) error {
+func (s *webhookDelivery) postOnce(raw []byte, target, secret string) error {
 	ctx, cancel := context.WithTimeout(s.ctx, webhookTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(raw))
