@@ -167,21 +167,18 @@ type Console struct {
 	enabled   bool
 	auth      *auth
 	store     Store
-	facts     FactReader
-	mood      core.MoodKeeper
 	loc       *time.Location
 	clock     core.Clock
 	log       *slog.Logger
-	health    func(ctx context.Context) []httpapi.Component
-	prices    map[string]config.Price
 	changed   func()
 	fetch     FetchFunc
-	platforms []core.Platform
 	liveEvery time.Duration
 	mux       *http.ServeMux
 	// done ends the live streams (Close).
 	done      chan struct{}
 	closeOnce sync.Once
+	// reader reads what each page shows.
+	reader *reader
 }
 
 // New returns the console; mount it with Mount.
@@ -208,19 +205,16 @@ func New(c Config) *Console {
 		enabled:   c.Token != "",
 		auth:      newAuth(c.Token, c.Clock, c.Backoff),
 		store:     c.Store,
-		facts:     c.Facts,
-		mood:      c.Mood,
 		loc:       c.Location,
 		clock:     c.Clock,
 		log:       c.Logger,
-		health:    c.Health,
-		prices:    c.Prices,
 		changed:   c.JobsChanged,
 		fetch:     c.Fetch,
-		platforms: c.Platforms,
 		liveEvery: c.LiveEvery,
 		mux:       http.NewServeMux(),
 		done:      make(chan struct{}),
+		reader: &reader{store: c.Store, facts: c.Facts, mood: c.Mood, loc: c.Location, clock: c.Clock, log: c.Logger,
+			health: c.Health, prices: c.Prices, platforms: c.Platforms, fetch: c.Fetch},
 	}
 	s.mux.HandleFunc("GET "+Prefix+"login", s.loginPage)
 	s.mux.HandleFunc("POST "+Prefix+"login", s.login)

@@ -14,6 +14,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/console/chart"
 	"github.com/parleybot/parley/core"
 )
 
@@ -22,7 +23,7 @@ import (
 var conversationPage = &pageDef{
 	name:  "conversation",
 	nav:   "conversations",
-	build: (*Console).buildConversation,
+	build: (*reader).buildConversation,
 	live:  []string{"conv-stats", "jobs", "transcript", "mood", "facts", "summaries"},
 }
 
@@ -69,7 +70,7 @@ type conversationData struct {
 	prompt, completion int64
 }
 
-func (s *Console) buildConversation(ctx context.Context, r *http.Request, cache *runCache) (framed, error) {
+func (s *reader) buildConversation(ctx context.Context, r *http.Request, cache *runCache) (framed, error) {
 	id, err := parseID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
@@ -109,7 +110,7 @@ func (s *Console) buildConversation(ctx context.Context, r *http.Request, cache 
 
 // readFacts reads the conversation's facts from the plugin that keeps
 // them; none without one.
-func (s *Console) readFacts(ctx context.Context, id int64) ([]core.Fact, error) {
+func (s *reader) readFacts(ctx context.Context, id int64) ([]core.Fact, error) {
 	if s.facts == nil {
 		return nil, nil
 	}
@@ -118,7 +119,7 @@ func (s *Console) readFacts(ctx context.Context, id int64) ([]core.Fact, error) 
 
 // readMood reads the conversation's mood history from the plugin that
 // keeps it; none without one.
-func (s *Console) readMood(ctx context.Context, id int64) ([]core.MoodPoint, error) {
+func (s *reader) readMood(ctx context.Context, id int64) ([]core.MoodPoint, error) {
 	if s.mood == nil {
 		return nil, nil
 	}
@@ -129,7 +130,7 @@ func (s *Console) readMood(ctx context.Context, id int64) ([]core.MoodPoint, err
 // one query per run: a page shows a few hundred messages at most, and
 // reading every run of a long conversation (each record holds a rendered
 // prompt) would cost more. A run gone from the store is left out.
-func (s *Console) runsOf(ctx context.Context, msgs []core.Message, cache *runCache) (map[int64]core.Run, error) {
+func (s *reader) runsOf(ctx context.Context, msgs []core.Message, cache *runCache) (map[int64]core.Run, error) {
 	runs := map[int64]core.Run{}
 	for _, m := range msgs {
 		if m.RunID == nil || m.Role != core.RoleAssistant {
@@ -170,7 +171,7 @@ type conversationView struct {
 	Jobs      []jobItem
 	Facts     []factItem
 	Summaries []summaryItem
-	Mood      moodChart
+	Mood      chart.Mood
 }
 
 type messageItem struct {
@@ -237,7 +238,7 @@ type toolItem struct {
 	IsError           bool
 }
 
-func (s *Console) newRunItem(r core.Run, at func(time.Time) string) *runItem {
+func (s *reader) newRunItem(r core.Run, at func(time.Time) string) *runItem {
 	it := &runItem{ID: r.ID, Kind: string(r.Kind), Status: string(r.Status), Error: r.Error, Model: r.Model,
 		PromptID: r.Record.PromptID, PromptVersion: r.Record.PromptVersion,
 		PromptTokens: r.PromptTokens, OutputTokens: r.CompletionTokens, TotalTokens: r.TotalTokens,
@@ -297,7 +298,7 @@ type summaryItem struct {
 
 // conversationView builds the conversation page, times in the
 // conversation's zone (the bot's default when it has none).
-func (s *Console) conversationView(d conversationData) *conversationView {
+func (s *reader) conversationView(d conversationData) *conversationView {
 	loc, from := s.loc, "the bot's default zone: the conversation has none"
 	if d.conv.TimeZone != "" {
 		if l, err := time.LoadLocation(d.conv.TimeZone); err == nil {
@@ -308,7 +309,7 @@ func (s *Console) conversationView(d conversationData) *conversationView {
 	}
 	at := func(t time.Time) string { return t.In(loc).Format(timeLayout) }
 	v := &conversationView{Conversation: conversationRow(d.conv), Zone: loc.String(), ZoneFrom: from,
-		PromptTokens: count(d.prompt), CompletionTokens: count(d.completion)}
+		PromptTokens: chart.Count(d.prompt), CompletionTokens: chart.Count(d.completion)}
 	if len(d.messages) > 0 {
 		v.Older = max(d.messages[0].Seq-1, 0)
 	}
@@ -360,7 +361,7 @@ func (s *Console) conversationView(d conversationData) *conversationView {
 		}
 		v.Summaries = append(v.Summaries, it)
 	}
-	v.Mood = newMoodChart(d.mood, at)
+	v.Mood = chart.NewMood(d.mood, at)
 	return v
 }
 

@@ -16,7 +16,7 @@ import (
 var jobPage = &pageDef{
 	name:  "job",
 	nav:   "jobs",
-	build: (*Console).buildJob,
+	build: (*reader).buildJob,
 	live:  []string{"job"},
 }
 
@@ -41,7 +41,7 @@ type jobView struct {
 	PlatformDown string
 }
 
-func (s *Console) buildJob(ctx context.Context, r *http.Request, _ *runCache) (framed, error) {
+func (s *reader) buildJob(ctx context.Context, r *http.Request, _ *runCache) (framed, error) {
 	id, err := parseID(r.PathValue("id"))
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (s *Console) buildJob(ctx context.Context, r *http.Request, _ *runCache) (f
 }
 
 // adapterDown is the error of p's failing adapter ("" when none fails).
-func (s *Console) adapterDown(ctx context.Context, p core.Platform) string {
+func (s *reader) adapterDown(ctx context.Context, p core.Platform) string {
 	name := "adapter:" + string(p)
 	for _, c := range s.health(ctx) {
 		if c.Decides && !c.Healthy() && (c.Name == name || strings.HasPrefix(c.Name, name+".")) {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/parleybot/parley/console/chart"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/recurrence"
 )
@@ -29,7 +30,7 @@ const (
 var jobsPage = &pageDef{
 	name:  "jobs",
 	nav:   "jobs",
-	build: (*Console).buildJobs,
+	build: (*reader).buildJobs,
 	live:  []string{"job-lists"},
 }
 
@@ -72,7 +73,7 @@ type timeline struct {
 	Jobs      []jobRowItem
 	// Hidden is how many more are due than the list shows.
 	Hidden int64
-	Chart  timelineChart
+	Chart  chart.Timeline
 }
 
 // jobRowItem is a job in a list, with its conversation.
@@ -106,7 +107,7 @@ type rowContext struct {
 	CSRF string
 }
 
-func (s *Console) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (framed, error) {
+func (s *reader) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (framed, error) {
 	q := r.URL.Query()
 	v := &jobsView{Zone: s.loc.String(), Status: q.Get("status"), Platform: q.Get("platform"),
 		Notice: notice(q, "")}
@@ -132,7 +133,7 @@ func (s *Console) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (
 
 // jobsFilter checks the filter v was asked for, fills in the choices its
 // form offers and returns it as the store's filter (without a status).
-func (s *Console) jobsFilter(v *jobsView) (core.JobFilter, error) {
+func (s *reader) jobsFilter(v *jobsView) (core.JobFilter, error) {
 	base := core.JobFilter{}
 	if v.Platform != "" {
 		if !platformPattern.MatchString(v.Platform) {
@@ -162,7 +163,7 @@ func (s *Console) jobsFilter(v *jobsView) (core.JobFilter, error) {
 // jobLists fills the jobs page's lists: jobs within base (the platform
 // filter), as rows whose buttons come back to back.
 type jobLists struct {
-	s    *Console
+	s    *reader
 	base core.JobFilter
 	now  time.Time
 	back string
@@ -271,7 +272,7 @@ func (l jobLists) window(ctx context.Context, id, title string, from *time.Time,
 		t.Jobs = append(t.Jobs, l.row(j))
 	}
 	t.Hidden = max(t.Total-int64(len(rows)), 0)
-	t.Chart = newTimelineChart(id+"-chart", rows, l.now, span, l.now, l.s.loc)
+	t.Chart = chart.NewTimeline(id+"-chart", rows, l.now, span, l.now, l.s.loc)
 	return t, nil
 }
 
@@ -292,7 +293,7 @@ func filterQuery(status, platform string, page int) string {
 
 // jobRow describes a job for a list: due in the owner's zone and, when
 // it is another, the user's; a recurring job's next occurrences.
-func (s *Console) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
+func (s *reader) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
 	userLoc := zoneOf(j.TimeZone, s.loc)
 	due := j.DueAt
 	if j.NextRunAt != nil && j.Status == core.JobPending {

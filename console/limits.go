@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parleybot/parley/console/chart"
 	"github.com/parleybot/parley/core"
 )
 
@@ -52,7 +53,7 @@ type limitedUserItem struct {
 var limitOrder = []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, core.LimitTokensPerDay}
 
 // buildLimits reads what the limits held in the last limitsSince.
-func (s *Console) buildLimits(ctx context.Context, now time.Time) (limitsView, error) {
+func (s *reader) buildLimits(ctx context.Context, now time.Time) (limitsView, error) {
 	ls, ok := s.store.(LimitStats)
 	if !ok {
 		return limitsView{}, nil
@@ -66,19 +67,19 @@ func (s *Console) buildLimits(ctx context.Context, now time.Time) (limitsView, e
 	for _, l := range limitOrder {
 		if n := sum.ByLimit[l]; n > 0 {
 			total += n
-			v.ByLimit = append(v.ByLimit, limitCount{Limit: l, Count: count(n)})
+			v.ByLimit = append(v.ByLimit, limitCount{Limit: l, Count: chart.Count(n)})
 		}
 	}
-	v.Total = count(total)
+	v.Total = chart.Count(total)
 	for _, u := range sum.Users {
 		it := limitedUserItem{ConversationID: u.ConversationID, Name: u.DisplayName, Platform: string(u.Platform),
-			Held: count(u.Held), Last: u.Last.In(s.loc).Format(timeLayout), LastAgo: ago(u.Last, now)}
+			Held: chart.Count(u.Held), Last: u.Last.In(s.loc).Format(timeLayout), LastAgo: ago(u.Last, now)}
 		if it.Name == "" {
 			it.Name = u.ChannelUserID
 		}
 		for _, l := range limitOrder {
 			if n := u.ByLimit[l]; n > 0 {
-				it.Limits = append(it.Limits, limitCount{Limit: l, Count: count(n)})
+				it.Limits = append(it.Limits, limitCount{Limit: l, Count: chart.Count(n)})
 			}
 		}
 		v.Users = append(v.Users, it)

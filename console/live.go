@@ -25,7 +25,7 @@ type pageDef struct {
 	// build reads what the page shows. The stream calls it again on every
 	// tick, with the same runs cache. An error that is a pageError is
 	// told to the owner.
-	build func(s *Console, ctx context.Context, r *http.Request, c *runCache) (framed, error)
+	build func(s *reader, ctx context.Context, r *http.Request, c *runCache) (framed, error)
 	// live are the ids of the page's live sections; each is rendered by
 	// the template "live:<id>", in the page and on the stream alike.
 	live []string
@@ -34,7 +34,7 @@ type pageDef struct {
 // page serves p: build, then render with the frame filled in.
 func (s *Console) page(p *pageDef) sessionHandler {
 	return func(w http.ResponseWriter, r *http.Request, sess session) {
-		v, err := p.build(s, r.Context(), r, nil)
+		v, err := p.build(s.reader, r.Context(), r, nil)
 		if err != nil {
 			s.pageFailed(w, r, err)
 			return
@@ -99,7 +99,7 @@ func (s *Console) stream(p *pageDef) sessionHandler {
 	return func(w http.ResponseWriter, r *http.Request, sess session) {
 		ctx := r.Context()
 		ls := &liveStream{s: s, p: p, r: r, csrf: sess.csrf, w: w, rc: http.NewResponseController(w), cache: newRunCache()}
-		v, err := p.build(s, ctx, r, ls.cache)
+		v, err := p.build(s.reader, ctx, r, ls.cache)
 		if err != nil {
 			s.pageFailed(w, r, err)
 			return
@@ -212,7 +212,7 @@ func (ls *liveStream) tick(ctx context.Context) bool {
 
 // rebuild builds the page again; false when what it shows is gone.
 func (ls *liveStream) rebuild(ctx context.Context) bool {
-	next, err := ls.p.build(ls.s, ctx, ls.r, ls.cache)
+	next, err := ls.p.build(ls.s.reader, ctx, ls.r, ls.cache)
 	var pe pageError
 	switch {
 	case errors.As(err, &pe) && pe.code == http.StatusNotFound:

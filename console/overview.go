@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parleybot/parley/console/chart"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 )
@@ -29,7 +30,7 @@ const (
 var overviewPage = &pageDef{
 	name:  "overview",
 	nav:   "overview",
-	build: (*Console).buildOverview,
+	build: (*reader).buildOverview,
 	live:  []string{"health", "activity", "failures", "limits", "tokens", "pending", "recent"},
 }
 
@@ -42,8 +43,8 @@ type overviewView struct {
 	// health checks).
 	Status     string
 	Components []componentItem
-	HourChart  activityChart
-	DayChart   activityChart
+	HourChart  chart.Activity
+	DayChart   chart.Activity
 	Failures   []failureItem
 	Limits     limitsView
 	Tokens     tokenTable
@@ -73,7 +74,7 @@ type failureItem struct {
 	Link, Where    string
 }
 
-func (s *Console) buildOverview(ctx context.Context, _ *http.Request, _ *runCache) (framed, error) {
+func (s *reader) buildOverview(ctx context.Context, _ *http.Request, _ *runCache) (framed, error) {
 	now := s.clock.Now()
 	v := &overviewView{Zone: s.loc.String(), Now: now.In(s.loc).Format(timeLayout)}
 	if s.health != nil {
@@ -102,7 +103,7 @@ func (s *Console) buildOverview(ctx context.Context, _ *http.Request, _ *runCach
 }
 
 // components are /healthz's components and its status.
-func (s *Console) components(ctx context.Context, now time.Time) (string, []componentItem) {
+func (s *reader) components(ctx context.Context, now time.Time) (string, []componentItem) {
 	status := "ok"
 	var out []componentItem
 	for _, c := range s.health(ctx) {
@@ -125,24 +126,24 @@ func (s *Console) components(ctx context.Context, now time.Time) (string, []comp
 
 // activityCharts are the last hour's activity in five-minute bars and the
 // last day's in hourly ones.
-func (s *Console) activityCharts(ctx context.Context, now time.Time) (hourChart, dayChart activityChart, err error) {
+func (s *reader) activityCharts(ctx context.Context, now time.Time) (hourChart, dayChart chart.Activity, err error) {
 	hourSince := now.Truncate(5 * time.Minute).Add(-55 * time.Minute)
 	hour, err := s.store.Activity(ctx, hourSince, now, 5*time.Minute)
 	if err != nil {
 		return hourChart, dayChart, fmt.Errorf("reading the last hour's activity: %w", err)
 	}
-	hourChart = newActivityChart("chart-hour", "The last hour", hour, hourSince, 5*time.Minute, 12, 3, s.loc)
+	hourChart = chart.NewActivity("chart-hour", "The last hour", hour, hourSince, 5*time.Minute, 12, 3, s.loc)
 	daySince := now.Truncate(time.Hour).Add(-23 * time.Hour)
 	day, err := s.store.Activity(ctx, daySince, now, time.Hour)
 	if err != nil {
 		return hourChart, dayChart, fmt.Errorf("reading the last day's activity: %w", err)
 	}
-	dayChart = newActivityChart("chart-day", "The last 24 hours", day, daySince, time.Hour, 24, 4, s.loc)
+	dayChart = chart.NewActivity("chart-day", "The last 24 hours", day, daySince, time.Hour, 24, 4, s.loc)
 	return hourChart, dayChart, nil
 }
 
 // tokens are the tokens used on each of the last tokenDays days.
-func (s *Console) tokens(ctx context.Context, now time.Time) (tokenTable, error) {
+func (s *reader) tokens(ctx context.Context, now time.Time) (tokenTable, error) {
 	y, m, d := now.In(s.loc).Date()
 	tokensSince := time.Date(y, m, d-(tokenDays-1), 0, 0, 0, 0, s.loc)
 	days, err := s.store.TokensByDay(ctx, tokensSince, s.loc)
@@ -154,7 +155,7 @@ func (s *Console) tokens(ctx context.Context, now time.Time) (tokenTable, error)
 
 // pendingJobs is how many jobs are pending and the next one due (nil:
 // none).
-func (s *Console) pendingJobs(ctx context.Context, now time.Time) (int64, *jobRowItem, error) {
+func (s *reader) pendingJobs(ctx context.Context, now time.Time) (int64, *jobRowItem, error) {
 	pending := core.JobFilter{Statuses: []core.JobStatus{core.JobPending}}
 	n, err := s.store.CountJobs(ctx, pending)
 	if err != nil {
@@ -174,7 +175,7 @@ func (s *Console) pendingJobs(ctx context.Context, now time.Time) (int64, *jobRo
 
 // recentConversations are the recentShown conversations active last, each
 // with its last message.
-func (s *Console) recentConversations(ctx context.Context, now time.Time) ([]conversationItem, error) {
+func (s *reader) recentConversations(ctx context.Context, now time.Time) ([]conversationItem, error) {
 	convs, err := s.store.ConversationsByActivity(ctx, recentShown, 0)
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations: %w", err)
@@ -212,7 +213,7 @@ func healthClass(state string) string {
 
 // failures lists what failed in the last failuresSince, each linked to
 // where it happened.
-func (s *Console) failures(ctx context.Context, now time.Time) ([]failureItem, error) {
+func (s *reader) failures(ctx context.Context, now time.Time) ([]failureItem, error) {
 	fs, err := s.store.RecentFailures(ctx, now.Add(-failuresSince), failuresShown)
 	if err != nil {
 		return nil, fmt.Errorf("reading failures: %w", err)
@@ -299,7 +300,7 @@ func newTokenTable(days []core.TokenDay, prices map[string]config.Price) tokenTa
 		return sorted[i].Model < sorted[j].Model
 	})
 	for _, d := range sorted {
-		row := tokenRow{Day: d.Day, Model: d.Model, Prompt: count(d.Prompt), Completion: count(d.Completion)}
+		row := tokenRow{Day: d.Day, Model: d.Model, Prompt: chart.Count(d.Prompt), Completion: chart.Count(d.Completion)}
 		if c, ok := cost(prices, d.Model, d.Prompt, d.Completion); ok {
 			row.Cost = money(c)
 			total += c
@@ -320,7 +321,7 @@ func newTokenTable(days []core.TokenDay, prices map[string]config.Price) tokenTa
 	sort.Strings(models)
 	for _, m := range models {
 		s := totals[m]
-		row := tokenRow{Model: m, Prompt: count(s.prompt), Completion: count(s.completion)}
+		row := tokenRow{Model: m, Prompt: chart.Count(s.prompt), Completion: chart.Count(s.completion)}
 		if c, ok := cost(prices, m, s.prompt, s.completion); ok {
 			row.Cost = money(c)
 		}

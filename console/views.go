@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/parleybot/parley/console/chart"
 	"github.com/parleybot/parley/core"
 )
 
@@ -123,7 +123,7 @@ const (
 	// timeLayout is how a conversation's page shows times, in its zone.
 	timeLayout = "2006-01-02 15:04:05 MST"
 	// shortLayout is a due time on the jobs page and the overview.
-	shortLayout = "Mon 2 Jan 15:04 MST"
+	shortLayout = chart.ShortLayout
 )
 
 // conversationItem is a conversation in a list.
@@ -158,24 +158,6 @@ func zoneOf(name string, def *time.Location) *time.Location {
 		return l
 	}
 	return def
-}
-
-// count writes n with thousands separators: 1,234,567.
-func count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 // shorten cuts s to n runes on one line, with an ellipsis when cut.

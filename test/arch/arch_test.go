@@ -21,9 +21,9 @@ import (
 
 // The ceilings, with issue 31's targets beside them.
 const (
-	maxMethodsOnAType   = 80   // telegramtest.Server; target 25
-	maxPackageLines     = 3000 // console, 2,934 today (the store's SQL aside: sqlPackage); target 3,000 (non-test, non-generated)
-	maxFunctionLines    = 201  // app.buildApp; target 80
+	maxMethodsOnAType   = 24   // llmtest.Server (the largest engine type: 21); target 25
+	maxPackageLines     = 2900 // adapters/markup, 2,863 today (the store's SQL aside: sqlPackage); target 3,000 (non-test, non-generated)
+	maxFunctionLines    = 80   // target 80
 	maxStoreInterface   = 14   // engine/turns.Store; target 15 (methods of one interface an engine uses)
 	maxImportsClimbBack = 0    // target 0
 )
@@ -112,7 +112,7 @@ func ceiling(t *testing.T, what, where string, got, max, target int) {
 	if got > max {
 		t.Errorf("%s: %d in %s, over the ceiling of %d (issue 31's target is %d)", what, got, where, max, target)
 	}
-	if got < max {
+	if got < max && max > target {
 		t.Logf("  %s came down to %d: lower its ceiling in arch_test.go", what, got)
 	}
 }

@@ -1,4 +1,4 @@
-package console
+package chart
 
 import (
 	"testing"
@@ -14,12 +14,12 @@ func TestMoodChartGeometry(t *testing.T) {
 	at := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
-	empty := newMoodChart(nil, at)
+	empty := NewMood(nil, at)
 	require.Empty(t, empty.Points)
 	require.Len(t, empty.Ticks, 3)
 
 	// Values map -1…1 to bottom…top, clamped; the axes are -1…1.
-	c := newMoodChart([]core.MoodPoint{
+	c := NewMood([]core.MoodPoint{
 		{Valence: 1, Arousal: -1, CreatedAt: t0},
 		{Valence: 0, Arousal: 3, CreatedAt: t0.Add(time.Hour)},
 		{Valence: -7, Arousal: 0.5, CreatedAt: t0.Add(4 * time.Hour)},
@@ -38,9 +38,9 @@ func TestMoodChartGeometry(t *testing.T) {
 
 	// Points at one instant are spread so each stays visible; a single
 	// point sits in the middle.
-	same := newMoodChart([]core.MoodPoint{{CreatedAt: t0}, {CreatedAt: t0}, {CreatedAt: t0}}, at)
+	same := NewMood([]core.MoodPoint{{CreatedAt: t0}, {CreatedAt: t0}, {CreatedAt: t0}}, at)
 	require.Equal(t, []float64{plotLeft, (plotLeft + plotRight) / 2.0, plotRight},
 		[]float64{same.Points[0].X, same.Points[1].X, same.Points[2].X})
-	one := newMoodChart([]core.MoodPoint{{CreatedAt: t0}}, at)
+	one := NewMood([]core.MoodPoint{{CreatedAt: t0}}, at)
 	require.Equal(t, (plotLeft+plotRight)/2.0, one.Points[0].X)
 }

@@ -1,4 +1,4 @@
-package console
+package chart
 
 import (
 	"fmt"
@@ -19,9 +19,9 @@ const (
 	plotBottom  = chartHeight - 28
 )
 
-// moodChart is an inline SVG chart of valence and arousal over time,
+// Mood is an inline SVG chart of valence and arousal over time,
 // computed here so the page needs no script.
-type moodChart struct {
+type Mood struct {
 	Width, Height int
 	Left, Right   int
 	// AxisX is where the value labels end, left of the plot.
@@ -50,11 +50,11 @@ type moodMark struct {
 	Title string
 }
 
-// newMoodChart places points (oldest first) on the chart: time runs left
+// NewMood places points (oldest first) on the chart: time runs left
 // to right, values -1…1 bottom to top. Points all at one instant are
 // spread evenly instead, so each stays visible.
-func newMoodChart(points []core.MoodPoint, at func(time.Time) string) moodChart {
-	c := moodChart{Width: chartWidth, Height: chartHeight, Left: plotLeft, Right: plotRight, AxisX: plotLeft - 6,
+func NewMood(points []core.MoodPoint, at func(time.Time) string) Mood {
+	c := Mood{Width: chartWidth, Height: chartHeight, Left: plotLeft, Right: plotRight, AxisX: plotLeft - 6,
 		LabelY: chartHeight - 8}
 	c.Ticks = []moodTick{{Y: yOf(1), Label: "+1"}, {Y: yOf(0), Label: "0", Solid: true}, {Y: yOf(-1), Label: "−1"}}
 	if len(points) == 0 {

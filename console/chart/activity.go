@@ -1,8 +1,12 @@
-package console
+// Package chart lays out the console's charts (activity, the jobs'
+// timeline, mood) as inline SVG geometry, so its pages need no script.
+package chart
 
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -20,11 +24,11 @@ const (
 	actTicks = 4
 )
 
-// activityChart is an inline SVG bar chart of messages and turns per
+// Activity is an inline SVG bar chart of messages and turns per
 // interval, computed here so the page needs no script: per interval one
 // bar of messages (received under sent) and one of turns (failed ones on
 // top, in red).
-type activityChart struct {
+type Activity struct {
 	// ID is the chart's element id; Title says what it covers.
 	ID, Title      string
 	Width, Height  int
@@ -61,11 +65,11 @@ type activityBar struct {
 	InY, InH, OutY, OutH, OkY, OkH, FY, FH float64
 }
 
-// newActivityChart lays out n buckets of size bucket from since (the
+// NewActivity lays out n buckets of size bucket from since (the
 // store's buckets are placed by their start; missing ones are empty),
 // with a time label every labelEvery buckets, in loc.
-func newActivityChart(id, title string, got []core.ActivityBucket, since time.Time, bucket time.Duration, n, labelEvery int, loc *time.Location) activityChart {
-	c := activityChart{ID: id, Title: title, Width: actWidth, Height: actHeight, Left: actLeft, Right: actRight,
+func NewActivity(id, title string, got []core.ActivityBucket, since time.Time, bucket time.Duration, n, labelEvery int, loc *time.Location) Activity {
+	c := Activity{ID: id, Title: title, Width: actWidth, Height: actHeight, Left: actLeft, Right: actRight,
 		Bottom: actBottom, LabelY: actHeight - 8}
 	grid := make([]core.ActivityBucket, n)
 	for _, b := range got {
@@ -92,7 +96,7 @@ func newActivityChart(id, title string, got []core.ActivityBucket, since time.Ti
 	yOf := func(v int64) float64 { return actBottom - float64(v)/scaleTop*(actBottom-actTop) }
 	for i := 0; i <= actTicks; i++ {
 		v := step * int64(i)
-		c.Ticks = append(c.Ticks, chartTick{Y: yOf(v), Label: count(v)})
+		c.Ticks = append(c.Ticks, chartTick{Y: yOf(v), Label: Count(v)})
 	}
 	slot := float64(actRight-actLeft) / float64(n)
 	w := math.Max(slot*0.36, 1)
@@ -146,72 +150,20 @@ const (
 	tlMinGap = 60
 )
 
-// timelineChart is a strip of due times: a dot per job on a time axis
-// from now, so clusters and gaps show at a glance. The list under it says
-// the same in words.
-type timelineChart struct {
-	ID            string
-	Width, Height int
-	Left, Right   int
-	AxisY, LabelY int
-	Ticks         []chartLabel
-	Dots          []timelineDot
-	Summary       string
-}
-
-type timelineDot struct {
-	X, Y  float64
-	Title string
-	// Overdue marks a job already due (drawn at the left end, in red).
-	Overdue bool
-}
-
-// newTimelineChart places rows on a strip from start over span, ticks in
-// loc (every 6 hours for a day, every midnight for longer).
-func newTimelineChart(id string, rows []core.JobRow, start time.Time, span time.Duration, now time.Time, loc *time.Location) timelineChart {
-	c := timelineChart{ID: id, Width: tlWidth, Height: tlHeight, Left: tlLeft, Right: tlRight, AxisY: tlAxisY, LabelY: tlHeight - 6}
-	xOf := func(t time.Time) float64 {
-		f := float64(t.Sub(start)) / float64(span)
-		return tlLeft + min(max(f, 0), 1)*(tlRight-tlLeft)
+// Count writes n with thousands separators: 1,234,567.
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
 	}
-	if span <= 24*time.Hour {
-		first := start.In(loc).Truncate(time.Hour)
-		for t := first; !t.After(start.Add(span)); t = t.Add(time.Hour) {
-			if t.Before(start) || t.In(loc).Hour()%6 != 0 || xOf(t) < tlLeft+tlMinGap {
-				continue
-			}
-			c.Ticks = append(c.Ticks, chartLabel{X: xOf(t), Text: t.In(loc).Format("15:04")})
-		}
-	} else {
-		y, m, d := start.In(loc).Date()
-		for i := 1; i <= int(span/(24*time.Hour)); i++ {
-			t := time.Date(y, m, d+i, 0, 0, 0, 0, loc)
-			if xOf(t) < tlLeft+tlMinGap {
-				continue // it would cover "now"
-			}
-			c.Ticks = append(c.Ticks, chartLabel{X: xOf(t), Text: t.Format("Mon 2")})
-		}
+	if neg {
+		return "-" + b.String()
 	}
-	// Dots at one spot are stacked upwards, a few high at most.
-	stack := map[int]int{}
-	for _, j := range rows {
-		due := j.DueAt
-		if j.NextRunAt != nil && j.Status == core.JobPending {
-			due = *j.NextRunAt
-		}
-		x := xOf(due)
-		k := stack[int(x/6)]
-		stack[int(x/6)]++
-		if k > 3 {
-			continue
-		}
-		name := j.DisplayName
-		if name == "" {
-			name = fmt.Sprintf("conversation %d", j.ConversationID)
-		}
-		c.Dots = append(c.Dots, timelineDot{X: x, Y: tlAxisY - 8 - float64(k)*8, Overdue: due.Before(now),
-			Title: fmt.Sprintf("job %d, %s, for %s: %s", j.ID, j.Kind, name, due.In(loc).Format(shortLayout))})
-	}
-	c.Summary = fmt.Sprintf("%d jobs on a time line from now", len(rows))
-	return c
+	return b.String()
 }
