@@ -2,7 +2,6 @@ package intake
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -33,29 +32,16 @@ func (e *Engine) Commands() []core.CommandInfo {
 func (e *Engine) handleCommand(ctx context.Context, log *slog.Logger, msg core.InboundMessage, text string) error {
 	name := core.CommandName(text)
 	now := e.cfg.Clock.Now().UTC()
-	res, err := e.cfg.Store.RecordInbound(ctx, core.InboundRecord{
-		Platform:          msg.Platform,
-		ChannelThreadID:   msg.ChannelThreadID,
-		ChannelUserID:     msg.ChannelUserID,
-		DisplayName:       core.StorableText(msg.DisplayName),
-		TimeZone:          e.cfg.Location.String(),
-		Text:              text,
-		PlatformMessageID: msg.PlatformMessageID,
-		Metadata:          map[string]any{"command": name},
-		Source:            core.SourceCommand,
-		Now:               now,
-		SessionGap:        e.cfg.Session.Gap,
+	res, stored, err := e.record(ctx, log, msg, core.InboundRecord{
+		Text:     text,
+		Metadata: map[string]any{"command": name},
+		Source:   core.SourceCommand,
+		Now:      now,
 	})
-	if errors.Is(err, core.ErrDuplicateInbound) {
-		// Answered already, by this or another replica.
-		log.Debug("a redelivered command was already stored", "platform_message_id", msg.PlatformMessageID)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("recording command: %w", err)
+	if err != nil || !stored {
+		return err
 	}
 	conv := res.Conversation
-	e.cfg.Outbox.Appended(conv, res.Message)
 	log = log.With("conversation", conv.ID, "command", name)
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commandTimeout)

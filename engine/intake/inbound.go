@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -42,30 +43,17 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 	if hold != nil {
 		meta = hold.metadata(meta)
 	}
-	res, err := e.cfg.Store.RecordInbound(ctx, core.InboundRecord{
-		Platform:          msg.Platform,
-		ChannelThreadID:   msg.ChannelThreadID,
-		ChannelUserID:     msg.ChannelUserID,
-		DisplayName:       core.StorableText(msg.DisplayName),
-		TimeZone:          e.cfg.Location.String(),
-		Text:              text,
-		PlatformMessageID: msg.PlatformMessageID,
-		Metadata:          meta,
-		Now:               now,
-		PlanRun:           hold == nil,
-		RunAfter:          now.Add(e.cfg.Debounce),
-		WhileRunning:      e.cfg.DuringGeneration,
-		SessionGap:        e.cfg.Session.Gap,
+	res, stored, err := e.record(ctx, log, msg, core.InboundRecord{
+		Text:         text,
+		Metadata:     meta,
+		Now:          now,
+		PlanRun:      hold == nil,
+		RunAfter:     now.Add(e.cfg.Debounce),
+		WhileRunning: e.cfg.DuringGeneration,
 	})
-	if errors.Is(err, core.ErrDuplicateInbound) {
-		// Already stored, and its turn planned, by this or another replica.
-		log.Debug("a redelivered message was already stored", "platform_message_id", msg.PlatformMessageID)
-		return nil
+	if err != nil || !stored {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("recording inbound message: %w", err)
-	}
-	e.cfg.Outbox.Appended(res.Conversation, res.Message)
 	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
 	if hold != nil {
 		e.held(ctx, log, hold, res, now)
@@ -85,6 +73,33 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 	}
 	e.signal()
 	return nil
+}
+
+// record stores in, msg's message with its sender and address filled in,
+// and adds it to the history. stored is false, with no error, when this
+// or another replica stored it already (a redelivery).
+func (e *Engine) record(ctx context.Context, log *slog.Logger, msg core.InboundMessage, in core.InboundRecord) (res core.InboundResult, stored bool, err error) {
+	in.Platform, in.ChannelThreadID, in.ChannelUserID = msg.Platform, msg.ChannelThreadID, msg.ChannelUserID
+	in.DisplayName = core.StorableText(msg.DisplayName)
+	in.TimeZone = e.cfg.Location.String()
+	in.PlatformMessageID = msg.PlatformMessageID
+	in.SessionGap = e.cfg.Session.Gap
+	res, err = e.cfg.Store.RecordInbound(ctx, in)
+	if errors.Is(err, core.ErrDuplicateInbound) {
+		// Already stored (and a message's turn planned, a command
+		// answered) by this or another replica.
+		log.Debug("a redelivered message was already stored", "platform_message_id", msg.PlatformMessageID)
+		return res, false, nil
+	}
+	if err != nil {
+		what := "inbound message"
+		if in.Source == core.SourceCommand {
+			what = "command"
+		}
+		return res, false, fmt.Errorf("recording %s: %w", what, err)
+	}
+	e.cfg.Outbox.Appended(res.Conversation, res.Message)
+	return res, true, nil
 }
 
 // storable is msg's text as the store keeps it, cut to MaxInboundBytes,
