@@ -247,7 +247,7 @@ func queryAll[T any](db *gorm.DB, q string, args []any, dest func(*T) []any) ([]
 }
 
 func queryAllCap[T any](db *gorm.DB, q string, args []any, dest func(*T) []any, capHint int) ([]T, error) {
-	rows, err := db.Raw(q, args...).Rows()
+	rows, err := query(db, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -111,7 +111,7 @@ var errLostClaim = errors.New("a concurrent claimer took a run of the same conve
 // nothing else, so it needs no savepoint (a round trip on PostgreSQL).
 func (s *Store) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
 	q, args := s.q.claimN(owner, t, limit, platforms)
-	rows, err := tx.Raw(q, args...).Rows()
+	rows, err := query(tx, q, args...)
 	if err != nil {
 		return claimFailed(err)
 	}
