@@ -130,6 +130,8 @@ type conn struct {
 	redact redactor
 	log    *slog.Logger
 	lim    *limits
+	// tools keeps the tool sets of chat requests encoded (toolsjson.go).
+	tools *toolsCache
 }
 
 // New validates cfg, applies defaults and builds a Client.
@@ -200,7 +202,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 	if lim == nil {
 		lim = newLimits(cfg)
 	}
-	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, tools: newToolsCache()}
 	hc.Transport = &retryTransport{
 		lim:        lim,
 		base:       base,
@@ -216,7 +218,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = &hc
+	oc.HTTPClient = toolsDoer{next: &hc}
 	cn.api = openai.NewClientWithConfig(oc)
 	return cn, u, nil
 }
