@@ -195,7 +195,7 @@ func (s *Store) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (i
 // Conversation returns a conversation by id.
 func (s *Store) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
 	var c core.Conversation
-	err := row(s.r.WithContext(ctx), `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
+	err := readRow(ctx, s.r, `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
 		Scan(conversationDest(&c)...)
 	if err != nil {
 		return core.Conversation{}, notFound(fmt.Sprintf("conversation %d", id), err)
@@ -251,6 +251,20 @@ func queryAllCap[T any](db *gorm.DB, q string, args []any, dest func(*T) []any, 
 	if err != nil {
 		return nil, err
 	}
+	return scanAll(rows, dest, capHint)
+}
+
+// readAllCap is queryAllCap on db (a pool) with ctx (see readRow).
+func readAllCap[T any](ctx context.Context, db *gorm.DB, q string, args []any, dest func(*T) []any, capHint int) ([]T, error) {
+	rows, err := readQuery(ctx, db, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, dest, capHint)
+}
+
+// scanAll scans every row into a T through dest and closes rows.
+func scanAll[T any](rows *sql.Rows, dest func(*T) []any, capHint int) ([]T, error) {
 	defer func() { _ = rows.Close() }()
 	out := make([]T, 0, capHint)
 	var (

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"log/slog"
 	"reflect"
@@ -23,6 +24,26 @@ func row(tx *gorm.DB, q string, args ...any) *sql.Row {
 	}
 	q, args = sqliteSQL(q, args)
 	return tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, q, args...)
+}
+
+// readRow is row on db (a pool, not a transaction) with ctx. On the
+// direct path it skips db.WithContext, a gorm session (a Statement clone)
+// made only to carry ctx: the hot reads run several times a turn.
+func readRow(ctx context.Context, db *gorm.DB, q string, args ...any) *sql.Row {
+	if !directCtx(ctx, db) {
+		return row(db.WithContext(ctx), q, args...)
+	}
+	q, args = sqliteSQL(q, args)
+	return db.Statement.ConnPool.QueryRowContext(ctx, q, args...)
+}
+
+// readQuery is query on db (a pool) with ctx, the way readRow is row.
+func readQuery(ctx context.Context, db *gorm.DB, q string, args ...any) (*sql.Rows, error) {
+	if !directCtx(ctx, db) || !plainArgs(args) {
+		return query(db.WithContext(ctx), q, args...)
+	}
+	q, args = sqliteSQL(q, args)
+	return db.Statement.ConnPool.QueryContext(ctx, q, args...)
 }
 
 // query runs q, a statement of the store's own that returns rows, on tx
@@ -48,12 +69,15 @@ func exec(tx *gorm.DB, q string, args ...any) error {
 }
 
 // direct reports whether tx's statements may skip gorm.
-func direct(tx *gorm.DB) bool {
-	if tx.Dialector.Name() != DriverSQLite {
+func direct(tx *gorm.DB) bool { return directCtx(tx.Statement.Context, tx) }
+
+// directCtx is direct for statements on db run with ctx.
+func directCtx(ctx context.Context, db *gorm.DB) bool {
+	if db.Dialector.Name() != DriverSQLite {
 		return false
 	}
-	l, ok := tx.Logger.(gormLogger)
-	return ok && !l.log.Enabled(tx.Statement.Context, slog.LevelDebug)
+	l, ok := db.Logger.(gormLogger)
+	return ok && !l.log.Enabled(ctx, slog.LevelDebug)
 }
 
 // plainArgs reports whether spread can bind args: no list among them but

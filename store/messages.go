@@ -123,7 +123,7 @@ func (s *Store) MessagesAfter(ctx context.Context, conversationID, afterSeq int6
 	if limit <= 0 {
 		return nil, nil
 	}
-	out, err := queryAllCap(s.r.WithContext(ctx), s.q.messagesAfter, []any{conversationID, afterSeq, limit}, recentMessageDest, min(limit, 256))
+	out, err := readAllCap(ctx, s.r, s.q.messagesAfter, []any{conversationID, afterSeq, limit}, recentMessageDest, min(limit, 256))
 	if err != nil {
 		return nil, fmt.Errorf("reading recent messages of conversation %d: %w", conversationID, err)
 	}

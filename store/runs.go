@@ -47,7 +47,7 @@ func (s *Store) anyDue(ctx context.Context, t any, platforms []string) (bool, er
 	}
 	var id int64
 	q, args := s.q.probe(t, platforms)
-	err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
+	err := readRow(ctx, s.r, q, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -153,7 +153,7 @@ func claimFailed(err error) ([]*core.Run, error) {
 func (s *Store) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
 	var next *time.Time
 	q, args := s.q.next(platformNames(platforms))
-	err := row(s.r.WithContext(ctx), q, args...).Scan(nullTimeCol{&next})
+	err := readRow(ctx, s.r, q, args...).Scan(nullTimeCol{&next})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
