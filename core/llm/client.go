@@ -130,8 +130,10 @@ type conn struct {
 	redact redactor
 	log    *slog.Logger
 	lim    *limits
-	// tools keeps the tool sets of chat requests encoded (toolsjson.go).
-	tools *toolsCache
+	// tools and messages keep what chat requests repeat encoded
+	// (toolsjson.go, messagesjson.go).
+	tools    *toolsCache
+	messages *messagesCache
 }
 
 // New validates cfg, applies defaults and builds a Client.
@@ -202,7 +204,8 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 	if lim == nil {
 		lim = newLimits(cfg)
 	}
-	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, tools: newToolsCache()}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, tools: newToolsCache(),
+		messages: newMessagesCache()}
 	hc.Transport = &retryTransport{
 		lim:        lim,
 		base:       base,

@@ -226,10 +226,7 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		completion := forced || c.completionTokens.Load()
 		setMaxTokens(&req, completion, maxTokens)
 		actx, attempts := withAttempts(ctx)
-		sent := req
-		if tools := c.tools.spliced(req); tools != nil {
-			sent.Tools, actx = nil, withToolsJSON(actx, tools)
-		}
+		sent, actx := c.presplice(actx, req)
 		resp, err := c.api.CreateChatCompletion(actx, sent)
 		if err == nil && pace != nil {
 			c.lim.settle(pace.tokens, resp.Usage)

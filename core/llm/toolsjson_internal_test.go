@@ -57,7 +57,7 @@ func TestToolsSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	bare.Tools = nil
 	body, err := json.Marshal(bare)
 	require.NoError(t, err)
-	httpReq, err := http.NewRequestWithContext(withToolsJSON(context.Background(), encoded), http.MethodPost, "http://x/", bytes.NewReader(body))
+	httpReq, err := http.NewRequestWithContext(withSplicedJSON(context.Background(), splicedJSON{tools: encoded}), http.MethodPost, "http://x/", bytes.NewReader(body))
 	require.NoError(t, err)
 	var capture captureDoer
 	_, err = toolsDoer{next: &capture}.Do(httpReq)
@@ -103,4 +103,45 @@ func TestToolsLeftToGoOpenAI(t *testing.T) {
 	require.Nil(t, tc.spliced(openai.ChatCompletionRequest{Model: "m"}))
 	require.Nil(t, tc.spliced(openai.ChatCompletionRequest{Model: openai.GPT6Sol, Tools: testTools("Sets the mood.")}))
 	require.NotNil(t, tc.spliced(openai.ChatCompletionRequest{Model: "m", Tools: testTools("Sets the mood.")}))
+}
+
+// A body with the messages and the tools spliced in says what go-openai
+// would have written; a message with parts or tool calls is encoded each
+// time, a plain one once.
+func TestMessagesSplicedAsGoOpenAIWritesThem(t *testing.T) {
+	t.Parallel()
+	cn := conn{tools: newToolsCache(), messages: newMessagesCache()}
+	req := openai.ChatCompletionRequest{Model: `m "quoted" "messages":null`, Messages: []openai.ChatCompletionMessage{
+		{Role: "system", Content: "You are Subaru.\n<b>&</b> \u2028"},
+		{Role: "user", Content: "hi", Name: "ada"},
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c1", Type: "function", Function: openai.FunctionCall{Name: "set_mood", Arguments: `{"v":1}`}}}},
+		{Role: "tool", Content: "ok", ToolCallID: "c1"},
+		{Role: "user", MultiContent: []openai.ChatMessagePart{{Type: "text", Text: "look"}}},
+	}, Tools: testTools("Sets the mood."), MaxCompletionTokens: 100}
+	want, err := json.Marshal(req)
+	require.NoError(t, err)
+
+	for range 2 { // the second time from the cache
+		sent, ctx := cn.presplice(context.Background(), req)
+		require.Nil(t, sent.Messages)
+		require.Nil(t, sent.Tools)
+		body, err := json.Marshal(sent)
+		require.NoError(t, err)
+		httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/", bytes.NewReader(body))
+		require.NoError(t, err)
+		var capture captureDoer
+		_, err = toolsDoer{next: &capture}.Do(httpReq)
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), string(capture.body))
+	}
+	require.Equal(t, 3, cn.messages.entries.Len(), "the three plain messages")
+}
+
+// The splice relies on go-openai writing a request without messages as
+// "messages":null right after the model.
+func TestGoOpenAIWritesNullMessages(t *testing.T) {
+	t.Parallel()
+	b, err := json.Marshal(openai.ChatCompletionRequest{Model: "m"})
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(b, []byte(`{"model":"m","messages":null`)), string(b))
 }
