@@ -15,8 +15,9 @@ import (
 // encodes each anew (its MarshalJSON, then compacted): with Parley as
 // shipped, the 50-message window and the persona, about 70 us a request.
 // A client keeps the encoding of the plain messages it sent (role, name,
-// tool call id and text; those with parts or tool calls are encoded each
-// time), and the body goes out with the messages spliced in (toolsDoer).
+// tool call id and text; those with parts or tool calls, the system prompt
+// and long texts are encoded each time), and the body goes out with the
+// messages spliced in (toolsDoer).
 
 // messagesCacheSize bounds the messages a client keeps encoded: the
 // windows of a few dozen conversations talking at once. Each entry holds
@@ -48,10 +49,18 @@ func newMessagesCache() *messagesCache {
 	return &messagesCache{seed: maphash.MakeSeed(), entries: entries}
 }
 
-// plainKey is m's key when its encoding depends on nothing else.
+// maxCachedContent bounds the text of a message kept encoded, so that the
+// cache holds at most a few MB (messagesCacheSize of them, twice: the
+// encoding and the text it refers to); a longer one is encoded each time.
+const maxCachedContent = 2 << 10
+
+// plainKey is m's key when it is worth keeping: its encoding depends on
+// nothing else, it is not the system prompt (rendered anew each turn, its
+// time and mood in it, so never met again) and its text is short enough.
 func plainKey(m openai.ChatCompletionMessage) (messageKey, bool) {
 	plain := len(m.MultiContent) == 0 && len(m.ToolCalls) == 0 && m.FunctionCall == nil &&
-		m.Refusal == "" && m.ReasoningContent == ""
+		m.Refusal == "" && m.ReasoningContent == "" &&
+		m.Role != openai.ChatMessageRoleSystem && len(m.Content) <= maxCachedContent
 	return messageKey{role: m.Role, name: m.Name, toolCallID: m.ToolCallID, content: m.Content}, plain
 }
 

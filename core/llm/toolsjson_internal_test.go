@@ -106,8 +106,8 @@ func TestToolsLeftToGoOpenAI(t *testing.T) {
 }
 
 // A body with the messages and the tools spliced in says what go-openai
-// would have written; a message with parts or tool calls is encoded each
-// time, a plain one once.
+// would have written; a message with parts or tool calls, and the system
+// prompt, are encoded each time, a plain one once.
 func TestMessagesSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	t.Parallel()
 	cn := conn{tools: newToolsCache(), messages: newMessagesCache()}
@@ -134,7 +134,7 @@ func TestMessagesSplicedAsGoOpenAIWritesThem(t *testing.T) {
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), string(capture.body))
 	}
-	require.Equal(t, 3, cn.messages.entries.Len(), "the three plain messages")
+	require.Equal(t, 2, cn.messages.entries.Len(), "the plain messages but the system prompt")
 }
 
 // The splice relies on go-openai writing a request without messages as
