@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"runtime"
 
 	"gorm.io/gorm"
 )
@@ -86,6 +87,16 @@ func (b *writeBatcher) loop() {
 			return
 		}
 		batch := []*writeOp{first}
+		// Let the goroutines that are ready run first: under load they
+		// are the turns about to submit their writes, which then share
+		// this batch's commit instead of each paying one of its own.
+		// A commit writes every page it changed to the WAL, and a turn's
+		// writes touch the same pages (the conversation's, the runs' and
+		// the messages' indexes), so fewer, larger batches write fewer
+		// pages (measured with 64 users: 1.85 batches a DM of 1.8 writes
+		// each became 0.75 of 4.4, and Parley's CPU per DM fell by 15-20%).
+		// With nothing else ready it returns at once.
+		runtime.Gosched()
 	gather:
 		for len(batch) < maxBatch {
 			select {

@@ -233,7 +233,7 @@ func (s *dbs) startRecord(tx *gorm.DB, convID int64, at time.Time, now any) (int
 // Conversation returns a conversation by id.
 func (s *Directory) Conversation(ctx context.Context, id int64) (core.Conversation, error) {
 	var c core.Conversation
-	err := row(s.r.WithContext(ctx), `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
+	err := readRow(ctx, s.r, `SELECT `+conversationCols+` FROM conversations WHERE id = ?`, id).
 		Scan(conversationDest(&c)...)
 	if err != nil {
 		return core.Conversation{}, notFound(fmt.Sprintf("conversation %d", id), err)
@@ -285,10 +285,24 @@ func queryAll[T any](db *gorm.DB, q string, args []any, dest func(*T) []any) ([]
 }
 
 func queryAllCap[T any](db *gorm.DB, q string, args []any, dest func(*T) []any, capHint int) ([]T, error) {
-	rows, err := db.Raw(q, args...).Rows()
+	rows, err := query(db, q, args...)
 	if err != nil {
 		return nil, err
 	}
+	return scanAll(rows, dest, capHint)
+}
+
+// readAllCap is queryAllCap on db (a pool) with ctx (see readRow).
+func readAllCap[T any](ctx context.Context, db *gorm.DB, q string, args []any, dest func(*T) []any, capHint int) ([]T, error) {
+	rows, err := readQuery(ctx, db, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, dest, capHint)
+}
+
+// scanAll scans every row into a T through dest and closes rows.
+func scanAll[T any](rows *sql.Rows, dest func(*T) []any, capHint int) ([]T, error) {
 	defer func() { _ = rows.Close() }()
 	out := make([]T, 0, capHint)
 	var (

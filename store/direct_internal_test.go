@@ -26,6 +26,32 @@ func TestSpreadListsAsGormDoes(t *testing.T) {
 	require.Equal(t, plain, args)
 }
 
+// A LIMIT bound to a bare parameter makes SQLite compile the statement
+// again on every use; SQLite gets it as +?, which limits the same.
+func TestSQLiteSQLHidesTheLimitFromThePlanner(t *testing.T) {
+	t.Parallel()
+	q, args := sqliteSQL(`SELECT id FROM runs WHERE kind IN ? ORDER BY id LIMIT ?`, []any{[]string{"a", "b"}, 3})
+	require.Equal(t, `SELECT id FROM runs WHERE kind IN (?, ?) ORDER BY id LIMIT +?`, q)
+	require.Equal(t, []any{"a", "b", 3}, args)
+
+	ctx := context.Background()
+	st, err := Open(ctx, Options{Driver: DriverSQLite, DSN: filepath.Join(t.TempDir(), "limit.db")})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	type n struct{ V int64 }
+	got, err := queryAll(st.r.WithContext(ctx), `WITH RECURSIVE c(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM c WHERE v < 10)
+		SELECT v FROM c ORDER BY v LIMIT ?`, []any{3}, func(x *n) []any { return []any{&x.V} })
+	require.NoError(t, err)
+	require.Equal(t, []n{{1}, {2}, {3}}, got)
+}
+
+// Lists spread cannot bind go through gorm.
+func TestPlainArgs(t *testing.T) {
+	t.Parallel()
+	require.True(t, plainArgs([]any{1, "x", []string{"a"}, []byte("b"), nil}))
+	require.False(t, plainArgs([]any{1, []int64{2, 3}}))
+}
+
 // The store's hot statements skip gorm on SQLite, and give the same
 // answers as through gorm, IN lists included; with SQL traced at debug
 // level they go through gorm, whose trace shows them.

@@ -127,8 +127,7 @@ func (s *MessageLog) MessagesAfter(ctx context.Context, conversationID, afterSeq
 	if limit <= 0 {
 		return nil, nil
 	}
-	out, err := queryAllCap(s.r.WithContext(ctx), `SELECT `+recentMessageCols+` FROM messages
-		WHERE conversation_id = ? AND seq > ? ORDER BY seq DESC LIMIT ?`, []any{conversationID, afterSeq, limit}, recentMessageDest, min(limit, 256))
+	out, err := readAllCap(ctx, s.r, s.q.messagesAfter, []any{conversationID, afterSeq, limit}, recentMessageDest, min(limit, 256))
 	if err != nil {
 		return nil, fmt.Errorf("reading recent messages of conversation %d: %w", conversationID, err)
 	}

@@ -17,6 +17,8 @@ type queries struct {
 	claimable, claimableScoped string
 	nextRun, nextRunScoped     string
 	reapStale                  string
+	// messagesAfter reads a conversation's newest messages after a seq.
+	messagesAfter string
 	// unanswered is true when the conversation bound to its two '?' has a
 	// user message that no reply answered (see core's answered_seq).
 	unanswered string
@@ -71,6 +73,19 @@ func newQueries(driver string) *queries {
 		ORDER BY r.run_after, r.id LIMIT 1`
 	}
 	q.nextRun, q.nextRunScoped = next(""), next(scope)
+
+	// On SQLite the conversation is bound as +?: planning the ORDER BY,
+	// SQLite weighs "conversation_id = ?" for the plans that do not use
+	// it, which marks the statement to be compiled again on every use
+	// (go-sqlite3 clears the bindings after each), so the history read
+	// was parsed and planned each time. The unary plus keeps the value
+	// and the plan, and hides the parameter from that estimate.
+	conv := `?`
+	if q.sqlite {
+		conv = `+?`
+	}
+	q.messagesAfter = `SELECT ` + recentMessageCols + ` FROM messages
+		WHERE conversation_id = ` + conv + ` AND seq > ? ORDER BY seq DESC LIMIT ?`
 
 	heartbeat := `heartbeat_at`
 	if !q.sqlite {

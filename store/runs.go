@@ -52,7 +52,7 @@ func (s *RunQueue) anyDue(ctx context.Context, t any, platforms []string) (bool,
 	}
 	var id int64
 	q, args := s.q.probe(t, platforms)
-	err := row(s.r.WithContext(ctx), q, args...).Scan(&id)
+	err := readRow(ctx, s.r, q, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -116,7 +116,7 @@ var errLostClaim = errors.New("a concurrent claimer took a run of the same conve
 // nothing else, so it needs no savepoint (a round trip on PostgreSQL).
 func (s *RunQueue) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
 	q, args := s.q.claimN(owner, t, limit, platforms)
-	rows, err := tx.Raw(q, args...).Rows()
+	rows, err := query(tx, q, args...)
 	if err != nil {
 		return claimFailed(err)
 	}
@@ -158,7 +158,7 @@ func claimFailed(err error) ([]*core.Run, error) {
 func (s *RunQueue) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
 	var next *time.Time
 	q, args := s.q.next(platformNames(platforms))
-	err := row(s.r.WithContext(ctx), q, args...).Scan(nullTimeCol{&next})
+	err := readRow(ctx, s.r, q, args...).Scan(nullTimeCol{&next})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -3,7 +3,11 @@ package telegram_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,11 +23,13 @@ import (
 	"github.com/parleybot/parley/adapters/pace"
 	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/app"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/engine"
+	_ "github.com/parleybot/parley/standard" // Parley as shipped: every adapter and plugin
 	"github.com/parleybot/parley/store/storetest"
 )
 
@@ -77,11 +83,36 @@ func (p phase) report(b *testing.B, name string, dms int) float64 {
 	return rate
 }
 
+// labelled labels the goroutines the caller starts until the returned
+// function is called (and those they start) with side=name, so that one
+// CPU profile of the benchmark splits by side without the fakes:
+// go tool pprof -tagfocus side=parley (or base, echo, fake). What no
+// side started (the garbage collector, timers) stays unlabelled.
+func labelled(name string) func() {
+	ctx := context.Background()
+	prev := pprof.WithLabels(ctx, pprof.Labels()) // no labels
+	pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("side", name)))
+	return func() { pprof.SetGoroutineLabels(prev) }
+}
+
+// startFake starts a fake Bot API, labelled side=fake.
+func startFake(b *testing.B) *telegramtest.Server {
+	defer labelled("fake")()
+	return telegramtest.NewServer(b)
+}
+
+// startModel starts an instant fake model, labelled side=fake.
+func startModel(b *testing.B) *llmtest.Server {
+	defer labelled("fake")()
+	return llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+}
+
 // startEcho starts a bare go-telegram/bot echo bot (its defaults: its own
 // polling, a goroutine per update) answering each update with one
 // sendMessage.
 func startEcho(b *testing.B) *telegramtest.Server {
-	fake := telegramtest.NewServer(b)
+	fake := startFake(b)
+	defer labelled("echo")()
 	echo, err := bot.New(fake.Token(), bot.WithServerURL(fake.URL()),
 		bot.WithDefaultHandler(func(ctx context.Context, bt *bot.Bot, u *models.Update) {
 			if u.Message == nil {
@@ -131,8 +162,8 @@ type baseMessage struct {
 // of retrying on SQLITE_BUSY; gorm's other settings are its defaults (each
 // Create in a transaction of its own).
 func startBaseline(b *testing.B) *telegramtest.Server {
-	fake := telegramtest.NewServer(b)
-	model := llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+	fake, model := startFake(b), startModel(b)
+	defer labelled("base")()
 	dsn := filepath.Join(b.TempDir(), "baseline.db") + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000"
 	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
 	require.NoError(b, err)
@@ -182,8 +213,8 @@ func startBaseline(b *testing.B) *telegramtest.Server {
 // before it is confirmed, answered by a durable run, and its reply stored.
 func startParley(b *testing.B) *telegramtest.Server {
 	ctx := context.Background()
-	fake := telegramtest.NewServer(b)
-	model := llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+	fake, model := startFake(b), startModel(b)
+	defer labelled("parley")()
 	client, err := llm.New(llm.Config{BaseURL: model.URL(), Model: llmtest.DefaultModel})
 	require.NoError(b, err)
 	st := storetest.OpenSQLite(b)
@@ -207,33 +238,93 @@ func startParley(b *testing.B) *telegramtest.Server {
 	return fake
 }
 
+// startShipped starts Parley as shipped, in this process: `parley run`
+// with a config that names only what the benchmark needs (the fakes, a
+// SQLite file, no web chat, no console), so every plugin is on with its
+// defaults (persona, memory, mood, control tokens, proactive, schedule),
+// as in the issue's black-box measurement; with runs.debounce 0 (its 1.5 s
+// would be the figure) and Telegram's pace lifted, as for startParley. It
+// returns once the bot has answered a first DM.
+func startShipped(b *testing.B) *telegramtest.Server {
+	fake, model := startFake(b), startModel(b)
+	defer labelled("shipped")()
+	dir := b.TempDir()
+	cfg := fmt.Sprintf(`store: {driver: sqlite, dsn: %q, spool: {dir: %q}}
+llm: {base_url: %q, api_key: sk-bench, model: %s}
+adapters:
+  web: {enabled: false}
+  telegram: {token: %q, api_url: %q, send_rate: {per_second: 0, per_chat_per_second: 0}}
+runs: {debounce: 0s}
+http: {listen: "127.0.0.1:0", api_token: ""}
+log: {level: warn}
+`, filepath.Join(dir, "parley.db"), filepath.Join(dir, "spool"), model.URL(), llmtest.DefaultModel, fake.Token(), fake.URL())
+	path := filepath.Join(dir, "config.yaml")
+	require.NoError(b, os.WriteFile(path, []byte(cfg), 0o600))
+	ctx, stop := context.WithCancel(context.Background())
+	code := make(chan int, 1)
+	var stderr strings.Builder
+	var mu sync.Mutex
+	go func() {
+		code <- app.Run(ctx, []string{"run", "-c", path}, app.IO{In: strings.NewReader(""), Out: io.Discard,
+			Err: writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(p) })},
+			func(string) (string, bool) { return "", false })
+	}()
+	b.Cleanup(func() {
+		stop()
+		if c := <-code; c != 0 {
+			mu.Lock()
+			defer mu.Unlock()
+			b.Errorf("parley run exited %d: %s", c, stderr.String())
+		}
+	})
+	warm := telegramtest.User{ID: 4_999_999, FirstName: "Warm"}
+	fake.SendPrivate(warm, "hello")
+	fake.WaitSent(b, warm.ID, 1, 30*time.Second)
+	return fake
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
 // BenchmarkVersusEchoBot runs the same DM load (benchUsers users, each
-// waiting for its reply), in the same run and against the same fakes (the
-// Bot API, and an instant model for the two that call one), through three
-// bots one after the other: a bare go-telegram/bot echo bot; the durable
-// LLM baseline (startBaseline: both messages stored, one completion); and
-// Parley end to end (startParley), whose prompts also carry the
-// conversation's history. It reports each one's rate and CPU per DM (the
-// fakes' CPU included: they run in this process), and Parley's rate over the
-// baseline's as ratio (target ≥ 0.6). ns/op and allocs/op add up all three.
+// waiting for its reply), in the same run and against fakes of the same
+// kind (the Bot API, and an instant model for those that call one), through
+// four bots one after the other: a bare go-telegram/bot echo bot; the
+// durable LLM baseline (startBaseline: both messages stored, one
+// completion); Parley end to end (startParley), whose prompts also carry
+// the conversation's history; and Parley as shipped (startShipped: every
+// plugin on). It reports each one's rate and CPU per DM (the fakes' CPU
+// included: they run in this process), Parley's rate over the baseline's
+// as ratio (target ≥ 0.6), and Parley's and the shipped Parley's CPU over
+// the baseline's as cpu-ratio and shipped-cpu-ratio (issue 31's target:
+// ≤ 1.6). ns/op and allocs/op add up all four. With -cpuprofile, the
+// profile splits by side without the fakes (labelled).
 func BenchmarkVersusEchoBot(b *testing.B) {
 	n := max(b.N, benchUsers)
 	dms := benchUsers * ((n + benchUsers - 1) / benchUsers)
 	echoFake := startEcho(b)
 	baseFake := startBaseline(b)
 	parleyFake := startParley(b)
+	shippedFake := startShipped(b)
 
 	b.ReportAllocs()
 	b.ResetTimer()
 	echo := measure(b, echoFake, n, 1_000_000)
 	base := measure(b, baseFake, n, 2_000_000)
 	parley := measure(b, parleyFake, n, 3_000_000)
+	shipped := measure(b, shippedFake, n, 5_000_000)
 	b.StopTimer()
 
 	echo.report(b, "echo", dms)
 	baseRate := base.report(b, "base", dms)
 	parleyRate := parley.report(b, "parley", dms)
+	shipped.report(b, "shipped", dms)
 	b.ReportMetric(parleyRate/baseRate, "ratio")
+	if base.cpu > 0 {
+		b.ReportMetric(float64(parley.cpu)/float64(base.cpu), "cpu-ratio")
+		b.ReportMetric(float64(shipped.cpu)/float64(base.cpu), "shipped-cpu-ratio")
+	}
 }
 
 // BenchmarkParleyTurns is Parley's side of BenchmarkVersusEchoBot alone, to

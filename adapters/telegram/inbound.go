@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -88,24 +89,27 @@ func (in *inbound) handleUpdate(ctx context.Context, upd *models.Update) (err er
 // a core.InboundMessage; for anything else it logs why at debug level and
 // reports false.
 func (in *inbound) normalise(upd *models.Update) (core.InboundMessage, bool) {
-	log := in.log.With("update_id", upd.ID)
+	// Only the updates it ignores are logged: the logger with the
+	// update's id is made for those alone (a With on a text or JSON
+	// handler formats its attributes at once, ~7 µs a DM measured).
+	log := func() *slog.Logger { return in.log.With("update_id", upd.ID) }
 	m := upd.Message
 	if m == nil {
-		log.Debug("ignoring a telegram update that is not a new message", "kind", updateKind(upd))
+		log().Debug("ignoring a telegram update that is not a new message", "kind", updateKind(upd))
 		return core.InboundMessage{}, false
 	}
 	switch {
 	case m.Chat.ID == 0:
-		log.Warn("skipping a malformed telegram message: no chat")
+		log().Warn("skipping a malformed telegram message: no chat")
 		return core.InboundMessage{}, false
 	case m.Chat.Type != models.ChatTypePrivate:
-		log.Debug("ignoring a telegram message outside a private chat", "chat_type", m.Chat.Type, "chat_id", m.Chat.ID)
+		log().Debug("ignoring a telegram message outside a private chat", "chat_type", m.Chat.Type, "chat_id", m.Chat.ID)
 		return core.InboundMessage{}, false
 	case m.From == nil || m.From.ID == 0:
-		log.Warn("skipping a malformed telegram message: no sender", "chat_id", m.Chat.ID)
+		log().Warn("skipping a malformed telegram message: no sender", "chat_id", m.Chat.ID)
 		return core.InboundMessage{}, false
 	case m.From.IsBot || m.From.ID == in.botID:
-		log.Debug("ignoring a telegram message from a bot", "chat_id", m.Chat.ID, "from", m.From.ID)
+		log().Debug("ignoring a telegram message from a bot", "chat_id", m.Chat.ID, "from", m.From.ID)
 		return core.InboundMessage{}, false
 	}
 	text := m.Text
@@ -117,7 +121,7 @@ func (in *inbound) normalise(upd *models.Update) (core.InboundMessage, bool) {
 	// even without a caption; only a message with neither text nor a
 	// file (a location, a contact, a poll) has nothing for the core.
 	if strings.TrimSpace(text) == "" && len(files) == 0 {
-		log.Debug("ignoring a telegram message without text or a file", "chat_id", m.Chat.ID)
+		log().Debug("ignoring a telegram message without text or a file", "chat_id", m.Chat.ID)
 		return core.InboundMessage{}, false
 	}
 	// Telegram never sends more than 4096 characters; the core truncates

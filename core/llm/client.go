@@ -130,6 +130,10 @@ type conn struct {
 	redact redactor
 	log    *slog.Logger
 	lim    *limits
+	// tools and messages keep what chat requests repeat encoded
+	// (toolsjson.go, messagesjson.go).
+	tools    *toolsCache
+	messages *messagesCache
 }
 
 // New validates cfg, applies defaults and builds a Client.
@@ -200,7 +204,8 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 	if lim == nil {
 		lim = newLimits(cfg)
 	}
-	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, tools: newToolsCache(),
+		messages: newMessagesCache()}
 	hc.Transport = &retryTransport{
 		lim:        lim,
 		base:       base,
@@ -216,7 +221,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = &hc
+	oc.HTTPClient = toolsDoer{next: &hc}
 	cn.api = openai.NewClientWithConfig(oc)
 	return cn, u, nil
 }

@@ -256,7 +256,8 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		completion := forced || c.completionTokens.Load()
 		setMaxTokens(&req, completion, maxTokens)
 		actx, attempts := withAttempts(ctx)
-		resp, err := c.api.CreateChatCompletion(actx, req)
+		sent, actx := c.presplice(actx, req)
+		resp, err := c.api.CreateChatCompletion(actx, sent)
 		if err == nil && pace != nil {
 			c.lim.settle(pace.tokens, resp.Usage)
 		}

@@ -1,0 +1,139 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// A turn's prompt is mostly the conversation's window, the same messages
+// as the turn before with one or two new at the end, and go-openai
+// encodes each anew (its MarshalJSON, then compacted): with Parley as
+// shipped, the 50-message window and the persona, about 70 us a request.
+// A client keeps the encoding of the plain messages it sent (role, name,
+// tool call id and text; those with parts or tool calls, the system prompt
+// and long texts are encoded each time), and the body goes out with the
+// messages spliced in (toolsDoer).
+
+// messagesCacheSize bounds the messages a client keeps encoded: the
+// windows of a few dozen conversations talking at once. Each entry holds
+// the message's encoding (its text once more) and refers to its strings.
+const messagesCacheSize = 4096
+
+// messageKey is what a plain message's encoding depends on.
+type messageKey struct {
+	role, name, toolCallID, content string
+}
+
+type messageEntry struct {
+	key     messageKey
+	encoded []byte
+}
+
+// messagesCache holds plain messages encoded as go-openai writes them,
+// found by a hash of their key and checked against it.
+type messagesCache struct {
+	seed    maphash.Seed
+	entries *lru.Cache[uint64, messageEntry]
+}
+
+func newMessagesCache() *messagesCache {
+	entries, err := lru.New[uint64, messageEntry](messagesCacheSize)
+	if err != nil {
+		panic(err) // only for a size <= 0
+	}
+	return &messagesCache{seed: maphash.MakeSeed(), entries: entries}
+}
+
+// maxCachedContent bounds the text of a message kept encoded, so that the
+// cache holds at most a few MB (messagesCacheSize of them, twice: the
+// encoding and the text it refers to); a longer one is encoded each time.
+const maxCachedContent = 2 << 10
+
+// plainKey is m's key when it is worth keeping: its encoding depends on
+// nothing else, it is not the system prompt (rendered anew each turn, its
+// time and mood in it, so never met again) and its text is short enough.
+func plainKey(m openai.ChatCompletionMessage) (messageKey, bool) {
+	plain := len(m.MultiContent) == 0 && len(m.ToolCalls) == 0 && m.FunctionCall == nil &&
+		m.Refusal == "" && m.ReasoningContent == "" &&
+		m.Role != openai.ChatMessageRoleSystem && len(m.Content) <= maxCachedContent
+	return messageKey{role: m.Role, name: m.Name, toolCallID: m.ToolCallID, content: m.Content}, plain
+}
+
+func (mc *messagesCache) hash(k messageKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(mc.seed)
+	for _, s := range [...]string{k.role, k.name, k.toolCallID, k.content} {
+		_, _ = h.WriteString(s)
+		_ = h.WriteByte(0)
+	}
+	return h.Sum64()
+}
+
+// encoded returns msgs as go-openai writes the request's messages array,
+// each plain message from the cache when it was encoded before.
+func (mc *messagesCache) encoded(msgs []openai.ChatCompletionMessage) ([]byte, error) {
+	out := make([]byte, 0, 256*len(msgs))
+	out = append(out, '[')
+	for i, m := range msgs {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		b, err := mc.one(m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']'), nil
+}
+
+func (mc *messagesCache) one(m openai.ChatCompletionMessage) ([]byte, error) {
+	key, plain := plainKey(m)
+	var h uint64
+	if plain {
+		h = mc.hash(key)
+		if e, ok := mc.entries.Get(h); ok && e.key == key {
+			return e.encoded, nil
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("llm: encoding a message: %w", err)
+	}
+	if plain {
+		mc.entries.Add(h, messageEntry{key: key, encoded: b})
+	}
+	return b, nil
+}
+
+// presplice returns req as go-openai is to encode it and ctx for the
+// doer: the messages, and the tools when they may be (toolsCache.spliced),
+// taken out of req and carried pre-encoded instead. On an encoding error
+// req goes as it is, for go-openai to meet and return the same error.
+func (c *conn) presplice(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionRequest, context.Context) {
+	var parts splicedJSON
+	if tools := c.tools.spliced(req); tools != nil {
+		parts.tools = tools
+	}
+	if len(req.Messages) > 0 {
+		if msgs, err := c.messages.encoded(req.Messages); err == nil {
+			parts.messages = msgs
+		}
+	}
+	if parts.tools == nil && parts.messages == nil {
+		return req, ctx
+	}
+	sent := req
+	if parts.tools != nil {
+		sent.Tools = nil
+	}
+	if parts.messages != nil {
+		sent.Messages = nil
+	}
+	return sent, withSplicedJSON(ctx, parts)
+}

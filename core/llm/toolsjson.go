@@ -1,0 +1,208 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net/http"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// The tools of a request are the same turn after turn (the plugins'), yet
+// go-openai encodes them anew for every request, each through a map and
+// compacted twice: with a dozen tools that was about three quarters of a
+// request's encoding (measured: ~150 µs of ~200 µs). A client keeps each
+// set it encoded, and the body goes out with that encoding spliced in.
+
+// toolsCacheSize bounds the tool sets a client keeps encoded: a process
+// offers a few (the turn's, a plugin engine's).
+const toolsCacheSize = 16
+
+// toolsCache holds tool sets encoded as go-openai writes them in a request
+// body, found by a hash of everything that encoding depends on and checked
+// against it.
+type toolsCache struct {
+	seed maphash.Seed
+	sets *lru.Cache[uint64, toolsEntry]
+}
+
+// toolKey is what a tool's encoding depends on, when it is only what
+// toOpenAITools makes.
+type toolKey struct {
+	name, description, params string
+}
+
+type toolsEntry struct {
+	keys    []toolKey
+	encoded []byte
+}
+
+func newToolsCache() *toolsCache {
+	sets, err := lru.New[uint64, toolsEntry](toolsCacheSize)
+	if err != nil {
+		panic(err) // only for a size <= 0
+	}
+	return &toolsCache{seed: maphash.MakeSeed(), sets: sets}
+}
+
+// encoded returns tools as go-openai would write them, or nil when they
+// are not only what toOpenAITools makes (a name, a description, raw JSON
+// parameters), which go-openai then encodes itself.
+func (tc *toolsCache) encoded(tools []openai.Tool) ([]byte, error) {
+	var h maphash.Hash
+	h.SetSeed(tc.seed)
+	for _, t := range tools {
+		params, ok := rawParams(t)
+		if !ok {
+			return nil, nil
+		}
+		_, _ = h.WriteString(t.Function.Name)
+		_ = h.WriteByte(0)
+		_, _ = h.WriteString(t.Function.Description)
+		_ = h.WriteByte(0)
+		_, _ = h.Write(params)
+		_ = h.WriteByte(0)
+	}
+	sum := h.Sum64()
+	if e, ok := tc.sets.Get(sum); ok && sameTools(e.keys, tools) {
+		return e.encoded, nil
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil, fmt.Errorf("llm: encoding tools: %w", err)
+	}
+	keys := make([]toolKey, len(tools))
+	for i, t := range tools {
+		params, _ := rawParams(t)
+		keys[i] = toolKey{name: t.Function.Name, description: t.Function.Description, params: string(params)}
+	}
+	tc.sets.Add(sum, toolsEntry{keys: keys, encoded: b})
+	return b, nil
+}
+
+// rawParams returns t's parameters, if t is only what toOpenAITools makes.
+func rawParams(t openai.Tool) (json.RawMessage, bool) {
+	if t.Type != openai.ToolTypeFunction || t.Function == nil || len(t.Parameters) > 0 || t.Function.Strict {
+		return nil, false
+	}
+	params, ok := t.Function.Parameters.(json.RawMessage)
+	return params, ok
+}
+
+// sameTools reports whether tools are the ones keys were taken from.
+func sameTools(keys []toolKey, tools []openai.Tool) bool {
+	if len(keys) != len(tools) {
+		return false
+	}
+	for i, t := range tools {
+		params, ok := rawParams(t)
+		k := keys[i]
+		if !ok || k.name != t.Function.Name || k.description != t.Function.Description || k.params != string(params) {
+			return false
+		}
+	}
+	return true
+}
+
+// spliced returns the encoding of req's tools for toolsDoer to add, or nil
+// when go-openai is to encode them: none, or not only what toOpenAITools
+// makes, or a request go-openai refuses (its check sees the tools).
+func (tc *toolsCache) spliced(req openai.ChatCompletionRequest) []byte {
+	if len(req.Tools) == 0 || openai.NewReasoningValidator().Validate(req) != nil {
+		return nil
+	}
+	b, err := tc.encoded(req.Tools)
+	if err != nil {
+		return nil // go-openai meets the same error and returns it
+	}
+	return b
+}
+
+// splicedJSONKey is the context key of a request's pre-encoded parts.
+type splicedJSONKey struct{}
+
+// splicedJSON is what toolsDoer puts into a request body: the messages
+// array in place of the "messages":null go-openai wrote, and the tools as
+// the last member. Either may be nil.
+type splicedJSON struct {
+	messages, tools []byte
+}
+
+// withSplicedJSON asks toolsDoer to put parts into the body of the
+// requests made with ctx.
+func withSplicedJSON(ctx context.Context, parts splicedJSON) context.Context {
+	return context.WithValue(ctx, splicedJSONKey{}, parts)
+}
+
+// nullMessages is how go-openai writes a request without messages; its
+// first member is the model, a string in which a quote is escaped, so
+// the first match is the field.
+var nullMessages = []byte(`"messages":null`)
+
+// toolsDoer sends go-openai's requests with the parts their context
+// carries (withSplicedJSON) put into the body.
+type toolsDoer struct{ next openai.HTTPDoer }
+
+func (d toolsDoer) Do(req *http.Request) (*http.Response, error) {
+	parts, ok := req.Context().Value(splicedJSONKey{}).(splicedJSON)
+	if !ok || req.Body == nil {
+		return d.next.Do(req)
+	}
+	body, err := readBody(req)
+	_ = req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("llm: reading the request body: %w", err)
+	}
+	out, err := splice(body, parts)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(out))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
+	req.ContentLength = int64(len(out))
+	return d.next.Do(req)
+}
+
+// splice puts parts into body, a JSON object as go-openai writes it.
+func splice(body []byte, parts splicedJSON) ([]byte, error) {
+	out := make([]byte, 0, len(body)+len(parts.messages)+len(parts.tools)+len(`,"tools":`))
+	if parts.messages != nil {
+		at := bytes.Index(body, nullMessages)
+		if at < 0 {
+			return nil, fmt.Errorf("llm: the request body has no messages to fill in")
+		}
+		out = append(out, body[:at+len(nullMessages)-len("null")]...)
+		out = append(out, parts.messages...)
+		body = body[at+len(nullMessages):]
+	}
+	if parts.tools == nil {
+		return append(out, body...), nil
+	}
+	end := bytes.LastIndexByte(body, '}')
+	if end < 0 {
+		return nil, fmt.Errorf("llm: the request body is not a JSON object")
+	}
+	out = append(out, body[:end]...)
+	if len(bytes.TrimSpace(out)) > 1 { // more than "{"
+		out = append(out, ',')
+	}
+	out = append(out, `"tools":`...)
+	out = append(out, parts.tools...)
+	return append(out, body[end:]...), nil
+}
+
+// readBody reads req's body, in one allocation when its length is known
+// (go-openai's always is).
+func readBody(req *http.Request) ([]byte, error) {
+	if req.ContentLength <= 0 {
+		return io.ReadAll(req.Body)
+	}
+	b := make([]byte, req.ContentLength)
+	_, err := io.ReadFull(req.Body, b)
+	return b, err
+}
