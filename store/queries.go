@@ -26,6 +26,53 @@ type queries struct {
 
 func newQueries(driver string) *queries {
 	q := &queries{sqlite: driver != DriverPostgres}
+	q.runClaims()
+
+	// On SQLite the conversation is bound as +?: planning the ORDER BY,
+	// SQLite weighs "conversation_id = ?" for the plans that do not use
+	// it, which marks the statement to be compiled again on every use
+	// (go-sqlite3 clears the bindings after each), so the history read
+	// was parsed and planned each time. The unary plus keeps the value
+	// and the plan, and hides the parameter from that estimate.
+	conv := `?`
+	if q.sqlite {
+		conv = `+?`
+	}
+	q.messagesAfter = `SELECT ` + recentMessageCols + ` FROM messages
+		WHERE conversation_id = ` + conv + ` AND seq > ? ORDER BY seq DESC LIMIT ?`
+
+	heartbeat := `heartbeat_at`
+	if !q.sqlite {
+		heartbeat = `to_char(heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+	}
+	// runs_one_running lists the running runs; few enough to filter.
+	q.reapStale = `UPDATE runs SET status = 'failed', error = 'stale: no heartbeat since ' || ` + heartbeat + `,
+		finished_at = ?, updated_at = ?
+		WHERE status = 'running' AND heartbeat_at < ?
+		RETURNING id, conversation_id, kind, trigger_message_id`
+
+	// A reply answers the messages up to its answered_seq, not those up
+	// to its own place: a message that came while the reply was being
+	// made is stored before it and still waits. Failure notices and
+	// scheduled sends carry no answered_seq and answer nothing; a dropped
+	// reply never reached the user; a message held by bot.limits starts
+	// no turn by itself. Replies answer ever newer messages, so the max
+	// is the newest reply's.
+	answered, limited := `json_extract(a.metadata, '$.answered_seq')`, `json_extract(u.metadata, '$.limited')`
+	if !q.sqlite {
+		answered, limited = `(a.metadata::jsonb ->> 'answered_seq')::bigint`, `(u.metadata::jsonb ->> 'limited')`
+	}
+	q.unanswered = `EXISTS (SELECT 1 FROM messages u WHERE u.conversation_id = ? AND u.role = 'user'
+		  AND u.source <> 'command' AND ` + limited + ` IS NULL
+		  AND u.seq > COALESCE((SELECT max(` + answered + `) FROM messages a
+		                        WHERE a.conversation_id = ? AND a.role = 'assistant'
+		                          AND a.source <> 'command' AND a.delivery <> 'dropped'), -1))`
+	return q
+}
+
+// runClaims builds the statements that claim runs and find the next one
+// due, each for every platform and for some.
+func (q *queries) runClaims() {
 	// The oldest due queued run whose conversation has nothing running.
 	// runs_queued_due walks due runs in order; runs_one_running answers the
 	// NOT EXISTS probe.
@@ -73,47 +120,6 @@ func newQueries(driver string) *queries {
 		ORDER BY r.run_after, r.id LIMIT 1`
 	}
 	q.nextRun, q.nextRunScoped = next(""), next(scope)
-
-	// On SQLite the conversation is bound as +?: planning the ORDER BY,
-	// SQLite weighs "conversation_id = ?" for the plans that do not use
-	// it, which marks the statement to be compiled again on every use
-	// (go-sqlite3 clears the bindings after each), so the history read
-	// was parsed and planned each time. The unary plus keeps the value
-	// and the plan, and hides the parameter from that estimate.
-	conv := `?`
-	if q.sqlite {
-		conv = `+?`
-	}
-	q.messagesAfter = `SELECT ` + recentMessageCols + ` FROM messages
-		WHERE conversation_id = ` + conv + ` AND seq > ? ORDER BY seq DESC LIMIT ?`
-
-	heartbeat := `heartbeat_at`
-	if !q.sqlite {
-		heartbeat = `to_char(heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-	}
-	// runs_one_running lists the running runs; few enough to filter.
-	q.reapStale = `UPDATE runs SET status = 'failed', error = 'stale: no heartbeat since ' || ` + heartbeat + `,
-		finished_at = ?, updated_at = ?
-		WHERE status = 'running' AND heartbeat_at < ?
-		RETURNING id, conversation_id, kind, trigger_message_id`
-
-	// A reply answers the messages up to its answered_seq, not those up
-	// to its own place: a message that came while the reply was being
-	// made is stored before it and still waits. Failure notices and
-	// scheduled sends carry no answered_seq and answer nothing; a dropped
-	// reply never reached the user; a message held by bot.limits starts
-	// no turn by itself. Replies answer ever newer messages, so the max
-	// is the newest reply's.
-	answered, limited := `json_extract(a.metadata, '$.answered_seq')`, `json_extract(u.metadata, '$.limited')`
-	if !q.sqlite {
-		answered, limited = `(a.metadata::jsonb ->> 'answered_seq')::bigint`, `(u.metadata::jsonb ->> 'limited')`
-	}
-	q.unanswered = `EXISTS (SELECT 1 FROM messages u WHERE u.conversation_id = ? AND u.role = 'user'
-		  AND u.source <> 'command' AND ` + limited + ` IS NULL
-		  AND u.seq > COALESCE((SELECT max(` + answered + `) FROM messages a
-		                        WHERE a.conversation_id = ? AND a.role = 'assistant'
-		                          AND a.source <> 'command' AND a.delivery <> 'dropped'), -1))`
-	return q
 }
 
 // t binds a time: UTC, truncated to microseconds (what PostgreSQL keeps), as
