@@ -335,7 +335,7 @@ func mustTelegram(t *testing.T, text string) markuptest.Rendered {
 
 // FuzzTelegramV2 checks that whatever Markdown comes in, Telegram accepts
 // what TelegramV2 makes of it, and that no renderer panics or writes
-// invalid UTF-8. Run it with go test -fuzz=FuzzTelegramV2 ./core/markup.
+// invalid UTF-8. Run it with go test -fuzz=FuzzTelegramV2 ./adapters/markup.
 func FuzzTelegramV2(f *testing.F) {
 	for _, c := range renderCases {
 		f.Add(c.md)

@@ -110,7 +110,7 @@ var fuzzLimits = []int{64, 65, 80, 100, 128, 200, 300, 500, 1000, 2000, 4096}
 // FuzzSplit checks that whatever Markdown comes in, and whatever the
 // limit, every part fits, Telegram accepts every Telegram part, and the
 // parts together show what the unsplit rendering shows. Run it with
-// go test -run '^$' -fuzz '^FuzzSplit$' ./core/markup.
+// go test -run '^$' -fuzz '^FuzzSplit$' ./adapters/markup.
 func FuzzSplit(f *testing.F) {
 	for _, c := range renderCases {
 		f.Add(c.md, uint8(0))

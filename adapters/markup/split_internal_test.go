@@ -7,7 +7,7 @@ import (
 
 // FuzzSplitProgress checks that the splitter always makes its way through
 // a text without its emergency exit, whatever the text and the limit. Run
-// it with go test -run '^$' -fuzz '^FuzzSplitProgress$' ./core/markup.
+// it with go test -run '^$' -fuzz '^FuzzSplitProgress$' ./adapters/markup.
 func FuzzSplitProgress(f *testing.F) {
 	for _, s := range []string{
 		"<div>\n" + strings.Repeat(" ", 300) + "x y z\n</div>",
