@@ -65,7 +65,7 @@ func (e *Engine) handleCommand(ctx context.Context, log *slog.Logger, msg core.I
 		Metadata:        meta,
 		CreatedAt:       now,
 	}
-	if err := e.cfg.Outbox.Notice(ctx, conv, answer, core.FormatRichText, fmt.Sprintf("command-%d", res.Message.ID)); err != nil {
+	if err := e.cfg.Outbox.Notice(ctx, conv, answer, core.FormatRichText, fmt.Sprintf("command-%d", res.Message.ID), "a command's answer"); err != nil {
 		return fmt.Errorf("storing the answer to /%s: %w", name, err)
 	}
 	return nil

@@ -136,7 +136,7 @@ func (e *Engine) sendBusyNotice(ctx context.Context, conv core.Conversation) {
 		SessionRecordID: conv.CurrentRecordID,
 		Metadata:        map[string]any{"busy_notice": true},
 	}
-	if err := e.cfg.Outbox.Notice(ctx, conv, msg, core.FormatText, fmt.Sprintf("busy-%d-%d", conv.ID, conv.LastSeq)); err != nil {
+	if err := e.cfg.Outbox.Notice(ctx, conv, msg, core.FormatText, fmt.Sprintf("busy-%d-%d", conv.ID, conv.LastSeq), "a busy notice"); err != nil {
 		e.log.Error("storing busy notice", "conversation", conv.ID, "err", err)
 	}
 }

@@ -252,7 +252,7 @@ func (e *Engine) sendLimitNotice(ctx context.Context, conv core.Conversation, hi
 		},
 		CreatedAt: now,
 	}
-	if err := e.cfg.Outbox.Notice(ctx, conv, msg, core.FormatText, key); err != nil {
+	if err := e.cfg.Outbox.Notice(ctx, conv, msg, core.FormatText, key, "a limit notice"); err != nil {
 		e.log.Error("storing a limit notice", "conversation", conv.ID, "err", err)
 	}
 }

@@ -117,12 +117,12 @@ func (o *Outbox) Appended(conv core.Conversation, msgs ...core.Message) {
 	o.cfg.History.Appended(conv, msgs...)
 }
 
-// Notice sends msg, a message no model wrote (a command's answer, a busy
-// or limit notice), into conv with key, then stores it with the outcome
+// Notice sends msg, a message no model wrote (what: a command's answer, a
+// busy or limit notice), into conv with key, then stores it with the outcome
 // (platform ids; "undelivered" and the error when the send failed) and
 // adds it to the history. A conversation on a platform this process does
 // not serve gets it stored only. It returns the store's error.
-func (o *Outbox) Notice(ctx context.Context, conv core.Conversation, msg *core.Message, format core.TextFormat, key string) error {
+func (o *Outbox) Notice(ctx context.Context, conv core.Conversation, msg *core.Message, format core.TextFormat, key, what string) error {
 	if msg.Metadata == nil {
 		msg.Metadata = map[string]any{}
 	}
@@ -137,7 +137,7 @@ func (o *Outbox) Notice(ctx context.Context, conv core.Conversation, msg *core.M
 		})
 		noteIDs(msg, res)
 		if err != nil {
-			o.log.Warn("sending a notice", "conversation", conv.ID, "err", err)
+			o.log.Warn("sending "+what, "conversation", conv.ID, "err", err)
 			msg.Metadata["undelivered"] = err.Error()
 		}
 	}
