@@ -72,6 +72,11 @@ type InboundRecord struct {
 	PlanRun bool
 	// RunAfter is when the planned run may start (debounce); zero is Now.
 	RunAfter time.Time
+	// ClaimFor, when set, claims the planned run for that owner in the
+	// same transaction if it is due at once (RunAfter not after Now) and
+	// nothing runs in its conversation: InboundResult.Run comes back
+	// running, for the caller to execute without a claim of its own.
+	ClaimFor string
 	// WhileRunning says what to do when the conversation has a running run
 	// (runs.during_generation); empty is BusyQueue.
 	WhileRunning BusyPolicy

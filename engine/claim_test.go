@@ -1,14 +1,18 @@
 package engine_test
 
 import (
+	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/store"
 )
 
 // A turn waits on the model nearly all its time, so turns of different
@@ -63,4 +67,57 @@ func TestIdleLoopIsNotHeldByARunQueuedBehindARunningTurn(t *testing.T) {
 	close(release)
 	b.adapter.WaitSent(t, 3, waitFor)
 	require.Equal(t, []string{"to y", "first to x", "second to x"}, sentTexts(b.adapter))
+}
+
+// loopClaims counts the runs the claim loop's claims took.
+type loopClaims struct {
+	core.Store
+	n atomic.Int64
+}
+
+func (s *loopClaims) ClaimRuns(ctx context.Context, owner string, now time.Time, limit int, platforms ...core.Platform) ([]*core.Run, error) {
+	runs, err := s.Store.ClaimRuns(ctx, owner, now, limit, platforms...)
+	s.n.Add(int64(len(runs)))
+	return runs, err
+}
+
+// A message whose turn is due at once (no debounce) and finds a free turn
+// slot has its run claimed as it is stored and answered without the claim
+// loop (issue 31's turn cost); the run is recorded as any other.
+func TestADueTurnStartsAsItsMessageIsStored(t *testing.T) {
+	t.Parallel()
+	claims := &loopClaims{}
+	b := setup(t, setupOpts{poll: time.Hour, wrapStore: func(st *store.Store) core.Store { claims.Store = st; return claims }})
+	b.model.Enqueue(llmtest.Text("hi x"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "x", "hello"))
+	sent := b.adapter.WaitSent(t, 1, waitFor)
+	require.Equal(t, "hi x", sent[0].Text)
+	run := b.waitRun(t, "x")
+	require.Equal(t, core.RunSucceeded, run.Status)
+	require.NotEmpty(t, run.Owner)
+	require.Zero(t, claims.n.Load(), "the claim loop took no run")
+}
+
+// With every turn slot busy, a message's run is left queued, and taken
+// when a slot frees: MaxTurns still bounds the turns in flight.
+func TestADueTurnWithNoFreeSlotWaits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{workers: 1})
+	release := make(chan struct{})
+	b.model.Enqueue(llmtest.Text("to x").WithHold(release), llmtest.Text("to y"))
+	require.NoError(t, b.adapter.Deliver(b.ctx, "x", "one"))
+	b.model.WaitRequests(t, 1, waitFor) // x's turn holds the one slot
+
+	require.NoError(t, b.adapter.Deliver(b.ctx, "y", "two"))
+	conv, err := b.store.ConversationByThread(b.ctx, web, "y")
+	require.NoError(t, err)
+	runs, err := b.store.Runs(b.ctx, conv.ID)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	require.Equal(t, core.RunQueued, runs[0].Status, "no slot was free: y's run waits")
+
+	close(release)
+	b.adapter.WaitSent(t, 2, waitFor)
+	require.Equal(t, []string{"to x", "to y"}, sentTexts(b.adapter))
+	require.Equal(t, core.RunSucceeded, b.waitRun(t, "y").Status)
 }

@@ -180,7 +180,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		Store: cfg.Store, Outbox: d.outbox, Logger: cfg.Logger, Clock: cfg.Clock, Location: cfg.Location,
 		Metrics: cfg.Metrics, Commands: cfg.Commands, AllowUsers: cfg.AllowUsers, Limits: cfg.Limits,
 		Session: session, BusyMessage: cfg.BusyMessage, Debounce: cfg.Debounce, DuringGeneration: cfg.DuringGeneration,
-		Turns: d.turns, TurnWake: d.turnWake,
+		Turns: d.turns, Handoff: d.turns.Handoff(), TurnWake: d.turnWake,
 	})
 	if err != nil {
 		return nil, err

@@ -174,6 +174,29 @@ func (s *Directory) planInboundRun(tx *gorm.DB, in core.InboundRecord, res *core
 		return fmt.Errorf("planning run: %w", err)
 	}
 	res.Run = run
+	if in.ClaimFor != "" && res.Running == nil && !run.RunAfter.After(in.Now) {
+		return claimPlanned(tx, res, in.ClaimFor, now)
+	}
+	return nil
+}
+
+// claimPlanned claims res.Run, just planned and due, for owner unless a
+// run of its conversation is running (under BusyQueue planInboundRun did
+// not look). The upsert holds the conversation's row and the run is its
+// one queued run, so no other claimer can take a run of it meanwhile.
+func claimPlanned(tx *gorm.DB, res *core.InboundResult, owner string, now any) error {
+	claimed := new(core.Run)
+	err := row(tx, `UPDATE runs SET status = 'running', owner = ?, started_at = ?, heartbeat_at = ?, updated_at = ?
+		WHERE id = ? AND status = 'queued'
+		  AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.conversation_id = ? AND x.status = 'running')
+		RETURNING `+runCols, owner, now, now, now, res.Run.ID, res.Conversation.ID).Scan(runDest(claimed)...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil // left queued, for whichever process claims it
+	case err != nil:
+		return fmt.Errorf("claiming the planned run %d: %w", res.Run.ID, err)
+	}
+	res.Run = claimed
 	return nil
 }
 

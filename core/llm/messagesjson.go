@@ -55,13 +55,31 @@ func newMessagesCache() *messagesCache {
 const maxCachedContent = 2 << 10
 
 // plainKey is m's key when it is worth keeping: its encoding depends on
-// nothing else, it is not the system prompt (rendered anew each turn, its
-// time and mood in it, so never met again) and its text is short enough.
-func plainKey(m openai.ChatCompletionMessage) (messageKey, bool) {
-	plain := len(m.MultiContent) == 0 && len(m.ToolCalls) == 0 && m.FunctionCall == nil &&
-		m.Refusal == "" && m.ReasoningContent == "" &&
-		m.Role != openai.ChatMessageRoleSystem && len(m.Content) <= maxCachedContent
-	return messageKey{role: m.Role, name: m.Name, toolCallID: m.ToolCallID, content: m.Content}, plain
+// nothing else (plain), it is not the system prompt (rendered anew each
+// turn, its time and mood in it, so never met again) and its text is short
+// enough (kept).
+func plainKey(m openai.ChatCompletionMessage) (key messageKey, plain, kept bool) {
+	plain = len(m.MultiContent) == 0 && len(m.ToolCalls) == 0 && m.FunctionCall == nil &&
+		m.Refusal == "" && m.ReasoningContent == ""
+	kept = plain && m.Role != openai.ChatMessageRoleSystem && len(m.Content) <= maxCachedContent
+	return messageKey{role: m.Role, name: m.Name, toolCallID: m.ToolCallID, content: m.Content}, plain, kept
+}
+
+// encodePlain writes a plain message as go-openai's MarshalJSON does (its
+// fields in that order, the empty ones left out).
+func encodePlain(k messageKey) []byte {
+	out := make([]byte, 0, len(k.content)+len(k.role)+len(k.name)+len(k.toolCallID)+64)
+	out = append(out, `{"role":`...)
+	out = appendJSONString(out, k.role)
+	for _, f := range [...]struct{ name, value string }{
+		{`,"content":`, k.content}, {`,"name":`, k.name}, {`,"tool_call_id":`, k.toolCallID},
+	} {
+		if f.value != "" {
+			out = append(out, f.name...)
+			out = appendJSONString(out, f.value)
+		}
+	}
+	return append(out, '}')
 }
 
 func (mc *messagesCache) hash(k messageKey) uint64 {
@@ -93,21 +111,23 @@ func (mc *messagesCache) encoded(msgs []openai.ChatCompletionMessage) ([]byte, e
 }
 
 func (mc *messagesCache) one(m openai.ChatCompletionMessage) ([]byte, error) {
-	key, plain := plainKey(m)
-	var h uint64
-	if plain {
-		h = mc.hash(key)
-		if e, ok := mc.entries.Get(h); ok && e.key == key {
-			return e.encoded, nil
+	key, plain, kept := plainKey(m)
+	if !plain {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, fmt.Errorf("llm: encoding a message: %w", err)
 		}
+		return b, nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("llm: encoding a message: %w", err)
+	if !kept {
+		return encodePlain(key), nil
 	}
-	if plain {
-		mc.entries.Add(h, messageEntry{key: key, encoded: b})
+	h := mc.hash(key)
+	if e, ok := mc.entries.Get(h); ok && e.key == key {
+		return e.encoded, nil
 	}
+	b := encodePlain(key)
+	mc.entries.Add(h, messageEntry{key: key, encoded: b})
 	return b, nil
 }
 

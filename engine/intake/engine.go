@@ -30,6 +30,16 @@ type RunStopper interface {
 	StopRun(runID int64) bool
 }
 
+// Handoff runs a message's turn at once (the turns engine's): the message
+// takes a free turn slot (ReserveTurn), has its run claimed in its own
+// transaction for the owner given, and is then run (RunClaimed) or the
+// slot given back (ReleaseTurn).
+type Handoff interface {
+	ReserveTurn() (owner string, ok bool)
+	RunClaimed(run *core.Run, conv core.Conversation)
+	ReleaseTurn()
+}
+
 // Config wires the engine; the composer (package engine) fills in every
 // default.
 type Config struct {
@@ -52,9 +62,10 @@ type Config struct {
 	BusyMessage      string
 	Debounce         time.Duration
 	DuringGeneration core.BusyPolicy
-	// Turns stops a turn a newer message restarts; TurnWake wakes the
-	// claim loop for a planned run.
+	// Turns stops a turn a newer message restarts; Handoff runs a turn
+	// due at once, TurnWake wakes the claim loop for the others.
 	Turns    RunStopper
+	Handoff  Handoff
 	TurnWake *core.Waker
 }
 

@@ -43,14 +43,30 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 	if hold != nil {
 		meta = hold.metadata(meta)
 	}
-	res, stored, err := e.record(ctx, log, msg, core.InboundRecord{
+	in := core.InboundRecord{
 		Text:         text,
 		Metadata:     meta,
 		Now:          now,
 		PlanRun:      hold == nil,
 		RunAfter:     now.Add(e.cfg.Debounce),
 		WhileRunning: e.cfg.DuringGeneration,
-	})
+	}
+	reserved := false
+	if in.PlanRun && e.cfg.Debounce <= 0 && e.cfg.Handoff != nil {
+		if _, ok := e.cfg.Outbox.Adapter(msg.Platform); ok {
+			in.ClaimFor, reserved = e.cfg.Handoff.ReserveTurn()
+		}
+	}
+	res, stored, err := e.record(ctx, log, msg, in)
+	if reserved {
+		if claimed := res.Run; stored && err == nil && claimed != nil &&
+			claimed.Status == core.RunRunning && claimed.Owner == in.ClaimFor {
+			log.Debug("inbound message stored, its turn started", "conversation", res.Conversation.ID, "seq", res.Message.Seq, "run", claimed.ID)
+			e.cfg.Handoff.RunClaimed(claimed, res.Conversation)
+			return nil
+		}
+		e.cfg.Handoff.ReleaseTurn()
+	}
 	if err != nil || !stored {
 		return err
 	}

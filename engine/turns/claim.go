@@ -3,6 +3,8 @@ package turns
 import (
 	"context"
 	"time"
+
+	"github.com/parleybot/parley/core"
 )
 
 // DefaultMaxTurns is how many turns a process has in flight at most by
@@ -19,7 +21,7 @@ const DefaultMaxTurns = 4096
 // one slow model call never holds up another conversation.
 func (e *Engine) claimLoop(ctx context.Context) {
 	defer close(e.loopDone)
-	slots := make(chan struct{}, e.cfg.MaxTurns)
+	slots := e.slots
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -48,17 +50,7 @@ func (e *Engine) claimLoop(ctx context.Context) {
 		}
 		for _, run := range runs {
 			e.turns.Add(1)
-			go func() {
-				defer e.turns.Done()
-				// A busy slot goes from run to run: completing one claims
-				// the next in the same transaction.
-				for next := run; next != nil; {
-					next = e.execute(ctx, next)
-				}
-				<-slots
-				// Its conversation may have a run queued behind it.
-				e.signal()
-			}()
+			go e.runFrom(ctx, run, nil)
 		}
 		for range free - len(runs) {
 			<-slots
@@ -81,6 +73,20 @@ func (e *Engine) claimLoop(ctx context.Context) {
 		}
 		timer.Stop()
 	}
+}
+
+// runFrom executes run in the turn slot it holds, then the runs each
+// completion claims (a busy slot goes from run to run: completing one
+// claims the next in the same transaction), then gives the slot back.
+// conv is run's conversation when the caller has it read already.
+func (e *Engine) runFrom(ctx context.Context, run *core.Run, conv *core.Conversation) {
+	defer e.turns.Done()
+	for next := run; next != nil; conv = nil {
+		next = e.execute(ctx, next, conv)
+	}
+	<-e.slots
+	// Its conversation may have a run queued behind it.
+	e.signal()
 }
 
 // claimBatch bounds the runs one claim statement takes: enough to start a

@@ -97,7 +97,12 @@ type Engine struct {
 	speaker   *speaker
 	courier   *courier
 
+	// slots bound the turns in flight (MaxTurns): the claim loop and
+	// intake's handoff (handoff.go) each take one per turn.
+	slots chan struct{}
+
 	mu       sync.Mutex
+	started  bool
 	stopping bool
 	// inflight cancels the turns this process executes, by run id.
 	inflight  map[int64]context.CancelCauseFunc
@@ -110,7 +115,7 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	c := &cfg
 	e := &Engine{cfg: c, log: c.Logger, platforms: c.Outbox.Platforms(), courier: newCourier(c),
-		inflight: map[int64]context.CancelCauseFunc{}}
+		inflight: map[int64]context.CancelCauseFunc{}, slots: make(chan struct{}, max(c.MaxTurns, 1))}
 	e.speaker = &speaker{cfg: c, log: c.Logger, prompts: newPrompter(c), courier: e.courier, busy: &e.turns}
 	return e
 }
@@ -125,7 +130,10 @@ func (e *Engine) Start(ctx, runCtx context.Context) error {
 		e.log.Warn("failed runs left running by a stopped worker", "count", n, "user_turns_queued_again", retried)
 	}
 	e.reapPredecessors(ctx)
+	e.mu.Lock()
 	e.speaker.runCtx = runCtx
+	e.started = true
+	e.mu.Unlock()
 	e.loopDone, e.maintDone = make(chan struct{}), make(chan struct{})
 	go e.claimLoop(runCtx)
 	go e.maintain(runCtx)

@@ -13,7 +13,7 @@ import (
 // execute runs one claimed run to its end and records the outcome; it
 // returns the next run it claimed while recording, if any. Nothing here may
 // crash the process: every failure ends as a failed run.
-func (e *Engine) execute(ctx context.Context, run *core.Run) (next *core.Run) {
+func (e *Engine) execute(ctx context.Context, run *core.Run, conv *core.Conversation) (next *core.Run) {
 	log := e.log.With("run", run.ID, "conversation", run.ConversationID, "kind", run.Kind)
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.TurnTimeout)
 	defer cancel()
@@ -28,7 +28,7 @@ func (e *Engine) execute(ctx context.Context, run *core.Run) (next *core.Run) {
 		}
 	}()
 
-	turn, adapter, err := e.speaker.prepare(ctx, run)
+	turn, adapter, err := e.speaker.prepare(ctx, run, conv)
 	var skip skipRun
 	if errors.As(err, &skip) {
 		log.Info("run skipped", "why", skip.why)

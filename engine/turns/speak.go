@@ -31,12 +31,25 @@ type speaker struct {
 	runCtx context.Context
 }
 
-// prepare loads the conversation and its history and finds its adapter; a
-// cron turn first stores its trigger event.
-func (s *speaker) prepare(ctx context.Context, run *core.Run) (*core.Turn, core.Adapter, error) {
+// conversation is run's conversation: known when the caller read it
+// already, in the transaction that claimed run, or else from the store.
+func (s *speaker) conversation(ctx context.Context, run *core.Run, known *core.Conversation) (core.Conversation, error) {
+	if known != nil && known.ID == run.ConversationID {
+		return *known, nil
+	}
 	conv, err := s.cfg.Store.Conversation(ctx, run.ConversationID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading conversation: %w", err)
+		return core.Conversation{}, fmt.Errorf("loading conversation: %w", err)
+	}
+	return conv, nil
+}
+
+// prepare loads the conversation and its history and finds its adapter; a
+// cron turn first stores its trigger event.
+func (s *speaker) prepare(ctx context.Context, run *core.Run, known *core.Conversation) (*core.Turn, core.Adapter, error) {
+	conv, err := s.conversation(ctx, run, known)
+	if err != nil {
+		return nil, nil, err
 	}
 	var job *core.Job
 	if run.JobID != nil {

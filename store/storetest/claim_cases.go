@@ -98,3 +98,47 @@ func testHasPendingRuns(t *testing.T, open Opener) {
 	require.NoError(t, err)
 	require.False(t, pending)
 }
+
+// A message whose turn is due at once is claimed in its own transaction
+// when asked (ClaimFor); one with a debounce ahead, or whose conversation
+// is busy, is left queued for the claim loop.
+func testRecordInboundClaims(t *testing.T, open Opener) {
+	b := setup(t, open)
+	record := func(thread string, now, runAfter time.Time) core.InboundResult {
+		t.Helper()
+		res, err := b.st.RecordInbound(b.ctx, core.InboundRecord{
+			Platform: telegram, ChannelThreadID: thread, Text: "hi", Now: now, PlanRun: true,
+			RunAfter: runAfter, ClaimFor: "w1",
+		})
+		require.NoError(t, err)
+		require.NotNil(t, res.Run)
+		return res
+	}
+	now := record("now", b.t0, b.t0)
+	require.Equal(t, core.RunRunning, now.Run.Status)
+	require.Equal(t, "w1", now.Run.Owner)
+	require.Equal(t, b.t0, *now.Run.StartedAt)
+	require.Equal(t, b.t0, *now.Run.HeartbeatAt)
+	stored, err := b.st.Run(b.ctx, now.Run.ID)
+	require.NoError(t, err)
+	require.Equal(t, core.RunRunning, stored.Status)
+	run, err := b.st.ClaimRun(b.ctx, "w2", b.at(time.Minute))
+	require.NoError(t, err)
+	require.Nil(t, run, "the claimed run is no one else's")
+
+	later := record("later", b.at(time.Second), b.at(2*time.Second))
+	require.Equal(t, core.RunQueued, later.Run.Status, "a debounced turn waits for the claim loop")
+
+	busy := record("now", b.at(3*time.Second), b.at(3*time.Second))
+	require.Equal(t, core.RunQueued, busy.Run.Status, "a conversation runs one turn at a time")
+	require.NotEqual(t, now.Run.ID, busy.Run.ID)
+
+	require.NoError(t, b.st.CompleteRun(b.ctx, now.Run.ID, "w1", core.RunCompletion{Status: core.RunSucceeded, Now: b.at(4 * time.Second)}))
+	var claimed []int64
+	runs, err := b.st.ClaimRuns(b.ctx, "w2", b.at(time.Minute), 10)
+	require.NoError(t, err)
+	for _, r := range runs {
+		claimed = append(claimed, r.ID)
+	}
+	require.ElementsMatch(t, []int64{later.Run.ID, busy.Run.ID}, claimed)
+}

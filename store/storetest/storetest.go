@@ -83,6 +83,7 @@ func runCases() []storeCase {
 		{"ClaimRunConversationBusy", testClaimConversationBusy},
 		{"ClaimRunOldestFirst", testClaimOldestFirst},
 		{"ClaimRunScopedToPlatforms", testClaimScoped},
+		{"RecordInboundClaimsADueTurn", testRecordInboundClaims},
 		{"CompleteRunAndClaim", testCompleteAndClaim},
 		{"HasPendingRuns", testHasPendingRuns},
 		{"DebounceRunAfter", testDebounceRunAfter},

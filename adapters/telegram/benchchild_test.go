@@ -1,0 +1,132 @@
+package telegram_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/core/llm/llmtest"
+)
+
+// BenchmarkVersusEchoBot measures each bot as issue 31 did, black-box: the
+// bot in a process of its own, the fakes in the benchmark's, so a side's
+// CPU time is its bot's alone (not the fakes', whose work grows with the
+// prompt a bot sends, nor the garbage the other sides left).
+
+// childEnv names the side a child process of the test binary runs; the
+// other variables are its botEnv.
+const (
+	childEnv        = "PARLEY_BENCH_BOT"
+	childAPIEnv     = "PARLEY_BENCH_API_URL"
+	childTokenEnv   = "PARLEY_BENCH_TOKEN"
+	childModelEnv   = "PARLEY_BENCH_MODEL_URL"
+	childDirEnv     = "PARLEY_BENCH_DIR"
+	childProfileEnv = "PARLEY_BENCH_CPUPROFILE_DIR"
+)
+
+// A child is the test binary run again with childEnv set: it runs that
+// bot instead of the tests, until its standard input closes.
+func init() {
+	if side := os.Getenv(childEnv); side != "" {
+		os.Exit(runChild(side))
+	}
+}
+
+func runChild(side string) int {
+	run, ok := bots[side]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "no bot %q\n", side)
+		return 2
+	}
+	if dir := os.Getenv(childProfileEnv); dir != "" {
+		f, err := os.Create(dir + "/" + side + ".cpu.pprof")
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "cpu profile:", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }()
+	env := botEnv{APIURL: os.Getenv(childAPIEnv), Token: os.Getenv(childTokenEnv),
+		ModelURL: os.Getenv(childModelEnv), Dir: os.Getenv(childDirEnv)}
+	if err := run(ctx, env); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", side, err)
+		return 1
+	}
+	return 0
+}
+
+// startChild starts side's bot in a child process against fakes of its
+// own, and returns once it has answered a first DM; the child stops at
+// cleanup, failing b if it failed. With -cpuprofile's directory given in
+// PARLEY_BENCH_CPUPROFILE_DIR, each child writes <side>.cpu.pprof there.
+func startChild(b *testing.B, side string) (*telegramtest.Server, int) {
+	b.Helper()
+	fake := telegramtest.NewServer(b)
+	var model *llmtest.Server
+	if side != "echo" {
+		model = llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"="+side, childAPIEnv+"="+fake.URL(),
+		childTokenEnv+"="+fake.Token(), childDirEnv+"="+b.TempDir())
+	if model != nil {
+		cmd.Env = append(cmd.Env, childModelEnv+"="+model.URL())
+	}
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	stdin, err := cmd.StdinPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	b.Cleanup(func() {
+		_ = stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				b.Errorf("the %s bot: %v\n%s", side, err, out.String())
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+			b.Errorf("the %s bot did not stop in 30s\n%s", side, out.String())
+		}
+	})
+	warm := telegramtest.User{ID: 4_999_999, FirstName: "Warm"}
+	fake.SendPrivate(warm, "hello")
+	fake.WaitSent(b, warm.ID, 1, 30*time.Second)
+	return fake, cmd.Process.Pid
+}
+
+// lockedBuffer is a child's output, written by the os/exec copiers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
