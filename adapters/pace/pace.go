@@ -1,6 +1,7 @@
 // Package pace keeps an adapter's sends at its platform's pace (a bot-wide
 // rate and a per-chat rate with a short burst) instead of finding the
-// limits by 429s. Replies go ahead of background sends (core.WithBackground).
+// limits by 429s. Replies go ahead of background sends (core.WithBackground),
+// and both ahead of a reply's partial updates (TryTake).
 //
 // A Pacer hands out send slots. The bot-wide rate is a steady spacing of
 // slots (no bot-wide burst: a platform's "30 per second" is met in every
@@ -191,6 +192,27 @@ func (p *Pacer) Wait(ctx context.Context, chat string) error {
 			return fmt.Errorf("waiting for a send slot: %w", ctx.Err())
 		}
 	}
+}
+
+// TryTake takes a slot for chat only if one is free now and no send waits
+// for one: the lowest priority, for a reply's partial updates (drafts,
+// edits), which a finished reply or a scheduled send never waits behind
+// for more than the one slot taken. It reports whether it took one; a
+// partial that gets none is skipped.
+func (p *Pacer) TryTake(chat string) bool {
+	if p == nil || (p.every == 0 && p.chatEvery == 0) {
+		return true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	if len(p.waiters) > 0 || p.next.After(now) || p.readyAt(chat, nil).After(now) {
+		return false
+	}
+	w := &waiter{chat: chat}
+	p.waiters = append(p.waiters, w)
+	p.grant(w, now)
+	return true
 }
 
 // turn is when w's slot comes as things stand at now. The bot-wide slots

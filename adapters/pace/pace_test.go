@@ -270,3 +270,30 @@ func TestTinyAndHugeRates(t *testing.T) {
 	require.Zero(t, interval(-1))
 	require.Zero(t, interval(nan()))
 }
+
+// A partial takes a slot only when one is free now and nobody waits: it
+// is skipped rather than queued, and a reply after it waits at most the
+// one slot it took.
+func TestPartialsTakeOnlyFreeSlots(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, Limits{PerSecond: 10, PerChatPerSecond: 1})
+	every, chatEvery := interval(10), interval(1)
+	require.True(t, r.p.TryTake("ada"), "an idle pacer has a slot")
+	require.False(t, r.p.TryTake("grace"), "the bot-wide slot was just taken")
+	r.clock.Advance(every)
+	require.False(t, r.p.TryTake("ada"), "ada's bucket is empty for a second")
+	require.True(t, r.p.TryTake("grace"))
+
+	// A reply to ada waits for her bucket; while it waits, no partial
+	// takes a slot, for any chat.
+	r.start(context.Background(), "reply", "ada", false, true)
+	r.clock.Advance(every)
+	require.False(t, r.p.TryTake("linus"), "a reply waits: partials give way")
+	r.advance(chatEvery-2*every, "reply")
+	r.clock.Advance(every)
+	require.True(t, r.p.TryTake("linus"))
+
+	var none *Pacer
+	require.True(t, none.TryTake("ada"), "a nil pacer paces nothing")
+	require.True(t, New(Limits{}, r.clock).TryTake("ada"))
+}
