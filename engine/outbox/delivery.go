@@ -31,6 +31,15 @@ import (
 func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversation, run int64, msg *core.Message) (*Slot, error) {
 	msg.RunID = &run
 	msg.Delivery = core.DeliverySending
+	if f, ok := a.(finisher); ok {
+		// Resending it after a crash deletes what grew first (keep.go).
+		if ids := f.g.Grown(); len(ids) > 0 {
+			if msg.Metadata == nil {
+				msg.Metadata = map[string]any{}
+			}
+			msg.Metadata[grownKey] = ids
+		}
+	}
 	if msg.CreatedAt.IsZero() {
 		msg.CreatedAt = o.cfg.Clock.Now().UTC()
 	}
@@ -62,6 +71,13 @@ func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversa
 // own idempotency key, holding a doubt slot until release is called
 // (once its outcome is stored), and notes the outcome on m.
 func (o *Outbox) Resend(ctx context.Context, a core.Adapter, conv core.Conversation, m *core.Message) (release func(), err error) {
+	if err := TakeBack(ctx, a, conv, *m); err != nil {
+		return func() {}, fmt.Errorf("deleting what grew of a reply before sending it again: %w", err)
+	}
+	if IsGrownPlaceholder(*m) {
+		Dropped(m, errGrownReply)
+		return func() {}, nil
+	}
 	slot, err := o.TakeSlot(ctx, a)
 	if err != nil {
 		return func() {}, err

@@ -43,6 +43,8 @@ type Grower struct {
 	clock    core.Clock
 	log      *slog.Logger
 
+	keep keeper // the grown messages' record (keep.go)
+
 	mu      sync.Mutex
 	latest  string // the visible text to show next
 	ended   bool
@@ -52,11 +54,11 @@ type Grower struct {
 	done    chan struct{}
 }
 
-// Grow starts a growing reply in conv through a, when streaming is on
-// and a can stream; nil otherwise (the reply is sent whole). msg names
-// the conversation and the reply's format and idempotency key. The
-// Grower's loop ends with Finish (through Adapter) or Abandon.
-func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMessage) *Grower {
+// Grow starts a growing reply of run in conv through a, when streaming
+// is on and a can stream; nil otherwise (the reply is sent whole). msg
+// carries the reply's format and idempotency key. The Grower's loop ends
+// with Finish (through Adapter) or Abandon.
+func (o *Outbox) Grow(ctx context.Context, a core.Adapter, conv core.Conversation, run int64, msg core.OutboundMessage) *Grower {
 	st := o.cfg.Streaming
 	streamer, ok := a.(core.Streamer)
 	if !st.Enabled || st.Visible == nil || !ok {
@@ -79,7 +81,8 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMess
 		return nil
 	}
 	g := &Grower{stream: stream, adapter: a, format: msg.Format, visible: st.Visible, interval: interval,
-		clock: o.cfg.Clock, log: o.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		clock: o.cfg.Clock, log: o.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		keep: keeper{store: o.cfg.Store, conv: conv, run: run}}
 	go g.loop(context.WithoutCancel(ctx))
 	return g
 }
@@ -150,6 +153,7 @@ func (g *Grower) loop(ctx context.Context) {
 		g.mu.Lock()
 		g.updates++
 		g.mu.Unlock()
+		g.keep.grew(ctx, g.log, g.stream.Grown())
 	}
 }
 
@@ -188,8 +192,10 @@ func (g *Grower) Abandon(ctx context.Context) {
 		return
 	}
 	if err := g.stream.Abandon(context.WithoutCancel(ctx)); err != nil {
-		g.log.Debug("taking back a partial reply", "platform", g.adapter.Platform(), "err", err)
+		g.log.Warn("taking back a partial reply", "platform", g.adapter.Platform(), "err", err)
+		return // its record stays sending: the next turn deletes it
 	}
+	g.keep.settle(ctx, g.log)
 }
 
 // OnRaw is Raw as an llm.Request's OnPartial: nil on a nil Grower, so
@@ -234,5 +240,9 @@ func (f finisher) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if !f.g.end() {
 		return f.Adapter.Send(ctx, msg)
 	}
-	return f.g.stream.Finish(ctx, msg)
+	res, err := f.g.stream.Finish(ctx, msg)
+	if err == nil {
+		f.g.keep.settle(ctx, f.g.log)
+	}
+	return res, err
 }
