@@ -178,7 +178,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, chat openai
 		sw.raw("data: {\"id\":\"broken\n\n")
 		return
 	}
-	script := s.script(resp.stream)
+	script := resp.stream.or(s.stream)
 	sw.delta(openai.ChatCompletionStreamChoiceDelta{Role: openai.ChatMessageRoleAssistant}, "")
 	// Reasoning servers stream what the model thinks before its answer.
 	for _, part := range split(resp.reasoning, 2) {
@@ -247,16 +247,16 @@ func (sw *streamWriter) toolCalls(calls []ToolCall) {
 	}
 }
 
-// script is a response's stream script with the server's defaults
-// (WithStreamDelay, WithWordDeltas) where it sets none.
-func (s *Server) script(own streamScript) streamScript {
-	if own.spread == 0 {
-		own.spread = s.stream.spread
+// or is the script with the server's defaults (WithStreamDelay,
+// WithWordDeltas) where it sets none.
+func (sc streamScript) or(defaults streamScript) streamScript {
+	if sc.spread == 0 {
+		sc.spread = defaults.spread
 	}
-	if own.deltas == 0 && !own.words {
-		own.words = s.stream.words
+	if sc.deltas == 0 && !sc.words {
+		sc.words = defaults.words
 	}
-	return own
+	return sc
 }
 
 // pieces cuts a streamed text into its deltas.
