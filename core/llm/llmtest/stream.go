@@ -118,9 +118,27 @@ type streamWriter struct {
 	created int64
 }
 
-func (sw *streamWriter) send(chunk openai.ChatCompletionStreamResponse) {
-	chunk.ID, chunk.Object, chunk.Created, chunk.Model = sw.id, "chat.completion.chunk", sw.created, sw.model
-	b, _ := json.Marshal(chunk)
+// wireChunk is a chunk as OpenAI writes it: go-openai's own type would
+// add Azure's content filter results to every choice.
+type wireChunk struct {
+	ID      string        `json:"id"`
+	Object  string        `json:"object"`
+	Created int64         `json:"created"`
+	Model   string        `json:"model"`
+	Choices []wireChoice  `json:"choices"`
+	Usage   *openai.Usage `json:"usage,omitempty"`
+}
+
+type wireChoice struct {
+	Index        int                                    `json:"index"`
+	Delta        openai.ChatCompletionStreamChoiceDelta `json:"delta"`
+	Logprobs     *struct{}                              `json:"logprobs"`
+	FinishReason *openai.FinishReason                   `json:"finish_reason"` // null until the last
+}
+
+func (sw *streamWriter) send(choices []wireChoice, usage *openai.Usage) {
+	b, _ := json.Marshal(wireChunk{ID: sw.id, Object: "chat.completion.chunk", Created: sw.created, Model: sw.model,
+		Choices: choices, Usage: usage})
 	sw.raw("data: " + string(b) + "\n\n")
 }
 
@@ -130,9 +148,11 @@ func (sw *streamWriter) raw(event string) {
 }
 
 func (sw *streamWriter) delta(d openai.ChatCompletionStreamChoiceDelta, finish openai.FinishReason) {
-	sw.send(openai.ChatCompletionStreamResponse{
-		Choices: []openai.ChatCompletionStreamChoice{{Index: 0, Delta: d, FinishReason: finish}},
-	})
+	c := wireChoice{Delta: d}
+	if finish != "" {
+		c.FinishReason = &finish
+	}
+	sw.send([]wireChoice{c}, nil)
 }
 
 // pace waits before text delta i of n as script says, and reports false
@@ -204,7 +224,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, chat openai
 	sw.delta(openai.ChatCompletionStreamChoiceDelta{}, resp.finish())
 	if chat.StreamOptions != nil && chat.StreamOptions.IncludeUsage {
 		usage := resp.usageOrDefault()
-		sw.send(openai.ChatCompletionStreamResponse{Choices: []openai.ChatCompletionStreamChoice{}, Usage: &usage})
+		sw.send([]wireChoice{}, &usage)
 	}
 	sw.raw("data: [DONE]\n\n")
 }
