@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync/atomic"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/parleybot/parley/core/llm/internal/chunkjson"
 )
 
 // A streamed completion is read chunk by chunk and accumulated into the
@@ -79,7 +82,7 @@ func (c *Client) streamOnce(ctx context.Context, req openai.ChatCompletionReques
 	p.begin()
 	var acc accumulator
 	for {
-		chunk, err := stream.Recv()
+		chunk, err := recv(stream)
 		switch {
 		case errors.Is(err, io.EOF):
 			if acc.finish == "" && !end.done.Load() {
@@ -94,6 +97,21 @@ func (c *Client) streamOnce(ctx context.Context, req openai.ChatCompletionReques
 		}
 		acc.add(chunk, p.on)
 	}
+}
+
+// recv reads the next chunk as stream.Recv does, most of them without
+// reflection (see chunkjson).
+func recv(stream *openai.ChatCompletionStream) (openai.ChatCompletionStreamResponse, error) {
+	raw, err := stream.RecvRaw()
+	if err != nil {
+		return openai.ChatCompletionStreamResponse{}, err
+	}
+	if chunk, ok := chunkjson.Decode(raw); ok {
+		return chunk, nil
+	}
+	var chunk openai.ChatCompletionStreamResponse
+	err = json.Unmarshal(raw, &chunk)
+	return chunk, err
 }
 
 // errEndedEarly is a stream that ended with neither a finish reason nor
