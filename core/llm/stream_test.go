@@ -366,3 +366,19 @@ func TestOnFinishAndHealthAreRecordedForStreams(t *testing.T) {
 	require.Equal(t, llm.HealthOK, b.client.Health().State)
 	require.False(t, errors.Is(err, context.Canceled))
 }
+
+func TestAStreamStalledPastTheTimeoutIsNotRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *llm.Config) { c.Timeout = 100 * time.Millisecond })
+	gate := make(chan struct{}) // never released after the first delta
+	b.srv.Enqueue(llmtest.Text("stalls after this").WithWordDeltas().WithDeltaGate(gate), llmtest.Text("never asked for"))
+	go func() { gate <- struct{}{} }()
+	res, partials, err := streamedRun(context.Background(), b.client, userSays("hi"))
+	var e *llm.Error
+	require.ErrorAs(t, err, &e)
+	require.True(t, e.Timeout, "a per-attempt timeout, as without streaming: %v", err)
+	require.Empty(t, res.Content)
+	require.Equal(t, []string{"stalls "}, partials)
+	require.Len(t, b.srv.Requests(), 1)
+	require.Equal(t, llm.HealthUnreachable, b.client.Health().State)
+}
