@@ -221,7 +221,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = toolsDoer{next: &hc}
+	oc.HTTPClient = streamDoer{next: toolsDoer{next: &hc}}
 	cn.api = openai.NewClientWithConfig(oc)
 	return cn, u, nil
 }

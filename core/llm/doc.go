@@ -24,6 +24,16 @@
 // the model as the tool's result and never fails the turn. Client.Complete is
 // a single request without tools, for summaries and fact extraction.
 //
+// With Request.OnPartial set, Run reads every completion as a stream
+// (stream.go) and accumulates it into the response the non-streamed request
+// returns, so tools, usage, limits and health take the same path; the
+// request's slot is held until the stream ends. OnPartial hears the whole
+// text of the current completion as it grows, and an empty text when a new
+// completion begins. A stream that breaks mid-answer (cut, malformed, an
+// error event, an end without finish_reason or [DONE]) is asked again whole,
+// under the same retry budget as the transport's retries; when that runs
+// out Run fails rather than return half an answer.
+//
 // Config.MaxTokens goes out as max_tokens, or as max_completion_tokens for
 // api.openai.com and OpenAI's reasoning models; a server that answers 400
 // "Unsupported parameter" for one gets the other, at once and from then on.

@@ -55,7 +55,13 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// waited is the end of the 429 pause this request has slept out
 	// itself, so that its retry does not wait for it twice.
 	var waited int64
-	for attempt := 0; ; attempt++ {
+	// A request sent again after its streamed answer broke goes on
+	// counting where the broken one stopped: one retry budget for both.
+	start := 0
+	if counter != nil {
+		start = int(counter.Load())
+	}
+	for attempt := start; ; attempt++ {
 		if counter != nil {
 			counter.Store(int32(attempt + 1))
 		}
@@ -199,7 +205,13 @@ func (t *retryTransport) timeoutError() error {
 // backoff is exponential with jitter: half the doubled delay plus a random
 // part up to the other half, so clients retrying together spread out.
 func (t *retryTransport) backoff(attempt int) time.Duration {
-	return backoff.Policy{Initial: t.baseDelay, Max: t.maxDelay, Jitter: true}.Delay(attempt)
+	return retryBackoff(t.baseDelay, t.maxDelay, attempt)
+}
+
+// retryBackoff is the wait after attempt (0: the first) failed, for the
+// transport and for a broken stream alike.
+func retryBackoff(base, maxDelay time.Duration, attempt int) time.Duration {
+	return backoff.Policy{Initial: base, Max: maxDelay, Jitter: true}.Delay(attempt)
 }
 
 // retryAfter parses a Retry-After value (delta-seconds or HTTP-date), capped

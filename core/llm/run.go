@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -37,12 +38,13 @@ func (c *Client) Run(ctx context.Context, req Request) (Result, error) {
 	apiTools := toOpenAITools(req.Tools)
 	maxTokens := c.maxTokens(req)
 	x := &exchange{c: c, tools: tools, msgs: toOpenAIMessages(req.Messages)}
+	p := newPartials(req.OnPartial)
 	for {
 		offer := apiTools
 		if x.res.Rounds >= maxRounds {
 			offer = nil
 		}
-		resp, err := c.create(ctx, model, x.msgs, offer, maxTokens)
+		resp, err := c.create(ctx, model, x.msgs, offer, maxTokens, p)
 		if err != nil {
 			return x.res, err
 		}
@@ -153,7 +155,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	resp, err := c.create(ctx, model, toOpenAIMessages(req.Messages), nil, c.maxTokens(req))
+	resp, err := c.create(ctx, model, toOpenAIMessages(req.Messages), nil, c.maxTokens(req), nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -212,10 +214,10 @@ func (c *Client) model(req Request) (string, error) {
 }
 
 // create sends one chat completion request (retried by the transport),
-// checks that the answer has a choice, and records the outcome: the
-// client's health and the finish reason.
-func (c *Client) create(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int) (openai.ChatCompletionResponse, error) {
-	resp, err := c.send(ctx, model, msgs, tools, maxTokens)
+// streamed when p is set, checks that the answer has a choice, and
+// records the outcome: the client's health and the finish reason.
+func (c *Client) create(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int, p *partials) (openai.ChatCompletionResponse, error) {
+	resp, err := c.send(ctx, model, msgs, tools, maxTokens, p)
 	c.recordHealth(err)
 	if err == nil && c.cfg.OnFinish != nil {
 		reason := string(resp.Choices[0].FinishReason)
@@ -236,8 +238,12 @@ const (
 // send sends the request with the token bound in the field the server
 // takes. When the server refuses that field as unsupported, it switches the
 // client to the other one and sends the request again, once, at once.
-func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int) (openai.ChatCompletionResponse, error) {
+func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompletionMessage, tools []openai.Tool, maxTokens int, p *partials) (openai.ChatCompletionResponse, error) {
 	req := openai.ChatCompletionRequest{Model: model, Messages: msgs, Tools: tools}
+	if p != nil {
+		// Usage comes in a last chunk only when asked for.
+		req.Stream, req.StreamOptions = true, &openai.StreamOptions{IncludeUsage: true}
+	}
 	// go-openai refuses max_tokens for its reasoning models before sending,
 	// so for them there is no choice to make or remember.
 	forced := maxTokens > 0 && refusesMaxTokens(model)
@@ -257,7 +263,7 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		setMaxTokens(&req, completion, maxTokens)
 		actx, attempts := withAttempts(ctx)
 		sent, actx := c.presplice(actx, req)
-		resp, err := c.api.CreateChatCompletion(actx, sent)
+		resp, err := c.ask(actx, sent, attempts, p)
 		if err == nil && pace != nil {
 			c.lim.settle(pace.tokens, resp.Usage)
 		}
@@ -280,6 +286,14 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		}
 		return resp, nil
 	}
+}
+
+// ask sends req once, retries aside: streamed when p is set.
+func (c *Client) ask(ctx context.Context, req openai.ChatCompletionRequest, attempts *atomic.Int32, p *partials) (openai.ChatCompletionResponse, error) {
+	if p != nil {
+		return c.streamed(ctx, req, attempts, p)
+	}
+	return c.api.CreateChatCompletion(ctx, req)
 }
 
 // setMaxTokens puts the bound n in the field chosen, and clears the other.

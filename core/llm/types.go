@@ -103,9 +103,13 @@ type Request struct {
 	// MaxTokens, when positive, bounds each completion of this request
 	// instead of Config.MaxTokens.
 	MaxTokens int
-	// OnPartial, when set, streams each completion: it is called with
-	// the whole raw content written so far each time it grows, and with
-	// "" when a new completion starts (the next tool round, a retry).
+	// OnPartial, when set, makes Run read every completion as a stream
+	// and call it with the whole raw content of the current completion
+	// each time it grows (not a delta; <think> blocks and control tokens
+	// included, reasoning_content never). Each completion after the first
+	// (the next tool round, or a retry of a stream that broke) begins
+	// with OnPartial(""). It is called on Run's goroutine, never after
+	// Run returns. Complete ignores it.
 	OnPartial func(text string)
 }
 

@@ -13,7 +13,10 @@
 // responder with Respond, and then inspects what reached the "model" with
 // Requests or WaitRequests. Like a real server it honours max_tokens, and it
 // can require an API key (WithAPIKey), refuse a token bound field
-// (WithMaxTokensField) or answer slowly (WithLatency). With nothing scripted
+// (WithMaxTokensField) or answer slowly (WithLatency). A streamed answer's
+// text can arrive word by word (WithWordDeltas), spread over a time
+// (WithStreamDelay), released delta by delta by the test (WithDeltaGate), or
+// break mid-answer (WithStreamCut, WithStreamEndEarly, WithStreamError). With nothing scripted
 // the server answers 500 with "llmtest: no scripted response", so a test
 // that forgets to script fails loudly instead of hanging.
 package llmtest

@@ -45,6 +45,7 @@ type Response struct {
 	finishReason string
 	reasoning    string
 	refusal      string
+	stream       streamScript // how a streamed answer's text arrives
 }
 
 // Text answers with an assistant message holding content.

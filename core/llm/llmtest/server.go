@@ -78,6 +78,7 @@ type Server struct {
 	models         []string // WithModels: listed, and the only ones answered
 	maxTokensField string
 	latency        time.Duration
+	stream         streamScript  // WithStreamDelay, WithWordDeltas: defaults for streamed answers
 	done           chan struct{} // closed on cleanup so slow answers stop waiting
 
 	mu        sync.Mutex
@@ -264,7 +265,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	s.write(w, chat, resp.limit(req.MaxTokens()), id)
+	s.write(w, r, chat, resp.limit(req.MaxTokens()), id)
 }
 
 // wait waits d and reports true, or false when the client or the server
@@ -362,7 +363,7 @@ func writeUnsupportedParameter(w http.ResponseWriter, field, instead string) {
 	})
 }
 
-func (s *Server) write(w http.ResponseWriter, chat openai.ChatCompletionRequest, resp Response, id string) {
+func (s *Server) write(w http.ResponseWriter, r *http.Request, chat openai.ChatCompletionRequest, resp Response, id string) {
 	if resp.retryAfter != "" {
 		w.Header().Set("Retry-After", resp.retryAfter)
 	}
@@ -378,7 +379,7 @@ func (s *Server) write(w http.ResponseWriter, chat openai.ChatCompletionRequest,
 		}
 		writeError(w, resp.status, msg, "")
 	case chat.Stream:
-		s.writeStream(w, chat, resp, id)
+		s.writeStream(w, r, chat, resp, id)
 	case resp.malformed:
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"`+id+`","choices":[{"message":{"role":"assistant","content":"trunc`)
