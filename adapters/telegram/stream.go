@@ -105,6 +105,10 @@ func (st *replyStream) take() bool { return st.s.sendPacer().TryTake(st.chat) }
 // show makes the growing part show text: a draft, the first message, or
 // an edit of it.
 func (st *replyStream) show(ctx context.Context, text string, formatted bool) error {
+	if st.drafts && st.s.mode() != modeDrafts {
+		// Another reply found drafts refused since this one began.
+		st.drafts, st.draftID = false, 0
+	}
 	var err error
 	switch {
 	case st.drafts:
