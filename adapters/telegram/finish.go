@@ -32,7 +32,12 @@ func (st *replyStream) Finish(ctx context.Context, msg core.OutboundMessage) (co
 	}
 	grown := st.done
 	if st.growID != 0 {
-		grown = append(grown, grownPart{id: st.growID})
+		g := grownPart{id: st.growID}
+		if !st.plain {
+			// Already showing its final text: no edit needed.
+			g.text = st.shown
+		}
+		grown = append(grown, g)
 	}
 	ids := make([]string, 0, len(parts))
 	k := 0

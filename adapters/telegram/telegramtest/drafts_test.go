@@ -3,6 +3,8 @@ package telegramtest_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -168,4 +170,26 @@ func (c *fakeNow) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+func TestPartialsCountAgainstRateLimitsWhenAsked(t *testing.T) {
+	t.Parallel()
+	for _, partials := range []bool{false, true} {
+		tb, _ := limitedSetup(t, telegramtest.RateLimits{PerChatPerSecond: 1, PerChatBurst: 1, Partials: partials})
+		draft := func() int {
+			status, _ := tb.rawCall(context.Background(), t, tb.srv.Token(), "sendMessageDraft",
+				url.Values{"chat_id": {"1"}, "draft_id": {"5"}, "text": {"hi"}})
+			return status
+		}
+		require.Equal(t, http.StatusOK, draft())
+		status, _ := tb.sendTo(t, 1)
+		if partials {
+			require.Equal(t, http.StatusTooManyRequests, status, "the draft took chat 1's message")
+			require.Equal(t, http.StatusTooManyRequests, draft())
+			require.Equal(t, telegramtest.SendStats{Attempts: 3, RateLimited: 2}, tb.srv.SendStats())
+		} else {
+			require.Equal(t, http.StatusOK, status, "drafts are not limited by default")
+			require.Equal(t, telegramtest.SendStats{Attempts: 1}, tb.srv.SendStats())
+		}
+	}
 }

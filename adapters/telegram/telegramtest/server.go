@@ -246,7 +246,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, badRequest("can't parse request: "+err.Error()))
 		return
 	}
-	if createsMessage(key) {
+	if s.limiter.limited(key) {
 		if f := s.limiter.admit(p["chat_id"], s.now()); f != nil {
 			writeFault(w, *f)
 			return
