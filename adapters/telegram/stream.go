@@ -65,7 +65,9 @@ func (st *replyStream) Update(ctx context.Context, text string) error {
 	msg := st.msg
 	msg.Text = text
 	parts, formatted := st.s.send.textParts(msg)
-	if len(parts) == 0 {
+	if len(parts) <= len(st.done) {
+		// Nothing past the finished parts (a text that shrank): Finish
+		// settles it.
 		return nil
 	}
 	progressed := false
@@ -183,8 +185,15 @@ func (st *replyStream) failed(err error) error {
 		st.drafts, st.draftID = false, 0
 		return fmt.Errorf("telegram partial reply skipped: drafts refused, growing by edits from now on: %w", st.s.scrub(err))
 	}
-	if _, refused := parseEntitiesOffset(err); refused {
+	_, badMarkup := parseEntitiesOffset(err)
+	switch {
+	case badMarkup:
 		st.plain = true
+	case st.drafts && errors.Is(err, bot.ErrorBadRequest):
+		// The chat takes no drafts (400 TEXTDRAFT_PEER_INVALID): this
+		// reply grows by edits instead.
+		st.s.log.Debug("telegram refused a draft in this chat; the reply grows by edits", "chat_id", st.chatID, "err", st.s.scrub(err))
+		st.drafts, st.draftID = false, 0
 	}
 	return fmt.Errorf("telegram partial reply skipped: %w", st.s.scrub(err))
 }

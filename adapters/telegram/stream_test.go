@@ -210,3 +210,18 @@ func TestStreamingOff(t *testing.T) {
 	require.ErrorContains(t, a.Validate(), `adapters.telegram.streaming must be auto, edits or off, got "fast"`)
 	require.Equal(t, StreamingAuto, New().Streaming, "auto by default")
 }
+
+func TestAChatWithoutDraftsGrowsByEdits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.greet(t, ada)
+	b.srv.FailNext("sendMessageDraft", telegramtest.Fault{Code: 400, Description: "Bad Request: TEXTDRAFT_PEER_INVALID"})
+	st := b.streamIn(t, ada)
+	require.Error(t, st.Update(context.Background(), "Hello"))
+	grow(t, st, "Hello", "Hello there")
+	_, err := st.Finish(context.Background(), reply(ada, "Hello there!"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"Hello there!"}, messagePlains(b.srv.Messages(ada.ID)))
+	require.Equal(t, "Hello", b.srv.Sent(ada.ID)[0].Plain, "grown by edits")
+	require.Equal(t, core.StreamCapabilities{Mode: "drafts"}, b.adapter.StreamCapabilities(), "the bot keeps drafts")
+}
