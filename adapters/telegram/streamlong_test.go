@@ -181,6 +181,14 @@ func TestMessageEditorEditsAndDeletes(t *testing.T) {
 	require.Equal(t, []string{"The finished answer"}, messagePlains(now))
 	require.Len(t, b.srv.Edits(ada.ID, now[0].MessageID), 1)
 
+	// Markup Telegram refuses: the plain text goes instead, as Send does.
+	b.srv.RefuseNextMarkup()
+	require.NoError(t, b.adapter.EditMessage(ctx, id, reply(ada, "The **bold** one")))
+	m := b.srv.Messages(ada.ID)[0]
+	require.Equal(t, "The bold one", m.Plain)
+	require.Empty(t, m.ParseMode)
+	require.Contains(t, b.logs.String(), "telegram refused an edited message's markup")
+
 	// Text over the limit is cut where Send ends its first part.
 	long, _ := longAnswer(6000)
 	require.NoError(t, b.adapter.EditMessage(ctx, id, reply(ada, long)))

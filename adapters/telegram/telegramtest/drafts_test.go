@@ -30,7 +30,7 @@ func TestDraftsAreShownNotSent(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	drafts := tb.srv.Drafts(tb.alice.ID)
+	drafts := tb.srv.WaitDrafts(t, tb.alice.ID, 3, wait)
 	require.Len(t, drafts, 3)
 	require.Equal(t, "Hello world", drafts[2].Plain, "the text a user reads")
 	require.Equal(t, int64(7), drafts[2].DraftID)
