@@ -147,17 +147,23 @@ func (st *replyStream) show(ctx context.Context, text string, formatted bool) er
 // draft's part), and the next part grows afresh. Should it fail, a later
 // Update or Finish does it again.
 func (st *replyStream) finishPart(ctx context.Context, p markup.Part, formatted bool) error {
+	text := p.Text
+	if st.plain && formatted {
+		// Telegram refused this reply's markup: as Send would, the plain
+		// text (Finish tries the markup once more).
+		text, formatted = p.Plain, false
+	}
 	id := st.growID
 	var err error
 	if id != 0 {
 		_, err = st.b.EditMessageText(ctx, &bot.EditMessageTextParams{ChatID: st.chatID, MessageID: id,
-			Text: p.Text, ParseMode: parseMode(formatted)})
+			Text: text, ParseMode: parseMode(formatted)})
 		if notModified(err) {
 			err = nil
 		}
 	} else {
 		var m *models.Message
-		m, err = st.b.SendMessage(ctx, &bot.SendMessageParams{ChatID: st.chatID, Text: p.Text, ParseMode: parseMode(formatted)})
+		m, err = st.b.SendMessage(ctx, &bot.SendMessageParams{ChatID: st.chatID, Text: text, ParseMode: parseMode(formatted)})
 		if err == nil {
 			id = m.ID
 		}
@@ -165,7 +171,7 @@ func (st *replyStream) finishPart(ctx context.Context, p markup.Part, formatted 
 	if err != nil {
 		return st.failed(err)
 	}
-	st.done = append(st.done, grownPart{id: id, text: p.Text})
+	st.done = append(st.done, grownPart{id: id, text: text})
 	st.growID, st.draftID, st.shown = 0, 0, ""
 	return nil
 }
