@@ -52,29 +52,42 @@ func (s *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendR
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	ids := make([]string, 0, len(parts))
-	for i, p := range parts {
-		params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text}
-		if formatted {
-			params.ParseMode = models.ParseModeMarkdown
-		}
-		id, err := s.sendPart(ctx, b, chatID, params)
-		switch {
-		case err == nil:
-			ids = append(ids, strconv.Itoa(id))
-		case formatted:
-			var more []string
-			more, err = s.resendPlain(ctx, b, chatID, p, err, i, len(parts))
-			ids = append(ids, more...)
-		}
+	ids, err := s.sendParts(ctx, b, chatID, parts, 0, formatted)
+	return core.SendResult{PlatformMessageIDs: ids}, err
+}
+
+// sendParts sends parts[from:] in order as Send does, and returns the
+// ids of those delivered.
+func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts []markup.Part, from int, formatted bool) ([]string, error) {
+	ids := make([]string, 0, len(parts)-from)
+	for i := from; i < len(parts); i++ {
+		more, err := s.sendOne(ctx, b, chatID, parts[i], formatted, i, len(parts))
+		ids = append(ids, more...)
 		if err != nil {
 			if len(parts) > 1 {
 				err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
 			}
-			return core.SendResult{PlatformMessageIDs: ids}, err
+			return ids, err
 		}
 	}
-	return core.SendResult{PlatformMessageIDs: ids}, nil
+	return ids, nil
+}
+
+// sendOne sends part i of n: formatted with MarkdownV2, or as its plain
+// text when Telegram refuses the markup (resendPlain).
+func (s *sender) sendOne(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, formatted bool, i, n int) ([]string, error) {
+	params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text}
+	if formatted {
+		params.ParseMode = models.ParseModeMarkdown
+	}
+	id, err := s.sendPart(ctx, b, chatID, params)
+	switch {
+	case err == nil:
+		return []string{strconv.Itoa(id)}, nil
+	case formatted:
+		return s.resendPlain(ctx, b, chatID, p, err, i, n)
+	}
+	return nil, err
 }
 
 // textParts is msg's text as the messages to send, and whether they are

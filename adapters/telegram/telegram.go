@@ -39,6 +39,9 @@ var (
 	_ core.Validator         = (*Adapter)(nil)
 	_ core.AttachmentFetcher = (*Adapter)(nil)
 	_ core.PlatformTitler    = (*Adapter)(nil)
+	_ core.Streamer          = (*Adapter)(nil)
+	_ core.StreamModer       = (*Adapter)(nil)
+	_ core.MessageEditor     = (*Adapter)(nil)
 )
 
 // Modes and formats.
@@ -89,15 +92,22 @@ type Adapter struct {
 	// limits: 30 messages a second per bot, and in one chat one a second
 	// after a burst of 3. A zero rate is no limit.
 	SendRate pace.Limits `yaml:"send_rate"`
+	// Streaming is how a reply grows while the model writes it (default
+	// auto): auto shows it in a private chat as a live draft
+	// (sendMessageDraft, Bot API 9.5), or as a message grown by edits
+	// where the Bot API server refuses drafts; edits always grows a
+	// message by editing it; off sends whole replies only.
+	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
 	// the methods core's interfaces ask for (Send, Mount, Health…).
 	*state
-	*inbound // normalising updates, the webhook
-	*poller  // the getUpdates loop
-	*sender  // Send, SendImage, Typing: splitting, pacing, retries
-	*fetcher // FetchAttachment
-	*opener  // OpenConversation
+	*inbound  // normalising updates, the webhook
+	*poller   // the getUpdates loop
+	*sender   // Send, SendImage, Typing: splitting, pacing, retries
+	*fetcher  // FetchAttachment
+	*opener   // OpenConversation
+	*streamer // Stream, EditMessage, DeleteMessage: replies that grow
 }
 
 // New returns a Telegram adapter with its defaults set. It has no side
@@ -108,6 +118,7 @@ func New() *Adapter {
 		Format:      FormatMarkdown,
 		PollTimeout: 30 * time.Second,
 		SendRate:    pace.Limits{PerSecond: 30, PerChatPerSecond: 1, PerChatBurst: 3},
+		Streaming:   StreamingAuto,
 	}
 	st := &state{
 		cfg:                 a,
@@ -124,6 +135,7 @@ func New() *Adapter {
 	a.state, a.inbound = st, in
 	a.poller = &poller{state: st, inbound: in}
 	a.sender = &sender{state: st}
+	a.streamer = &streamer{state: st, send: a.sender}
 	a.fetcher = &fetcher{state: st}
 	a.opener = &opener{state: st}
 	return a
@@ -206,6 +218,11 @@ func (a *Adapter) Validate() error {
 	case FormatMarkdown, FormatPlain, FormatMarkdownV2:
 	default:
 		bad("format must be markdown or plain (markdownv2 is read as markdown), got %q", a.Format)
+	}
+	switch a.Streaming {
+	case StreamingAuto, StreamingEdits, StreamingOff:
+	default:
+		bad("adapters.telegram.streaming must be auto, edits or off, got %q", a.Streaming)
 	}
 	if a.PollTimeout < time.Second || a.PollTimeout > 10*time.Minute {
 		bad("poll_timeout must be between 1s and 10m, got %s", a.PollTimeout)
@@ -332,7 +349,7 @@ func (a *Adapter) connect(ctx context.Context) (*bot.Bot, *http.Client, *http.Tr
 			return fail("setting the webhook: %w", err)
 		}
 	}
-	a.log.Info("telegram bot connected", "bot", me.Username, "bot_id", me.ID, "mode", a.Mode)
+	a.log.Info("telegram bot connected", "bot", me.Username, "bot_id", me.ID, "mode", a.Mode, "streaming", a.Streaming)
 	return b, client, transport, me.ID, nil
 }
 

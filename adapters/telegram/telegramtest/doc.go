@@ -5,17 +5,20 @@
 // it with bot.WithServerURL(srv.URL()), works end to end: getMe, long
 // polling with getUpdates, webhooks (setWebhook, deleteWebhook,
 // getWebhookInfo), sendMessage, sendPhoto, sendChatAction, getFile, file
-// downloads, and the bot's command menu (setMyCommands, validated as
-// Telegram does, deleteMyCommands and getMyCommands; MyCommands shows what
-// was registered).
+// downloads, drafts (sendMessageDraft: Drafts, ShownDraft), edits and
+// deletions (editMessageText, deleteMessage: Edits, Messages, Message),
+// and the bot's command menu (setMyCommands, validated as Telegram does,
+// deleteMyCommands and getMyCommands; MyCommands shows what was
+// registered).
 //
 // A test plays the users: SendPrivate, SendGroup, SendChannelPost, SendOwn,
 // EditPrivate, InjectRaw and, for files, SendPhoto, SendVoice, SendAudio,
 // SendVideo, SendDocument and SendSticker create updates, which wait in a
 // queue for getUpdates or are POSTed to the webhook. It then asserts on what the bot
 // did: Sent, AllSent, WaitSent, ChatActions, Calls, Webhook. Faults
-// (FailNext, FailAfter, FailNextDownload, Block, RevokeToken) make chosen calls fail the
-// way Telegram does. WithLatency gives every call a round trip, and
+// (FailNext, FailAfter, FailNextDownload, Block, RevokeToken, FloodWait,
+// RefuseMethod) make chosen calls fail the way Telegram does. WithLatency
+// gives every call a round trip, and
 // WithRateLimits answers 429 to messages over Telegram's flood limits (a
 // one-second sliding window per bot, a token bucket per chat), counted by
 // SendStats.

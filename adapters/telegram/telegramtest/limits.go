@@ -27,6 +27,10 @@ type RateLimits struct {
 	// PerChatBurst calls at once (0: 1), then PerChatPerSecond.
 	PerChatPerSecond float64
 	PerChatBurst     int
+	// Partials makes editMessageText and sendMessageDraft count against
+	// the same limits (and SendStats). Telegram's flood control answers
+	// edits 429 too; whether drafts count is not documented.
+	Partials bool
 }
 
 // TelegramRateLimits are Telegram's documented limits: 30 messages a
@@ -83,6 +87,17 @@ func (s *throttle) SendStats() SendStats {
 // so that the rate limits apply to it.
 func createsMessage(method string) bool {
 	return method == "sendmessage" || method == "sendphoto"
+}
+
+// limited reports whether the rate limits apply to a (lower-cased)
+// method: one that creates a message, or with Partials an edit or draft.
+func (l *limiter) limited(method string) bool {
+	if createsMessage(method) {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.limits.Partials && (method == "editmessagetext" || method == "sendmessagedraft")
 }
 
 // limiter enforces RateLimits.

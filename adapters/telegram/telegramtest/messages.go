@@ -99,6 +99,9 @@ func (s *chatAPI) sendMessage(_ context.Context, p params) (any, *Fault) {
 // recordLocked keeps a message the bot sent. Callers hold s.mu.
 func (s *state) recordLocked(m SentMessage) {
 	s.sent = append(s.sent, m)
+	s.msgs.current[msgKey{m.ChatID, m.MessageID}] = m
+	// A message ends the draft the user saw.
+	s.book.ended[m.ChatID] = len(s.book.drafts[m.ChatID])
 	// Indexed per chat so that many waiters stay cheap under load.
 	s.sentIdx[m.ChatID] = append(s.sentIdx[m.ChatID], len(s.sent)-1)
 	s.notify()

@@ -66,6 +66,9 @@ type SentMessage struct {
 	// reply_to_message_id), 0 if the message is not a reply.
 	ReplyToMessageID int
 	At               time.Time
+	// EditedAt is when editMessageText last changed the message (zero if
+	// never); only Messages and Message show a message as edited.
+	EditedAt time.Time
 }
 
 // chatState is what the fake knows about one chat.
@@ -99,6 +102,8 @@ type Server struct {
 	*webhookDelivery // setWebhook and the deliveries to it
 	*commandMenu     // setMyCommands and its kin
 	*chatDirectory   // the chats the bot may write to; getChat
+	*draftAPI        // sendMessageDraft and the drafts users saw
+	*editAPI         // editMessageText, deleteMessage, messages as they are now
 }
 
 // NewServer starts a fake Bot API server. It is closed in t.Cleanup, which
@@ -130,6 +135,9 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		files:        map[string]*storedFile{},
 		filePaths:    map[string]*storedFile{},
 		myCommands:   map[string][]Command{},
+		book:         draftBook{drafts: map[int64][]Draft{}, ended: map[int64]int{}},
+		msgs:         messageBook{current: map[msgKey]SentMessage{}, deleted: map[msgKey]bool{}, edits: map[msgKey][]Edit{}},
+		refused:      refusals{gone: map[string]bool{}, flood: map[string]time.Time{}},
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
@@ -157,6 +165,8 @@ func newServer(st *state) *Server {
 		webhookDelivery: &webhookDelivery{st},
 		commandMenu:     &commandMenu{st},
 		chatDirectory:   &chatDirectory{st},
+		draftAPI:        &draftAPI{st},
+		editAPI:         &editAPI{st},
 	}
 }
 
@@ -227,12 +237,16 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, notFound())
 		return
 	}
+	if f := s.refusal(key); f != nil {
+		writeFault(w, *f)
+		return
+	}
 	p, err := readParams(r)
 	if err != nil {
 		writeFault(w, badRequest("can't parse request: "+err.Error()))
 		return
 	}
-	if createsMessage(key) {
+	if s.limiter.limited(key) {
 		if f := s.limiter.admit(p["chat_id"], s.now()); f != nil {
 			writeFault(w, *f)
 			return
@@ -285,6 +299,12 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 		return s.sendPhoto, true
 	case "sendchataction":
 		return s.sendChatAction, true
+	case "sendmessagedraft":
+		return s.sendMessageDraft, true
+	case "editmessagetext":
+		return s.editMessageText, true
+	case "deletemessage":
+		return s.deleteMessage, true
 	case "getchat":
 		return s.getChat, true
 	case "getfile":

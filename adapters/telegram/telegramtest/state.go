@@ -48,6 +48,11 @@ type state struct {
 	nextFile  int
 	// myCommands are setMyCommands' commands by scope type.
 	myCommands map[string][]Command
+	// book is the drafts, msgs each message as it is now (edits,
+	// deletions), refused the methods refused or flooded.
+	book    draftBook
+	msgs    messageBook
+	refused refusals
 
 	// latency is the round trip of a Bot API call (WithLatency).
 	latency time.Duration

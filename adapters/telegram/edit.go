@@ -1,0 +1,120 @@
+package telegram
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-telegram/bot"
+	"github.com/go-telegram/bot/models"
+
+	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/core"
+)
+
+// EditMessage replaces the text of the bot's message id in the chat
+// msg.ChannelThreadID with msg.Text, rendered as Send renders it; text
+// over 4096 characters is cut where Send would end its first part, and
+// the caller sends the rest. An edit to the text the message already
+// shows is no error. It waits its turn at the send_rate pace and retries
+// as Send does.
+func (s *streamer) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
+	b, err := s.live()
+	if err != nil {
+		return fmt.Errorf("editing telegram message: %w", err)
+	}
+	chatID, err := parseChatID(msg.ChannelThreadID)
+	if err != nil {
+		return err
+	}
+	mid, err := parseMessageID(id)
+	if err != nil {
+		return err
+	}
+	parts, formatted := s.send.textParts(msg)
+	if len(parts) == 0 {
+		return &core.PermanentError{Reason: "empty text"}
+	}
+	_, err = s.editFinal(ctx, b, chatID, mid, parts[0], formatted)
+	return err
+}
+
+// DeleteMessage deletes the bot's message id in the chat channelThreadID;
+// one already gone ("message to delete not found") is no error.
+func (s *streamer) DeleteMessage(ctx context.Context, channelThreadID, id string) error {
+	b, err := s.live()
+	if err != nil {
+		return fmt.Errorf("deleting telegram message: %w", err)
+	}
+	chatID, err := parseChatID(channelThreadID)
+	if err != nil {
+		return err
+	}
+	mid, err := parseMessageID(id)
+	if err != nil {
+		return err
+	}
+	return s.deleteMessage(ctx, b, chatID, mid)
+}
+
+// parseMessageID reads a platform message id.
+func parseMessageID(id string) (int, error) {
+	n, err := strconv.Atoi(id)
+	if err != nil || n <= 0 {
+		return 0, &core.PermanentError{Reason: fmt.Sprintf("message id %q is not a telegram message id", id)}
+	}
+	return n, nil
+}
+
+// editFinal edits message id to part p for good, at the send_rate pace
+// and with Send's retries; when Telegram refuses the markup, the part's
+// plain text goes instead (cut to fit), as Send would resend it.
+func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id int, p markup.Part, formatted bool) ([]string, error) {
+	err := s.edit(ctx, b, chatID, id, p.Text, formatted)
+	if offset, refused := parseEntitiesOffset(err); formatted && refused {
+		s.log.Warn("telegram refused an edited message's markup; editing it to plain text",
+			"chat_id", chatID, "message_id", id, "byte_offset", offset, "err", err)
+		plain := splitMessage(p.Plain, maxMessageLength)
+		if len(plain) == 0 {
+			return nil, fmt.Errorf("editing to the plain text of a refused message: %w", err)
+		}
+		err = s.edit(ctx, b, chatID, id, plain[0], false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []string{strconv.Itoa(id)}, nil
+}
+
+// edit makes one editMessageText call count as a send: it waits its slot
+// and is retried as deliver retries. "message is not modified" is success.
+func (s *streamer) edit(ctx context.Context, b *bot.Bot, chatID int64, id int, text string, formatted bool) error {
+	params := &bot.EditMessageTextParams{ChatID: chatID, MessageID: id, Text: text, ParseMode: parseMode(formatted)}
+	_, err := s.send.deliver(ctx, "editing telegram message", chatID, func(ctx context.Context) (*models.Message, error) {
+		m, err := b.EditMessageText(ctx, params)
+		if notModified(err) {
+			return &models.Message{ID: id}, nil
+		}
+		return m, err
+	})
+	return err
+}
+
+// deleteMessage deletes message id, retrying what a retry can fix; a
+// message already gone is no error.
+func (s *streamer) deleteMessage(ctx context.Context, b *bot.Bot, chatID int64, id int) error {
+	const what = "deleting telegram message"
+	var status *statusBox
+	_, err := retry.Do(ctx, s.retryPolicy(), what, []any{"chat_id", chatID, "message_id", id}, func(ctx context.Context) (bool, error) {
+		rctx, box := withStatus(ctx)
+		status = box
+		ok, err := b.DeleteMessage(rctx, &bot.DeleteMessageParams{ChatID: chatID, MessageID: id})
+		if err != nil && strings.Contains(err.Error(), "message to delete not found") {
+			return true, nil
+		}
+		return ok, err
+	}, func(err error) retry.Verdict { return s.judge(err, status.code, s.sendError(what, err)) })
+	return err
+}
