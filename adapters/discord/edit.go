@@ -31,10 +31,16 @@ type editGate struct {
 	mu     sync.Mutex
 	recent map[string][]time.Time // the channel's edits of the last window
 	until  map[string]time.Time   // no partial update before this
+	// sweepAt is how many channels are remembered before the idle ones
+	// are looked for.
+	sweepAt int
 }
 
+// minSweep is the fewest channels remembered before a sweep.
+const minSweep = 1024
+
 func newEditGate() *editGate {
-	return &editGate{recent: map[string][]time.Time{}, until: map[string]time.Time{}}
+	return &editGate{recent: map[string][]time.Time{}, until: map[string]time.Time{}, sweepAt: minSweep}
 }
 
 // wait is how long from now until channel may have one more request
@@ -69,11 +75,27 @@ func (g *editGate) wait(channel string, now time.Time, edit bool) time.Duration 
 	return d
 }
 
-// take records an edit of channel at now.
+// take records an edit of channel at now. Channels whose edits all left
+// the window are forgotten now and then, so that the gate holds only the
+// channels edited lately.
 func (g *editGate) take(channel string, now time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.recent[channel] = append(g.recent[channel], now)
+	if len(g.recent) <= g.sweepAt {
+		return
+	}
+	for c, times := range g.recent {
+		if !times[len(times)-1].After(now.Add(-editWindow)) {
+			delete(g.recent, c)
+		}
+	}
+	for c, u := range g.until {
+		if !u.After(now) {
+			delete(g.until, c)
+		}
+	}
+	g.sweepAt = max(minSweep, 2*len(g.recent))
 }
 
 // holdBack skips channel's partial updates until until.

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,4 +90,32 @@ func TestPartialNeverWaitsInDiscordgosLimiter(t *testing.T) {
 	require.ErrorIs(t, update(s, "One, two"), core.ErrStreamBusy)
 	require.Less(t, time.Since(began), time.Second)
 	require.Zero(t, b.srv.Calls("messages.edit"))
+}
+
+func TestEditGate(t *testing.T) {
+	t.Parallel()
+	g := newEditGate()
+	const ch = "1"
+	for i := range 5 {
+		require.Zero(t, g.wait(ch, t0.Add(time.Duration(i)*time.Second/2), true))
+		g.take(ch, t0.Add(time.Duration(i)*time.Second/2))
+	}
+	now := t0.Add(2500 * time.Millisecond)
+	require.Equal(t, 2500*time.Millisecond, g.wait(ch, now, true), "the 6th waits for the oldest to leave the window")
+	require.Zero(t, g.wait(ch, now, false), "creates are not edits")
+	require.Zero(t, g.wait("2", now, true), "each channel has its own window")
+	require.Zero(t, g.wait(ch, t0.Add(5*time.Second), true))
+
+	g.holdBack(ch, t0.Add(9*time.Second))
+	require.Equal(t, 2*time.Second, g.wait(ch, t0.Add(7*time.Second), false), "a 429 holds creates back too")
+	require.Zero(t, g.wait(ch, t0.Add(9*time.Second), true))
+
+	// Channels edited long ago are forgotten.
+	g.sweepAt = 3
+	for i := range 3 {
+		g.take(strconv.Itoa(i+10), t0)
+	}
+	g.take(ch, t0.Add(time.Minute))
+	require.Equal(t, 1, len(g.recent), "only the channel edited lately")
+	require.Equal(t, minSweep, g.sweepAt)
 }
