@@ -221,7 +221,7 @@ func TestRateLimitStormSkipsPartialsNotTheFinal(t *testing.T) {
 	s := startStream(t, b, ch, "run-45", core.FormatText)
 	require.NoError(t, update(s, "One"))
 
-	b.srv.RateLimitNext("messages.edit", time.Second)
+	b.srv.RateLimitNext("messages.edit", 2*time.Second)
 	err := update(s, "One, two")
 	require.ErrorContains(t, err, "rate limited")
 	require.NotErrorIs(t, err, core.ErrStreamBusy)
