@@ -269,7 +269,15 @@ func (sd *sender) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 	if body.Content != "" && !sameText(m.Content, body.Content) {
 		// The nonce returned a message that shows other text: the first
 		// words of a reply that grew by edits. It gets this part's text.
-		if _, err := sd.editFinal(ctx, s, channelID, m.ID, body.Content); err != nil {
+		_, err := sd.editFinal(ctx, s, channelID, m.ID, body.Content)
+		switch {
+		case unknownMessage(err):
+			// That message is gone (the reply was abandoned): a new one,
+			// under a nonce of its own.
+			again := *body
+			again.Nonce = nonce(body.Nonce+"/n", 0)
+			return sd.sendPart(ctx, s, channelID, &again)
+		case err != nil:
 			return "", err
 		}
 	}

@@ -361,3 +361,22 @@ func decodeConfig(t *testing.T, src string) (*Adapter, error) {
 	a := New()
 	return a, config.Section{Node: node.Content[0], Path: "adapters.discord"}.Decode(a)
 }
+
+func TestSendAfterAnAbandonedReplyShowsItsText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+	s := startStream(t, b, ch, "run-51", core.FormatText)
+	require.NoError(t, update(s, "Let me"))
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, s.Abandon(ctx))
+
+	// The same key again: its nonce names the deleted message.
+	res, err := b.send(ch, "run-51", "Sorry, something went wrong.")
+	require.NoError(t, err)
+	visible := b.srv.Visible(ch)
+	require.Equal(t, []string{"Sorry, something went wrong."}, contents(visible))
+	require.Equal(t, ids(visible), res.PlatformMessageIDs)
+	require.Equal(t, 1, b.srv.Calls("messages.edit"), "the edit found the message gone")
+}
