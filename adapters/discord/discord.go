@@ -34,6 +34,9 @@ var (
 	_ core.Provisioner     = (*Adapter)(nil)
 	_ core.Validator       = (*Adapter)(nil)
 	_ core.PlatformTitler  = (*Adapter)(nil)
+	_ core.Streamer        = (*Adapter)(nil)
+	_ core.StreamModer     = (*Adapter)(nil)
+	_ core.MessageEditor   = (*Adapter)(nil)
 )
 
 const (
@@ -68,14 +71,19 @@ type Adapter struct {
 	// channel, a burst of 5 and then one a second; no bot-wide limit of
 	// the adapter's own, since discordgo keeps Discord's global bucket).
 	SendRate pace.Limits `yaml:"send_rate"`
+	// Streaming is how a reply shows while the model writes it: auto (the
+	// default) or edits, a message created with the first words and
+	// edited as it grows; off sends replies whole.
+	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
 	// the methods core's interfaces ask for (Send, Typing, Health…).
 	*state
-	*gateway // the gateway connection and the messages it brings
-	*sender  // Send, SendImage, Typing: splitting, pacing, retries
-	*opener  // OpenConversation, OpenDM
-	*fetcher // FetchAttachment
+	*gateway  // the gateway connection and the messages it brings
+	*sender   // Send, SendImage, Typing: splitting, pacing, retries
+	*opener   // OpenConversation, OpenDM
+	*fetcher  // FetchAttachment
+	*streamer // Stream, EditMessage, DeleteMessage: replies grown by edits
 }
 
 // New returns a Discord adapter with its defaults set. It has no side
@@ -84,7 +92,8 @@ func New() *Adapter {
 	a := &Adapter{
 		// Discord allows 5 messages per 5 s in a channel, and replenishes
 		// them one by one.
-		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 5},
+		SendRate:  pace.Limits{PerChatPerSecond: 1, PerChatBurst: 5},
+		Streaming: streamingAuto,
 	}
 	st := &state{
 		cfg:                 a,
@@ -96,9 +105,11 @@ func New() *Adapter {
 		serverBackoff:       500 * time.Millisecond,
 		reconnectMin:        time.Second,
 		reconnectMax:        2 * time.Minute,
+		edits:               newEditGate(),
 	}
 	a.state = st
 	a.gateway, a.sender, a.opener, a.fetcher = &gateway{st}, &sender{st}, &opener{st}, &fetcher{st}
+	a.streamer = &streamer{st}
 	return a
 }
 
@@ -161,6 +172,11 @@ func (a *Adapter) Validate() error {
 		bad("shard_count must be at least 1, got %d", a.ShardCount)
 	case a.ShardID < 0 || a.ShardID >= max(a.ShardCount, 1):
 		bad("shard_id must be from 0 to shard_count-1 (%d), got %d", max(a.ShardCount, 1)-1, a.ShardID)
+	}
+	switch a.Streaming {
+	case "", streamingAuto, streamingEdits, streamingOff:
+	default:
+		bad("adapters.discord.streaming must be auto, edits or off, got %q", a.Streaming)
 	}
 	if err := a.SendRate.Validate("adapters.discord.send_rate"); err != nil {
 		// One line per problem, each under the adapter's prefix.

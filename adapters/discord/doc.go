@@ -31,6 +31,13 @@
 // cannot fix (the user does not accept the bot's DMs, an unknown channel,
 // an invalid body) are *core.PermanentError.
 //
+// Replies grow as the model writes them (core.Streamer; streaming: off
+// turns it off): the first update creates the message with the first part's
+// nonce, later ones edit it, each split as Send splits the text so far.
+// Partial updates take the pacer's lowest slot (TryTake), keep to Discord's
+// 5 edits per 5 s per channel, never wait in discordgo's limiter, and are
+// skipped, never retried; Finish goes out with a send's retries.
+//
 // Files a user sends in a DM (attachments, voice messages, stickers) are
 // described in InboundMessage.Attachments, with their CDN URL as Ref, and
 // a DM with files but no text is delivered too. FetchAttachment downloads

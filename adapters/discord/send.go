@@ -148,26 +148,35 @@ func (sd *sender) deliver(ctx context.Context, s *discordgo.Session, msg core.Ou
 	}
 	ctx, cancel := context.WithTimeout(ctx, sd.sendTimeout)
 	defer cancel()
-	ids := make([]string, 0, len(bodies))
-	for i, body := range bodies {
+	ids, err := sd.deliverFrom(ctx, s, msg.ChannelThreadID, key, bodies, 0)
+	return core.SendResult{PlatformMessageIDs: ids}, err
+}
+
+// deliverFrom sends bodies[from:] as deliver does (a finished stream sends
+// the parts that did not grow). It returns the ids of the messages
+// delivered, even when a later part fails.
+func (sd *sender) deliverFrom(ctx context.Context, s *discordgo.Session, channelID, key string, bodies []*messageBody, from int) ([]string, error) {
+	ids := make([]string, 0, len(bodies)-from)
+	for i := from; i < len(bodies); i++ {
+		body := bodies[i]
 		body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce(key, i), true, noPings()
-		id, err := sd.sendPart(ctx, s, msg.ChannelThreadID, body)
+		id, err := sd.sendPart(ctx, s, channelID, body)
 		switch {
 		case err == nil:
 			ids = append(ids, id)
 		case body.formatted:
 			var more []string
-			more, err = sd.resendPlain(ctx, s, msg.ChannelThreadID, body, err, fmt.Sprintf("%s.%dp", key, i), i, len(bodies))
+			more, err = sd.resendPlain(ctx, s, channelID, body, err, fmt.Sprintf("%s.%dp", key, i), i, len(bodies))
 			ids = append(ids, more...)
 		}
 		if err != nil {
 			if len(bodies) > 1 {
 				err = fmt.Errorf("part %d of %d: %w", i+1, len(bodies), err)
 			}
-			return core.SendResult{PlatformMessageIDs: ids}, err
+			return ids, err
 		}
 	}
-	return core.SendResult{PlatformMessageIDs: ids}, nil
+	return ids, nil
 }
 
 // resendPlain handles a formatted part that failed with err: when Discord
@@ -257,13 +266,29 @@ func (sd *sender) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
 		return "", errors.New("sending discord message: no message in the answer")
 	}
+	if body.Content != "" && !sameText(m.Content, body.Content) {
+		// The nonce returned a message that shows other text: the first
+		// words of a reply that grew by edits. It gets this part's text.
+		_, err := sd.editFinal(ctx, s, channelID, m.ID, body.Content)
+		switch {
+		case unknownMessage(err):
+			// That message is gone (the reply was abandoned): a new one,
+			// under a nonce of its own.
+			again := *body
+			again.Nonce = nonce(body.Nonce+"/n", 0)
+			return sd.sendPart(ctx, s, channelID, &again)
+		case err != nil:
+			return "", err
+		}
+	}
 	return m.ID, nil
 }
 
 // retrying makes a REST call on bucket's route, retrying what a retry can
 // fix: it first waits out a bucket Discord reported exhausted, a 429 waits
 // what Discord asks, a 5xx or a lost request backs off; a wait past ctx's
-// deadline gives up at once. Anything else fails as requestError says. A
+// deadline gives up at once (bucket "": call waits for its bucket
+// itself). Anything else fails as requestError says. A
 // call that creates a message in channel (not "") waits for the pacer
 // first, every attempt: each is a request Discord counts.
 func retrying[T any](ctx context.Context, st *state, s *discordgo.Session, bucket, channel, what string, attrs []any, call func(context.Context) (T, error)) (T, error) {
@@ -277,7 +302,10 @@ func retrying[T any](ctx context.Context, st *state, s *discordgo.Session, bucke
 			}
 		}
 		// After the pacer's wait, which may be long, so that the bucket
-		// is read as it is when the request goes.
+		// is read as it is when the request goes ("": call waits itself).
+		if bucket == "" {
+			return call(ctx)
+		}
 		if err := st.waitBucket(ctx, s, bucket, what); err != nil {
 			return zero, waitError{err}
 		}
@@ -383,6 +411,12 @@ func nonce(key string, i int) string {
 	}
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])[:maxNonceLen-len(suffix)] + suffix
+}
+
+// sameText reports whether Discord's content of a message is the content
+// sent, which Discord may have trimmed.
+func sameText(discords, sent string) bool {
+	return strings.TrimSpace(discords) == strings.TrimSpace(sent)
 }
 
 // randomKey stands in for a missing idempotency key.

@@ -36,6 +36,9 @@ type state struct {
 	reconnectMin time.Duration
 	reconnectMax time.Duration
 
+	// edits keeps the channels' message edits within Discord's limit.
+	edits *editGate
+
 	mu        sync.Mutex
 	started   bool
 	stopped   bool

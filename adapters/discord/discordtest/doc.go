@@ -12,10 +12,13 @@
 // gateway events, which every identified session receives as dispatches
 // with increasing sequence numbers. It then asserts on what the bot did:
 // Sent, AllSent, WaitSent, Typing, Calls, RateLimited, Downloads,
-// Identifies, Resumes, Intents. WaitReady is the barrier to pass after Session.Open and before
+// Identifies, Resumes, Intents, and the bot's edits and deletes: Message,
+// Edits, Visible, WaitVisible. WaitReady is the barrier to pass after Session.Open and before
 // Session.Close. Faults (RateLimitNext, FailNext, FailNextDownloads,
 // Block, DisconnectGateway) make chosen calls fail, or the gateway drop,
-// the way Discord does; WithChannelRateLimit limits each channel's
+// the way Discord does (LoseNextAnswer: a call acts and its answer is
+// lost); edits are limited to 5 per 5 s per channel as on Discord
+// (WithEditRateLimit); WithChannelRateLimit limits each channel's
 // messages as Discord's per-route limit does, answering 429 over it.
 //
 // Files users send are stored and served on the fake's origin at

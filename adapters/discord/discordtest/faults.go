@@ -60,6 +60,26 @@ func (s *faultInjector) FailNext(route string, status, code int, message string)
 	s.addFault(route, fault{status: status, code: code, message: message})
 }
 
+// LoseNextAnswer makes the next call of route act as usual but answer 500
+// instead of its result, as when Discord's answer is lost after it acted:
+// a message is created, and the client does not know it.
+func (s *faultInjector) LoseNextAnswer(route string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lost[route]++
+}
+
+// takeLost consumes one LoseNextAnswer of route.
+func (s *state) takeLost(route string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost[route] == 0 {
+		return false
+	}
+	s.lost[route]--
+	return true
+}
+
 // RefuseNextMarkup makes the next message with content answer 400 / 50035
 // "Invalid Form Body" with Discord's nested errors naming "content", as
 // if Discord had refused the content's markup. Messages without content

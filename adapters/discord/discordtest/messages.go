@@ -149,6 +149,7 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 	}
 	s.sent = append(s.sent, m)
 	s.sentIdx[channelID] = append(s.sentIdx[channelID], len(s.sent)-1)
+	s.msgIdx[m.MessageID] = len(s.sent) - 1
 	if nonce != "" {
 		if s.nonces[channelID] == nil {
 			s.nonces[channelID] = map[string]int{}
@@ -191,7 +192,7 @@ func (s *chatAPI) sentToLocked(channelID string) []SentMessage {
 	idx := s.sentIdx[channelID]
 	out := make([]SentMessage, 0, len(idx))
 	for _, i := range idx {
-		out = append(out, s.sent[i])
+		out = append(out, s.sent[i].clone())
 	}
 	return out
 }
@@ -200,7 +201,11 @@ func (s *chatAPI) sentToLocked(channelID string) []SentMessage {
 func (s *chatAPI) AllSent() []SentMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]SentMessage(nil), s.sent...)
+	out := make([]SentMessage, len(s.sent))
+	for i, m := range s.sent {
+		out[i] = m.clone()
+	}
+	return out
 }
 
 // WaitSent waits until the bot has created at least n messages in

@@ -2,6 +2,7 @@ package discordtest
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 )
 
@@ -51,11 +52,22 @@ func (s *restAPI) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, rt.name, f)
 		return
 	}
-	if rt.name == "messages" {
+	switch rt.name {
+	case "messages":
 		if wait, ok := s.chat.admit(rt.channelID); !ok {
 			writeRateLimit(w, rt.name, s.chanLimit.Burst, wait)
 			return
 		}
+	case "messages.edit":
+		if wait, ok := s.chat.admitEdit(rt.channelID); !ok {
+			writeRateLimit(w, rt.name, s.editLimit, wait)
+			return
+		}
+	}
+	if s.takeLost(rt.name) {
+		rt.handle(httptest.NewRecorder(), r, rt.channelID)
+		writeError(w, http.StatusInternalServerError, apiError{Message: "500: Internal Server Error"})
+		return
 	}
 	rt.handle(w, r, rt.channelID)
 }
@@ -91,6 +103,13 @@ func (s *restAPI) resolve(r *http.Request) route {
 			return route{name: "messages", channelID: id, handle: s.chat.createMessage}
 		case sub == "typing" && post:
 			return route{name: "typing", channelID: id, handle: s.chat.triggerTyping}
+		case strings.HasPrefix(sub, "messages/") && isSnowflake(strings.TrimPrefix(sub, "messages/")):
+			switch r.Method {
+			case http.MethodPatch:
+				return route{name: "messages.edit", channelID: id, handle: s.chat.editMessage}
+			case http.MethodDelete:
+				return route{name: "messages.delete", channelID: id, handle: s.chat.deleteMessage}
+			}
 		}
 	} else if strings.HasPrefix(rest, "channels/") && get {
 		return route{name: "channels.get", channelID: strings.TrimPrefix(rest, "channels/"), handle: s.dir.getChannel}
@@ -195,7 +214,8 @@ func isSnowflake(id string) bool {
 // failed ones included. Routes: "gateway" (GET /gateway), "gateway.bot",
 // "users.me", "users.channels" (POST /users/@me/channels), "channels.get"
 // (GET /channels/{id}), "messages" (POST /channels/{id}/messages),
-// "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
+// "messages.edit" (PATCH /channels/{id}/messages/{mid}), "messages.delete"
+// (DELETE of one), "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
 // (anything else).
 func (s *restAPI) Calls(route string) int {
 	s.mu.Lock()

@@ -88,7 +88,8 @@ type User struct {
 type SentMessage struct {
 	ChannelID string
 	MessageID string
-	// Content is the content exactly as the bot sent it.
+	// Content is the content the message shows now, exactly as the bot
+	// sent it: created with it, or edited to it last.
 	Content string
 	// Embeds are the message's embeds, in order.
 	Embeds []Embed
@@ -99,6 +100,13 @@ type SentMessage struct {
 	// ReplyTo is message_reference.message_id, "" if not a reply.
 	ReplyTo string
 	At      time.Time
+	// Edits are the message's edits (PATCH), in order; EditedAt is its
+	// edited_timestamp (zero: never edited).
+	Edits    []Edit
+	EditedAt time.Time
+	// Deleted is set once the bot deleted the message, at DeletedAt.
+	Deleted   bool
+	DeletedAt time.Time
 }
 
 // Channel types of the Discord API.
@@ -161,10 +169,15 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		blocked:     map[string]bool{},
 		inbound:     map[string]inbound{},
 		sentIdx:     map[string][]int{},
+		msgIdx:      map[string]int{},
+		editTimes:   map[string][]time.Time{},
+		editLimit:   defaultEditsPerWindow,
+		editWindow:  defaultEditWindow,
 		nonces:      map[string]map[string]int{},
 		typing:      map[string]int{},
 		calls:       map[string]int{},
 		faults:      map[string][]fault{},
+		lost:        map[string]int{},
 		files:       map[string]storedFile{},
 		sessions:    map[string]*gwSession{},
 		conns:       map[*gwConn]struct{}{},

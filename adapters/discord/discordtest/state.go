@@ -24,6 +24,9 @@ type state struct {
 	strictIntents bool
 	// chanLimit is WithChannelRateLimit's limit, a bucket per channel.
 	chanLimit fakelimit.Buckets
+	// editLimit edits per editWindow per channel (WithEditRateLimit).
+	editLimit  int
+	editWindow time.Duration
 	// startsTotal and startsLeft are WithSessionStartLimit's.
 	startsTotal, startsLeft int
 
@@ -46,10 +49,14 @@ type state struct {
 	inbound  map[string]inbound
 	sent     []SentMessage
 	sentIdx  map[string][]int
-	nonces   map[string]map[string]int // channel → nonce → index in sent
-	typing   map[string]int
-	calls    map[string]int
-	faults   map[string][]fault
+	msgIdx   map[string]int // message id → index in sent
+	// editTimes are the times of each channel's recent edits.
+	editTimes map[string][]time.Time
+	nonces    map[string]map[string]int // channel → nonce → index in sent
+	typing    map[string]int
+	calls     map[string]int
+	faults    map[string][]fault
+	lost      map[string]int // LoseNextAnswer's, per route
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
 	// rateLimited counts the 429s answered.
