@@ -156,6 +156,16 @@ func (st *state) pace(ctx context.Context, channel string) error {
 	return p.Wait(ctx, channel) // a nil Pacer (not started) paces nothing
 }
 
+// tryPace takes a slot for one more message to channel only if one is
+// free now and no send waits for one (pace.Pacer.TryTake): a partial
+// update's, which a finished reply never waits behind.
+func (st *state) tryPace(channel string) bool {
+	st.mu.Lock()
+	p := st.pacer
+	st.mu.Unlock()
+	return p.TryTake(channel)
+}
+
 // sleep waits d on the adapter's clock; false when ctx ended first.
 func (st *state) sleep(ctx context.Context, d time.Duration) bool {
 	return core.Sleep(ctx, st.clock, d)

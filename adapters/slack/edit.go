@@ -1,0 +1,160 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/slack-go/slack"
+
+	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/core"
+)
+
+// EditMessage replaces the text of the bot's message id in msg's DM with
+// msg.Text, rendered as Send renders it; only the first part of a text
+// over 4,000 characters is shown (the caller sends the rest). A message
+// still streaming (left by a process that stopped mid-reply) is stopped
+// first. Paced and retried as Send is; a message that is gone is a
+// *core.PermanentError.
+func (g *growth) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
+	api, err := g.live()
+	if err != nil {
+		return fmt.Errorf("editing slack message: %w", err)
+	}
+	posts := textPosts(msg)
+	if len(posts) == 0 {
+		return &core.PermanentError{Reason: "empty text"}
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.sendTimeout)
+	defer cancel()
+	channel, err := g.channelOf(ctx, msg)
+	if err != nil {
+		return err
+	}
+	p := posts[0]
+	p.instead = p.instead[:min(1, len(p.instead))]
+	_, err = g.replace(ctx, api, channel, id, p)
+	if errorCode(err) == "streaming_state_conflict" {
+		if err := g.stopStream(ctx, api, channel, id); err != nil {
+			return err
+		}
+		_, err = g.replace(ctx, api, channel, id, p)
+	}
+	return err
+}
+
+// DeleteMessage deletes the bot's message id in the DM channelThreadID
+// (or the DM with the user it names) with chat.delete, retried as Send
+// is; one already gone is not an error.
+func (g *growth) DeleteMessage(ctx context.Context, channelThreadID, id string) error {
+	api, err := g.live()
+	if err != nil {
+		return fmt.Errorf("deleting slack message: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, g.sendTimeout)
+	defer cancel()
+	channel, err := g.channelOf(ctx, core.OutboundMessage{ChannelThreadID: channelThreadID})
+	if err != nil {
+		return err
+	}
+	return g.deleteMessage(ctx, api, channel, id)
+}
+
+// replace shows p in the bot's message ts as Send would have posted it:
+// chat.update, paced and retried as a post; should Slack refuse its
+// markup, the plain text instead (a plain text longer than one message
+// goes on in new posts). A message that is gone is posted anew. It
+// returns the ids p now lives in.
+func (g *growth) replace(ctx context.Context, api *slack.Client, channel, ts string, p post) ([]string, error) {
+	const what = "updating slack message"
+	update := func(opts []slack.MsgOption) error {
+		return g.call(ctx, what, channel, true, func(ctx context.Context) error { return updateCall(ctx, api, channel, ts, opts) })
+	}
+	err := update(p.opts)
+	if pointer, refused := markupRefused(err); refused && len(p.instead) > 0 {
+		g.log.Warn("slack refused a message's markup; updating it to the plain text", "channel", channel, "error", errorCode(err), "pointer", pointer)
+		if err := update(p.instead[0]); err != nil {
+			return nil, fmt.Errorf("updating to the plain text of a refused message: %w", err)
+		}
+		ids := []string{ts}
+		for _, opts := range p.instead[1:] {
+			id, err := g.postPart(ctx, api, channel, opts...)
+			if err != nil {
+				return ids, fmt.Errorf("posting the plain text of a refused message: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
+	}
+	switch {
+	case err == nil:
+		return []string{ts}, nil
+	case errorCode(err) == "message_not_found":
+		// Deleted meanwhile (by the user, or an admin): the part is
+		// posted, as Send would post it.
+		res, err := g.post(ctx, api, channel, []post{p})
+		return res.PlatformMessageIDs, err
+	}
+	return nil, err
+}
+
+// stopStream stops the stream of message ts, retried as a send is; one
+// already stopped or ended by Slack is not an error.
+func (g *growth) stopStream(ctx context.Context, api *slack.Client, channel, ts string) error {
+	return g.call(ctx, "stopping slack stream", channel, false, func(ctx context.Context) error {
+		return stopCall(ctx, api, channel, ts)
+	})
+}
+
+// deleteMessage deletes message ts with chat.delete, retried as a send
+// is; one already gone is not an error.
+func (g *growth) deleteMessage(ctx context.Context, api *slack.Client, channel, ts string) error {
+	err := g.call(ctx, "deleting slack message", channel, false, func(ctx context.Context) error {
+		_, _, err := api.DeleteMessageContext(ctx, channel, ts)
+		return err
+	})
+	if errorCode(err) == "message_not_found" {
+		return nil
+	}
+	return err
+}
+
+// updateCall is one chat.update of message ts to opts. blocks [] clears
+// the blocks a streamed message was made of, so the text shows alone.
+func updateCall(ctx context.Context, api *slack.Client, channel, ts string, opts []slack.MsgOption) error {
+	_, _, _, err := api.UpdateMessageContext(ctx, channel, ts, append(slices.Clone(opts), slack.MsgOptionBlocks())...)
+	return err
+}
+
+// stopCall is one chat.stopStream of message ts; a stream already stopped
+// or ended by Slack is not an error.
+func stopCall(ctx context.Context, api *slack.Client, channel, ts string) error {
+	_, _, err := api.StopStreamContext(ctx, channel, ts)
+	if errorCode(err) == "message_not_in_streaming_state" {
+		return nil
+	}
+	return err
+}
+
+// call makes one Web API call that changes a message, retried as a post
+// is (postPart); a paced call first waits for its pacer slot, as a
+// finished send does.
+func (st *state) call(ctx context.Context, what, channel string, paced bool, do func(ctx context.Context) error) error {
+	_, err := retry.Do(ctx, st.retryPolicy(), what, []any{"channel", channel}, func(ctx context.Context) (struct{}, error) {
+		if paced {
+			if err := st.pace(ctx, channel); err != nil {
+				return struct{}{}, paceError{fmt.Errorf("%s: %w", what, err)}
+			}
+		}
+		return struct{}{}, do(ctx)
+	}, func(err error) retry.Verdict {
+		var paced paceError
+		if errors.As(err, &paced) {
+			return retry.Verdict{Kind: retry.Fail, Err: paced.error}
+		}
+		return st.judge(err, st.apiError(what, err))
+	})
+	return err
+}
