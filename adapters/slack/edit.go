@@ -12,11 +12,9 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// EditMessage replaces the text of the bot's message id in msg's DM with
-// msg.Text, rendered as Send renders it; only the first part of a text
-// over 4,000 characters is shown (the caller sends the rest). A message
-// still streaming (left by a process that stopped mid-reply) is stopped
-// first. Paced and retried as Send is; a message that is gone is a
+// EditMessage shows msg.Text in the bot's message id, rendered as Send
+// renders it, its first 4,000 characters (the caller sends the rest). A
+// stream a crash left open is stopped first. A message gone is a
 // *core.PermanentError.
 func (g *growth) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
 	api, err := g.live()
@@ -46,8 +44,7 @@ func (g *growth) EditMessage(ctx context.Context, id string, msg core.OutboundMe
 }
 
 // DeleteMessage deletes the bot's message id in the DM channelThreadID
-// (or the DM with the user it names) with chat.delete, retried as Send
-// is; one already gone is not an error.
+// (or with the user it names); one already gone is not an error.
 func (g *growth) DeleteMessage(ctx context.Context, channelThreadID, id string) error {
 	api, err := g.live()
 	if err != nil {
@@ -62,11 +59,9 @@ func (g *growth) DeleteMessage(ctx context.Context, channelThreadID, id string) 
 	return g.deleteMessage(ctx, api, channel, id)
 }
 
-// replace shows p in the bot's message ts as Send would have posted it:
-// chat.update, paced and retried as a post; should Slack refuse its
-// markup, the plain text instead (a plain text longer than one message
-// goes on in new posts). A message that is gone is posted anew. It
-// returns the ids p now lives in.
+// replace shows p in the bot's message ts as Send would post it, paced
+// and retried as a post, its plain text should Slack refuse the markup.
+// It returns the ids p now lives in.
 func (g *growth) replace(ctx context.Context, api *slack.Client, channel, ts string, p post) ([]string, error) {
 	const what = "updating slack message"
 	update := func(opts []slack.MsgOption) error {
@@ -88,16 +83,10 @@ func (g *growth) replace(ctx context.Context, api *slack.Client, channel, ts str
 		}
 		return ids, nil
 	}
-	switch {
-	case err == nil:
-		return []string{ts}, nil
-	case errorCode(err) == "message_not_found":
-		// Deleted meanwhile (by the user, or an admin): the part is
-		// posted, as Send would post it.
-		res, err := g.post(ctx, api, channel, []post{p})
-		return res.PlatformMessageIDs, err
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	return []string{ts}, nil
 }
 
 // stopStream stops the stream of message ts, retried as a send is; one

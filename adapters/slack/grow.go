@@ -29,12 +29,10 @@ const (
 	modeEdits  = "edits"
 )
 
-// The least time between two updates of one reply, from Slack's limits
-// (docs.slack.dev, "Rate limits"; each method's Facts): chat.update is
-// Tier 3, 50+ calls a minute, chat.appendStream Tier 4, 100+ a minute,
-// both per app per workspace. One reply alone keeps under them at one
-// call per 1.2 s and per 0.6 s; replies growing at once share them, and
-// the per-channel pacer and a 429's pause (growth.pause) keep the rest.
+// The least time between two updates of one reply: chat.update is Tier 3
+// (50+ a minute), chat.appendStream Tier 4 (100+), per app per workspace
+// (docs.slack.dev, "Rate limits" and the methods' Facts). Replies growing
+// at once share them: the pacer and a 429's pause keep the rest.
 const (
 	editInterval   = 1200 * time.Millisecond
 	appendInterval = 600 * time.Millisecond
@@ -46,11 +44,9 @@ type growth struct {
 	*sender
 
 	modeMu sync.Mutex
-	// decided is how replies grow in auto mode once a reply found out
-	// (modeStream or modeEdits; "" before); each decision is logged once.
+	// decided is how replies grow in auto mode once a reply found out.
 	decided string
-	// pausedUntil is when partial updates may go again after Slack
-	// answered one with 429.
+	// pausedUntil is when partials may go again after a 429.
 	pausedUntil time.Time
 }
 
@@ -80,24 +76,19 @@ func (g *growth) decide(mode, why string) {
 		return
 	}
 	g.decided = mode
+	how := "slack replies grow by chat.update"
 	if mode == modeStream {
-		g.log.Info("slack replies grow with chat.startStream and chat.appendStream", "streaming", g.cfg.Streaming, "why", why)
-		return
+		how = "slack replies grow with chat.startStream and chat.appendStream"
 	}
-	g.log.Info("slack replies grow by chat.update", "streaming", g.cfg.Streaming, "why", why)
+	g.log.Info(how, "streaming", g.cfg.Streaming, "why", why)
 }
 
 // StreamCapabilities says how replies grow now ("stream" or "edits"; ""
 // with streaming off) and the least time between two updates of one
 // reply for that way.
 func (g *growth) StreamCapabilities() core.StreamCapabilities {
-	switch g.mode() {
-	case modeStream:
-		return core.StreamCapabilities{Mode: modeStream, MinInterval: appendInterval}
-	case modeEdits:
-		return core.StreamCapabilities{Mode: modeEdits, MinInterval: editInterval}
-	}
-	return core.StreamCapabilities{}
+	mode := g.mode()
+	return core.StreamCapabilities{Mode: mode, MinInterval: map[string]time.Duration{modeStream: appendInterval, modeEdits: editInterval}[mode]}
 }
 
 // Stream prepares a reply that grows in msg's conversation (the DM its
@@ -107,9 +98,6 @@ func (g *growth) Stream(ctx context.Context, msg core.OutboundMessage) (core.Str
 	mode := g.mode()
 	if mode == "" {
 		return nil, errors.New("slack adapter: streaming is off (adapters.slack.streaming)")
-	}
-	if _, err := g.live(); err != nil {
-		return nil, fmt.Errorf("starting a slack reply: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, g.sendTimeout)
 	defer cancel()
@@ -123,11 +111,9 @@ func (g *growth) Stream(ctx context.Context, msg core.OutboundMessage) (core.Str
 	return &reply{g: g, msg: msg, channel: channel, mode: mode}, nil
 }
 
-// partial makes one call of a partial update: it takes a pacer slot
-// without waiting (none free: core.ErrStreamBusy) and is never retried.
-// A 429 pauses every partial for the Retry-After Slack gives; the call's
-// error is returned wrapping core.ErrStreamBusy, so that the caller skips
-// to a later update.
+// partial makes one call of a partial update, never retried, in a pacer
+// slot free now (else core.ErrStreamBusy). A 429 pauses every partial for
+// its Retry-After and is returned wrapping core.ErrStreamBusy.
 func (g *growth) partial(ctx context.Context, channel string, call func(ctx context.Context) error) error {
 	g.modeMu.Lock()
 	paused := g.clock.Now().Before(g.pausedUntil)
@@ -150,11 +136,9 @@ func (g *growth) partial(ctx context.Context, channel string, call func(ctx cont
 	return nil
 }
 
-// refusesStreams reports whether err from chat.startStream means the
-// workspace, app or token cannot stream at all, rather than that this one
-// call failed: the method unknown there, a token or channel type it does
-// not take, a scope missing, or arguments (thread_ts) it wants and a DM
-// reply does not have.
+// refusesStreams reports whether chat.startStream's err means the
+// workspace, app or token cannot stream at all (invalid_arguments: it
+// wants a thread_ts, which a reply in a DM has not).
 func refusesStreams(err error) bool {
 	switch errorCode(err) {
 	case "unknown_method", "not_allowed_token_type", "missing_scope", "method_not_supported_for_channel_type",

@@ -15,42 +15,26 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// reply is one reply growing in a DM (core.Stream).
-//
-// Streamed, it starts as a message made by chat.startStream, and grows by
-// chat.appendStream. Appending only adds, so the stream is given the text
-// up to its last space: the word being written, which the core may end
-// with a marker it closes for the partial, waits for the next update. A
-// text that no longer extends what was appended (the model started over)
-// or that outgrows one message goes on by edits: the stream is stopped
-// and the message updated with chat.update from then on, as it would
-// grow by edits from the start (chat.postMessage, then chat.update), each
-// part rendered and split as Send renders and splits it.
-//
-// Finish stops the stream if one is open and updates every grown message
-// to the part Send would have posted there: the stream showed Slack's
-// rendering of markdown_text, not the mrkdwn Send posts, so a streamed
-// message is always written once more (the same call settles a text that
-// started over). Parts past the grown messages are posted, grown messages
-// past the finished parts deleted. Abandon deletes every grown message
-// (chat.delete), stopping an open stream first.
+// reply is one reply growing in a DM (core.Stream): streamed with
+// chat.startStream and chat.appendStream, or posted and updated with
+// chat.update, each part rendered and split as Send does. A streamed text
+// that starts over or outgrows one message goes on by edits (a stream
+// can only grow). Finish updates every grown message to the part Send
+// would have posted there (the stream showed Slack's Markdown, not Send's
+// mrkdwn); Abandon deletes them (README, "Replies that grow").
 type reply struct {
 	g       *growth
 	msg     core.OutboundMessage
 	channel string
 
-	mu sync.Mutex
-	// mode is modeStream while the reply may stream, modeEdits once it
-	// grows by edits.
-	mode string
+	mu   sync.Mutex
+	mode string // modeStream, or modeEdits once it grows by edits
 	msgs []grown
-	// open is true while msgs[0] is a stream not yet stopped, appended
-	// the markdown_text it was given.
+	// open: msgs[0] is a stream not yet stopped, given appended so far.
 	open     bool
 	appended string
-	// gap is the least time between two partial calls once a streamed
-	// reply went on by edits (the core paces it for streaming); last is
-	// when the last one was made.
+	// gap spaces partials once a streamed reply went on by edits (the
+	// core paces it for streaming); last is the last partial's time.
 	gap  time.Duration
 	last time.Time
 	done bool
@@ -84,14 +68,15 @@ func (r *reply) Update(ctx context.Context, text string) error {
 	return r.edit(ctx, api, text)
 }
 
-// with is the reply's message holding text.
-func (r *reply) with(text string) core.OutboundMessage {
-	m := r.msg
-	m.Text = text
-	return m
+// posts are text's parts as Send would post them in the reply's DM.
+func (r *reply) posts(text string) []post {
+	r.msg.Text = text
+	return textPosts(r.msg)
 }
 
-// settled is text up to and including its last space.
+// settled is text up to and including its last space: the word being
+// written, which the core may end with a marker it closed for the
+// partial, waits, for the stream only ever appends.
 func settled(text string) string {
 	return text[:strings.LastIndexFunc(text, unicode.IsSpace)+1]
 }
@@ -102,7 +87,7 @@ func settled(text string) string {
 func (r *reply) stream(ctx context.Context, api *slack.Client, text string) (bool, error) {
 	md := slackutilsx.EscapeMessage(settled(text))
 	switch {
-	case len(textPosts(r.with(text))) > 1, r.open && !strings.HasPrefix(md, r.appended):
+	case len(r.posts(text)) > 1, r.open && !strings.HasPrefix(md, r.appended):
 		r.toEdits()
 		return false, nil
 	case strings.TrimSpace(md) == "" || md == r.appended:
@@ -137,16 +122,14 @@ func (r *reply) stream(ctx context.Context, api *slack.Client, text string) (boo
 		return false, nil
 	case err != nil:
 		return true, err
-	case ts == "":
-		return true, errors.New("starting a slack stream: no ts in the answer")
 	}
 	r.g.decide(modeStream, "the workspace took chat.startStream")
 	r.msgs, r.open, r.appended, r.last = []grown{{ts: ts}}, true, md, r.g.clock.Now()
 	return true, nil
 }
 
-// toEdits makes a streamed reply go on by edits: what a stream shows can
-// only grow. An open stream is stopped by the next edit.
+// toEdits makes a streamed reply go on by edits (the next edit stops an
+// open stream).
 func (r *reply) toEdits() {
 	r.mode, r.gap = modeEdits, editInterval
 	if len(r.msgs) > 0 {
@@ -166,7 +149,7 @@ func (r *reply) edit(ctx context.Context, api *slack.Client, text string) error 
 		}
 		r.open = false
 	}
-	for i, p := range textPosts(r.with(text)) {
+	for i, p := range r.posts(text) {
 		if i < len(r.msgs) && r.msgs[i].shown == p.text {
 			continue
 		}
@@ -228,6 +211,12 @@ func (r *reply) Finish(ctx context.Context, msg core.OutboundMessage) (core.Send
 			more = []string{r.msgs[i].ts}
 		case i < len(r.msgs):
 			more, err = r.g.replace(ctx, api, r.channel, r.msgs[i].ts, p)
+			if errorCode(err) != "message_not_found" {
+				break
+			}
+			// Deleted meanwhile (by the user, or an admin): the part is
+			// posted as Send would post it.
+			fallthrough
 		default:
 			var res core.SendResult
 			res, err = r.g.post(ctx, api, r.channel, posts[i:i+1])

@@ -82,9 +82,7 @@ func (s *sender) channelOf(ctx context.Context, msg core.OutboundMessage) (strin
 
 // post is one chat.postMessage call of a send.
 type post struct {
-	// text is the part's text as given to MsgOptionText, to tell whether
-	// a grown message already shows it.
-	text string
+	text string // as given to MsgOptionText: what a grown message shows
 	opts []slack.MsgOption
 	// instead, for a post in mrkdwn, are the posts to make should Slack
 	// refuse its markup: the same text, plain.

@@ -80,10 +80,8 @@ type Adapter struct {
 	// one a second per channel, after a burst of 3; no workspace-wide
 	// limit of the adapter's own).
 	SendRate pace.Limits `yaml:"send_rate"`
-	// Streaming is how a reply grows while the model writes it: auto
-	// (default: Slack's stream methods, or edits where the workspace
-	// refuses them), edits (a message posted with the first words and
-	// updated as it grows) or off (replies are sent whole).
+	// Streaming is how replies grow as the model writes them: auto (the
+	// default), edits or off (see StreamingAuto…).
 	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes

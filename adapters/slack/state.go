@@ -156,14 +156,12 @@ func (st *state) pace(ctx context.Context, channel string) error {
 	return p.Wait(ctx, channel) // a nil Pacer (not started) paces nothing
 }
 
-// tryPace takes a slot for one more message to channel only if one is
-// free now and no send waits for one (pace.Pacer.TryTake): a partial
-// update's, which a finished reply never waits behind.
+// tryPace takes a partial update's slot to channel, if one is free now
+// and no send waits (pace.Pacer.TryTake).
 func (st *state) tryPace(channel string) bool {
 	st.mu.Lock()
-	p := st.pacer
-	st.mu.Unlock()
-	return p.TryTake(channel)
+	defer st.mu.Unlock()
+	return st.pacer.TryTake(channel)
 }
 
 // sleep waits d on the adapter's clock; false when ctx ended first.
