@@ -394,3 +394,29 @@ func TestMessageEditor(t *testing.T) {
 	require.NoError(t, b.adapter.DeleteMessage(ctx, ada.ID, open), "addressed by user id")
 	require.Empty(t, b.srv.Visible(b.dm))
 }
+
+func TestReplyThatNeverGrewIsSent(t *testing.T) {
+	t.Parallel()
+	b := newGrowBundle(t)
+	st := b.stream(t, core.FormatRichText)
+	require.NoError(t, update(st, "Hi"), "one word being written: nothing to show yet")
+	require.Empty(t, st.Grown())
+	res := b.finish(t, st, "Hi!", core.FormatRichText)
+	require.Equal(t, []string{"Hi!"}, b.srv.Visible(b.dm))
+	m, _ := b.srv.BotMessage(b.dm, res.PlatformMessageIDs[0])
+	require.Equal(t, []string{"chat.postMessage"}, methods(m), "sent as Send sends it")
+}
+
+func TestGrownMessageDeletedMeanwhileIsPostedAnew(t *testing.T) {
+	t.Parallel()
+	b := newGrowBundle(t, func(a *Adapter) { a.Streaming = StreamingEdits })
+	st := b.stream(t, core.FormatText)
+	require.NoError(t, update(st, "Hello there "))
+	old := st.Grown()[0]
+	ctx, cancel := contextWithTimeout()
+	defer cancel()
+	require.NoError(t, b.adapter.DeleteMessage(ctx, b.dm, old), "an admin deletes it")
+	res := b.finish(t, st, "Hello there, Ada.", core.FormatText)
+	require.Equal(t, []string{"Hello there, Ada."}, b.srv.Visible(b.dm))
+	require.NotEqual(t, []string{old}, res.PlatformMessageIDs)
+}
