@@ -29,10 +29,12 @@ const (
 	modeEdits  = "edits"
 )
 
-// The least time between two updates of one reply: chat.update is Tier 3
-// (50+ a minute), chat.appendStream Tier 4 (100+), per app per workspace
-// (docs.slack.dev, "Rate limits" and the methods' Facts). Replies growing
-// at once share them: the pacer and a 429's pause keep the rest.
+// The least time between two updates of one reply: chat.update is Tier 3,
+// 50+ a minute (https://api.slack.com/methods/chat.update), and
+// chat.appendStream Tier 4, 100+ a minute (its "rate_limits": "t4" in
+// Slack's method catalogue), per app per workspace
+// (https://api.slack.com/apis/rate-limits). Replies growing at once share
+// them: the pacer and a 429's pause keep the rest.
 const (
 	editInterval   = 1200 * time.Millisecond
 	appendInterval = 600 * time.Millisecond
