@@ -138,10 +138,16 @@ func TestRefusedStreamsGrowByEditsDecidedOnce(t *testing.T) {
 			t.Parallel()
 			b := newGrowBundle(t)
 			b.srv.RefuseStreams(code)
-			for _, words := range [][]string{{"First ", "First reply", "First reply & more."}, {"Second ", "Second reply."}} {
+			for i, words := range [][]string{{"First ", "First reply", "First reply & more."}, {"Second ", "Second reply."}} {
 				st := b.stream(t, core.FormatText)
 				for _, w := range words[:len(words)-1] {
 					require.NoError(t, update(st, w))
+					if i == 0 {
+						// Paced by the core for streaming, the first
+						// reply keeps chat.update's pace itself.
+						require.ErrorIs(t, update(st, w+"and "), core.ErrStreamBusy)
+					}
+					b.clock.Advance(editInterval)
 				}
 				b.finish(t, st, words[len(words)-1], core.FormatText)
 			}

@@ -33,8 +33,8 @@ type reply struct {
 	// open: msgs[0] is a stream not yet stopped, given appended so far.
 	open     bool
 	appended string
-	// gap spaces partials once a streamed reply went on by edits (the
-	// core paces it for streaming); last is the last partial's time.
+	// gap spaces partials once a reply paced for streaming went on by
+	// edits; last is the last partial's time.
 	gap  time.Duration
 	last time.Time
 	done bool
@@ -118,7 +118,7 @@ func (r *reply) stream(ctx context.Context, api *slack.Client, text string) (boo
 	switch {
 	case refusesStreams(raw):
 		r.g.decide(modeEdits, "the workspace refused chat.startStream: "+errorCode(raw))
-		r.mode = modeEdits
+		r.toEdits()
 		return false, nil
 	case err != nil:
 		return true, err
