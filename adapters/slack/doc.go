@@ -43,6 +43,11 @@
 // *core.PermanentError. Slack has no typing indicator for bots, so the
 // adapter does not implement core.TypingIndicator.
 //
+// Replies grow as the model writes them (core.Streamer, adapters.slack.
+// streaming): with chat.startStream/appendStream/stopStream, or by
+// chat.postMessage then chat.update where the workspace refuses those;
+// README, "Replies that grow".
+//
 // Tokens and the signing secret never reach logs or errors: slack-go's own
 // loggers are silenced and errors are scrubbed.
 package slack

@@ -82,6 +82,7 @@ func (s *sender) channelOf(ctx context.Context, msg core.OutboundMessage) (strin
 
 // post is one chat.postMessage call of a send.
 type post struct {
+	text string // as given to MsgOptionText: what a grown message shows
 	opts []slack.MsgOption
 	// instead, for a post in mrkdwn, are the posts to make should Slack
 	// refuse its markup: the same text, plain.
@@ -96,12 +97,12 @@ func textPosts(msg core.OutboundMessage) []post {
 			if strings.TrimSpace(p.Text) == "" {
 				continue
 			}
-			posts = append(posts, post{opts: []slack.MsgOption{slack.MsgOptionText(p.Text, false)}, instead: plainPosts(p.Plain)})
+			posts = append(posts, post{text: p.Text, opts: []slack.MsgOption{slack.MsgOptionText(p.Text, false)}, instead: plainPosts(p.Plain)})
 		}
 		return posts
 	}
 	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
-		posts = append(posts, post{opts: []slack.MsgOption{slack.MsgOptionText(p, true)}})
+		posts = append(posts, post{text: p, opts: []slack.MsgOption{slack.MsgOptionText(p, true)}})
 	}
 	return posts
 }
@@ -193,19 +194,11 @@ func markupRefused(err error) (string, bool) {
 // posting it twice. Every attempt waits for the pacer first: each is a
 // call Slack counts.
 func (s *sender) postPart(ctx context.Context, api *slack.Client, channel string, opts ...slack.MsgOption) (string, error) {
-	const what = "sending slack message"
-	ts, err := retry.Do(ctx, s.retryPolicy(), what, []any{"channel", channel}, func(ctx context.Context) (string, error) {
-		if err := s.pace(ctx, channel); err != nil {
-			return "", paceError{fmt.Errorf("%s: %w", what, err)}
-		}
-		_, ts, err := api.PostMessageContext(ctx, channel, opts...)
-		return ts, err
-	}, func(err error) retry.Verdict {
-		var paced paceError
-		if errors.As(err, &paced) {
-			return retry.Verdict{Kind: retry.Fail, Err: paced.error}
-		}
-		return s.judge(err, s.apiError(what, err))
+	var ts string
+	err := s.call(ctx, "sending slack message", channel, true, func(ctx context.Context) error {
+		var err error
+		_, ts, err = api.PostMessageContext(ctx, channel, opts...)
+		return err
 	})
 	if err == nil && ts == "" {
 		return "", errors.New("sending slack message: no ts in the answer")
@@ -297,6 +290,10 @@ func permanentReason(code string) string {
 		return "the message is too long for Slack"
 	case "no_text":
 		return "slack rejected the message as empty"
+	case "message_not_found":
+		return "the message is gone (deleted, or never the bot's)"
+	case "cant_update_message", "edit_window_closed":
+		return "slack does not let the bot edit this message"
 	case "invalid_blocks":
 		return "slack rejected the message's blocks"
 	}

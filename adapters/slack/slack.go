@@ -34,6 +34,9 @@ var (
 	_ core.Provisioner    = (*Adapter)(nil)
 	_ core.Validator      = (*Adapter)(nil)
 	_ core.PlatformTitler = (*Adapter)(nil)
+	_ core.Streamer       = (*Adapter)(nil)
+	_ core.StreamModer    = (*Adapter)(nil)
+	_ core.MessageEditor  = (*Adapter)(nil)
 )
 
 // Modes.
@@ -77,6 +80,9 @@ type Adapter struct {
 	// one a second per channel, after a burst of 3; no workspace-wide
 	// limit of the adapter's own).
 	SendRate pace.Limits `yaml:"send_rate"`
+	// Streaming is how replies grow as the model writes them: auto (the
+	// default), edits or off (see StreamingAuto…).
+	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
 	// the methods core's interfaces ask for (Send, Mount, Health…).
@@ -85,13 +91,15 @@ type Adapter struct {
 	*inbound // Events API, Socket Mode, slash commands, dedup
 	*sender  // Send, SendImage: splitting, pacing, retries
 	*fetcher // FetchAttachment
+	*growth  // Stream, EditMessage, DeleteMessage: replies that grow
 }
 
 // New returns a Slack adapter with its defaults set. It has no side
 // effects: nothing connects before Start.
 func New() *Adapter {
 	a := &Adapter{
-		Mode: ModeSocket,
+		Mode:      ModeSocket,
+		Streaming: StreamingAuto,
 		// Slack allows chat.postMessage about once a second per channel,
 		// with short bursts over it.
 		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 3},
@@ -113,6 +121,7 @@ func New() *Adapter {
 	a.inbound = &inbound{state: st, users: u, seen: newEventSet(time.Hour, 10000)}
 	a.sender = &sender{state: st, users: u}
 	a.fetcher = &fetcher{state: st}
+	a.growth = &growth{sender: a.sender}
 	return a
 }
 
@@ -166,6 +175,11 @@ func (a *Adapter) Validate() error {
 	case ModeSocket, ModeEvents:
 	default:
 		bad("mode must be socket or events, got %q", a.Mode)
+	}
+	switch a.Streaming {
+	case StreamingAuto, StreamingEdits, StreamingOff:
+	default:
+		bad("adapters.slack.streaming must be auto, edits or off, got %q", a.Streaming)
 	}
 	checkToken("bot_token", "xoxb-", "SLACK_BOT_TOKEN", a.BotToken.Reveal(), true)
 	checkToken("app_token", "xapp-", "SLACK_APP_TOKEN", a.AppToken.Reveal(), a.Mode == ModeSocket)

@@ -156,6 +156,14 @@ func (st *state) pace(ctx context.Context, channel string) error {
 	return p.Wait(ctx, channel) // a nil Pacer (not started) paces nothing
 }
 
+// tryPace takes a partial update's slot to channel, if one is free now
+// and no send waits (pace.Pacer.TryTake).
+func (st *state) tryPace(channel string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.pacer.TryTake(channel)
+}
+
 // sleep waits d on the adapter's clock; false when ctx ended first.
 func (st *state) sleep(ctx context.Context, d time.Duration) bool {
 	return core.Sleep(ctx, st.clock, d)

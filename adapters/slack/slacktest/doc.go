@@ -48,9 +48,17 @@
 // with an HTML login page.
 //
 // Web API methods: auth.test, apps.connections.open (app-level token
-// only), conversations.open, chat.postMessage and users.info, over POST or
-// GET, form-encoded, multipart or JSON, the token in "Authorization:
-// Bearer" or the token field. Anything else is unknown_method.
+// only), conversations.open, chat.postMessage, chat.update, chat.delete,
+// chat.startStream, chat.appendStream, chat.stopStream and users.info,
+// over POST or GET, form-encoded, multipart or JSON, the token in
+// "Authorization: Bearer" or the token field. Anything else is
+// unknown_method.
+//
+// Every message the bot makes keeps its history: BotMessage, BotMessages,
+// Visible, StreamOpen and WaitBotMessages read what it shows, how it got
+// there (Revision per call) and whether its stream is open. RefuseStreams
+// answers the stream methods as a workspace without them; RateLimitCalls
+// is a 429 storm on a method (README, "Messages that grow").
 //
 // Text is passed through as it is, both ways: SentMessage.Text is what the
 // bot posted, still escaped (&amp; &lt; &gt; — Unescape undoes that), and

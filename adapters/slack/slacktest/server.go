@@ -114,6 +114,7 @@ type Server struct {
 	*delivery
 	*webAPI        // auth.test, users, conversations; routes /api/
 	*chatAPI       // chat.postMessage and what was sent
+	*botMessages   // chat.update, chat.delete, the stream methods; the bot's messages
 	*faultInjector // rate limits, failures, revoked tokens, blocked users
 	*fileStore     // shared files and their downloads
 	*eventFeed     // user messages and other events, their acks
@@ -150,6 +151,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		blocked:       map[string]bool{},
 		inbound:       map[string]string{},
 		sentIdx:       map[string][]int{},
+		botMsgs:       map[string]*BotMessage{},
+		botOrder:      map[string][]string{},
 		calls:         map[string]int{},
 		faults:        map[string][]*fault{},
 		files:         map[string]*storedFile{},
@@ -181,11 +184,13 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 func newServer(st *state) *Server {
 	d := &delivery{st}
 	chat := &chatAPI{st, d}
+	msgs := &botMessages{st, d}
 	return &Server{
 		state:         st,
 		delivery:      d,
-		webAPI:        &webAPI{state: st, chat: chat},
+		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs},
 		chatAPI:       chat,
+		botMessages:   msgs,
 		faultInjector: &faultInjector{st},
 		fileStore:     &fileStore{st, d},
 		eventFeed:     &eventFeed{st, d},

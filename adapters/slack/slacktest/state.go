@@ -54,8 +54,13 @@ type state struct {
 	nextDM   int
 	sent     []SentMessage
 	sentIdx  map[string][]int
-	calls    map[string]int
-	faults   map[string][]*fault
+	// botMsgs are the bot's messages by channel+"/"+ts, botOrder their ts
+	// per channel in the order made; streamRefusal is RefuseStreams' code.
+	botMsgs       map[string]*BotMessage
+	botOrder      map[string][]string
+	streamRefusal string
+	calls         map[string]int
+	faults        map[string][]*fault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
 	// rateLimited counts the 429s answered.

@@ -14,6 +14,7 @@ import (
 type webAPI struct {
 	*state
 	chat *chatAPI
+	msgs *botMessages
 }
 
 // maxBody bounds a Web API request body.
@@ -47,6 +48,16 @@ func (s *webAPI) method(name string) (apiMethod, tokenKind, bool) {
 		return s.conversationsOpen, botTokenKind, true
 	case "chat.postMessage":
 		return s.chat.chatPostMessage, botTokenKind, true
+	case "chat.update":
+		return s.msgs.chatUpdate, botTokenKind, true
+	case "chat.delete":
+		return s.msgs.chatDelete, botTokenKind, true
+	case "chat.startStream":
+		return s.msgs.chatStartStream, botTokenKind, true
+	case "chat.appendStream":
+		return s.msgs.chatAppendStream, botTokenKind, true
+	case "chat.stopStream":
+		return s.msgs.chatStopStream, botTokenKind, true
 	case "users.info":
 		return s.usersInfo, botTokenKind, true
 	}
