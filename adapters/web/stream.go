@@ -38,10 +38,7 @@ func validStreaming(mode string) error {
 // so far goes as "partial" events, the finished reply as the "message"
 // Send would push, with the partials' id, so the page swaps one for the
 // other.
-type streamer struct {
-	*state
-	sd *sender
-}
+type streamer struct{ *sender }
 
 // StreamCapabilities reports Mode "events" (the page's event stream, no
 // platform limit between updates), or no mode when streaming is off.
@@ -68,7 +65,7 @@ func (sm *streamer) Stream(ctx context.Context, msg core.OutboundMessage) (core.
 		return nil, &core.PermanentError{Reason: "no channel thread id"}
 	}
 	return &pageStream{
-		sd:     sm.sd,
+		sd:     sm.sender,
 		thread: msg.ChannelThreadID,
 		id:     sm.nextID(),
 		rich:   msg.Format == core.FormatRichText,

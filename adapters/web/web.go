@@ -84,7 +84,7 @@ func New() *Adapter {
 		hub:          newHub(),
 	}
 	a.state, a.routes, a.sender = st, &routes{st}, &sender{st}
-	a.streamer = &streamer{state: st, sd: a.sender}
+	a.streamer = &streamer{a.sender}
 	return a
 }
 
