@@ -10,6 +10,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
+	"github.com/parleybot/parley/engine/outbox"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/mcp"
 	"github.com/parleybot/parley/store"
@@ -176,6 +177,7 @@ func (b *builder) buildDispatcher() error {
 		MaxToolRounds:    cfg.LLM.MaxToolRounds,
 		Debounce:         cfg.Runs.Debounce,
 		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),
+		Streaming:        outbox.Streaming{Enabled: cfg.Bot.Streaming.Enabled, Interval: cfg.Bot.Streaming.Interval},
 		StaleAfter:       cfg.Runs.StaleAfter,
 		TurnTimeout:      cfg.Runs.TurnTimeout,
 		Media: core.MediaConfig{

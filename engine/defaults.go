@@ -35,6 +35,12 @@ func withDefaults(cfg *Config, session core.SessionLimits) error {
 	if cfg.JobWaker == nil {
 		cfg.JobWaker = core.NewWaker()
 	}
+	if cfg.Streaming.Interval <= 0 {
+		cfg.Streaming.Interval = def.Bot.Streaming.Interval
+	}
+	if cfg.Streaming.Visible == nil {
+		cfg.Streaming.Visible = streamVisible
+	}
 	switch cfg.DuringGeneration {
 	case "":
 		cfg.DuringGeneration = core.BusyQueue

@@ -45,6 +45,10 @@ type Config struct {
 	// DuringGeneration is what a message does while its conversation's turn
 	// runs (default BusyQueue).
 	DuringGeneration core.BusyPolicy
+	// Streaming shows replies growing on the adapters that can
+	// (bot.streaming; default off here, on in `parley run`). Its Visible
+	// defaults to the core's filter (streamVisible).
+	Streaming outbox.Streaming
 	// MaxToolRounds bounds tool rounds per turn (default: the LLM's own).
 	MaxToolRounds int
 	// HistoryLimit is how many recent messages a turn sees (default 50).
@@ -158,7 +162,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	var err error
 	d.outbox, err = outbox.New(outbox.Config{
 		Adapters: cfg.Adapters, Store: cfg.Store, History: hist, Metrics: cfg.Metrics, Clock: cfg.Clock,
-		Logger: cfg.Logger, JobLease: cfg.JobLease, MaxSendsInDoubt: cfg.MaxSendsInDoubt,
+		Logger: cfg.Logger, JobLease: cfg.JobLease, MaxSendsInDoubt: cfg.MaxSendsInDoubt, Streaming: cfg.Streaming,
 	})
 	if err != nil {
 		return nil, err

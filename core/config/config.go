@@ -190,6 +190,20 @@ type Bot struct {
 	BusyMessage string `yaml:"busy_message"`
 	// Limits bound what one user may cost (default: none).
 	Limits Limits `yaml:"limits"`
+	// Streaming shows a reply growing while the model writes it.
+	Streaming Streaming `yaml:"streaming"`
+}
+
+// Streaming is bot.streaming: replies grow where the user reads them (a
+// Telegram draft, an edited Discord or Slack message, the web chat's event
+// stream) while the model writes them. Each adapter may turn it off or
+// pick edits (adapters.<name>.streaming).
+type Streaming struct {
+	// Enabled streams replies on every adapter that can (default true).
+	Enabled bool `yaml:"enabled"`
+	// Interval is the least time between two updates of one reply
+	// (default 400ms); a platform's own limit is never undercut.
+	Interval time.Duration `yaml:"interval"`
 }
 
 // Limits are the per-user limits (bot.limits): a message over one is

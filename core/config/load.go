@@ -49,6 +49,7 @@ func Default() *Config {
 			FailureMessage: DefaultFailureMessage,
 			BusyMessage:    DefaultBusyMessage,
 			Limits:         Limits{Exempt: []string{}},
+			Streaming:      Streaming{Enabled: true, Interval: 400 * time.Millisecond},
 		},
 		Adapters: map[string]Section{},
 		Runs: Runs{

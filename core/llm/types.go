@@ -103,6 +103,10 @@ type Request struct {
 	// MaxTokens, when positive, bounds each completion of this request
 	// instead of Config.MaxTokens.
 	MaxTokens int
+	// OnPartial, when set, streams each completion: it is called with
+	// the whole raw content written so far each time it grows, and with
+	// "" when a new completion starts (the next tool round, a retry).
+	OnPartial func(text string)
 }
 
 // ToolCallResult is one executed tool call.

@@ -40,6 +40,8 @@ type Config struct {
 	// scheduler.max_sends_in_doubt (see doubt.go).
 	JobLease        time.Duration
 	MaxSendsInDoubt int
+	// Streaming is bot.streaming (stream.go).
+	Streaming Streaming
 }
 
 // Outbox sends messages out; see the package doc.

@@ -126,10 +126,13 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 		o, c := s.fail(ctx, log, t, a, err, record)
 		return o, c, false
 	}
-	res, err := s.callModel(ctx, llm.Request{Messages: ask.prompt, Tools: ask.tools, MaxToolRounds: s.cfg.MaxToolRounds})
+	g := s.grow(ctx, t, a)
+	res, err := s.callModel(ctx, llm.Request{Messages: ask.prompt, Tools: ask.tools, MaxToolRounds: s.cfg.MaxToolRounds,
+		OnPartial: g.OnRaw()})
 	record.ToolCalls = toolRecords(res.ToolCalls)
 	record.Rounds = res.Rounds
 	failed := func(cause error) (core.Outcome, core.RunCompletion, bool) {
+		g.Abandon(ctx)
 		o, c := s.fail(ctx, log, t, a, cause, record)
 		addUsage(&c, res)
 		return o, c, false
@@ -146,6 +149,7 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 	o := core.Outcome{Status: core.RunSucceeded, Usage: res.Usage}
 	s.followUp(log, t, reply, &c)
 	if reply.Silent {
+		g.Abandon(ctx)
 		return s.silence(ctx, log, t, a, o, c)
 	}
 	if stopped(ctx) {
@@ -153,7 +157,7 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 		return failed(context.Cause(ctx))
 	}
 	msg := s.replyMessage(t, reply)
-	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
+	if err := s.courier.deliver(ctx, g.Via(a), t, msg); err != nil {
 		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
 			// Stopped mid-send and nothing reached the user: as if the
 			// answer had never been made, but for its stored row.
@@ -180,6 +184,18 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 		s.goOn(ctx, log, t, a, ask, msg, ans, &c)
 	}
 	return o, c, false
+}
+
+// grow starts the reply growing on a's platform while the model writes
+// it (bot.streaming), nil when it is sent whole: a user turn's or a
+// continuation's reply, not a cron turn's (whose answer may be "nothing
+// to report", which must not flash).
+func (s *speaker) grow(ctx context.Context, t *core.Turn, a core.Adapter) *outbox.Grower {
+	if t.Cron != nil {
+		return nil
+	}
+	msg := s.replyMessage(t, &core.Reply{})
+	return s.cfg.Outbox.Grow(ctx, a, outbox.OutboundOf(t.Conversation, *msg, fmt.Sprintf("run-%d-stream", t.Run.ID)))
 }
 
 // answer reads the model's result into the reply to send, noting on

@@ -1,0 +1,238 @@
+package outbox
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/parleybot/parley/core"
+)
+
+// A reply the model is still writing grows where the user reads it
+// (core.Streamer: a Telegram draft, a Discord or Slack message edited as
+// it grows, the web chat's event stream). The turn hands the Grower the
+// model's raw text as it grows; the Grower keeps only what may be shown
+// (Streaming.Visible: never reasoning nor a control token, Markdown safe
+// to render half written) and updates the platform from a goroutine of
+// its own, at most once per interval, so the model's stream never waits
+// on the platform. The finished reply then goes out through Deliver with
+// the Grower's adapter (Grower.Adapter), whose Send finishes the stream:
+// recorded before it is sent, as every reply.
+
+// Streaming is the bot's streaming policy (bot.streaming).
+type Streaming struct {
+	// Enabled streams replies on the adapters that can.
+	Enabled bool
+	// Interval is the least time between two updates of one reply; an
+	// adapter's StreamCapabilities.MinInterval is never undercut.
+	Interval time.Duration
+	// Visible is what of the model's raw text so far may be shown, in
+	// the reply's format (nil: nothing is streamed).
+	Visible func(raw string, format core.TextFormat) string
+}
+
+// Grower is one reply growing on its platform; see above. Its methods
+// are safe to call from the model's goroutine and the turn's.
+type Grower struct {
+	stream   core.Stream
+	adapter  core.Adapter
+	format   core.TextFormat
+	visible  func(string, core.TextFormat) string
+	interval time.Duration
+	clock    core.Clock
+	log      *slog.Logger
+
+	mu      sync.Mutex
+	latest  string // the visible text to show next
+	ended   bool
+	updates int // the partials the platform took
+	wake    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// Grow starts a growing reply in conv through a, when streaming is on
+// and a can stream; nil otherwise (the reply is sent whole). msg names
+// the conversation and the reply's format and idempotency key. The
+// Grower's loop ends with Finish (through Adapter) or Abandon.
+func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMessage) *Grower {
+	st := o.cfg.Streaming
+	streamer, ok := a.(core.Streamer)
+	if !st.Enabled || st.Visible == nil || !ok {
+		return nil
+	}
+	interval := st.Interval
+	if m, ok := a.(core.StreamModer); ok {
+		caps := m.StreamCapabilities()
+		if caps.Mode == "" {
+			return nil
+		}
+		interval = max(interval, caps.MinInterval)
+	}
+	if msg.Format == core.FormatRichText && !a.Capabilities().RichText {
+		msg.Format = core.FormatText
+	}
+	stream, err := streamer.Stream(ctx, msg)
+	if err != nil {
+		o.log.Debug("not streaming this reply", "platform", a.Platform(), "err", err)
+		return nil
+	}
+	g := &Grower{stream: stream, adapter: a, format: msg.Format, visible: st.Visible, interval: interval,
+		clock: o.cfg.Clock, log: o.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go g.loop(context.WithoutCancel(ctx))
+	return g
+}
+
+// Raw takes the model's raw text so far (whole, not a delta; "" when the
+// model's text restarted). It never blocks on the platform.
+func (g *Grower) Raw(raw string) {
+	if g == nil {
+		return
+	}
+	v := g.visible(raw, g.format)
+	g.mu.Lock()
+	if g.ended || v == g.latest {
+		g.mu.Unlock()
+		return
+	}
+	g.latest = v
+	g.mu.Unlock()
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop updates the stream with the latest visible text, at most once per
+// interval, until the Grower ends. An update the platform skips (no slot
+// free, a 429) is tried again an interval later, with the text by then.
+func (g *Grower) loop(ctx context.Context) {
+	defer close(g.done)
+	var shown string
+	var last time.Time
+	var retry core.Timer
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+	for {
+		var retryC <-chan time.Time
+		if retry != nil {
+			retryC = retry.C()
+		}
+		select {
+		case <-g.stop:
+			return
+		case <-g.wake:
+		case <-retryC:
+			retry = nil
+		}
+		if wait := g.interval - g.clock.Now().Sub(last); !last.IsZero() && wait > 0 && !g.sleep(wait) {
+			return
+		}
+		g.mu.Lock()
+		text := g.latest
+		g.mu.Unlock()
+		if text == shown || text == "" {
+			continue
+		}
+		last = g.clock.Now()
+		if err := g.stream.Update(ctx, text); err != nil {
+			g.log.Debug("a partial reply was skipped", "platform", g.adapter.Platform(), "err", err)
+			if retry == nil {
+				retry = g.clock.NewTimer(g.interval)
+			}
+			continue
+		}
+		shown = text
+		g.mu.Lock()
+		g.updates++
+		g.mu.Unlock()
+	}
+}
+
+// sleep waits d on the Grower's clock, or until it ends (false).
+func (g *Grower) sleep(d time.Duration) bool {
+	t := g.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return true
+	case <-g.stop:
+		return false
+	}
+}
+
+// end stops the loop and waits for an update in flight, so that Finish
+// or Abandon is the stream's last call. It reports whether this call
+// ended it.
+func (g *Grower) end() bool {
+	g.mu.Lock()
+	if g.ended {
+		g.mu.Unlock()
+		return false
+	}
+	g.ended = true
+	g.mu.Unlock()
+	close(g.stop)
+	<-g.done
+	return true
+}
+
+// Abandon takes back what grew: the reply is not sent (silence, a
+// failure, a stop). Safe on a nil Grower and after Finish.
+func (g *Grower) Abandon(ctx context.Context) {
+	if g == nil || !g.end() {
+		return
+	}
+	if err := g.stream.Abandon(context.WithoutCancel(ctx)); err != nil {
+		g.log.Debug("taking back a partial reply", "platform", g.adapter.Platform(), "err", err)
+	}
+}
+
+// OnRaw is Raw as an llm.Request's OnPartial: nil on a nil Grower, so
+// the model is not streamed for nothing.
+func (g *Grower) OnRaw() func(string) {
+	if g == nil {
+		return nil
+	}
+	return g.Raw
+}
+
+// Via is a, or, while the reply grows, a whose next Send finishes the
+// stream instead (see Adapter).
+func (g *Grower) Via(a core.Adapter) core.Adapter {
+	if g == nil {
+		return a
+	}
+	return g.Adapter()
+}
+
+// Updates is how many partials the platform took so far.
+func (g *Grower) Updates() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.updates
+}
+
+// Grown lists the platform messages the stream created so far.
+func (g *Grower) Grown() []string { return g.stream.Grown() }
+
+// Adapter is a with its next Send finishing the stream instead: the
+// finished reply goes through Deliver with it, recorded before it is
+// sent like every reply. Sends after the first are a's.
+func (g *Grower) Adapter() core.Adapter { return finisher{Adapter: g.adapter, g: g} }
+
+type finisher struct {
+	core.Adapter
+	g *Grower
+}
+
+func (f finisher) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	if !f.g.end() {
+		return f.Adapter.Send(ctx, msg)
+	}
+	return f.g.stream.Finish(ctx, msg)
+}

@@ -1,0 +1,177 @@
+package outbox_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/engine/outbox"
+)
+
+const waitFor = 5 * time.Second
+
+var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+
+// streamingAdapter is a coretest.Adapter that streams, noting every call.
+type streamingAdapter struct {
+	*coretest.Adapter
+	minInterval time.Duration
+
+	mu      sync.Mutex
+	calls   []string
+	busy    int // the next busy Updates refuse with ErrStreamBusy
+	changed chan struct{}
+}
+
+func newStreamingAdapter() *streamingAdapter {
+	return &streamingAdapter{Adapter: coretest.NewAdapter("web"), changed: make(chan struct{}, 100)}
+}
+
+func (a *streamingAdapter) note(call string) {
+	a.mu.Lock()
+	a.calls = append(a.calls, call)
+	a.mu.Unlock()
+	a.changed <- struct{}{}
+}
+
+func (a *streamingAdapter) Stream(context.Context, core.OutboundMessage) (core.Stream, error) {
+	return &noteStream{a: a}, nil
+}
+
+func (a *streamingAdapter) StreamCapabilities() core.StreamCapabilities {
+	return core.StreamCapabilities{Mode: "edits", MinInterval: a.minInterval}
+}
+
+// waitCalls waits until the adapter has noted n calls and returns them.
+func (a *streamingAdapter) waitCalls(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.After(waitFor)
+	for {
+		a.mu.Lock()
+		calls := append([]string(nil), a.calls...)
+		a.mu.Unlock()
+		if len(calls) >= n {
+			return calls
+		}
+		select {
+		case <-a.changed:
+		case <-deadline:
+			require.FailNow(t, "too few stream calls", "want %d, have %q", n, calls)
+		}
+	}
+}
+
+type noteStream struct{ a *streamingAdapter }
+
+func (s *noteStream) Update(_ context.Context, text string) error {
+	s.a.mu.Lock()
+	busy := s.a.busy > 0
+	if busy {
+		s.a.busy--
+	}
+	s.a.mu.Unlock()
+	if busy {
+		s.a.note("busy " + text)
+		return core.ErrStreamBusy
+	}
+	s.a.note("update " + text)
+	return nil
+}
+
+func (s *noteStream) Finish(_ context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	s.a.note("finish " + msg.Text)
+	return core.SendResult{PlatformMessageIDs: []string{"m1"}}, nil
+}
+
+func (s *noteStream) Abandon(context.Context) error { s.a.note("abandon"); return nil }
+func (s *noteStream) Grown() []string               { return []string{"m1"} }
+
+func newOutbox(t *testing.T, a core.Adapter, clock core.Clock, st outbox.Streaming) *outbox.Outbox {
+	t.Helper()
+	o, err := outbox.New(outbox.Config{Adapters: []core.Adapter{a}, Clock: clock, Logger: (&coretest.Logs{}).Logger(),
+		Streaming: st})
+	require.NoError(t, err)
+	return o
+}
+
+// upper shows raw text upper-cased, holding back anything after '<'.
+func upper(raw string, _ core.TextFormat) string {
+	if i := strings.IndexByte(raw, '<'); i >= 0 {
+		raw = raw[:i]
+	}
+	return strings.ToUpper(raw)
+}
+
+// The reply grows at most once per interval (the platform's floor when
+// it is higher), each update the latest visible text, then the finished
+// text replaces it through Deliver's adapter.
+func TestGrowerCoalescesToTheInterval(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	a := newStreamingAdapter()
+	a.minInterval = time.Second
+	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
+	require.NotNil(t, g)
+
+	g.Raw("hel")
+	require.Equal(t, []string{"update HEL"}, a.waitCalls(t, 1))
+	g.Raw("hello")
+	g.Raw("hello wor")
+	g.Raw("hello world <SIL")
+	clock.WaitForTimer(t, t0.Add(time.Second), waitFor) // the platform's floor, not 400ms
+	clock.Advance(time.Second)
+	require.Equal(t, []string{"update HEL", "update HELLO WORLD "}, a.waitCalls(t, 2))
+
+	res, err := g.Via(a).Send(context.Background(), core.OutboundMessage{Text: "Hello world."})
+	require.NoError(t, err)
+	require.Equal(t, []string{"m1"}, res.PlatformMessageIDs)
+	require.Equal(t, []string{"update HEL", "update HELLO WORLD ", "finish Hello world."}, a.waitCalls(t, 3))
+	g.Raw("late text is ignored")
+	g.Abandon(context.Background())
+	require.Len(t, a.waitCalls(t, 3), 3, "nothing after Finish")
+	require.Equal(t, 2, g.Updates())
+}
+
+// A partial the platform has no slot for is tried again an interval
+// later with the text by then; Abandon takes back what grew.
+func TestGrowerRetriesASkippedPartialAndAbandons(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	a := newStreamingAdapter()
+	a.busy = 1
+	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
+	g.Raw("one")
+	require.Equal(t, []string{"busy ONE"}, a.waitCalls(t, 1))
+	g.Raw("one two")
+	clock.WaitForTimer(t, t0.Add(400*time.Millisecond), waitFor)
+	clock.Advance(400 * time.Millisecond)
+	require.Equal(t, []string{"busy ONE", "update ONE TWO"}, a.waitCalls(t, 2))
+	g.Abandon(context.Background())
+	require.Equal(t, []string{"busy ONE", "update ONE TWO", "abandon"}, a.waitCalls(t, 3))
+}
+
+// Streaming off, an adapter that cannot stream, or one whose mode is
+// off: no Grower, the reply goes whole; a nil Grower is safe to use.
+func TestNoGrowerWhenNotStreaming(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	a := newStreamingAdapter()
+	off := newOutbox(t, a, clock, outbox.Streaming{Enabled: false, Visible: upper})
+	require.Nil(t, off.Grow(context.Background(), a, core.OutboundMessage{}))
+	plain := coretest.NewAdapter("web")
+	on := newOutbox(t, plain, clock, outbox.Streaming{Enabled: true, Visible: upper})
+	g := on.Grow(context.Background(), plain, core.OutboundMessage{})
+	require.Nil(t, g)
+	require.Nil(t, g.OnRaw())
+	require.Equal(t, core.Adapter(plain), g.Via(plain))
+	g.Raw("x")
+	g.Abandon(context.Background())
+}
