@@ -16,6 +16,9 @@
 // reading goroutine exits when its read returns. Tests read from an io.Pipe
 // they close.
 //
+// A reply prints as the model writes it (Stream), its new words added to
+// its line, unless adapters.terminal.streaming is off.
+//
 // The terminal shows no typing indicator: it does not implement
 // core.TypingIndicator and reports Capabilities.Typing false.
 package terminal

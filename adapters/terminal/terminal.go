@@ -43,6 +43,8 @@ var (
 	_ core.Provisioner    = (*Adapter)(nil)
 	_ core.Validator      = (*Adapter)(nil)
 	_ core.PlatformTitler = (*Adapter)(nil)
+	_ core.Streamer       = (*Adapter)(nil)
+	_ core.StreamModer    = (*Adapter)(nil)
 )
 
 const (
@@ -60,6 +62,10 @@ type Adapter struct {
 	// User names the local user: the conversation is "console:<user>",
 	// after the platform (default $USER, or "local").
 	User string `yaml:"user"`
+	// Streaming is how a reply shows while the model writes it: auto or
+	// edits (the same here: printed as it arrives) or off (printed whole
+	// once written) (default auto).
+	Streaming string `yaml:"streaming"`
 
 	// In is read line by line for the user's messages. The host owns it:
 	// Stop does not close it.
@@ -76,9 +82,13 @@ type Adapter struct {
 	seq      atomic.Uint64
 
 	// outMu serialises writes to Out; atPrompt is true when the last thing
-	// written was the prompt (so a reply starts on a new line).
-	outMu    sync.Mutex
-	atPrompt bool
+	// written was the prompt (so a reply starts on a new line); lineOwner
+	// is the streamed reply whose words end the last line, if any (what
+	// else prints starts on a new line, and the reply, if it grows on,
+	// starts again below).
+	outMu     sync.Mutex
+	atPrompt  bool
+	lineOwner *printStream
 
 	mu       sync.Mutex
 	started  bool
@@ -105,13 +115,14 @@ func newWithLookup(lookupEnv func(string) (string, bool)) *Adapter {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
 	return &Adapter{
-		User:     user,
-		log:      slog.New(slog.DiscardHandler),
-		clock:    core.SystemClock{},
-		botName:  "Parley",
-		idPrefix: hex.EncodeToString(b[:]),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		User:      user,
+		Streaming: streamAuto,
+		log:       slog.New(slog.DiscardHandler),
+		clock:     core.SystemClock{},
+		botName:   "Parley",
+		idPrefix:  hex.EncodeToString(b[:]),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 }
 
@@ -152,7 +163,7 @@ func (a *Adapter) Validate() error {
 	if strings.IndexFunc(a.User, unicode.IsControl) >= 0 {
 		return errors.New("terminal adapter: user must not contain control characters")
 	}
-	return nil
+	return validStreaming(a.Streaming)
 }
 
 // Start prints the prompt and begins handing each non-empty line of In to
@@ -293,14 +304,8 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("printing to terminal: %w", err)
 	}
-	a.mu.Lock()
-	stopped := a.stopped
-	a.mu.Unlock()
-	if stopped {
-		return core.SendResult{}, errors.New("printing to terminal: terminal adapter is stopped")
-	}
-	if a.Out == nil {
-		return core.SendResult{}, errors.New("printing to terminal: no output")
+	if err := a.canPrint(); err != nil {
+		return core.SendResult{}, err
 	}
 	parts := textParts(msg)
 	if len(parts) == 0 {
@@ -319,14 +324,10 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	}
 	a.outMu.Lock()
 	defer a.outMu.Unlock()
-	out := b.String()
-	if a.atPrompt {
-		out = "\n" + out
-	}
-	if _, err := io.WriteString(a.Out, out+prompt); err != nil {
+	if _, err := io.WriteString(a.Out, a.leadLocked()+b.String()+prompt); err != nil {
 		return core.SendResult{}, fmt.Errorf("printing to terminal: %w", err)
 	}
-	a.atPrompt = true
+	a.atPrompt, a.lineOwner = true, nil
 	return core.SendResult{PlatformMessageIDs: ids}, nil
 }
 
@@ -351,17 +352,17 @@ func (a *Adapter) printPrompt() {
 	if a.atPrompt {
 		return
 	}
-	if _, err := io.WriteString(a.Out, prompt); err != nil {
+	if _, err := io.WriteString(a.Out, a.leadLocked()+prompt); err != nil {
 		a.log.Error("writing terminal prompt", "err", err)
 		return
 	}
-	a.atPrompt = true
+	a.atPrompt, a.lineOwner = true, nil
 }
 
 // noteInput records that the user ended the prompt line with Enter.
 func (a *Adapter) noteInput() {
 	a.outMu.Lock()
-	a.atPrompt = false
+	a.atPrompt, a.lineOwner = false, nil
 	a.outMu.Unlock()
 }
 
@@ -369,15 +370,20 @@ func (a *Adapter) noteInput() {
 func (a *Adapter) printLine(s string) {
 	a.outMu.Lock()
 	defer a.outMu.Unlock()
-	lead := ""
-	if a.atPrompt {
-		lead = "\n"
-	}
-	if _, err := io.WriteString(a.Out, lead+s+"\n"+prompt); err != nil {
+	if _, err := io.WriteString(a.Out, a.leadLocked()+s+"\n"+prompt); err != nil {
 		a.log.Error("writing to terminal", "err", err)
 		return
 	}
-	a.atPrompt = true
+	a.atPrompt, a.lineOwner = true, nil
+}
+
+// leadLocked is what starts a new line of output: a line break when the
+// prompt or a growing reply ends the last line.
+func (a *Adapter) leadLocked() string {
+	if a.atPrompt || a.lineOwner != nil {
+		return "\n"
+	}
+	return ""
 }
 
 // nextID returns a fresh platform message id, "c-<instance>-<n>".

@@ -9,7 +9,10 @@
 // page that loads, reloads or reconnects shows everything, and GET
 // /web/status says whether the bot's model is answering, for the page's
 // banner. The model's replies (Markdown) reach the page as sanitised HTML
-// beside their text.
+// beside their text. While the model writes a reply, the stream carries
+// it growing ("partial" events, each the whole text so far), then the
+// finished message with the same id, or a "discard" event if it is taken
+// back; partials are never stored or replayed.
 //
 // Each browser keeps a random client id; it is both the conversation's
 // channel_thread_id and channel_user_id on the "web" platform. Replies are

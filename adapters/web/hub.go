@@ -10,10 +10,14 @@ import (
 // before it is disconnected.
 const subscriberBuffer = 64
 
-// event is one Server-Sent Event: its name ("message", "typing") and data.
+// event is one Server-Sent Event: its name ("message", "typing",
+// "partial", "discard") and data.
 type event struct {
 	name string
 	data []byte
+	// key names the reply a partial belongs to: a newer partial of the
+	// same reply takes the place of one still queued (see publishPartial).
+	key string
 }
 
 // subscriber is one open event stream of one client.
@@ -272,6 +276,49 @@ func (h *hub) publish(thread string, evs []event, dropSlow bool) int {
 		delivered++
 	}
 	return delivered
+}
+
+// publishPartial queues ev, a partial reply, on every stream of thread
+// and returns how many streams got it. A partial of the same reply still
+// queued (a slow tab) is replaced in place, so a stream holds one partial
+// per reply, however fast the reply grows. A stream with no room just
+// misses it and is not dropped: the next partial carries the whole text,
+// and the final message, which does drop a slow stream, follows anyway.
+func (h *hub) publishPartial(thread string, ev event) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delivered := 0
+	for s := range h.subs[thread] {
+		if replaceQueued(s.queue, ev) {
+			delivered++ // the queue is not empty: its wake is pending or taken
+			continue
+		}
+		if len(s.queue)+1 > subscriberBuffer {
+			continue
+		}
+		s.queue = append(s.queue, ev)
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		delivered++
+	}
+	return delivered
+}
+
+// replaceQueued puts ev in place of the queued event with its key, and
+// reports whether there was one.
+func replaceQueued(queue []event, ev event) bool {
+	if ev.key == "" {
+		return false
+	}
+	for i := range queue {
+		if queue[i].key == ev.key {
+			queue[i] = ev
+			return true
+		}
+	}
+	return false
 }
 
 // take returns the events queued for s, oldest first, and empties its

@@ -23,6 +23,13 @@ type sender struct{ *state }
 // has stored the message and the page shows it from the history when it
 // loads.
 func (sd *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	return sd.push(ctx, msg, "")
+}
+
+// push is Send, with the first part's id given (a streamed reply's, so
+// that the page puts the finished text in place of the growing one) or,
+// when firstID is "", a fresh one.
+func (sd *sender) push(ctx context.Context, msg core.OutboundMessage, firstID string) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending to web client: %w", err)
 	}
@@ -40,7 +47,10 @@ func (sd *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	ids := make([]string, len(parts))
 	evs := make([]event, len(parts))
 	for i, p := range parts {
-		ids[i] = sd.nextID()
+		ids[i] = firstID
+		if i > 0 || firstID == "" {
+			ids[i] = sd.nextID()
+		}
 		p.ID, p.Role, p.At = ids[i], string(core.RoleAssistant), at
 		data, err := json.Marshal(p)
 		if err != nil {

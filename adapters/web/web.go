@@ -30,6 +30,8 @@ var (
 	_ core.Provisioner     = (*Adapter)(nil)
 	_ core.Validator       = (*Adapter)(nil)
 	_ core.PlatformTitler  = (*Adapter)(nil)
+	_ core.Streamer        = (*Adapter)(nil)
+	_ core.StreamModer     = (*Adapter)(nil)
 )
 
 // maxMessageLength is the longest part Send pushes to a browser, in runes.
@@ -49,12 +51,17 @@ type Adapter struct {
 	// may post too, besides the chat's own (default none): for a reverse
 	// proxy that passes the bot another Host than the browser asked for.
 	AllowedOrigins []string `yaml:"allowed_origins"`
+	// Streaming is how a reply grows on the page while the model writes
+	// it: auto or edits (the same here: partial text over the page's
+	// event stream) or off (each reply arrives whole) (default auto).
+	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
-	// the methods core's interfaces ask for (Mount, Send, Typing).
+	// the methods core's interfaces ask for (Mount, Send, Typing, Stream).
 	*state
-	*routes // the chat page, its posts, event streams and history
-	*sender // Send, Typing: pushing to the open pages
+	*routes   // the chat page, its posts, event streams and history
+	*sender   // Send, Typing: pushing to the open pages
+	*streamer // Stream: replies growing on the open pages
 }
 
 // New returns a web adapter with its defaults set. It has no side effects.
@@ -62,8 +69,9 @@ func New() *Adapter {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand, Go 1.24+)
 	a := &Adapter{
-		Title:  "Parley",
-		Limits: DefaultLimits(),
+		Title:     "Parley",
+		Limits:    DefaultLimits(),
+		Streaming: streamAuto,
 	}
 	st := &state{
 		cfg:          a,
@@ -76,6 +84,7 @@ func New() *Adapter {
 		hub:          newHub(),
 	}
 	a.state, a.routes, a.sender = st, &routes{st}, &sender{st}
+	a.streamer = &streamer{a.sender}
 	return a
 }
 
@@ -112,6 +121,9 @@ func (a *Adapter) Provision(_ context.Context, env core.Env) error {
 func (a *Adapter) Validate() error {
 	if strings.TrimSpace(a.Title) == "" {
 		return errors.New("web adapter: title must not be empty")
+	}
+	if err := validStreaming(a.Streaming); err != nil {
+		return err
 	}
 	if err := a.Limits.validate(); err != nil {
 		return err

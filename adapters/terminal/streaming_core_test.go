@@ -1,0 +1,151 @@
+package terminal_test
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/terminal"
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/llm/llmtest"
+	"github.com/parleybot/parley/engine"
+	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/store/storetest"
+)
+
+// TestStreamedReplyThroughTheCorePrintsOnce runs real turns with
+// streaming on: the model's answer streams, the core updates the
+// terminal as it grows (as often as it likes) and finishes it, and the
+// terminal shows each reply once, whole. Not parallel: see
+// TestMarkdownReplyPrintsPlain.
+func TestStreamedReplyThroughTheCorePrintsOnce(t *testing.T) {
+	ctx := context.Background()
+	st := storetest.OpenSQLite(t)
+	require.NoError(t, st.Migrate(ctx))
+	model := llmtest.NewServer(t)
+	const answer = "Good morning! The tests ran green overnight, and the build is ready for you to look at."
+	model.Enqueue(llmtest.Text(answer))
+	model.Enqueue(llmtest.Text("Second answer, also whole."))
+	client, err := llm.New(llm.Config{BaseURL: model.URL(), APIKey: "sk-test", Model: "test-model", Timeout: 10 * time.Second})
+	require.NoError(t, err)
+
+	a := terminal.New()
+	a.User = "ada"
+	require.NoError(t, a.Provision(ctx, core.Env{BotName: botName}))
+	require.NoError(t, a.Validate())
+	thread := "console:ada"
+	term := newScreen(t, thread)
+	out := &writes{w: term.outW}
+	a.In, a.Out = term.inR, out
+
+	// A slow model: each time its text grows, it writes on only once the
+	// terminal shows the text so far.
+	slow := pacedLLM{LLM: client, shown: func(text string) bool {
+		return strings.HasSuffix(strings.Join(out.all(), ""), strings.TrimSpace(text))
+	}, t: t}
+	// The visible text is the raw text here: plain answers, no reasoning.
+	d, err := engine.New(engine.Config{Store: st, LLM: slow, Adapters: []core.Adapter{a},
+		Debounce: time.Millisecond, PollInterval: 50 * time.Millisecond,
+		Streaming: outbox.Streaming{Enabled: true, Interval: time.Millisecond,
+			Visible: func(raw string, _ core.TextFormat) string { return raw }}})
+	require.NoError(t, err)
+	require.NoError(t, a.Start(ctx, d))
+	require.NoError(t, d.Start(ctx))
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, d.Stop(stop))
+		term.closeInput()
+		require.NoError(t, a.Stop(stop))
+	})
+
+	term.typeLine(t, "morning?")
+	var got []adaptertest.Sent
+	require.Eventually(t, func() bool {
+		got = term.sent(thread)
+		return len(got) > 0
+	}, 10*time.Second, 5*time.Millisecond, "no reply was printed")
+	term.typeLine(t, "and then?")
+	require.Eventually(t, func() bool {
+		got = term.sent(thread)
+		return len(got) > 1
+	}, 10*time.Second, 5*time.Millisecond, "no second reply was printed")
+	require.Equal(t, []string{answer, "Second answer, also whole."}, texts(got), "each reply once, whole")
+	// Printed as they grew, each reply's words once: the last step shows
+	// the whole reply, so Finish adds only the prompt.
+	want := []string{"> "}
+	for _, reply := range []string{answer, "Second answer, also whole."} {
+		n := len(reply)
+		want = append(want, "Subaru: "+reply[:n/3], reply[n/3:2*n/3], reply[2*n/3:], "\n> ")
+	}
+	require.Equal(t, want, out.all())
+}
+
+// pacedLLM is a slow model: its answer grows in three steps, and each
+// step waits until the terminal shows the text so far, so the test is
+// paced by what the user sees rather than by the clock. It replays the
+// answer through OnPartial itself: the llm client does not stream yet
+// (llm.Request.OnPartial is the engine's contract, its client side is
+// being built beside this).
+type pacedLLM struct {
+	core.LLM
+	shown func(text string) bool
+	t     *testing.T
+}
+
+func (p pacedLLM) Run(ctx context.Context, req llm.Request) (llm.Result, error) {
+	res, err := p.LLM.Run(ctx, req)
+	if err != nil || req.OnPartial == nil {
+		return res, err
+	}
+	req.OnPartial("")
+	n := len(res.Content)
+	for _, end := range []int{n / 3, 2 * n / 3, n} {
+		text := res.Content[:end]
+		req.OnPartial(text)
+		deadline := time.Now().Add(5 * time.Second)
+		for !p.shown(text) {
+			if time.Now().After(deadline) {
+				p.t.Errorf("the terminal never showed %q", text)
+				return res, err
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return res, err
+}
+
+func texts(sent []adaptertest.Sent) []string {
+	out := make([]string, len(sent))
+	for i, s := range sent {
+		out[i] = s.Text
+	}
+	return out
+}
+
+// writes is an Out that keeps each write, to show how a reply printed.
+type writes struct {
+	w  io.Writer
+	mu sync.Mutex
+	ws []string
+}
+
+func (w *writes) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.ws = append(w.ws, string(p))
+	w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+func (w *writes) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.ws...)
+}
