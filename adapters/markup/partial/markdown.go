@@ -1,17 +1,26 @@
-package markup
+// Package partial makes the beginning of a Markdown text still being
+// written (a reply streamed as the model writes it) renderable by
+// adapters/markup in every flavour without a raw marker showing that the
+// finished text would not show. It reads Markdown as adapters/markup does
+// (goldmark, CommonMark with GFM strikethrough) and imports nothing of
+// Parley.
+package partial
 
 import (
 	"strings"
 	"unicode"
 
+	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/text"
 )
 
-// Partial makes md, the beginning of a Markdown text still being written
+// Markdown makes md, the beginning of a Markdown text still being written
 // (a reply streamed as the model writes it), into Markdown that every
 // renderer here shows without a raw marker the finished text would not
-// show. At its end:
+// show (adapters/markup TelegramV2, Discord, Slack, Plain and HTML). At
+// its end:
 //
 //   - emphasis, bold and strikethrough still open are closed, and so is
 //     inline code ("**bold te" shows as bold "bold te");
@@ -27,14 +36,15 @@ import (
 //     "##", "> ", "---", the "===" under a heading), a table's first rows
 //     before its delimiter row, and trailing white space.
 //
-// Emphasis is closed only where the closing marker really closes it, as
+// Emphasis and code are closed only on one line, outside a bare URL and
+// a table (where a closer would show), and only where the closing marker really closes it, as
 // the parser pairs markers; where it would not, the text is held back
 // from the opening marker instead. Closing is a guess: a star that the
 // rest of the text leaves unpaired ("2*3") shows as emphasis until then.
 //
 // A finished text whose spans are all closed and whose last line has
-// words renders as it would without Partial.
-func Partial(md string) string {
+// words renders as it would without Markdown.
+func Markdown(md string) string {
 	md = normalize(md)
 	for {
 		md = strings.TrimRightFunc(md, unicode.IsSpace)
@@ -79,6 +89,18 @@ func partialEnd(md string) (cut int, closers string) {
 		return closeInline(md, start)
 	}
 	return len(md), ""
+}
+
+// mdParser reads Markdown as adapters/markup does; a goldmark parser is
+// safe for concurrent use and holds no per-document state.
+var mdParser = goldmark.New(goldmark.WithExtensions(extension.Strikethrough)).Parser()
+
+// normalize is adapters/markup's: valid UTF-8, "\n" line ends, no NUL.
+func normalize(md string) string {
+	md = strings.ToValidUTF8(md, "\uFFFD")
+	md = strings.ReplaceAll(md, "\r\n", "\n")
+	md = strings.ReplaceAll(md, "\r", "\n")
+	return strings.ReplaceAll(md, "\x00", "\uFFFD")
 }
 
 // lastLeaf is the block that holds the end of the text: the last block,

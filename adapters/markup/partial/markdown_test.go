@@ -1,12 +1,12 @@
-package markup_test
+package partial_test
 
 import (
 	"testing"
 
-	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/markup/partial"
 )
 
-func TestPartial(t *testing.T) {
+func TestMarkdown(t *testing.T) {
 	for _, c := range []struct{ md, want string }{
 		{"", ""},
 		{"Hello wor", "Hello wor"},
@@ -49,8 +49,8 @@ func TestPartial(t *testing.T) {
 		{"**bold** done", "**bold** done"},
 		{"a\n\n**b**", "a\n\n**b**"},
 	} {
-		if got := markup.Partial(c.md); got != c.want {
-			t.Errorf("Partial(%q) = %q, want %q", c.md, got, c.want)
+		if got := partial.Markdown(c.md); got != c.want {
+			t.Errorf("Markdown(%q) = %q, want %q", c.md, got, c.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package markup
+package partial
 
 import (
 	"strings"

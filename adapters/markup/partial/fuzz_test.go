@@ -1,4 +1,4 @@
-package markup_test
+package partial_test
 
 import (
 	"regexp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/markup/markuptest"
+	"github.com/parleybot/parley/adapters/markup/partial"
 )
 
 // shownFlavor is one renderer with the reader of what a user sees of it.
@@ -42,12 +43,12 @@ func countMarkers(s string) [len(rawMarkers)]int {
 // "[label]" written before it a link: nothing partial can know.
 var refDefinition = regexp.MustCompile(`(?m)^[ >]*\[[^\]]+\]:`)
 
-// partialMarkdownProblem checks Partial over every rune prefix of md in
+// partialMarkdownProblem checks Markdown over every rune prefix of md in
 // every flavour: it renders, the platform accepts it, and no marker shows
 // more often than in the finished text's rendering (a marker shown raw in
 // a partial that the finished text reads as markup is one shown too many).
 // For a finished text with no raw marker and words on its last line,
-// Partial changes nothing that shows.
+// Markdown changes nothing that shows.
 func partialMarkdownProblem(md string) string {
 	meant, err := markuptest.TelegramV2(markup.TelegramV2(md))
 	clean := err == nil && finishedClean(md, meant.Text)
@@ -62,23 +63,23 @@ func partialMarkdownProblem(md string) string {
 			if k < len(md) && !utf8.RuneStart(md[k]) {
 				continue
 			}
-			p := markup.Partial(md[:k])
+			p := partial.Markdown(md[:k])
 			shown, err := fl.read(fl.render(p))
 			if err != nil {
-				return fl.name + ": the rendering of Partial(" + q(md[:k]) + ") = " + q(p) + " is refused: " + err.Error()
+				return fl.name + ": the rendering of Markdown(" + q(md[:k]) + ") = " + q(p) + " is refused: " + err.Error()
 			}
 			got := countMarkers(shown.Text)
 			for i := range got {
 				if checkCounts && got[i] > want[i] && !misread(fl, p, shown) {
-					return fl.name + ": Partial(" + q(md[:k]) + ") = " + q(p) + " shows " + q(shown.Text) +
+					return fl.name + ": Markdown(" + q(md[:k]) + ") = " + q(p) + " shows " + q(shown.Text) +
 						": more " + rawMarkers[i:i+1] + " than the finished text shows: " + q(final.Text)
 				}
 			}
 		}
 		if clean {
 			// Trailing white space is held back (in a code block too).
-			if got, want := fl.render(markup.Partial(md)), fl.render(strings.TrimRightFunc(md, unicode.IsSpace)); got != want {
-				return fl.name + ": the finished " + q(md) + " renders as " + q(want) + ", its Partial as " + q(got)
+			if got, want := fl.render(partial.Markdown(md)), fl.render(strings.TrimRightFunc(md, unicode.IsSpace)); got != want {
+				return fl.name + ": the finished " + q(md) + " renders as " + q(want) + ", its Markdown as " + q(got)
 			}
 		}
 	}
@@ -100,7 +101,7 @@ func misread(fl shownFlavor, md string, final markuptest.Rendered) bool {
 }
 
 // finishedClean reports whether a finished text shows no raw marker (nor
-// what Partial holds back at an end: "&", "\", "|") and ends with a line
+// what Markdown holds back at an end: "&", "\", "|") and ends with a line
 // with a letter, not a fence's (so no list number alone).
 func finishedClean(md, shown string) bool {
 	if strings.ContainsAny(shown, rawMarkers+"&\\|") || strings.ContainsAny(md, "\r\x00") || !utf8.ValidString(md) {
@@ -121,7 +122,7 @@ func q(s string) string {
 	return `"` + strings.ReplaceAll(s, "\n", `\n`) + `"`
 }
 
-// partialMarkdownSeeds are finished texts with every construct Partial
+// partialMarkdownSeeds are finished texts with every construct Markdown
 // closes or holds back.
 var partialMarkdownSeeds = []string{
 	"**bold** and *it* and _it_ and ~~gone~~ and `code`.",
@@ -140,9 +141,9 @@ var partialMarkdownSeeds = []string{
 	"a * b * c and a*b*c and _a_b_",
 }
 
-// FuzzPartialMarkdown checks markup.Partial on every prefix of any text
+// FuzzPartialMarkdown checks partial.Markdown on every prefix of any text
 // (see partialMarkdownProblem). Run it with
-// go test -run '^$' -fuzz '^FuzzPartialMarkdown$' ./adapters/markup.
+// go test -run '^$' -fuzz '^FuzzPartialMarkdown$' ./adapters/markup/partial.
 func FuzzPartialMarkdown(f *testing.F) {
 	for _, s := range partialMarkdownSeeds {
 		f.Add(s)
@@ -163,4 +164,20 @@ func TestPartialMarkdownSeeds(t *testing.T) {
 			t.Error(p)
 		}
 	}
+}
+
+// readPlain reads Plain's text; ">" (a quote's marker) is left out.
+func readPlain(s string) (markuptest.Rendered, error) {
+	return markuptest.Rendered{Text: strings.ReplaceAll(s, ">", "")}, nil
+}
+
+// squeeze drops all white space (and zero-width spaces, which only keep
+// markers apart).
+func squeeze(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '\u200b' {
+			return -1
+		}
+		return r
+	}, s)
 }
