@@ -138,6 +138,11 @@ func (sc *inlineScan) backticks(i int) int {
 			break
 		}
 		m := runLen(s, j+k)
+		if j+k+m == len(s) && !sc.finished {
+			// The closing run may still grow and close nothing.
+			sc.holdFrom(i)
+			return len(s)
+		}
 		if m == n {
 			return j + k + m
 		}
@@ -432,12 +437,13 @@ func (sc *inlineScan) closers() (string, int) {
 		}
 		b.WriteString(strings.Repeat(string(d.char), d.length))
 		first = min(first, d.pos)
-		multiline = multiline || strings.Contains(sc.s[d.pos:], "\n") || inURL(sc.s, d.pos)
+		multiline = multiline || strings.Contains(sc.s[d.pos:], "\n") || inURL(sc.s, d.pos) || inAngle(sc.s, d.pos)
 	}
 	if multiline {
 		// Slack reads markers line by line: a span over a line end would
-		// show them; and in a bare URL, which platforms link whole, they
-		// would show too. It waits for its own closer.
+		// show them; in a bare URL, which platforms link whole, they
+		// would show too; and after a "<" taking the marker out could make
+		// "<*ABC>" read as a tag. It waits for its own closer.
 		return "", first
 	}
 	return b.String(), first
@@ -447,4 +453,21 @@ func (sc *inlineScan) closers() (string, int) {
 func inURL(s string, i int) bool {
 	word := s[strings.LastIndexAny(s[:i], " \t\n")+1 : i]
 	return strings.Contains(word, "://") || strings.Contains(strings.ToLower(word), "www.")
+}
+
+// inAngle reports whether s[i] is where a tag or token's name may be,
+// after "<" ("<*ABC", "< /_ABC", "<AB*C").
+func inAngle(s string, i int) bool {
+	j := i - 1
+	for j >= 0 && (isNameByte(s[j]) || s[j] == '*' || s[j] == '~') {
+		j--
+	}
+	for j >= 0 && strings.IndexByte(" \t/*_~", s[j]) >= 0 {
+		j--
+	}
+	return j >= 0 && s[j] == '<'
+}
+
+func isNameByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 }
