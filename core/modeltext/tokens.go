@@ -165,6 +165,20 @@ func readObject(s string, i int) (end int, obj []byte, why string) {
 	return j + int(dec.InputOffset()), raw, ""
 }
 
+// objectMayFollow reports whether a <PROACTIVE> ending at i, in a text
+// that goes on, may still get its object: only blanks and at most one
+// line break follow it so far.
+func objectMayFollow(s string, i int) bool {
+	j := skipBlanks(s, i)
+	switch {
+	case strings.HasPrefix(s[j:], "\r\n"):
+		j += 2
+	case strings.HasPrefix(s[j:], "\n"), strings.HasPrefix(s[j:], "\r"):
+		j++
+	}
+	return skipBlanks(s, j) == len(s)
+}
+
 func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
 func skipBlanks(s string, i int) int {
@@ -231,7 +245,7 @@ func request(obj []byte) (*Proactive, string) {
 // cleanReason strips token-like text from a reason, trims it and bounds
 // its length. Cutting a token-free string cannot make a token.
 func cleanReason(r string) string {
-	r = strings.TrimSpace(stripAll(r, nil))
+	r = strings.TrimSpace(stripAll(r, nil, false))
 	if utf8.RuneCountInString(r) > MaxReasonRunes {
 		r = strings.TrimSpace(string([]rune(r)[:MaxReasonRunes]))
 	}
@@ -332,7 +346,7 @@ func ParseTokens(output string) Parsed {
 	}
 
 	// The tokens left after the removals were made by them (rule 8).
-	text := stripAll(remove(output, toks), func(t token) { note("stripped %s, made by removing another token", t) })
+	text := stripAll(remove(output, toks, false), func(t token) { note("stripped %s, made by removing another token", t) }, false)
 	p.Text = strings.TrimSpace(text)
 
 	switch {
@@ -388,12 +402,13 @@ func blockStart(s string, toks []token) int {
 	return i
 }
 
-// remove cuts the spans of toks out of s, tidily (see cutter).
-func remove(s string, toks []token) string {
+// remove cuts the spans of toks out of s, tidily (see cutter); open says
+// s is the beginning of a text that goes on.
+func remove(s string, toks []token, open bool) string {
 	if len(toks) == 0 {
 		return s
 	}
-	c := cutter{b: make([]byte, 0, len(s))}
+	c := cutter{b: make([]byte, 0, len(s)), open: open}
 	last := 0
 	for _, t := range toks {
 		c.b = append(c.b, s[last:t.start]...)
@@ -404,14 +419,15 @@ func remove(s string, toks []token) string {
 }
 
 // stripAll removes every token-like text from s, a <PROACTIVE> with its
-// object, honouring nothing; each (when not nil) is told of every token.
+// object, honouring nothing; each (when not nil) is told of every token;
+// open says s is the beginning of a text that goes on.
 //
 // Removing a token can make a new one ("<SIL<ABC>ENCE>"), so rather than
 // repeating passes, one per level of nesting, it reads s once, innermost
 // first: b never holds token-like text, since only an appended ">" can
 // close one, and then only from the last "<" that may still open one.
-func stripAll(s string, each func(token)) string {
-	c := cutter{b: make([]byte, 0, len(s))}
+func stripAll(s string, each func(token), open bool) string {
+	c := cutter{b: make([]byte, 0, len(s)), open: open}
 	var opens []int // where in c.b a "<" may still open a token
 	for i := 0; i < len(s); i++ {
 		c.b = append(c.b, s[i])
@@ -444,6 +460,9 @@ func stripAll(s string, each func(token)) string {
 			end := i + 1
 			if k == kindProactive && !t.closing {
 				end, _, _ = readObject(s, end)
+				if open && objectMayFollow(s, end) {
+					end = len(s)
+				}
 			}
 			end += c.cut(s[end:])
 			if each != nil {
@@ -463,6 +482,9 @@ var wholeTokenRE = regexp.MustCompile(`^` + tokenRE.String() + `$`)
 type cutter struct {
 	b    []byte
 	cuts []int // where in b something was cut, ascending
+	// open: the text goes on after its end (a streamed answer so far), so
+	// a span at the end is not known to end its line.
+	open bool
 }
 
 // cut records a cut at the end of b; rest is what follows the span cut.
@@ -473,7 +495,7 @@ func (c *cutter) cut(rest string) int {
 	r := skipBlanks(rest, 0)
 	after := rest[r:]
 	switch {
-	case after == "" || after[0] == '\n' || after == "\r" || strings.HasPrefix(after, "\r\n"):
+	case after == "" && !c.open || after != "" && after[0] == '\n' || after == "\r" || strings.HasPrefix(after, "\r\n"):
 		n := len(c.b)
 		for n > 0 && isBlank(c.b[n-1]) {
 			n--
