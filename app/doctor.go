@@ -130,6 +130,7 @@ func doctorChecks(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ 
 		if p, ok := ad.(core.Prober); ok {
 			c.probe = p.Probe
 		}
+		c.probe = withStreamingMode(c.probe, cfg.Bot.Streaming, ad)
 		checks = append(checks, c)
 	}
 	checks = append(checks, check{name: "store", timeout: probeTimeout,
@@ -141,6 +142,36 @@ func doctorChecks(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ 
 		}
 	}
 	return checks, release, nil
+}
+
+// withStreamingMode adds to an adapter's line how its replies will grow
+// while the model writes them (bot.streaming, adapters.NAME.streaming).
+func withStreamingMode(probe func(context.Context) (string, error), st config.Streaming, ad core.Adapter) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		detail, err := probe(ctx)
+		if err != nil {
+			return detail, err
+		}
+		return detail + "; " + streamingMode(st, ad), nil
+	}
+}
+
+// streamingMode says how ad streams replies under st.
+func streamingMode(st config.Streaming, ad core.Adapter) string {
+	if !st.Enabled {
+		return "streaming: off (bot.streaming.enabled is false)"
+	}
+	if _, ok := ad.(core.Streamer); !ok {
+		return "streaming: none (this adapter sends replies whole)"
+	}
+	caps := core.StreamCapabilities{Mode: "stream"}
+	if m, ok := ad.(core.StreamModer); ok {
+		caps = m.StreamCapabilities()
+	}
+	if caps.Mode == "" {
+		return fmt.Sprintf("streaming: off (adapters.%s.streaming)", ad.Name())
+	}
+	return fmt.Sprintf("streaming: %s, an update at most every %s", caps.Mode, max(st.Interval, caps.MinInterval))
 }
 
 // checkPlugins provisions and validates the enabled plugins as parley run

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
 )
 
@@ -38,6 +39,7 @@ type Grower struct {
 	stream   core.Stream
 	adapter  core.Adapter
 	format   core.TextFormat
+	plain    bool
 	visible  func(string, core.TextFormat) string
 	interval time.Duration
 	clock    core.Clock
@@ -72,7 +74,11 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, conv core.Conversatio
 		}
 		interval = max(interval, caps.MinInterval)
 	}
-	if msg.Format == core.FormatRichText && !a.Capabilities().RichText {
+	// An adapter that cannot render rich text gets partials as the
+	// finished reply will be: Markdown made plain (render).
+	plain := msg.Format == core.FormatRichText && !a.Capabilities().RichText
+	format := msg.Format
+	if plain {
 		msg.Format = core.FormatText
 	}
 	stream, err := streamer.Stream(ctx, msg)
@@ -80,7 +86,7 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, conv core.Conversatio
 		o.log.Debug("not streaming this reply", "platform", a.Platform(), "err", err)
 		return nil
 	}
-	g := &Grower{stream: stream, adapter: a, format: msg.Format, visible: st.Visible, interval: interval,
+	g := &Grower{stream: stream, adapter: a, format: format, plain: plain, visible: st.Visible, interval: interval,
 		clock: o.cfg.Clock, log: o.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		keep: keeper{store: o.cfg.Store, conv: conv, run: run}}
 	go g.loop(context.WithoutCancel(ctx))
@@ -94,6 +100,9 @@ func (g *Grower) Raw(raw string) {
 		return
 	}
 	v := g.visible(raw, g.format)
+	if g.plain {
+		v = markup.Plain(v)
+	}
 	g.mu.Lock()
 	if g.ended || v == g.latest {
 		g.mu.Unlock()
