@@ -1,0 +1,121 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/telegram"
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/core/llm/llmtest"
+)
+
+// hidden is what a user must never see of a streamed answer: its
+// reasoning, its control tokens, raw Markdown markers.
+var hidden = []string{"musing", "think", "<", ">", "SILENCE", "WANT_MORE", "**"}
+
+func requireNothingHidden(t *testing.T, shown string) {
+	t.Helper()
+	for _, h := range hidden {
+		require.NotContains(t, shown, h, "a partial showed what must stay hidden")
+	}
+}
+
+// Through parley run: a reply grows as Telegram drafts while the model
+// writes it (its first words shown while the model is still writing),
+// never showing reasoning, a control token or a raw marker, and ends as
+// one message with the finished text, stored as the reply.
+func TestTelegramReplyGrowsAsDrafts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	gate := make(chan struct{})
+	answer := "<think>a private musing</think>Here is **the answer**, grown word by word, and it ends well."
+	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
+	r := b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+
+	fake.SendPrivate(ada, "tell me")
+	for range 4 {
+		gate <- struct{}{}
+	}
+	first := fake.WaitDrafts(t, ada.ID, 1, waitFor)
+	require.Empty(t, fake.Sent(ada.ID), "the model is still writing: nothing sent yet")
+	const final = "Here is the answer, grown word by word, and it ends well."
+	require.True(t, strings.HasPrefix(final, first[0].Plain), "a draft is the start of the reply: %q", first[0].Plain)
+	require.NotEmpty(t, first[0].Plain)
+	close(gate)
+
+	sent := fake.WaitSent(t, ada.ID, 1, waitFor)
+	require.Equal(t, final, sent[0].Plain)
+	require.Equal(t, "MarkdownV2", sent[0].ParseMode, "the finished reply keeps its bold")
+	for _, d := range fake.Drafts(ada.ID) {
+		requireNothingHidden(t, d.Plain)
+		require.True(t, strings.HasPrefix(final, d.Plain), "draft %q", d.Plain)
+	}
+	r.stop(t)
+	stored := b.storedMessagesOn(t, telegram.Platform, "4242")
+	require.Len(t, stored, 2)
+	require.Equal(t, "Here is **the answer**, grown word by word, and it ends well.", stored[1].Content)
+	require.Len(t, fake.Sent(ada.ID), 1, "one message: the drafts are not messages")
+}
+
+// A silence shows nothing at all: no draft, no message.
+func TestTelegramStreamedSilenceShowsNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	b.model.Enqueue(llmtest.Text("<SILENCE>").WithDeltas(5))
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+	fake.SendPrivate(ada, "good night")
+	b.waitStored(t, telegram.Platform, "4242", 2)
+	require.Empty(t, fake.Drafts(ada.ID))
+	require.Empty(t, fake.Sent(ada.ID))
+}
+
+// A stream that breaks mid-answer is asked for again; the user gets the
+// whole answer once, never the half as if it were whole.
+func TestTelegramBrokenStreamIsAnsweredWhole(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	answer := "A whole answer that the first stream broke in the middle of."
+	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithStreamCut(4), llmtest.Text(answer).WithWordDeltas())
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+	fake.SendPrivate(ada, "go on")
+	sent := fake.WaitSent(t, ada.ID, 1, waitFor)
+	require.Equal(t, answer, sent[0].Plain)
+	require.Len(t, b.model.Requests(), 2, "asked again after the break")
+	for _, d := range fake.Drafts(ada.ID) {
+		require.True(t, strings.HasPrefix(answer, d.Plain), "draft %q", d.Plain)
+	}
+}
+
+// Streaming off (bot.streaming.enabled: false, or the adapter's own
+// streaming: off) sends the whole reply with no draft.
+func TestStreamingOffSendsWholeReplies(t *testing.T) {
+	t.Parallel()
+	for name, extra := range map[string]string{
+		"bot":     "bot: {streaming: {enabled: false}}",
+		"adapter": "    streaming: off",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			fake := telegramtest.NewServer(t)
+			b.model.Enqueue(llmtest.Text("Sent whole, as before.").WithWordDeltas())
+			cfg := telegramConfig(fake, "")
+			if name == "adapter" {
+				cfg = telegramConfig(fake, extra)
+			} else {
+				cfg += extra + "\n"
+			}
+			b.start(t, b.writeConfig(t, cfg))
+			fake.SendPrivate(ada, "hi")
+			sent := fake.WaitSent(t, ada.ID, 1, waitFor)
+			require.Equal(t, "Sent whole, as before.", sent[0].Plain)
+			require.Empty(t, fake.Drafts(ada.ID))
+			require.False(t, b.model.Requests()[0].Chat.Stream, "the model is not asked to stream")
+		})
+	}
+}
