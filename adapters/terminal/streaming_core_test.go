@@ -91,9 +91,8 @@ func TestStreamedReplyThroughTheCorePrintsOnce(t *testing.T) {
 // pacedLLM is a slow model: its answer grows in three steps, and each
 // step waits until the terminal shows the text so far, so the test is
 // paced by what the user sees rather than by the clock. It replays the
-// answer through OnPartial itself: the llm client does not stream yet
-// (llm.Request.OnPartial is the engine's contract, its client side is
-// being built beside this).
+// answer through OnPartial itself, in steps the test controls (the
+// client is asked for the whole answer, not a stream).
 type pacedLLM struct {
 	core.LLM
 	shown func(text string) bool
@@ -101,7 +100,10 @@ type pacedLLM struct {
 }
 
 func (p pacedLLM) Run(ctx context.Context, req llm.Request) (llm.Result, error) {
+	onPartial := req.OnPartial
+	req.OnPartial = nil
 	res, err := p.LLM.Run(ctx, req)
+	req.OnPartial = onPartial
 	if err != nil || req.OnPartial == nil {
 		return res, err
 	}

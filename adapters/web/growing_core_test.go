@@ -159,7 +159,10 @@ type pacedLLM struct {
 }
 
 func (p pacedLLM) Run(ctx context.Context, req llm.Request) (llm.Result, error) {
+	onPartial := req.OnPartial
+	req.OnPartial = nil
 	res, err := p.LLM.Run(ctx, req)
+	req.OnPartial = onPartial
 	if err != nil || req.OnPartial == nil {
 		return res, err
 	}
