@@ -149,9 +149,8 @@ func (p *seen) showsPartial(text string) bool {
 // pacedLLM is a slow model: its answer grows in three steps, and each
 // step waits until the page shows the text so far, so the test is paced
 // by what the user sees rather than by the clock. It replays the answer
-// through OnPartial itself: the llm client does not stream yet
-// (llm.Request.OnPartial is the engine's contract, its client side is
-// being built beside this).
+// through OnPartial itself, in steps the test controls (the client is
+// asked for the whole answer, not a stream).
 type pacedLLM struct {
 	core.LLM
 	shown func(text string) bool
