@@ -74,10 +74,6 @@ func (o *Outbox) Resend(ctx context.Context, a core.Adapter, conv core.Conversat
 	if err := TakeBack(ctx, a, conv, *m); err != nil {
 		return func() {}, fmt.Errorf("deleting what grew of a reply before sending it again: %w", err)
 	}
-	if IsGrownPlaceholder(*m) {
-		Dropped(m, errGrownReply)
-		return func() {}, nil
-	}
 	slot, err := o.TakeSlot(ctx, a)
 	if err != nil {
 		return func() {}, err

@@ -26,8 +26,6 @@ import (
 type Store interface {
 	// AppendMessage appends m with the next seq and sets its ID and Seq.
 	AppendMessage(ctx context.Context, m *core.Message) error
-	// SettleDelivery records m's delivery state, platform id and metadata.
-	SettleDelivery(ctx context.Context, m core.Message) error
 }
 
 // Config wires an Outbox; the composer fills in the defaults.

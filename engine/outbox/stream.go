@@ -21,6 +21,13 @@ import (
 // the Grower's adapter (Grower.Adapter), whose Send finishes the stream:
 // recorded before it is sent, as every reply.
 
+// FirstHold is how long the first visible words wait before they are
+// shown: a reply the model finishes meanwhile goes out whole, with no
+// partial (a short answer has nothing to watch grow, and costs the
+// platform no draft or edit). It is within the 100 ms the first words may
+// take beyond a platform round trip (issue 32).
+const FirstHold = 80 * time.Millisecond
+
 // Streaming is the bot's streaming policy (bot.streaming).
 type Streaming struct {
 	// Enabled streams replies on the adapters that can.
@@ -45,8 +52,6 @@ type Grower struct {
 	clock    core.Clock
 	log      *slog.Logger
 
-	keep keeper // the grown messages' record (keep.go)
-
 	mu      sync.Mutex
 	latest  string // the visible text to show next
 	ended   bool
@@ -56,11 +61,11 @@ type Grower struct {
 	done    chan struct{}
 }
 
-// Grow starts a growing reply of run in conv through a, when streaming
-// is on and a can stream; nil otherwise (the reply is sent whole). msg
-// carries the reply's format and idempotency key. The Grower's loop ends
+// Grow starts a growing reply through a, when streaming is on and a can
+// stream; nil otherwise (the reply is sent whole). msg carries the
+// conversation, the reply's format and its idempotency key. The Grower's loop ends
 // with Finish (through Adapter) or Abandon.
-func (o *Outbox) Grow(ctx context.Context, a core.Adapter, conv core.Conversation, run int64, msg core.OutboundMessage) *Grower {
+func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMessage) *Grower {
 	st := o.cfg.Streaming
 	streamer, ok := a.(core.Streamer)
 	if !st.Enabled || st.Visible == nil || !ok {
@@ -88,7 +93,7 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, conv core.Conversatio
 	}
 	g := &Grower{stream: stream, adapter: a, format: format, plain: plain, visible: st.Visible, interval: interval,
 		clock: o.cfg.Clock, log: o.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		keep: keeper{store: o.cfg.Store, conv: conv, run: run}}
+	}
 	go g.loop(context.WithoutCancel(ctx))
 	return g
 }
@@ -141,7 +146,11 @@ func (g *Grower) loop(ctx context.Context) {
 		case <-retryC:
 			retry = nil
 		}
-		if wait := g.interval - g.clock.Now().Sub(last); !last.IsZero() && wait > 0 && !g.sleep(wait) {
+		wait := g.interval - g.clock.Now().Sub(last)
+		if last.IsZero() {
+			wait = FirstHold
+		}
+		if wait > 0 && !g.sleep(wait) {
 			return
 		}
 		g.mu.Lock()
@@ -162,7 +171,6 @@ func (g *Grower) loop(ctx context.Context) {
 		g.mu.Lock()
 		g.updates++
 		g.mu.Unlock()
-		g.keep.grew(ctx, g.log, g.stream.Grown())
 	}
 }
 
@@ -202,9 +210,7 @@ func (g *Grower) Abandon(ctx context.Context) {
 	}
 	if err := g.stream.Abandon(context.WithoutCancel(ctx)); err != nil {
 		g.log.Warn("taking back a partial reply", "platform", g.adapter.Platform(), "err", err)
-		return // its record stays sending: the next turn deletes it
 	}
-	g.keep.settle(ctx, g.log)
 }
 
 // OnRaw is Raw as an llm.Request's OnPartial: nil on a nil Grower, so
@@ -249,9 +255,5 @@ func (f finisher) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 	if !f.g.end() {
 		return f.Adapter.Send(ctx, msg)
 	}
-	res, err := f.g.stream.Finish(ctx, msg)
-	if err == nil {
-		f.g.keep.settle(ctx, f.g.log)
-	}
-	return res, err
+	return f.g.stream.Finish(ctx, msg)
 }

@@ -92,44 +92,10 @@ func (s *noteStream) Finish(_ context.Context, msg core.OutboundMessage) (core.S
 func (s *noteStream) Abandon(context.Context) error { s.a.note("abandon"); return nil }
 func (s *noteStream) Grown() []string               { return []string{"m1"} }
 
-var conv = core.Conversation{ID: 3, Platform: "web", ChannelThreadID: "c1"}
-
-// rows is a store that keeps the rows the Outbox records.
-type rows struct {
-	mu   sync.Mutex
-	rows []core.Message
-}
-
-func (r *rows) AppendMessage(_ context.Context, m *core.Message) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m.ID = int64(len(r.rows) + 1)
-	r.rows = append(r.rows, *m)
-	return nil
-}
-
-func (r *rows) SettleDelivery(_ context.Context, m core.Message) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rows[m.ID-1] = m
-	return nil
-}
-
-func (r *rows) all() []core.Message {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]core.Message(nil), r.rows...)
-}
-
 func newOutbox(t *testing.T, a core.Adapter, clock core.Clock, st outbox.Streaming) *outbox.Outbox {
 	t.Helper()
-	return newOutboxWith(t, a, clock, st, &rows{})
-}
-
-func newOutboxWith(t *testing.T, a core.Adapter, clock core.Clock, st outbox.Streaming, store outbox.Store) *outbox.Outbox {
-	t.Helper()
 	o, err := outbox.New(outbox.Config{Adapters: []core.Adapter{a}, Clock: clock, Logger: (&coretest.Logs{}).Logger(),
-		Store: store, Streaming: st})
+		Streaming: st})
 	require.NoError(t, err)
 	return o
 }
@@ -151,15 +117,17 @@ func TestGrowerCoalescesToTheInterval(t *testing.T) {
 	a := newStreamingAdapter()
 	a.minInterval = time.Second
 	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
-	g := o.Grow(context.Background(), a, conv, 7, core.OutboundMessage{ChannelThreadID: "c1"})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
 	require.NotNil(t, g)
 
 	g.Raw("hel")
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor)
+	clock.Advance(outbox.FirstHold)
 	require.Equal(t, []string{"update HEL"}, a.waitCalls(t, 1))
 	g.Raw("hello")
 	g.Raw("hello wor")
 	g.Raw("hello world <SIL")
-	clock.WaitForTimer(t, t0.Add(time.Second), waitFor) // the platform's floor, not 400ms
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold+time.Second), waitFor) // the platform's floor, not 400ms
 	clock.Advance(time.Second)
 	require.Equal(t, []string{"update HEL", "update HELLO WORLD "}, a.waitCalls(t, 2))
 
@@ -181,11 +149,13 @@ func TestGrowerRetriesASkippedPartialAndAbandons(t *testing.T) {
 	a := newStreamingAdapter()
 	a.busy = 1
 	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
-	g := o.Grow(context.Background(), a, conv, 7, core.OutboundMessage{ChannelThreadID: "c1"})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
 	g.Raw("one")
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor)
+	clock.Advance(outbox.FirstHold)
 	require.Equal(t, []string{"busy ONE"}, a.waitCalls(t, 1))
 	g.Raw("one two")
-	clock.WaitForTimer(t, t0.Add(400*time.Millisecond), waitFor)
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold+400*time.Millisecond), waitFor)
 	clock.Advance(400 * time.Millisecond)
 	require.Equal(t, []string{"busy ONE", "update ONE TWO"}, a.waitCalls(t, 2))
 	g.Abandon(context.Background())
@@ -199,10 +169,10 @@ func TestNoGrowerWhenNotStreaming(t *testing.T) {
 	clock := coretest.NewClock(t0)
 	a := newStreamingAdapter()
 	off := newOutbox(t, a, clock, outbox.Streaming{Enabled: false, Visible: upper})
-	require.Nil(t, off.Grow(context.Background(), a, conv, 7, core.OutboundMessage{}))
+	require.Nil(t, off.Grow(context.Background(), a, core.OutboundMessage{}))
 	plain := coretest.NewAdapter("web")
 	on := newOutbox(t, plain, clock, outbox.Streaming{Enabled: true, Visible: upper})
-	g := on.Grow(context.Background(), plain, conv, 7, core.OutboundMessage{})
+	g := on.Grow(context.Background(), plain, core.OutboundMessage{})
 	require.Nil(t, g)
 	require.Nil(t, g.OnRaw())
 	require.Equal(t, core.Adapter(plain), g.Via(plain))
@@ -210,27 +180,18 @@ func TestNoGrowerWhenNotStreaming(t *testing.T) {
 	g.Abandon(context.Background())
 }
 
-// The first message a stream grows is recorded at once, as a placeholder
-// left sending with its id, so that a crash mid-stream can be cleaned up
-// by the next turn; the finished reply drops it.
-func TestGrownMessagesAreRecordedUntilFinished(t *testing.T) {
+// A reply finished before its first words have waited FirstHold goes out
+// whole: no partial at all.
+func TestGrowerSendsAQuickReplyWhole(t *testing.T) {
 	t.Parallel()
 	clock := coretest.NewClock(t0)
 	a := newStreamingAdapter()
-	store := &rows{}
-	o := newOutboxWith(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper}, store)
-	g := o.Grow(context.Background(), a, conv, 7, core.OutboundMessage{ChannelThreadID: "c1"})
-	g.Raw("half an ans")
-	a.waitCalls(t, 1)
-	require.Eventually(t, func() bool { return len(store.all()) == 1 }, waitFor, time.Millisecond)
-	row := store.all()[0]
-	require.Equal(t, core.DeliverySending, row.Delivery)
-	require.Empty(t, row.Content)
-	require.Equal(t, int64(7), *row.RunID)
-	require.Equal(t, []string{"m1"}, outbox.GrownIDs(row))
-	require.True(t, outbox.IsGrownPlaceholder(row))
-
-	_, err := g.Via(a).Send(context.Background(), core.OutboundMessage{Text: "Half an answer, whole."})
+	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
+	g.Raw("quick")
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor) // the first words wait
+	_, err := g.Via(a).Send(context.Background(), core.OutboundMessage{Text: "Quick."})
 	require.NoError(t, err)
-	require.Equal(t, core.DeliveryDropped, store.all()[0].Delivery, "a finished reply drops its placeholder")
+	require.Equal(t, []string{"finish Quick."}, a.waitCalls(t, 1))
+	require.Zero(t, g.Updates())
 }

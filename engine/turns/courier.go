@@ -90,11 +90,7 @@ func (c *courier) resendOne(ctx context.Context, log *slog.Logger, t *core.Turn,
 		log.Warn("a reply left unsent by a stopped process is too old to send", "message", m.ID, "late_by", late)
 		outbox.Settle(m, core.SendResult{}, fmt.Errorf("not sent again: %s old, past scheduler.late_grace", late.Round(time.Second)))
 	} else {
-		if outbox.IsGrownPlaceholder(*m) {
-			log.Info("deleting a reply a stopped process left half written", "message", m.ID)
-		} else {
-			log.Info("sending again a reply a stopped process may not have sent", "message", m.ID)
-		}
+		log.Info("sending again a reply a stopped process may not have sent", "message", m.ID)
 		release, err := c.cfg.Outbox.Resend(ctx, a, t.Conversation, m)
 		defer release() // once the outcome below is stored
 		if err != nil && m.Delivery != core.DeliveryFailed {

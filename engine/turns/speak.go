@@ -195,7 +195,7 @@ func (s *speaker) grow(ctx context.Context, t *core.Turn, a core.Adapter) *outbo
 		return nil
 	}
 	msg := s.replyMessage(t, &core.Reply{})
-	return s.cfg.Outbox.Grow(ctx, a, t.Conversation, t.Run.ID, outbox.OutboundOf(t.Conversation, *msg, fmt.Sprintf("run-%d-stream", t.Run.ID)))
+	return s.cfg.Outbox.Grow(ctx, a, outbox.OutboundOf(t.Conversation, *msg, fmt.Sprintf("run-%d-stream", t.Run.ID)))
 }
 
 // answer reads the model's result into the reply to send, noting on

@@ -59,6 +59,17 @@ func (s *state) addBotMessageLocked(ch, ts, method, text string, markdown, mrkdw
 	return m
 }
 
+// refreshSentLocked makes the SentMessage of m (Sent) show m's text now.
+// Callers hold s.mu.
+func (s *state) refreshSentLocked(m *BotMessage) {
+	for _, i := range s.sentIdx[m.Channel] {
+		if s.sent[i].TS == m.TS {
+			s.sent[i].Text, s.sent[i].Mrkdwn = m.Text, m.Mrkdwn
+			return
+		}
+	}
+}
+
 // messageLocked finds the bot message a chat.update, chat.delete or
 // stream call names: a Slack error code when the channel or the message
 // is not there, cant_update_message for a user's message. Callers hold
@@ -113,6 +124,7 @@ func (s *botMessages) chatUpdate(p params) (result, string) {
 	}
 	m.Text, m.Markdown, m.Mrkdwn = text, false, p["mrkdwn"] != "false"
 	m.History = append(m.History, Revision{Method: "chat.update", Text: text, At: s.now()})
+	s.refreshSentLocked(m)
 	s.notify()
 	msg := s.botMessageLocked(m.Channel, text, m.TS, "")
 	return result{"channel": m.Channel, "ts": m.TS, "text": text, "message": msg}, ""

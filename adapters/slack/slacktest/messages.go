@@ -22,7 +22,10 @@ const maxTextRunes = 40000
 // SentMessage is one message the bot posted with chat.postMessage.
 type SentMessage struct {
 	Channel string // channel id it went to (resolved DM id when a user id was given)
-	Text    string // text exactly as posted (still mrkdwn-escaped: &amp; &lt; &gt;)
+	// Text is what the message shows now: as posted, or as a stream
+	// (chat.startStream, appendStream, stopStream) or chat.update left it
+	// (still mrkdwn-escaped: &amp; &lt; &gt;). BotMessage has its history.
+	Text string
 	TS      string // the ts the fake gave it
 	// ThreadTS is the thread_ts the bot asked for, "" outside a thread.
 	ThreadTS string

@@ -86,6 +86,9 @@ func (s *botMessages) chatStartStream(p params) (result, string) {
 	ts := s.nextTSLocked()
 	m := s.addBotMessageLocked(ch, ts, "chat.startStream", text, true, true)
 	m.Streamed, m.Streaming = true, true
+	// A streamed message is a message in the channel (Sent), like a post.
+	s.sentIdx[ch] = append(s.sentIdx[ch], len(s.sent))
+	s.sent = append(s.sent, SentMessage{Channel: ch, Text: text, TS: ts, Mrkdwn: true, At: s.now()})
 	s.notify()
 	return result{"channel": ch, "ts": ts}, ""
 }
@@ -130,6 +133,7 @@ func (s *botMessages) streamCall(p params, method, text string, stop bool) (resu
 	}
 	m.Text += text
 	m.Streaming = !stop
+	s.refreshSentLocked(m)
 	m.History = append(m.History, Revision{Method: method, Text: text, At: s.now()})
 	s.notify()
 	res := result{"channel": m.Channel, "ts": m.TS}
