@@ -26,7 +26,7 @@ type SentMessage struct {
 	// (chat.startStream, appendStream, stopStream) or chat.update left it
 	// (still mrkdwn-escaped: &amp; &lt; &gt;). BotMessage has its history.
 	Text string
-	TS      string // the ts the fake gave it
+	TS   string // the ts the fake gave it
 	// ThreadTS is the thread_ts the bot asked for, "" outside a thread.
 	ThreadTS string
 	Mrkdwn   bool      // false only when the client sent mrkdwn=false
