@@ -3,9 +3,13 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/markup/markuptest"
+	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/telegram"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -118,4 +122,88 @@ func TestStreamingOffSendsWholeReplies(t *testing.T) {
 			require.False(t, b.model.Requests()[0].Chat.Stream, "the model is not asked to stream")
 		})
 	}
+}
+
+// A 429 storm on drafts: the partials are skipped, the finished reply
+// still arrives, once.
+func TestTelegramDraftStormDropsPartialsNotTheReply(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	fake.FloodWait("sendMessageDraft", time.Hour)
+	gate := make(chan struct{})
+	answer := "Every word of this answer reaches the user in the end."
+	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+	fake.SendPrivate(ada, "storm")
+	for range 3 {
+		gate <- struct{}{}
+	}
+	require.Eventually(t, func() bool { return fake.Calls("sendMessageDraft") > 0 }, waitFor, 5*time.Millisecond,
+		"a draft was tried")
+	close(gate)
+	sent := fake.WaitSent(t, ada.ID, 1, waitFor)
+	require.Equal(t, answer, sent[0].Plain)
+	require.Empty(t, fake.Drafts(ada.ID), "every draft was refused")
+	require.Len(t, fake.Sent(ada.ID), 1)
+}
+
+// On Discord a reply grows as one message edited while the model writes
+// it, and ends with the finished text, nothing hidden ever shown.
+func TestDiscordReplyGrowsByEdits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	gate := make(chan struct{})
+	answer := "<think>a musing</think>Here is **the answer**, grown by edits, and finished."
+	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, _ := fake.SendDM(lin, "tell me")
+	for range 4 {
+		gate <- struct{}{}
+	}
+	grown := fake.WaitVisible(t, channel, func(ms []discordtest.SentMessage) bool { return len(ms) == 1 }, waitFor)
+	require.True(t, strings.HasPrefix("Here is the answer, grown by edits, and finished.", markuptest.Discord(grown[0].Content).Text),
+		"the first words: %q", grown[0].Content)
+	close(gate)
+	done := fake.WaitVisible(t, channel, func(ms []discordtest.SentMessage) bool {
+		return len(ms) == 1 && markuptest.Discord(ms[0].Content).Text == "Here is the answer, grown by edits, and finished."
+	}, waitFor)
+	msg, ok := fake.Message(done[0].MessageID)
+	require.True(t, ok)
+	require.NotEmpty(t, msg.Edits, "grown by edits")
+	for _, e := range fake.Edits(channel) {
+		requireNothingHidden(t, markuptest.Discord(e.Content).Text)
+	}
+}
+
+// On Slack a reply grows with the stream methods and ends as one message
+// with the finished text.
+func TestSlackReplyGrowsWithTheStreamMethods(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	gate := make(chan struct{})
+	answer := "Here is an answer that Slack shows growing, word after word."
+	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
+	fake, _ := startSlack(t, b, "socket")
+	channel, _ := fake.SendDM(mei, "tell me")
+	for range 5 {
+		gate <- struct{}{}
+	}
+	fake.WaitBotMessages(t, channel, waitFor, func(ms []slacktest.BotMessage) bool { return len(ms) == 1 && ms[0].Streamed })
+	close(gate)
+	ms := fake.WaitBotMessages(t, channel, waitFor, func(ms []slacktest.BotMessage) bool {
+		return len(ms) == 1 && !ms[0].Streaming && slacktest.Unescape(ms[0].Text) == answer
+	})
+	require.Equal(t, []string{answer}, unescapeAll(fake.Visible(channel)))
+	require.Greater(t, len(ms[0].History), 1, "it grew")
+}
+
+func unescapeAll(texts []string) []string {
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = slacktest.Unescape(t)
+	}
+	return out
 }
