@@ -26,6 +26,7 @@ import (
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/engine"
+	"github.com/parleybot/parley/engine/outbox"
 	_ "github.com/parleybot/parley/standard" // Parley as shipped: every adapter and plugin
 	"github.com/parleybot/parley/store"
 )
@@ -48,6 +49,11 @@ var bots = map[string]botFunc{
 	"base":    baselineBot,
 	"parley":  parleyBot,
 	"shipped": shippedBot,
+	// BenchmarkStreamedReply's sides: Parley with streaming on and off.
+	"streamed": func(ctx context.Context, env botEnv) error {
+		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond})
+	},
+	"whole": parleyBot,
 }
 
 // handlerErrors counts what a bare bot's handler failed at while its
@@ -167,17 +173,22 @@ func baselineBot(ctx context.Context, env botEnv) error {
 // unpaced), the dispatcher with its defaults, the SQLite store and the
 // real model client. Every DM is stored before it is confirmed, answered
 // by a durable run, and its reply stored.
-func parleyBot(ctx context.Context, env botEnv) (err error) {
+func parleyBot(ctx context.Context, env botEnv) error {
+	return parleyBotWith(ctx, env, outbox.Streaming{})
+}
+
+// parleyBotWith is parleyBot with streaming as st says.
+func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming) (err error) {
 	client, err := llm.New(llm.Config{BaseURL: env.ModelURL, Model: llmtest.DefaultModel})
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(context.Background(), store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(env.Dir, "parley.db")})
+	db, err := store.Open(context.Background(), store.Options{Driver: store.DriverSQLite, DSN: filepath.Join(env.Dir, "parley.db")})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, st.Close()) }()
-	if err := st.Migrate(ctx); err != nil {
+	defer func() { err = errors.Join(err, db.Close()) }()
+	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
 	ad := telegram.New()
@@ -192,7 +203,7 @@ func parleyBot(ctx context.Context, env botEnv) (err error) {
 	if err := ad.Validate(); err != nil {
 		return err
 	}
-	d, err := engine.New(engine.Config{Store: st, LLM: client, Adapters: []core.Adapter{ad}})
+	d, err := engine.New(engine.Config{Store: db, LLM: client, Adapters: []core.Adapter{ad}, Streaming: st})
 	if err != nil {
 		return err
 	}

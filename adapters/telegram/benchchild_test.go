@@ -71,15 +71,15 @@ func runChild(side string) int {
 }
 
 // startChild starts side's bot in a child process against fakes of its
-// own, and returns once it has answered a first DM; the child stops at
+// own (the model's options after Echo, which they may replace), and returns once it has answered a first DM; the child stops at
 // cleanup, failing b if it failed. With -cpuprofile's directory given in
 // PARLEY_BENCH_CPUPROFILE_DIR, each child writes <side>.cpu.pprof there.
-func startChild(b *testing.B, side string) (*telegramtest.Server, int) {
+func startChild(b *testing.B, side string, modelOpts ...llmtest.Option) (*telegramtest.Server, int) {
 	b.Helper()
 	fake := telegramtest.NewServer(b)
 	var model *llmtest.Server
 	if side != "echo" {
-		model = llmtest.NewServer(b, llmtest.WithResponder(llmtest.Echo))
+		model = llmtest.NewServer(b, append([]llmtest.Option{llmtest.WithResponder(llmtest.Echo)}, modelOpts...)...)
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"="+side, childAPIEnv+"="+fake.URL(),

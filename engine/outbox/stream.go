@@ -53,7 +53,7 @@ type Grower struct {
 	log      *slog.Logger
 
 	mu      sync.Mutex
-	latest  string // the visible text to show next
+	latest  string // the model's raw text so far
 	ended   bool
 	updates int // the partials the platform took
 	wake    chan struct{}
@@ -99,21 +99,19 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMess
 }
 
 // Raw takes the model's raw text so far (whole, not a delta; "" when the
-// model's text restarted). It never blocks on the platform.
+// model's text restarted). It never blocks on the platform, and costs
+// next to nothing: what may be shown is worked out only when an update
+// is due (show), not for every delta.
 func (g *Grower) Raw(raw string) {
 	if g == nil {
 		return
 	}
-	v := g.visible(raw, g.format)
-	if g.plain {
-		v = markup.Plain(v)
-	}
 	g.mu.Lock()
-	if g.ended || v == g.latest {
+	if g.ended || raw == g.latest {
 		g.mu.Unlock()
 		return
 	}
-	g.latest = v
+	g.latest = raw
 	g.mu.Unlock()
 	select {
 	case g.wake <- struct{}{}:
@@ -154,8 +152,9 @@ func (g *Grower) loop(ctx context.Context) {
 			return
 		}
 		g.mu.Lock()
-		text := g.latest
+		raw := g.latest
 		g.mu.Unlock()
+		text := g.show(raw)
 		if text == shown || text == "" {
 			continue
 		}
@@ -172,6 +171,15 @@ func (g *Grower) loop(ctx context.Context) {
 		g.updates++
 		g.mu.Unlock()
 	}
+}
+
+// show is what of raw may be shown, as the reply's adapter renders it.
+func (g *Grower) show(raw string) string {
+	v := g.visible(raw, g.format)
+	if g.plain {
+		v = markup.Plain(v)
+	}
+	return v
 }
 
 // sleep waits d on the Grower's clock, or until it ends (false).
