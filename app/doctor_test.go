@@ -110,8 +110,8 @@ func (b *doctorBundle) doctor(t *testing.T) (int, []string, string) {
 func (b *doctorBundle) wellLines() []string {
 	return []string{
 		"llm        ok    test-model answers at " + b.model.URL(),
-		"discord    ok    @parley-test (id 900000000000000001), gateway " + b.discord.GatewayURL() + ", 999 of 1000 session starts left today; streaming: edits, an update at most every 1s",
-		"slack      ok    @parley (user U0BOT00001) in Fake, socket mode (apps.connections.open ok); streaming: stream, an update at most every 600ms",
+		"discord    ok    @parley-test (id 900000000000000001), gateway " + b.discord.GatewayURL() + ", 999 of 1000 session starts left today; streaming: off (adapters.discord.streaming)",
+		"slack      ok    @parley (user U0BOT00001) in Fake, socket mode (apps.connections.open ok); streaming: off (adapters.slack.streaming)",
 		"telegram   ok    @parley_test_bot (id 999000), polling; streaming: drafts, an update at most every 400ms",
 		"web        ok    nothing to probe; streaming: events, an update at most every 400ms",
 		fmt.Sprintf("store      ok    sqlite %s, schema version %d (current)", b.dbPath, store.LatestSchemaVersion()),

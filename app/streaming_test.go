@@ -148,8 +148,8 @@ func TestTelegramDraftStormDropsPartialsNotTheReply(t *testing.T) {
 	require.Len(t, fake.Sent(ada.ID), 1)
 }
 
-// On Discord a reply grows as one message edited while the model writes
-// it, and ends with the finished text, nothing hidden ever shown.
+// On Discord (streaming: auto; off by default for now) a reply grows as
+// one message edited while the model writes it, and ends with the finished text, nothing hidden ever shown.
 func TestDiscordReplyGrowsByEdits(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -157,7 +157,8 @@ func TestDiscordReplyGrowsByEdits(t *testing.T) {
 	gate := make(chan struct{})
 	answer := "<think>a musing</think>Here is **the answer**, grown by edits, and finished."
 	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
-	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	cfg := strings.Replace(discordConfig(fake), "  discord:\n", "  discord:\n    streaming: auto\n", 1)
+	b.start(t, b.writeConfig(t, cfg))
 	fake.WaitReady(t, waitFor)
 	channel, _ := fake.SendDM(lin, "tell me")
 	for range 4 {
@@ -178,15 +179,18 @@ func TestDiscordReplyGrowsByEdits(t *testing.T) {
 	}
 }
 
-// On Slack a reply grows with the stream methods and ends as one message
-// with the finished text.
+// On Slack (streaming: auto; off by default for now) a reply grows with
+// the stream methods and ends as one message with the finished text.
 func TestSlackReplyGrowsWithTheStreamMethods(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	gate := make(chan struct{})
 	answer := "Here is an answer that Slack shows growing, word after word."
 	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
-	fake, _ := startSlack(t, b, "socket")
+	fake := slacktest.NewServer(t)
+	cfg := strings.Replace(slackConfig(fake, "socket"), "  slack:\n", "  slack:\n    streaming: auto\n", 1)
+	b.start(t, b.writeConfig(t, cfg))
+	fake.WaitConnections(t, 1, waitFor)
 	channel, _ := fake.SendDM(mei, "tell me")
 	for range 5 {
 		gate <- struct{}{}

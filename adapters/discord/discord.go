@@ -71,9 +71,11 @@ type Adapter struct {
 	// channel, a burst of 5 and then one a second; no bot-wide limit of
 	// the adapter's own, since discordgo keeps Discord's global bucket).
 	SendRate pace.Limits `yaml:"send_rate"`
-	// Streaming is how a reply shows while the model writes it: auto (the
-	// default) or edits, a message created with the first words and
-	// edited as it grows; off sends replies whole.
+	// Streaming is how a reply shows while the model writes it: auto or
+	// edits, a message created with the first words and edited as it
+	// grows; off (the default for now) sends replies whole. Off until a
+	// process that dies mid-reply can have its half-grown message cleaned
+	// up by the next one (issue 32, part 5).
 	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
@@ -93,7 +95,7 @@ func New() *Adapter {
 		// Discord allows 5 messages per 5 s in a channel, and replenishes
 		// them one by one.
 		SendRate:  pace.Limits{PerChatPerSecond: 1, PerChatBurst: 5},
-		Streaming: streamingAuto,
+		Streaming: streamingOff,
 	}
 	st := &state{
 		cfg:                 a,

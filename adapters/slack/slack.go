@@ -80,8 +80,10 @@ type Adapter struct {
 	// one a second per channel, after a burst of 3; no workspace-wide
 	// limit of the adapter's own).
 	SendRate pace.Limits `yaml:"send_rate"`
-	// Streaming is how replies grow as the model writes them: auto (the
-	// default), edits or off (see StreamingAuto…).
+	// Streaming is how replies grow as the model writes them: auto, edits
+	// or off (see StreamingAuto…). Off by default for now: a process that
+	// dies mid-reply cannot yet have its half-grown message cleaned up by
+	// the next one (issue 32, part 5).
 	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
@@ -99,7 +101,7 @@ type Adapter struct {
 func New() *Adapter {
 	a := &Adapter{
 		Mode:      ModeSocket,
-		Streaming: StreamingAuto,
+		Streaming: StreamingOff,
 		// Slack allows chat.postMessage about once a second per channel,
 		// with short bursts over it.
 		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 3},
