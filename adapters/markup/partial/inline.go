@@ -138,8 +138,9 @@ func (sc *inlineScan) backticks(i int) int {
 			break
 		}
 		m := runLen(s, j+k)
-		if j+k+m == len(s) && !sc.finished {
-			// The closing run may still grow and close nothing.
+		if j+k+m == len(s) && !sc.finished && (m > n || strings.ContainsAny(s[i+n:j+k], rawMarkup)) {
+			// The closing run may still grow and close nothing: what
+			// the span holds then shows only if it is plain.
 			sc.holdFrom(i)
 			return len(s)
 		}
