@@ -183,11 +183,43 @@ func (sc *inlineScan) angle(i int) int {
 		}
 		return i + 1
 	}
-	inner := s[i+1 : i+end]
-	if inner != "" && !strings.ContainsAny(inner, " \t\n<") && strings.ContainsAny(inner, ":@") {
+	if inner := s[i+1 : i+end]; isAutolink(inner) {
 		return i + end + 1
 	}
 	return i + 1
+}
+
+// isAutolink reports whether "<" inner ">" is a CommonMark autolink: a
+// scheme (a letter, then 1 to 31 letters, digits, "+", ".", "-"), ":" and
+// no space; or an email address.
+func isAutolink(inner string) bool {
+	if strings.ContainsAny(inner, " \t\n<") {
+		return false
+	}
+	if scheme, _, ok := strings.Cut(inner, ":"); ok && len(scheme) >= 2 && len(scheme) <= 32 {
+		valid := scheme[0] >= 'a' && scheme[0] <= 'z' || scheme[0] >= 'A' && scheme[0] <= 'Z'
+		for k := 1; k < len(scheme) && valid; k++ {
+			valid = isNameByte(scheme[k]) && scheme[k] != '_' || strings.IndexByte("+.-", scheme[k]) >= 0
+		}
+		if valid {
+			return true
+		}
+	}
+	local, domain, ok := strings.Cut(inner, "@")
+	if !ok || local == "" || domain == "" {
+		return false
+	}
+	for k := 0; k < len(local); k++ {
+		if !isNameByte(local[k]) && strings.IndexByte(".!#$%&'*+/=?^`{|}~-", local[k]) < 0 {
+			return false
+		}
+	}
+	for k := 0; k < len(domain); k++ {
+		if !isNameByte(domain[k]) && domain[k] != '.' && domain[k] != '-' || domain[k] == '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // entity holds back an entity reference cut short at the end ("&am").
