@@ -36,6 +36,9 @@ type inlineScan struct {
 	hold     int // the earliest place to hold back from; len(s) if none
 	ds       []delim
 	code     int // an open code span's backticks, -1 if none
+	// trailing is where a run of markers ending the text starts, -1 if
+	// none.
+	trailing int
 	codeN    int
 	labels   []int // the "[" (or "![") not closed yet
 }
@@ -45,6 +48,9 @@ type inlineScan struct {
 func closeInline(md string, start int) (int, string) {
 	sc := scanInline(md, start, false)
 	if sc.hold < len(md) {
+		if sc.hold == sc.trailing && closesAll(md, start) {
+			return len(md), ""
+		}
 		return sc.hold, ""
 	}
 	closers, first := sc.closers()
@@ -66,8 +72,23 @@ func closeInline(md string, start int) (int, string) {
 	return len(md), closers
 }
 
+// closesAll reports whether md, read as finished, leaves no span open in
+// its last block and its last run of markers closes one: then it shows as
+// it is (more markers after it would only show as text).
+func closesAll(md string, start int) bool {
+	sc := scanInline(md, start, true)
+	sc.pair()
+	for _, d := range sc.ds {
+		if d.open() {
+			return false
+		}
+	}
+	last := len(sc.ds) - 1
+	return last >= 0 && sc.ds[last].pos+sc.ds[last].orig == len(md) && sc.ds[last].length == 0
+}
+
 func scanInline(s string, start int, finished bool) *inlineScan {
-	sc := &inlineScan{s: s, hold: len(s), code: -1, finished: finished}
+	sc := &inlineScan{s: s, hold: len(s), code: -1, trailing: -1, finished: finished}
 	i := start
 	for i < len(s) {
 		switch s[i] {
@@ -369,6 +390,7 @@ func (sc *inlineScan) delimiter(i int) int {
 	n := runLen(s, i)
 	if i+n == len(s) && !sc.finished {
 		sc.holdFrom(i)
+		sc.trailing = i
 		return len(s)
 	}
 	c := s[i]
