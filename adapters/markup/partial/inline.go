@@ -48,7 +48,7 @@ type inlineScan struct {
 func closeInline(md string, start int) (int, string) {
 	sc := scanInline(md, start, false)
 	if sc.hold < len(md) {
-		if sc.hold == sc.trailing && closesAll(md, start) {
+		if sc.hold == sc.trailing && closesAll(md, start, sc) {
 			return len(md), ""
 		}
 		return sc.hold, ""
@@ -72,19 +72,25 @@ func closeInline(md string, start int) (int, string) {
 	return len(md), closers
 }
 
-// closesAll reports whether md, read as finished, leaves no span open in
-// its last block and its last run of markers closes one: then it shows as
-// it is (more markers after it would only show as text).
-func closesAll(md string, start int) bool {
-	sc := scanInline(md, start, true)
-	sc.pair()
-	for _, d := range sc.ds {
-		if d.open() {
+// closesAll reports whether md, read as finished, closes with its last
+// run of markers (sc's trailing one) every span sc left open, none of
+// them turned into text: then it shows as it is (more markers after it
+// would only show as text).
+func closesAll(md string, start int, sc *inlineScan) bool {
+	open := append([]delim(nil), sc.ds...)
+	pair(open)
+	check := scanInline(md, start, true)
+	check.pair()
+	last := len(check.ds) - 1
+	if last < 0 || check.ds[last].pos != sc.trailing {
+		return false
+	}
+	for k, d := range check.ds {
+		if d.length > 0 && (k == last || k < len(open) && open[k].open()) || d.open() {
 			return false
 		}
 	}
-	last := len(sc.ds) - 1
-	return last >= 0 && sc.ds[last].pos+sc.ds[last].orig == len(md) && sc.ds[last].length == 0
+	return true
 }
 
 func scanInline(s string, start int, finished bool) *inlineScan {
