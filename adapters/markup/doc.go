@@ -25,6 +25,10 @@
 //
 // HTML renders Markdown as sanitised HTML for the web chat (html.go).
 //
+// A text still being written (a streamed reply) goes through
+// partial.Markdown first (adapters/markup/partial): its open spans closed
+// or held back, so no raw marker shows while it grows.
+//
 // markup imports nothing of Parley: adapters call it, and the core calls
 // Plain for platforms without rich text.
 package markup

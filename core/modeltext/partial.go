@@ -24,16 +24,19 @@ import (
 // nothing at all on the way, not even its "<".
 //
 // The guarantee: for every answer R the text the user finally sees is
-// Clean(R) (what the core shows of a whole answer), and for every prefix
-// P of R, cut at any byte, Partial(P) is a prefix of Clean(R). So what
-// was shown is never taken back, and the shown text only grows.
+// Clean(R) (what the turn shows of a whole answer: StripReasoning, then
+// ParseTokens' text; "" for a silence), and for every prefix P of R, cut
+// at any byte, Partial(P) is a prefix of Clean(R): nothing shown is ever
+// contradicted by the finished reply. A longer prefix shows at least what
+// a shorter one showed (FuzzPartial checks both).
 //
-// The one exception is an answer whose first reasoning tag is a closing
-// one: StripReasoning reads everything before it as reasoning whose
-// opening tag the server dropped, and no partial text can know that
-// before the tag comes; until then the text shows as the answer. A caller
-// that knows its server drops the opening tag can pass "<think>"+raw:
-// then nothing shows before the closing tag.
+// The one exception is an answer where StripReasoning meets a closing
+// reasoning tag before any opening one (at any of its passes): it reads
+// everything before that tag as reasoning whose opening tag the server
+// dropped, and no partial text can know that before the tag comes; until
+// then the text shows as the answer, and then it goes. A caller that
+// knows its server drops the opening tag can pass "<think>"+raw: then
+// nothing shows before the closing tag.
 //
 // Partial runs on every streamed delta, over the whole text: text without
 // "<" costs a trim, and otherwise it is one StripReasoning and one
@@ -48,14 +51,14 @@ func Partial(raw string) string {
 	answer := withoutReasoning(raw)
 	text := answer
 	if toks := lex(answer); len(toks) > 0 {
-		// ParseTokens' text, untrimmed, knowing more may follow on the
-		// last line: a token ending the text so far need not end its
-		// line, and taking the spaces before it, as at a line's end,
-		// could make what shows shrink.
 		if t := &toks[len(toks)-1]; t.kind == kindProactive && !t.closing && t.obj == nil && objectMayFollow(answer, t.end) {
 			// Its object may come yet: nothing after it shows before.
 			t.end = len(answer)
 		}
+		// ParseTokens' text, untrimmed, knowing more may follow on the
+		// last line: a token ending the text so far need not end its
+		// line, and taking the spaces before it, as at a line's end,
+		// could make what shows shrink.
 		text = stripAll(remove(answer, toks, true), nil, true)
 	}
 	return settled(text[:pendingFrom(text)])

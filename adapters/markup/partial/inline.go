@@ -36,6 +36,9 @@ type inlineScan struct {
 	hold     int // the earliest place to hold back from; len(s) if none
 	ds       []delim
 	code     int // an open code span's backticks, -1 if none
+	// trailing is where a run of markers ending the text starts, -1 if
+	// none.
+	trailing int
 	codeN    int
 	labels   []int // the "[" (or "![") not closed yet
 }
@@ -45,6 +48,9 @@ type inlineScan struct {
 func closeInline(md string, start int) (int, string) {
 	sc := scanInline(md, start, false)
 	if sc.hold < len(md) {
+		if sc.hold == sc.trailing && closesAll(md, start, sc) {
+			return len(md), ""
+		}
 		return sc.hold, ""
 	}
 	closers, first := sc.closers()
@@ -66,8 +72,29 @@ func closeInline(md string, start int) (int, string) {
 	return len(md), closers
 }
 
+// closesAll reports whether md, read as finished, closes with its last
+// run of markers (sc's trailing one) every span sc left open, none of
+// them turned into text: then it shows as it is (more markers after it
+// would only show as text).
+func closesAll(md string, start int, sc *inlineScan) bool {
+	open := append([]delim(nil), sc.ds...)
+	pair(open)
+	check := scanInline(md, start, true)
+	check.pair()
+	last := len(check.ds) - 1
+	if last < 0 || check.ds[last].pos != sc.trailing {
+		return false
+	}
+	for k, d := range check.ds {
+		if d.length > 0 && (k == last || k < len(open) && open[k].open()) || d.open() {
+			return false
+		}
+	}
+	return true
+}
+
 func scanInline(s string, start int, finished bool) *inlineScan {
-	sc := &inlineScan{s: s, hold: len(s), code: -1, finished: finished}
+	sc := &inlineScan{s: s, hold: len(s), code: -1, trailing: -1, finished: finished}
 	i := start
 	for i < len(s) {
 		switch s[i] {
@@ -138,8 +165,9 @@ func (sc *inlineScan) backticks(i int) int {
 			break
 		}
 		m := runLen(s, j+k)
-		if j+k+m == len(s) && !sc.finished {
-			// The closing run may still grow and close nothing.
+		if j+k+m == len(s) && !sc.finished && (m > n || strings.ContainsAny(s[i+n:j+k], rawMarkup)) {
+			// The closing run may still grow and close nothing: what
+			// the span holds then shows only if it is plain.
 			sc.holdFrom(i)
 			return len(s)
 		}
@@ -182,11 +210,43 @@ func (sc *inlineScan) angle(i int) int {
 		}
 		return i + 1
 	}
-	inner := s[i+1 : i+end]
-	if inner != "" && !strings.ContainsAny(inner, " \t\n<") && strings.ContainsAny(inner, ":@") {
+	if inner := s[i+1 : i+end]; isAutolink(inner) {
 		return i + end + 1
 	}
 	return i + 1
+}
+
+// isAutolink reports whether "<" inner ">" is a CommonMark autolink: a
+// scheme (a letter, then 1 to 31 letters, digits, "+", ".", "-"), ":" and
+// no space; or an email address.
+func isAutolink(inner string) bool {
+	if strings.ContainsAny(inner, " \t\n<") {
+		return false
+	}
+	if scheme, _, ok := strings.Cut(inner, ":"); ok && len(scheme) >= 2 && len(scheme) <= 32 {
+		valid := scheme[0] >= 'a' && scheme[0] <= 'z' || scheme[0] >= 'A' && scheme[0] <= 'Z'
+		for k := 1; k < len(scheme) && valid; k++ {
+			valid = isNameByte(scheme[k]) && scheme[k] != '_' || strings.IndexByte("+.-", scheme[k]) >= 0
+		}
+		if valid {
+			return true
+		}
+	}
+	local, domain, ok := strings.Cut(inner, "@")
+	if !ok || local == "" || domain == "" {
+		return false
+	}
+	for k := 0; k < len(local); k++ {
+		if !isNameByte(local[k]) && strings.IndexByte(".!#$%&'*+/=?^`{|}~-", local[k]) < 0 {
+			return false
+		}
+	}
+	for k := 0; k < len(domain); k++ {
+		if !isNameByte(domain[k]) && domain[k] != '.' && domain[k] != '-' || domain[k] == '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // entity holds back an entity reference cut short at the end ("&am").
@@ -336,6 +396,7 @@ func (sc *inlineScan) delimiter(i int) int {
 	n := runLen(s, i)
 	if i+n == len(s) && !sc.finished {
 		sc.holdFrom(i)
+		sc.trailing = i
 		return len(s)
 	}
 	c := s[i]

@@ -44,50 +44,59 @@ import (
 // A finished text whose spans are all closed and whose last line has
 // words renders as it would without Markdown.
 func Markdown(md string) string {
-	md = normalize(md)
-	for {
-		md = strings.TrimRightFunc(md, unicode.IsSpace)
-		if md == "" {
-			return ""
-		}
-		cut, closers := partialEnd(md)
-		if cut >= len(md) {
-			return md + closers
-		}
-		md = md[:cut]
-	}
-}
-
-// partialEnd says what to do with md's end: cut it at cut (< len(md)), or
-// append closers.
-func partialEnd(md string) (cut int, closers string) {
+	md = strings.TrimRightFunc(normalize(md), unicode.IsSpace)
 	lineStart := strings.LastIndexByte(md, '\n') + 1
 	if markersOnly(md[lineStart:]) {
-		return max(lineStart-1, 0), ""
+		return closeEnd(md[:max(lineStart-1, 0)], false, 0)
 	}
-	src := []byte(md)
-	leaf := lastLeaf(mdParser.Parse(text.NewReader(src)))
-	switch n := leaf.(type) {
+	return closeEnd(md, true, 0)
+}
+
+// maxCuts bounds how many times the end is cut back to an earlier block
+// (each cut parses the text again); a text that needs more shows nothing
+// yet rather than cost more.
+const maxCuts = 8
+
+// closeEnd closes or cuts back what is open at the end of md: its last
+// block's inline spans, and (when lastLineOpen, the last line not being
+// known whole) a fence's opening or closing line.
+func closeEnd(md string, lastLineOpen bool, cuts int) string {
+	md = strings.TrimRightFunc(md, unicode.IsSpace)
+	if md == "" || cuts > maxCuts {
+		return ""
+	}
+	lineStart := strings.LastIndexByte(md, '\n') + 1
+	switch n := lastLeaf(mdParser.Parse(text.NewReader([]byte(md)))).(type) {
 	case *ast.FencedCodeBlock:
-		if n.Lines().Len() == 0 || fenceOnly(md[lineStart:]) {
+		if lastLineOpen && (n.Lines().Len() == 0 || fenceOnly(md[lineStart:])) {
 			// The opening line may not be whole (or be inline code), and
 			// a last line of backticks may be the closing fence.
-			return max(lineStart-1, 0), ""
+			return closeEnd(md[:max(lineStart-1, 0)], false, cuts+1)
 		}
 	case *ast.Paragraph, *ast.Heading, *ast.TextBlock:
-		lines := n.Lines()
-		if lines.Len() == 0 {
+		if n.Lines().Len() == 0 {
 			break
 		}
-		start := lines.At(0).Start
-		if _, ok := n.(*ast.Paragraph); ok && lines.Len() < 3 && strings.HasPrefix(md[start:], "|") {
+		start := n.Lines().At(0).Start
+		if _, ok := n.(*ast.Paragraph); ok && n.Lines().Len() < 3 && strings.HasPrefix(md[start:], "|") {
 			// A table (in the web chat) before its delimiter row and
 			// first row: its pipes would show.
-			return strings.LastIndexByte(md[:start], '\n') + 1, ""
+			return closeEnd(md[:strings.LastIndexByte(md[:start], '\n')+1], false, cuts+1)
 		}
-		return closeInline(md, start)
+		for {
+			cut, closers := closeInline(md, start)
+			if cut >= len(md) {
+				return md + closers
+			}
+			md = strings.TrimRightFunc(md[:cut], unicode.IsSpace)
+			if len(md) <= start || markersOnly(md[strings.LastIndexByte(md, '\n')+1:]) {
+				// Cut back to another block, or to a line that may now
+				// read as one: read the blocks again.
+				return closeEnd(md, false, cuts+1)
+			}
+		}
 	}
-	return len(md), ""
+	return md
 }
 
 // mdParser reads Markdown's blocks as adapters/markup does (CommonMark);
