@@ -47,9 +47,9 @@ func TestStreamedReplyThroughTheCorePrintsOnce(t *testing.T) {
 
 	// A slow model: each time its text grows, it writes on only once the
 	// terminal shows the text so far.
-	slow := pacedLLM{LLM: client, shown: func(text string) bool {
+	slow := adaptertest.PacedModel{LLM: client, Shown: func(text string) bool {
 		return strings.HasSuffix(strings.Join(out.all(), ""), strings.TrimSpace(text))
-	}, t: t}
+	}, T: t}
 	// The visible text is the raw text here: plain answers, no reasoning.
 	d, err := engine.New(engine.Config{Store: st, LLM: slow, Adapters: []core.Adapter{a},
 		Debounce: time.Millisecond, PollInterval: 50 * time.Millisecond,
@@ -86,42 +86,6 @@ func TestStreamedReplyThroughTheCorePrintsOnce(t *testing.T) {
 		want = append(want, "Subaru: "+reply[:n/3], reply[n/3:2*n/3], reply[2*n/3:], "\n> ")
 	}
 	require.Equal(t, want, out.all())
-}
-
-// pacedLLM is a slow model: its answer grows in three steps, and each
-// step waits until the terminal shows the text so far, so the test is
-// paced by what the user sees rather than by the clock. It replays the
-// answer through OnPartial itself, in steps the test controls (the
-// client is asked for the whole answer, not a stream).
-type pacedLLM struct {
-	core.LLM
-	shown func(text string) bool
-	t     *testing.T
-}
-
-func (p pacedLLM) Run(ctx context.Context, req llm.Request) (llm.Result, error) {
-	onPartial := req.OnPartial
-	req.OnPartial = nil
-	res, err := p.LLM.Run(ctx, req)
-	req.OnPartial = onPartial
-	if err != nil || req.OnPartial == nil {
-		return res, err
-	}
-	req.OnPartial("")
-	n := len(res.Content)
-	for _, end := range []int{n / 3, 2 * n / 3, n} {
-		text := res.Content[:end]
-		req.OnPartial(text)
-		deadline := time.Now().Add(5 * time.Second)
-		for !p.shown(text) {
-			if time.Now().After(deadline) {
-				p.t.Errorf("the terminal never showed %q", text)
-				return res, err
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	return res, err
 }
 
 func texts(sent []adaptertest.Sent) []string {

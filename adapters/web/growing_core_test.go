@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
@@ -43,7 +44,7 @@ func TestStreamedReplyThroughTheCore(t *testing.T) {
 	a.Mount(mux)
 	srv := httptest.NewServer(mux)
 	page := &seen{}
-	slow := pacedLLM{LLM: client, shown: page.showsPartial, t: t}
+	slow := adaptertest.PacedModel{LLM: client, Shown: page.showsPartial, T: t}
 	// The visible text is the raw text here: no reasoning, Markdown that
 	// is whole at each step.
 	d, err := engine.New(engine.Config{Store: st, LLM: slow, Adapters: []core.Adapter{a},
@@ -144,40 +145,4 @@ func (p *seen) showsPartial(text string) bool {
 		}
 	}
 	return false
-}
-
-// pacedLLM is a slow model: its answer grows in three steps, and each
-// step waits until the page shows the text so far, so the test is paced
-// by what the user sees rather than by the clock. It replays the answer
-// through OnPartial itself, in steps the test controls (the client is
-// asked for the whole answer, not a stream).
-type pacedLLM struct {
-	core.LLM
-	shown func(text string) bool
-	t     *testing.T
-}
-
-func (p pacedLLM) Run(ctx context.Context, req llm.Request) (llm.Result, error) {
-	onPartial := req.OnPartial
-	req.OnPartial = nil
-	res, err := p.LLM.Run(ctx, req)
-	req.OnPartial = onPartial
-	if err != nil || req.OnPartial == nil {
-		return res, err
-	}
-	req.OnPartial("")
-	n := len(res.Content)
-	for _, end := range []int{n / 3, 2 * n / 3, n} {
-		text := res.Content[:end]
-		req.OnPartial(text)
-		deadline := time.Now().Add(5 * time.Second)
-		for !p.shown(text) {
-			if time.Now().After(deadline) {
-				p.t.Errorf("the page never showed %q", text)
-				return res, err
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}
-	return res, err
 }
