@@ -2,10 +2,8 @@ package telegramtest
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 
 	"github.com/go-telegram/bot/models"
 )
@@ -57,16 +55,9 @@ func (s *draftAPI) sendMessageDraft(_ context.Context, p params) (any, *Fault) {
 		return nil, f
 	}
 	text, parseMode := p["text"], p["parse_mode"]
-	plain, ents, f := parseText(text, parseMode)
-	switch {
-	case f != nil:
+	plain, ents, f := messageText(text, parseMode)
+	if f != nil {
 		return nil, f
-	case strings.TrimSpace(plain) == "":
-		f := badRequest("message text is empty")
-		return nil, &f
-	case len(utf16.Encode([]rune(plain))) > maxTextLen:
-		f := MessageTooLong()
-		return nil, &f
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -2,9 +2,7 @@ package telegramtest
 
 import (
 	"context"
-	"strings"
 	"time"
-	"unicode/utf16"
 
 	"github.com/go-telegram/bot/models"
 )
@@ -85,16 +83,9 @@ func (s *editAPI) editMessageText(_ context.Context, p params) (any, *Fault) {
 			return nil, f
 		}
 	}
-	plain, ents, f := parseText(text, parseMode)
-	switch {
-	case f != nil:
+	plain, ents, f := messageText(text, parseMode)
+	if f != nil {
 		return nil, f
-	case strings.TrimSpace(plain) == "":
-		f := badRequest("message text is empty")
-		return nil, &f
-	case len(utf16.Encode([]rune(plain))) > maxTextLen:
-		f := MessageTooLong()
-		return nil, &f
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

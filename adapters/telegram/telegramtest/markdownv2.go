@@ -18,6 +18,23 @@ import (
 // spoiler, code, pre, links, block quotes) that reports the common
 // Telegram errors but not every one; HTML and legacy Markdown are accepted
 // unchecked and shown as sent.
+// messageText is a draft's or an edit's text as the user reads it, with
+// Telegram's refusals of an empty or too long one.
+func messageText(text, parseMode string) (string, []models.MessageEntity, *Fault) {
+	plain, ents, f := parseText(text, parseMode)
+	switch {
+	case f != nil:
+		return "", nil, f
+	case strings.TrimSpace(plain) == "":
+		f := badRequest("message text is empty")
+		return "", nil, &f
+	case len(utf16.Encode([]rune(plain))) > maxTextLen:
+		f := MessageTooLong()
+		return "", nil, &f
+	}
+	return plain, ents, nil
+}
+
 func parseText(text, parseMode string) (string, []models.MessageEntity, *Fault) {
 	switch strings.ToLower(parseMode) {
 	case "", "markdown", "html":
