@@ -158,6 +158,7 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 	}
 	msg := s.replyMessage(t, reply)
 	if err := s.courier.deliver(ctx, g.Via(a), t, msg); err != nil {
+		g.Abandon(ctx) // when the send never began (no send slot); else a no-op
 		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
 			// Stopped mid-send and nothing reached the user: as if the
 			// answer had never been made, but for its stored row.
