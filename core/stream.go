@@ -7,7 +7,8 @@ import (
 )
 
 // Streamer is an optional Adapter capability: show a reply growing where
-// the user reads it while the model writes it (DESIGN.md, "Streaming"):
+// the user reads it while the model writes it (docs/contracts.md,
+// "Streaming"):
 // a Telegram draft or a message grown by edits, a Discord message edited
 // as it grows, Slack's stream methods, the web chat's event stream.
 //
