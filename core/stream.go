@@ -8,9 +8,9 @@ import (
 
 // Streamer is an optional Adapter capability: show a reply growing where
 // the user reads it while the model writes it (docs/contracts.md,
-// "Streaming"):
-// a Telegram draft or a message grown by edits, a Discord message edited
-// as it grows, Slack's stream methods, the web chat's event stream.
+// "Streaming"): a Telegram draft or a message grown by edits, a Discord
+// message edited as it grows, Slack's stream methods, the web chat's
+// event stream.
 //
 // The core calls Stream once per reply, Update as the visible text grows
 // (at most once per StreamInterval, never concurrently, never after
