@@ -214,12 +214,12 @@ func TestWebChatInABrowser(t *testing.T) {
 	require.Equal(t, []string{"Thanks, that helped!"}, pc.received(), "the refused message did not reach the core")
 }
 
-// The page outlives its streams (issue 30: streams now end after
-// adapters.web.limits.stream_lifetime): when the server ends one, the
-// page reconnects by itself and reloads its history, so a reply stored
-// while it was away shows, and one pushed after the reconnect arrives.
-func TestWebChatPageReconnectsAfterTheStreamsLifetime(t *testing.T) {
-	t.Parallel()
+// openShortLivedPage serves the web chat with streams that end after a
+// second and opens it in a browser, live. It returns the core the page
+// talks to, the adapter, a count of the event streams opened, the
+// browser and the page's client id.
+func openShortLivedPage(t *testing.T) (*pageCore, *web.Adapter, *atomic.Int32, context.Context, string) {
+	t.Helper()
 	browser := browsertest.Find(t, "the web chat")
 	pc := &pageCore{}
 	a := web.New()
@@ -247,6 +247,16 @@ func TestWebChatPageReconnectsAfterTheStreamsLifetime(t *testing.T) {
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live"))))
 	clientID, err := chromedp.Run(bctx, chromedp.Evaluate[string](`localStorage.getItem("parley.client_id")`))
 	require.NoError(t, err)
+	return pc, a, &streams, bctx, clientID
+}
+
+// The page outlives its streams (issue 30: streams now end after
+// adapters.web.limits.stream_lifetime): when the server ends one, the
+// page reconnects by itself and reloads its history, so a reply stored
+// while it was away shows, and one pushed after the reconnect arrives.
+func TestWebChatPageReconnectsAfterTheStreamsLifetime(t *testing.T) {
+	t.Parallel()
+	pc, a, streams, bctx, clientID := openShortLivedPage(t)
 
 	// A reply stored while the page is between streams: it is never
 	// pushed, only in the history.

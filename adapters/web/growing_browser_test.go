@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -133,33 +132,7 @@ func screenshot(t *testing.T, bctx context.Context, name string) {
 // one bubble: the finished reply, live or from the history.
 func TestWebChatReconnectingMidReply(t *testing.T) {
 	t.Parallel()
-	browser := browsertest.Find(t, "the web chat")
-	pc := &pageCore{}
-	a := web.New()
-	a.Limits.StreamLifetime = time.Second
-	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
-	require.NoError(t, a.Validate())
-	require.NoError(t, a.Start(context.Background(), pc))
-	mux := http.NewServeMux()
-	a.Mount(mux)
-	var streams atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/web/events" {
-			streams.Add(1)
-		}
-		mux.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, a.Stop(ctx))
-		srv.Close()
-	})
-
-	bctx := browsertest.Start(t, browser, 800, 600, browserTimeout)
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live"))))
-	clientID, err := chromedp.Run(bctx, chromedp.Evaluate[string](`localStorage.getItem("parley.client_id")`))
-	require.NoError(t, err)
+	pc, a, streams, bctx, clientID := openShortLivedPage(t)
 	shows := func(js string) float64 {
 		n, err := chromedp.Run(bctx, chromedp.Evaluate[float64](js))
 		require.NoError(t, err)
