@@ -46,7 +46,8 @@ func deadReplyOf(t *testing.T, b *testBundle, owner, thread string, sentFirst bo
 }
 
 // startAndReap starts the dispatcher and moves the clock until the dead
-// run is reaped.
+// run is reaped, checking that the model is not asked before the run is
+// stale.
 func startAndReap(t *testing.T, b *testBundle, clock *coretest.Clock, stale time.Duration, dead core.Run) {
 	t.Helper()
 	require.NoError(t, b.disp.Start(b.ctx))
@@ -62,6 +63,11 @@ func startAndReap(t *testing.T, b *testBundle, clock *coretest.Clock, stale time
 	}
 	for !isReaped() {
 		require.Less(t, clock.Now().Sub(t0), stale+5*time.Minute, "the dead run was never reaped")
+		if clock.Now().Sub(t0) < stale {
+			require.Empty(t, b.model.Requests(), "nothing runs while the dead run is not stale")
+		}
+		// Both loops that sleep on the clock (claim, maintenance) are
+		// armed: the maintenance loop has acted on the time so far.
 		clock.WaitForTimers(t, 2, waitFor)
 		clock.Advance(10 * time.Second)
 		clock.WaitForTimers(t, 2, waitFor)

@@ -282,33 +282,8 @@ func TestCrashedRunIsReapedAndTheQueuedRunExecutes(t *testing.T) {
 	require.NoError(t, b.adapter.Deliver(b.ctx, "crash", "hello??"))
 
 	// This process starts while the dead run is not stale yet: the queued
-	// run waits behind it.
-	require.NoError(t, b.disp.Start(b.ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-		defer cancel()
-		require.NoError(t, b.disp.Stop(ctx))
-	})
-	require.Empty(t, b.model.Requests())
-
-	// Time passes; the reaper fails the dead run and the queued one runs.
-	// Each step waits until the dispatcher sleeps on the clock.
-	isReaped := func() bool {
-		r, err := b.store.Run(b.ctx, dead.ID)
-		require.NoError(t, err)
-		return r.Status == core.RunFailed
-	}
-	for !isReaped() {
-		require.Less(t, clock.Now().Sub(t0), stale+5*time.Minute, "the dead run was never reaped")
-		if clock.Now().Sub(t0) < stale {
-			require.Empty(t, b.model.Requests(), "nothing runs while the dead run is not stale")
-		}
-		// Both loops that sleep on the clock (claim, maintenance) are
-		// armed: the maintenance loop has acted on the time so far.
-		clock.WaitForTimers(t, 2, waitFor)
-		clock.Advance(10 * time.Second)
-		clock.WaitForTimers(t, 2, waitFor)
-	}
+	// run waits behind it until the reaper fails the dead run.
+	startAndReap(t, b, clock, stale, *dead)
 	sent := b.adapter.WaitSent(t, 1, waitFor)
 	require.Equal(t, "sorry for the wait", sent[0].Text)
 	require.Equal(t, []string{"are you there?", "hello??"}, userContents(b.model.Requests()[0]))
@@ -333,29 +308,9 @@ func TestATurnWhoseProcessDiedIsAnsweredByAnother(t *testing.T) {
 	dead, err := b.store.ClaimRun(b.ctx, "dead-process", t0)
 	require.NoError(t, err)
 	require.NotNil(t, dead)
-	require.NoError(t, b.disp.Start(b.ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-		defer cancel()
-		require.NoError(t, b.disp.Stop(ctx))
-	})
-
 	// Time passes until the reaper fails the dead run; the turn queued
 	// again then runs in real time (the clock stands still meanwhile).
-	isReaped := func() bool {
-		r, err := b.store.Run(b.ctx, dead.ID)
-		require.NoError(t, err)
-		return r.Status == core.RunFailed
-	}
-	for !isReaped() {
-		require.Less(t, clock.Now().Sub(t0), stale+5*time.Minute, "the dead run was never reaped")
-		if clock.Now().Sub(t0) < stale {
-			require.Empty(t, b.model.Requests(), "nothing runs while the dead run is not stale")
-		}
-		clock.WaitForTimers(t, 2, waitFor)
-		clock.Advance(10 * time.Second)
-		clock.WaitForTimers(t, 2, waitFor)
-	}
+	startAndReap(t, b, clock, stale, *dead)
 	sent := b.adapter.WaitSent(t, 1, waitFor)
 	require.Equal(t, "here I am", sent[0].Text)
 	require.Equal(t, []string{"are you there?"}, userContents(b.model.Requests()[0]))
