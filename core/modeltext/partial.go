@@ -42,6 +42,28 @@ import (
 // "<" costs a trim, and otherwise it is one StripReasoning and one
 // ParseTokens.
 func Partial(raw string) string {
+	v := partialOnce(raw)
+	// A tag still being written may turn out to open reasoning, which can
+	// hide more than the tag itself (a follow-up's object then has no
+	// line end after it): show only what both readings show, so that
+	// what shows never shrinks when the tag is finished.
+	if i := strings.LastIndexByte(raw, '<'); i >= 0 && pendingTag(raw[i:]) && utf8.ValidString(raw[:i]) {
+		if w := partialOnce(raw[:i] + "<think>"); !strings.HasPrefix(w, v) {
+			n := 0
+			for n < len(v) && n < len(w) && v[n] == w[n] {
+				n++
+			}
+			for n > 0 && n < len(v) && !utf8.RuneStart(v[n]) {
+				n--
+			}
+			v = settled(v[:n])
+		}
+	}
+	return v
+}
+
+// partialOnce is Partial for one reading of raw.
+func partialOnce(raw string) string {
 	if strings.IndexByte(raw, '<') < 0 {
 		// The common case: nothing can be hidden.
 		return settled(raw)
