@@ -148,7 +148,7 @@ func TestTelegramDraftStormDropsPartialsNotTheReply(t *testing.T) {
 	require.Len(t, fake.Sent(ada.ID), 1)
 }
 
-// On Discord (streaming: auto; off by default for now) a reply grows as
+// On Discord a reply grows as
 // one message edited while the model writes it, and ends with the finished text, nothing hidden ever shown.
 func TestDiscordReplyGrowsByEdits(t *testing.T) {
 	t.Parallel()
@@ -157,8 +157,7 @@ func TestDiscordReplyGrowsByEdits(t *testing.T) {
 	gate := make(chan struct{})
 	answer := "<think>a musing</think>Here is **the answer**, grown by edits, and finished."
 	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
-	cfg := strings.Replace(discordConfig(fake), "  discord:\n", "  discord:\n    streaming: auto\n", 1)
-	b.start(t, b.writeConfig(t, cfg))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
 	fake.WaitReady(t, waitFor)
 	channel, _ := fake.SendDM(lin, "tell me")
 	for range 4 {
@@ -179,7 +178,7 @@ func TestDiscordReplyGrowsByEdits(t *testing.T) {
 	}
 }
 
-// On Slack (streaming: auto; off by default for now) a reply grows with
+// On Slack a reply grows with
 // the stream methods and ends as one message with the finished text.
 func TestSlackReplyGrowsWithTheStreamMethods(t *testing.T) {
 	t.Parallel()
@@ -188,8 +187,7 @@ func TestSlackReplyGrowsWithTheStreamMethods(t *testing.T) {
 	answer := "Here is an answer that Slack shows growing, word after word."
 	b.model.Enqueue(llmtest.Text(answer).WithWordDeltas().WithDeltaGate(gate))
 	fake := slacktest.NewServer(t)
-	cfg := strings.Replace(slackConfig(fake, "socket"), "  slack:\n", "  slack:\n    streaming: auto\n", 1)
-	b.start(t, b.writeConfig(t, cfg))
+	b.start(t, b.writeConfig(t, slackConfig(fake, "socket")))
 	fake.WaitConnections(t, 1, waitFor)
 	channel, _ := fake.SendDM(mei, "tell me")
 	for range 5 {

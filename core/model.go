@@ -194,6 +194,11 @@ type Run struct {
 	// (JobID, OccurrenceAt) is unique: no occurrence runs twice, whichever
 	// process plans it.
 	OccurrenceAt *time.Time
+	// Grown are platform messages half written by a streamed reply: on
+	// a running run, those its own stream grew until its reply is
+	// stored; on a queued run, those a dead run of its conversation left,
+	// which it deletes before it answers (Store.NoteGrown).
+	Grown []string
 	// Record is the internal record of what the run did; never shown to users.
 	Record    RunRecord
 	CreatedAt time.Time

@@ -233,6 +233,11 @@ type RunStore interface {
 	// before, and queues a user's turn among them again once when nothing
 	// else would answer it; it returns how many it failed and queued.
 	ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error)
+	// NoteGrown records the platform messages a run's streamed reply has
+	// grown so far (Run.Grown), while owner holds it running. The reaper
+	// hands a dead run's to the run queued in its conversation, unless
+	// the dead run stored a reply (which carries them itself).
+	NoteGrown(ctx context.Context, runID int64, owner string, grown []string) error
 }
 
 // MessageStore is the conversations and their messages: recording an

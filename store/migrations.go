@@ -434,6 +434,17 @@ var migrations = []migration{
 			`CREATE INDEX console_revoked_sessions_expires ON console_revoked_sessions (expires_at)`,
 		},
 	},
+	{
+		version: 15,
+		name:    "replies grown while the model writes",
+		statements: []string{
+			// The platform messages a running run's streamed reply grew
+			// (Discord's and Slack's, one id a line) until its reply is
+			// stored; on a queued run, those a dead run of its
+			// conversation left half written, for it to delete first.
+			`ALTER TABLE runs ADD COLUMN grown TEXT NOT NULL DEFAULT ''`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

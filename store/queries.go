@@ -49,7 +49,7 @@ func newQueries(driver string) *queries {
 	q.reapStale = `UPDATE runs SET status = 'failed', error = 'stale: no heartbeat since ' || ` + heartbeat + `,
 		finished_at = ?, updated_at = ?
 		WHERE status = 'running' AND heartbeat_at < ?
-		RETURNING id, conversation_id, kind, trigger_message_id`
+		RETURNING id, conversation_id, kind, trigger_message_id, grown`
 
 	// A reply answers the messages up to its answered_seq, not those up
 	// to its own place: a message that came while the reply was being

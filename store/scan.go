@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -184,6 +185,28 @@ func (c metadataCol) Scan(src any) error {
 }
 
 // recordCol scans a run record JSON.
+// linesCol reads a column of lines ("" for none) into a slice.
+type linesCol struct{ p *[]string }
+
+func (c linesCol) Scan(src any) error {
+	var v string
+	switch x := src.(type) {
+	case nil:
+	case string:
+		v = x
+	case []byte:
+		v = string(x)
+	default:
+		return fmt.Errorf("cannot scan %T into lines", src)
+	}
+	if v == "" {
+		*c.p = nil
+		return nil
+	}
+	*c.p = strings.Split(v, "\n")
+	return nil
+}
+
 type recordCol struct{ p *core.RunRecord }
 
 func (c recordCol) Scan(src any) error {
@@ -256,14 +279,14 @@ func messageDestV3(m *core.Message) []any {
 
 const runCols = `id, conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, owner,
 	started_at, heartbeat_at, finished_at, cancel_requested_at, error, prompt_tokens, completion_tokens,
-	total_tokens, model, record, job_id, occurrence_at, created_at, updated_at`
+	total_tokens, model, record, job_id, occurrence_at, grown, created_at, updated_at`
 
 func runDest(r *core.Run) []any {
 	return []any{&r.ID, &r.ConversationID, strCol[core.RunKind]{&r.Kind}, strCol[core.RunStatus]{&r.Status}, nullIDCol{&r.TriggerMessageID},
 		nullIDCol{&r.ExpectedLastMessageID}, timeCol{&r.RunAfter}, &r.Owner, nullTimeCol{&r.StartedAt},
 		nullTimeCol{&r.HeartbeatAt}, nullTimeCol{&r.FinishedAt}, nullTimeCol{&r.CancelRequestedAt}, &r.Error,
 		intCol{&r.PromptTokens}, intCol{&r.CompletionTokens}, intCol{&r.TotalTokens}, &r.Model, recordCol{&r.Record},
-		nullIDCol{&r.JobID}, nullTimeCol{&r.OccurrenceAt}, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
+		nullIDCol{&r.JobID}, nullTimeCol{&r.OccurrenceAt}, linesCol{&r.Grown}, timeCol{&r.CreatedAt}, timeCol{&r.UpdatedAt}}
 }
 
 const jobCols = `id, conversation_id, kind, status, text, name, due_at, recurrence, attempts, last_error, origin,

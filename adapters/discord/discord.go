@@ -73,9 +73,7 @@ type Adapter struct {
 	SendRate pace.Limits `yaml:"send_rate"`
 	// Streaming is how a reply shows while the model writes it: auto or
 	// edits, a message created with the first words and edited as it
-	// grows; off (the default for now) sends replies whole. Off until a
-	// process that dies mid-reply can have its half-grown message cleaned
-	// up by the next one (issue 32, part 5).
+	// grows (the default); off sends replies whole.
 	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
@@ -95,7 +93,7 @@ func New() *Adapter {
 		// Discord allows 5 messages per 5 s in a channel, and replenishes
 		// them one by one.
 		SendRate:  pace.Limits{PerChatPerSecond: 1, PerChatBurst: 5},
-		Streaming: streamingOff,
+		Streaming: streamingAuto,
 	}
 	st := &state{
 		cfg:                 a,

@@ -53,9 +53,6 @@ func newBundleOn(t *testing.T, srv *discordtest.Server, configure ...func(*Adapt
 	a.APIURL = b.srv.URL()
 	a.serverBackoff = time.Millisecond
 	a.reconnectMin, a.reconnectMax = 10*time.Millisecond, 100*time.Millisecond
-	// The stream tests stream unless they say otherwise; New's default
-	// is off for now (TestStreamingOff, TestStreamingConfig).
-	a.Streaming = streamingAuto
 	for _, c := range configure {
 		c(a)
 	}

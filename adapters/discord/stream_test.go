@@ -259,7 +259,7 @@ func TestStreamingOff(t *testing.T) {
 		a.Streaming = mode
 		require.Equal(t, want, a.StreamCapabilities().Mode, mode)
 	}
-	require.Equal(t, "off", New().Streaming, "the default, for now")
+	require.Equal(t, "auto", New().Streaming, "the default")
 }
 
 func TestStreamingConfig(t *testing.T) {

@@ -352,7 +352,7 @@ func TestStreamingOff(t *testing.T) {
 
 func TestStreamingConfig(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, StreamingOff, New().Streaming, "the default, for now")
+	require.Equal(t, StreamingAuto, New().Streaming, "the default")
 	for _, v := range []string{"auto", "edits", "off"} {
 		a := New()
 		a.BotToken, a.AppToken, a.Streaming = "xoxb-1", "xapp-1", v

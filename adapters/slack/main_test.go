@@ -68,9 +68,6 @@ func newBundleOn(t *testing.T, srv *slacktest.Server, mode string, configure ...
 	// Unpaced: on the real clock, a reply of a few parts would wait
 	// seconds for its slots. pace_test.go paces on a clock it moves.
 	a.SendRate = pace.Limits{}
-	// The stream tests stream unless they say otherwise; New's default
-	// is off for now (TestStreamingOff, TestStreamingConfig).
-	a.Streaming = StreamingAuto
 	for _, c := range configure {
 		c(a)
 	}

@@ -81,9 +81,7 @@ type Adapter struct {
 	// limit of the adapter's own).
 	SendRate pace.Limits `yaml:"send_rate"`
 	// Streaming is how replies grow as the model writes them: auto, edits
-	// or off (see StreamingAuto…). Off by default for now: a process that
-	// dies mid-reply cannot yet have its half-grown message cleaned up by
-	// the next one (issue 32, part 5).
+	// or off (see StreamingAuto…); auto by default.
 	Streaming string `yaml:"streaming"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
@@ -101,7 +99,7 @@ type Adapter struct {
 func New() *Adapter {
 	a := &Adapter{
 		Mode:      ModeSocket,
-		Streaming: StreamingOff,
+		Streaming: StreamingAuto,
 		// Slack allows chat.postMessage about once a second per channel,
 		// with short bursts over it.
 		SendRate: pace.Limits{PerChatPerSecond: 1, PerChatBurst: 3},

@@ -2,7 +2,6 @@ package modeltext
 
 import (
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -122,19 +121,20 @@ func pendingFrom(text string) int {
 // settled is s without what may still change at its end: trailing white
 // space (the final text is trimmed, and a token after it would take it)
 // and the first bytes of a character cut short. Leading space goes too,
-// as the final text has none.
+// as the final text has none. The cut character is looked for before
+// trimming: a stray byte that trimming leaves at the end is followed by
+// text already, so it is not the start of a character still coming.
 func settled(s string) string {
-	s = strings.TrimSpace(s)
 	// At most the last 3 bytes can be the start of a character cut short.
 	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax+1; i-- {
 		if utf8.RuneStart(s[i]) {
 			if !utf8.FullRuneInString(s[i:]) {
-				s = strings.TrimRightFunc(s[:i], unicode.IsSpace)
+				s = s[:i]
 			}
 			break
 		}
 	}
-	return s
+	return strings.TrimSpace(s)
 }
 
 // tagWaitsForBacktick returns where raw is to be cut so that a reasoning

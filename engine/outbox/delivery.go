@@ -33,12 +33,7 @@ func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversa
 	msg.Delivery = core.DeliverySending
 	if f, ok := a.(finisher); ok {
 		// Resending it after a crash deletes what grew first (keep.go).
-		if ids := f.g.Grown(); len(ids) > 0 {
-			if msg.Metadata == nil {
-				msg.Metadata = map[string]any{}
-			}
-			msg.Metadata[grownKey] = ids
-		}
+		NoteGrown(msg, f.g.Grown())
 	}
 	if msg.CreatedAt.IsZero() {
 		msg.CreatedAt = o.cfg.Clock.Now().UTC()

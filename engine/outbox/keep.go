@@ -32,6 +32,17 @@ func GrownIDs(m core.Message) []string {
 	return ids
 }
 
+// NoteGrown records on m the platform messages its stream grew.
+func NoteGrown(m *core.Message, ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	m.Metadata[grownKey] = ids
+}
+
 // TakeBack deletes the messages m's stream grew (a dead process left them
 // half written), where a can delete; it reports whether none is left.
 func TakeBack(ctx context.Context, a core.Adapter, conv core.Conversation, m core.Message) error {

@@ -51,6 +51,7 @@ type Grower struct {
 	interval time.Duration
 	clock    core.Clock
 	log      *slog.Logger
+	note     func(context.Context, []string) error
 
 	mu      sync.Mutex
 	latest  string // the model's raw text so far
@@ -63,9 +64,12 @@ type Grower struct {
 
 // Grow starts a growing reply through a, when streaming is on and a can
 // stream; nil otherwise (the reply is sent whole). msg carries the
-// conversation, the reply's format and its idempotency key. The Grower's loop ends
-// with Finish (through Adapter) or Abandon.
-func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMessage) *Grower {
+// conversation, the reply's format and its idempotency key. note, when
+// not nil, records the platform messages the stream grew each time they
+// change (core.Store.NoteGrown: a process that dies leaves them to be
+// deleted by the next). The Grower's loop ends with Finish (through
+// Adapter) or Abandon.
+func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMessage, note func(context.Context, []string) error) *Grower {
 	st := o.cfg.Streaming
 	streamer, ok := a.(core.Streamer)
 	if !st.Enabled || st.Visible == nil || !ok {
@@ -92,7 +96,7 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMess
 		return nil
 	}
 	g := &Grower{stream: stream, adapter: a, format: format, plain: plain, visible: st.Visible, interval: interval,
-		clock: o.cfg.Clock, log: o.log, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		clock: o.cfg.Clock, log: o.log, note: note, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go g.loop(context.WithoutCancel(ctx))
 	return g
@@ -127,6 +131,7 @@ func (g *Grower) loop(ctx context.Context) {
 	var shown string
 	var last time.Time
 	var retry core.Timer
+	noted := 0 // how many grown messages note recorded
 	defer func() {
 		if retry != nil {
 			retry.Stop()
@@ -170,7 +175,24 @@ func (g *Grower) loop(ctx context.Context) {
 		g.mu.Lock()
 		g.updates++
 		g.mu.Unlock()
+		noted = g.noteGrown(ctx, noted)
 	}
+}
+
+// noteGrown records the messages grown so far when there are more than
+// the noted already recorded, and returns how many are recorded. The
+// update waits for it: a message created a moment before a crash is the
+// one window left.
+func (g *Grower) noteGrown(ctx context.Context, noted int) int {
+	ids := g.stream.Grown()
+	if g.note == nil || len(ids) == noted {
+		return noted
+	}
+	if err := g.note(ctx, ids); err != nil {
+		g.log.Warn("recording a growing reply's messages; a crash now would leave them half written", "err", err)
+		return noted
+	}
+	return len(ids)
 }
 
 // show is what of raw may be shown, as the reply's adapter renders it.

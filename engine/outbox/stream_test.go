@@ -117,7 +117,7 @@ func TestGrowerCoalescesToTheInterval(t *testing.T) {
 	a := newStreamingAdapter()
 	a.minInterval = time.Second
 	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
-	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"}, nil)
 	require.NotNil(t, g)
 
 	g.Raw("hel")
@@ -149,7 +149,7 @@ func TestGrowerRetriesASkippedPartialAndAbandons(t *testing.T) {
 	a := newStreamingAdapter()
 	a.busy = 1
 	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
-	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"}, nil)
 	g.Raw("one")
 	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor)
 	clock.Advance(outbox.FirstHold)
@@ -169,10 +169,10 @@ func TestNoGrowerWhenNotStreaming(t *testing.T) {
 	clock := coretest.NewClock(t0)
 	a := newStreamingAdapter()
 	off := newOutbox(t, a, clock, outbox.Streaming{Enabled: false, Visible: upper})
-	require.Nil(t, off.Grow(context.Background(), a, core.OutboundMessage{}))
+	require.Nil(t, off.Grow(context.Background(), a, core.OutboundMessage{}, nil))
 	plain := coretest.NewAdapter("web")
 	on := newOutbox(t, plain, clock, outbox.Streaming{Enabled: true, Visible: upper})
-	g := on.Grow(context.Background(), plain, core.OutboundMessage{})
+	g := on.Grow(context.Background(), plain, core.OutboundMessage{}, nil)
 	require.Nil(t, g)
 	require.Nil(t, g.OnRaw())
 	require.Equal(t, core.Adapter(plain), g.Via(plain))
@@ -187,7 +187,7 @@ func TestGrowerSendsAQuickReplyWhole(t *testing.T) {
 	clock := coretest.NewClock(t0)
 	a := newStreamingAdapter()
 	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
-	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"}, nil)
 	g.Raw("quick")
 	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor) // the first words wait
 	_, err := g.Via(a).Send(context.Background(), core.OutboundMessage{Text: "Quick."})

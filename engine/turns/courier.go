@@ -58,6 +58,26 @@ func (c *courier) deliver(ctx context.Context, a core.Adapter, t *core.Turn, msg
 	return err
 }
 
+// takeBackGrown deletes the messages a dead run's streamed reply left
+// half written (handed to this run by the reaper, core.Run.Grown): the
+// answer this turn gives, or the reply resent, replaces them. A delete
+// that fails is logged and given up: a half answer left showing is
+// better than a turn that never answers.
+func (c *courier) takeBackGrown(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter) {
+	if len(t.Run.Grown) == 0 {
+		return
+	}
+	log.Info("deleting the half written reply a stopped process left", "messages", len(t.Run.Grown))
+	gone := core.Message{Metadata: map[string]any{}}
+	outbox.NoteGrown(&gone, t.Run.Grown)
+	if err := outbox.TakeBack(ctx, a, t.Conversation, gone); err != nil {
+		log.Warn("deleting the half written reply a stopped process left", "err", err)
+	}
+	if err := c.cfg.Store.NoteGrown(ctx, t.Run.ID, c.cfg.Owner, nil); err != nil {
+		log.Warn("recording the half written reply deleted", "err", err)
+	}
+}
+
 // resendPending sends again the conversation's messages that a dead
 // process left sending, oldest first, each with its own idempotency key,
 // and records each outcome at once. One older than scheduler.late_grace

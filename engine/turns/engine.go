@@ -26,6 +26,7 @@ type Store interface {
 	CompleteRun(ctx context.Context, runID int64, owner string, c core.RunCompletion) error
 	CompleteRunAndClaim(ctx context.Context, runID int64, owner string, c core.RunCompletion, platforms ...core.Platform) (*core.Run, error)
 	ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error)
+	NoteGrown(ctx context.Context, runID int64, owner string, grown []string) error
 
 	Conversation(ctx context.Context, id int64) (core.Conversation, error)
 	MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]core.Message, error)

@@ -40,6 +40,7 @@ func (e *Engine) execute(ctx context.Context, run *core.Run, conv *core.Conversa
 		next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunFailed, Error: err.Error()})
 		return next
 	}
+	e.courier.takeBackGrown(ctx, log, turn, adapter)
 	resent, err := e.courier.resendPending(ctx, log, turn, adapter)
 	if err != nil {
 		log.Error("sending again a reply left unsent", "err", err)

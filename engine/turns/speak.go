@@ -196,7 +196,10 @@ func (s *speaker) grow(ctx context.Context, t *core.Turn, a core.Adapter) *outbo
 		return nil
 	}
 	msg := s.replyMessage(t, &core.Reply{})
-	return s.cfg.Outbox.Grow(ctx, a, outbox.OutboundOf(t.Conversation, *msg, fmt.Sprintf("run-%d-stream", t.Run.ID)))
+	note := func(ctx context.Context, ids []string) error {
+		return s.cfg.Store.NoteGrown(ctx, t.Run.ID, s.cfg.Owner, ids)
+	}
+	return s.cfg.Outbox.Grow(ctx, a, outbox.OutboundOf(t.Conversation, *msg, fmt.Sprintf("run-%d-stream", t.Run.ID)), note)
 }
 
 // answer reads the model's result into the reply to send, noting on

@@ -573,3 +573,45 @@ func testReapStaleReadsAnsweredSeq(t *testing.T, open Opener) {
 	require.Equal(t, 1, reaped)
 	require.Equal(t, 0, retried, "a message held by a limit starts no turn")
 }
+
+// The messages a run's stream grew are recorded while it runs; when its
+// process dies before its reply is stored, the reaper hands them to the
+// turn it queues again, which deletes them before it answers. A run that
+// stored its reply keeps them (the reply carries them), and another
+// owner cannot record them.
+func testReapHandsOnGrownMessages(t *testing.T, open Opener) {
+	b := setup(t, open)
+	half := b.claimed(t, "half", "w1", b.t0)
+	replied := b.claimed(t, "replied", "w1", b.t0)
+	require.NoError(t, b.st.NoteGrown(b.ctx, half.ID, "w1", []string{"m1"}))
+	require.NoError(t, b.st.NoteGrown(b.ctx, half.ID, "w1", []string{"m1", "m2"}), "a second part grew")
+	require.NoError(t, b.st.NoteGrown(b.ctx, half.ID, "w2", []string{"other"}), "not w2's: nothing recorded")
+	require.NoError(t, b.st.NoteGrown(b.ctx, replied.ID, "w1", []string{"r1"}))
+	got, err := b.st.Run(b.ctx, half.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"m1", "m2"}, got.Grown)
+	// "replied" stored its reply (sending) before the process died.
+	require.NoError(t, b.st.AppendMessage(b.ctx, &core.Message{ConversationID: replied.ConversationID, Role: core.RoleAssistant,
+		Content: "done", Source: core.SourceReply, RunID: &replied.ID, Delivery: core.DeliverySending, CreatedAt: b.at(time.Second)}))
+
+	n, retried, err := b.st.ReapStaleRuns(b.ctx, b.at(time.Minute), b.at(30*time.Second))
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, 2, retried)
+	byConv := map[int64]*core.Run{}
+	for range 2 {
+		run, err := b.st.ClaimRun(b.ctx, "w3", b.at(2*time.Minute))
+		require.NoError(t, err)
+		require.NotNil(t, run)
+		byConv[run.ConversationID] = run
+	}
+	require.Equal(t, []string{"m1", "m2"}, byConv[half.ConversationID].Grown, "the retry deletes the half reply")
+	require.Empty(t, byConv[replied.ConversationID].Grown, "the stored reply carries its own grown messages")
+
+	// The retry deletes them and says so; its own stream records anew.
+	retry := byConv[half.ConversationID]
+	require.NoError(t, b.st.NoteGrown(b.ctx, retry.ID, "w3", nil))
+	got, err = b.st.Run(b.ctx, retry.ID)
+	require.NoError(t, err)
+	require.Empty(t, got.Grown)
+}

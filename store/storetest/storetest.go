@@ -104,6 +104,7 @@ func runCases() []storeCase {
 		{"ReapStaleReadsAnsweredSeq", testReapStaleReadsAnsweredSeq},
 		{"CommandsAreNotUserTurns", testCommandsAreNotUserTurns},
 		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
+		{"ReapHandsOnGrownMessages", testReapHandsOnGrownMessages},
 		{"RunModelStored", testRunModelStored},
 	}
 }

@@ -24,7 +24,7 @@ const (
 	maxMethodsOnAType   = 24   // llmtest.Server (the largest engine type: 21); target 25
 	maxPackageLines     = 2900 // adapters/markup, 2,863 today (the store's SQL aside: sqlPackage); target 3,000 (non-test, non-generated)
 	maxFunctionLines    = 80   // target 80
-	maxStoreInterface   = 14   // engine/turns.Store; target 15 (methods of one interface an engine uses)
+	maxStoreInterface   = 15   // engine/turns.Store; target 15 (methods of one interface an engine uses)
 	maxImportsClimbBack = 0    // target 0
 )
 
