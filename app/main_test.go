@@ -3,6 +3,7 @@ package app
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,8 @@ type testBundle struct {
 	env    map[string]string
 	// llmExtra is more YAML under llm:, each line indented two spaces.
 	llmExtra string
+	// llmTimeout is llm.timeout, 2s when empty.
+	llmTimeout string
 }
 
 func setup(t *testing.T) *testBundle {
@@ -85,7 +88,7 @@ llm:
   base_url: %s
   api_key: ${OPENAI_API_KEY}
   model: test-model
-  timeout: 2s
+  timeout: %s
   max_retries: 1
 %s
 http:
@@ -93,7 +96,7 @@ http:
   api_token: ${PARLEY_API_TOKEN}
 log:
   level: debug
-%s`, driver, dsn, filepath.Join(b.dir, "spool"), b.model.URL(), b.llmExtra, extra)
+%s`, driver, dsn, filepath.Join(b.dir, "spool"), b.model.URL(), cmp.Or(b.llmTimeout, "2s"), b.llmExtra, extra)
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
 	return path
 }

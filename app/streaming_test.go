@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/telegram"
@@ -208,4 +210,126 @@ func unescapeAll(texts []string) []string {
 		out[i] = slacktest.Unescape(t)
 	}
 	return out
+}
+
+// longAnswer is a plain answer of n sentences, longer than a platform's
+// message limit when n is large.
+func longAnswer(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "Sentence %d of a long streamed answer goes on.", i+1)
+	}
+	return b.String()
+}
+
+// Through parley run: a streamed answer longer than Telegram's 4,096
+// characters grows as a draft for its first part, then one for the next
+// (its own draft id), and ends as the messages Send would have split it
+// into, each draft the start of its part.
+func TestTelegramLongStreamedReplyGrowsPartByPart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	b.llmTimeout = "20s"
+	answer := longAnswer(130) // about 6,200 characters
+	// Over 6 s: a chat takes a message a second after a short burst,
+	// drafts included, so the second part gets its drafts too.
+	b.model.Enqueue(llmtest.Text(answer).WithDeltas(120).WithStreamDelay(6 * time.Second))
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+
+	fake.SendPrivate(ada, "tell me a lot")
+	want := markup.SplitTelegram(answer, 4096)
+	require.Len(t, want, 2)
+	sent := fake.WaitSent(t, ada.ID, len(want), waitFor)
+	var parts []string
+	for i, m := range sent {
+		r, err := markuptest.TelegramV2(want[i].Text)
+		require.NoError(t, err)
+		require.Equal(t, r.Text, m.Plain, "part %d as Send splits it", i+1)
+		parts = append(parts, m.Plain)
+	}
+	ids := map[int64]string{}
+	for _, d := range fake.Drafts(ada.ID) {
+		require.LessOrEqual(t, len(d.Plain), 4096)
+		ids[d.DraftID] = d.Plain
+		require.True(t, strings.HasPrefix(parts[0], d.Plain) || strings.HasPrefix(parts[1], d.Plain),
+			"draft %d shows the start of a part: %q", d.DraftID, d.Plain)
+	}
+	require.Len(t, ids, 2, "one draft id per part")
+}
+
+// On Discord a streamed answer longer than 2,000 characters grows its
+// first message, then a second, and ends as the parts Send makes.
+func TestDiscordLongStreamedReplyGrowsPartByPart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	b.llmTimeout = "20s"
+	answer := longAnswer(80) // about 3,700 characters
+	b.model.Enqueue(llmtest.Text(answer).WithDeltas(80).WithStreamDelay(4 * time.Second))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, _ := fake.SendDM(lin, "tell me a lot")
+	want := markup.SplitDiscord(answer, 2000)
+	require.Len(t, want, 2)
+	done := fake.WaitVisible(t, channel, func(ms []discordtest.SentMessage) bool {
+		return len(ms) == 2 && ms[0].Content == want[0].Text && ms[1].Content == want[1].Text
+	}, waitFor)
+	first, ok := fake.Message(done[0].MessageID)
+	require.True(t, ok)
+	require.NotEmpty(t, first.Edits, "the first part grew by edits")
+	for _, m := range fake.AllSent() {
+		require.False(t, m.Deleted, "nothing was taken back: %q", m.Content)
+	}
+}
+
+// A 429 storm on Discord's edits, through parley run: the partials it
+// catches are skipped (none is queued behind retry_after), and the
+// finished reply still ends the message, once.
+func TestDiscordEditStormDropsPartialsNotTheReply(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.llmTimeout = "20s"
+	fake := discordtest.NewServer(t)
+	answer := longAnswer(12)
+	b.model.Enqueue(llmtest.Text(answer).WithDeltas(40).WithStreamDelay(4 * time.Second))
+	for range 6 {
+		fake.RateLimitNext("messages.edit", 700*time.Millisecond)
+	}
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, _ := fake.SendDM(lin, "storm")
+	done := fake.WaitVisible(t, channel, func(ms []discordtest.SentMessage) bool {
+		return len(ms) == 1 && ms[0].Content == answer
+	}, waitFor)
+	msg, _ := fake.Message(done[0].MessageID)
+	require.Equal(t, answer, msg.Edits[len(msg.Edits)-1].Content, "the last edit is the finished reply")
+	require.Positive(t, fake.RateLimited(), "the storm hit")
+	for _, e := range msg.Edits {
+		require.True(t, strings.HasPrefix(answer, e.Content), "edit %q", e.Content)
+	}
+	require.Len(t, fake.Sent(channel), 1, "one message")
+}
+
+// A 429 storm on Slack's appendStream, through parley run: partials are
+// skipped while it lasts, the stream still ends with the whole answer.
+func TestSlackStreamStormDropsPartialsNotTheReply(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.llmTimeout = "20s"
+	fake := slacktest.NewServer(t)
+	answer := longAnswer(12)
+	b.model.Enqueue(llmtest.Text(answer).WithDeltas(40).WithStreamDelay(3 * time.Second))
+	fake.RateLimitCalls("chat.appendStream", 3, time.Second)
+	b.start(t, b.writeConfig(t, slackConfig(fake, "socket")))
+	fake.WaitConnections(t, 1, waitFor)
+	channel, _ := fake.SendDM(mei, "storm")
+	fake.WaitBotMessages(t, channel, waitFor, func(ms []slacktest.BotMessage) bool {
+		return len(ms) == 1 && !ms[0].Streaming && slacktest.Unescape(ms[0].Text) == answer
+	})
+	require.Positive(t, fake.RateLimited(), "the storm hit")
+	require.Equal(t, []string{answer}, unescapeAll(fake.Visible(channel)))
 }
