@@ -110,8 +110,8 @@ func (b *doctorBundle) doctor(t *testing.T) (int, []string, string) {
 func (b *doctorBundle) wellLines() []string {
 	return []string{
 		"llm        ok    test-model answers at " + b.model.URL(),
-		"discord    ok    @parley-test (id 900000000000000001), gateway " + b.discord.GatewayURL() + ", 999 of 1000 session starts left today; streaming: off (adapters.discord.streaming)",
-		"slack      ok    @parley (user U0BOT00001) in Fake, socket mode (apps.connections.open ok); streaming: off (adapters.slack.streaming)",
+		"discord    ok    @parley-test (id 900000000000000001), gateway " + b.discord.GatewayURL() + ", 999 of 1000 session starts left today; streaming: edits, an update at most every 1s",
+		"slack      ok    @parley (user U0BOT00001) in Fake, socket mode (apps.connections.open ok); streaming: stream, an update at most every 600ms",
 		"telegram   ok    @parley_test_bot (id 999000), polling; streaming: drafts, an update at most every 400ms",
 		"web        ok    nothing to probe; streaming: events, an update at most every 400ms",
 		fmt.Sprintf("store      ok    sqlite %s, schema version %d (current)", b.dbPath, store.LatestSchemaVersion()),
@@ -140,6 +140,24 @@ func TestDoctorAllWell(t *testing.T) {
 	}
 	require.Zero(t, b.discord.Identifies())
 	require.Zero(t, b.slack.Connections())
+}
+
+// With bot.streaming.enabled false every platform's line says so, and
+// names the key.
+func TestDoctorSaysStreamingIsOff(t *testing.T) {
+	t.Parallel()
+	b := setupDoctor(t)
+	b.extra = "bot:\n  streaming: {enabled: false}\n"
+	b.migrate(t)
+	code, lines, stderr := b.doctor(t)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr)
+	want := b.wellLines()
+	for i, l := range want {
+		if k := strings.Index(l, "; streaming: "); k >= 0 {
+			want[i] = l[:k] + "; streaming: off (bot.streaming.enabled is false)"
+		}
+	}
+	require.Equal(t, want, lines)
 }
 
 // The light model is asked too when it is another one.

@@ -84,8 +84,9 @@ func (a *askedTimes) of(user int64) []time.Time {
 }
 
 // startStreamingParley starts Parley (parleyBotWith) with streaming on
-// or off in a process of its own (startChild); the model answers
-// streamAnswer over streamWriting, and notes when each user asked.
+// or off in a process of its own (startChild); the model writes
+// streamAnswer over streamWriting (streamed, or whole once written), and
+// notes when each user asked.
 func startStreamingParley(b *testing.B, streaming bool) (*telegramtest.Server, int, *askedTimes) {
 	b.Helper()
 	asked := &askedTimes{at: map[int64][]time.Time{}}
@@ -95,6 +96,11 @@ func startStreamingParley(b *testing.B, streaming bool) (*telegramtest.Server, i
 			asked.mu.Lock()
 			asked.at[user] = append(asked.at[user], time.Now())
 			asked.mu.Unlock()
+		}
+		if !streaming {
+			// The same model, asked for the whole answer: it comes once
+			// written, as long after the question as the last delta.
+			return llmtest.Text(streamAnswer).WithDelay(streamWriting)
 		}
 		return llmtest.Text(streamAnswer).WithWordDeltas().WithStreamDelay(streamWriting)
 	})

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -251,6 +252,21 @@ type streamEnd struct {
 	done atomic.Bool
 }
 
+// StreamReadGap is the least time between two reads of a streamed
+// answer's body once it has been read for StreamReadUnpaced. A model
+// sends a chunk a token, 50 to 100 a second, and reading each as it
+// comes costs a wake-up and a system call apiece: a third of what
+// streaming cost (BENCHMARKS.md, issue 32). The partial text is shown
+// at most every bot.streaming.interval (400 ms by default), so reading
+// every 100 ms takes the chunks that came meanwhile in one read. The
+// first StreamReadUnpaced is read as it comes: the first words show as
+// soon as they can, and an answer written within it is not delayed at
+// all; a longer one ends at most StreamReadGap later.
+const (
+	StreamReadGap     = 100 * time.Millisecond
+	StreamReadUnpaced = 200 * time.Millisecond
+)
+
 type streamEndKey struct{}
 
 // doneMark is the last event of a whole stream.
@@ -263,22 +279,38 @@ type streamDoer struct{ next openai.HTTPDoer }
 func (d streamDoer) Do(req *http.Request) (*http.Response, error) {
 	resp, err := d.next.Do(req)
 	if end, ok := req.Context().Value(streamEndKey{}).(*streamEnd); ok && err == nil {
-		resp.Body = &doneWatcher{ReadCloser: resp.Body, end: end}
+		resp.Body = &doneWatcher{ReadCloser: resp.Body, end: end, ctx: req.Context()}
 	}
 	return resp, err
 }
 
 // doneWatcher keeps the last bytes read, enough to see "data: [DONE]"
 // with the blank line after it, however the reads cut it.
+// Its reads are spaced StreamReadGap apart.
 type doneWatcher struct {
 	io.ReadCloser
 	end  *streamEnd
+	ctx  context.Context
+	// first and last are when the first and the last read returned.
+	first, last time.Time
 	tail [24]byte
 	n    int
 }
 
 func (w *doneWatcher) Read(p []byte) (int, error) {
+	if wait := StreamReadGap - time.Since(w.last); !w.first.IsZero() && time.Since(w.first) > StreamReadUnpaced && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-w.ctx.Done():
+			t.Stop()
+		}
+	}
 	n, err := w.ReadCloser.Read(p)
+	w.last = time.Now()
+	if w.first.IsZero() {
+		w.first = w.last
+	}
 	if n > 0 {
 		if n >= len(w.tail) {
 			w.n = copy(w.tail[:], p[n-len(w.tail):n])
