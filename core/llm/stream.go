@@ -289,12 +289,12 @@ func (d streamDoer) Do(req *http.Request) (*http.Response, error) {
 // Its reads are spaced StreamReadGap apart.
 type doneWatcher struct {
 	io.ReadCloser
-	end  *streamEnd
-	ctx  context.Context
+	end *streamEnd
+	ctx context.Context
 	// first and last are when the first and the last read returned.
 	first, last time.Time
-	tail [24]byte
-	n    int
+	tail        [24]byte
+	n           int
 }
 
 func (w *doneWatcher) Read(p []byte) (int, error) {
