@@ -252,19 +252,19 @@ type streamEnd struct {
 	done atomic.Bool
 }
 
-// StreamReadGap is the least time between two reads of a streamed
-// answer's body once it has been read for StreamReadUnpaced. A model
+// streamReadGap is the least time between two reads of a streamed
+// answer's body once it has been read for streamReadUnpaced. A model
 // sends a chunk a token, 50 to 100 a second, and reading each as it
 // comes costs a wake-up and a system call apiece: a third of what
 // streaming cost (BENCHMARKS.md, issue 32). The partial text is shown
 // at most every bot.streaming.interval (400 ms by default), so reading
 // every 100 ms takes the chunks that came meanwhile in one read. The
-// first StreamReadUnpaced is read as it comes: the first words show as
+// first streamReadUnpaced is read as it comes: the first words show as
 // soon as they can, and an answer written within it is not delayed at
-// all; a longer one ends at most StreamReadGap later.
+// all; a longer one ends at most streamReadGap later.
 const (
-	StreamReadGap     = 100 * time.Millisecond
-	StreamReadUnpaced = 200 * time.Millisecond
+	streamReadGap     = 100 * time.Millisecond
+	streamReadUnpaced = 200 * time.Millisecond
 )
 
 type streamEndKey struct{}
@@ -286,7 +286,7 @@ func (d streamDoer) Do(req *http.Request) (*http.Response, error) {
 
 // doneWatcher keeps the last bytes read, enough to see "data: [DONE]"
 // with the blank line after it, however the reads cut it.
-// Its reads are spaced StreamReadGap apart.
+// Its reads are spaced streamReadGap apart.
 type doneWatcher struct {
 	io.ReadCloser
 	end *streamEnd
@@ -298,7 +298,7 @@ type doneWatcher struct {
 }
 
 func (w *doneWatcher) Read(p []byte) (int, error) {
-	if wait := StreamReadGap - time.Since(w.last); !w.first.IsZero() && time.Since(w.first) > StreamReadUnpaced && wait > 0 {
+	if wait := streamReadGap - time.Since(w.last); !w.first.IsZero() && time.Since(w.first) > streamReadUnpaced && wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
