@@ -51,9 +51,16 @@ var bots = map[string]botFunc{
 	"shipped": shippedBot,
 	// BenchmarkStreamedReply's sides: Parley with streaming on and off.
 	"streamed": func(ctx context.Context, env botEnv) error {
-		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond})
+		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, false)
 	},
 	"whole": parleyBot,
+	// BenchmarkStreamedCrowd's sides: the same, paced to Telegram's limits.
+	"crowd-streamed": func(ctx context.Context, env botEnv) error {
+		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, true)
+	},
+	"crowd-whole": func(ctx context.Context, env botEnv) error {
+		return parleyBotWith(ctx, env, outbox.Streaming{}, true)
+	},
 }
 
 // handlerErrors counts what a bare bot's handler failed at while its
@@ -174,11 +181,12 @@ func baselineBot(ctx context.Context, env botEnv) error {
 // real model client. Every DM is stored before it is confirmed, answered
 // by a durable run, and its reply stored.
 func parleyBot(ctx context.Context, env botEnv) error {
-	return parleyBotWith(ctx, env, outbox.Streaming{})
+	return parleyBotWith(ctx, env, outbox.Streaming{}, false)
 }
 
-// parleyBotWith is parleyBot with streaming as st says.
-func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming) (err error) {
+// parleyBotWith is parleyBot with streaming as st says, paced to
+// Telegram's limits (the adapter's default send_rate) when paced.
+func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming, paced bool) (err error) {
 	client, err := llm.New(llm.Config{BaseURL: env.ModelURL, Model: llmtest.DefaultModel})
 	if err != nil {
 		return err
@@ -194,9 +202,11 @@ func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming) (err er
 	ad := telegram.New()
 	ad.Token = config.Secret(env.Token)
 	ad.APIURL = env.APIURL
-	// The fake has no flood limits, and pacing to Telegram's would measure
-	// the pace, not the cost of a turn.
-	ad.SendRate = pace.Limits{}
+	if !paced {
+		// The fake has no flood limits, and pacing to Telegram's would
+		// measure the pace, not the cost of a turn.
+		ad.SendRate = pace.Limits{}
+	}
 	if err := ad.Provision(ctx, core.Env{Clock: core.SystemClock{}, Location: time.UTC}); err != nil {
 		return err
 	}
