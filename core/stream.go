@@ -79,6 +79,11 @@ type StreamCapabilities struct {
 	// channel); the core never updates faster, whatever
 	// bot.streaming.interval says.
 	MinInterval time.Duration
+	// Refresh, when not 0, is how long a partial may stay unchanged
+	// before it is shown again: a Telegram draft disappears 30 s after
+	// it was sent, and a model that pauses longer (a slow tool) must not
+	// leave the user with nothing. 0: a partial stays until replaced.
+	Refresh time.Duration
 }
 
 // StreamModer is implemented by a Streamer that can say how it streams.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
@@ -39,6 +40,7 @@ type replyStream struct {
 	draftID int64
 	growID  int
 	shown   string
+	shownAt time.Time
 	ended   bool
 }
 
@@ -92,7 +94,10 @@ func (st *replyStream) Update(ctx context.Context, text string) error {
 	if st.plain && formatted {
 		show, formatted = p.Plain, false
 	}
-	if show == st.shown {
+	if show == st.shown && (!st.drafts || st.s.clock.Now().Sub(st.shownAt) < draftRefresh/2) {
+		// The same text again changes nothing (an edit: Telegram answers
+		// "message is not modified"), but for a draft about to expire:
+		// sent again, it shows for another 30 s (draftRefresh).
 		return nil
 	}
 	if !st.take() {
@@ -138,7 +143,7 @@ func (st *replyStream) show(ctx context.Context, text string, formatted bool) er
 	if err != nil {
 		return st.failed(err)
 	}
-	st.shown = text
+	st.shown, st.shownAt = text, st.s.clock.Now()
 	return nil
 }
 

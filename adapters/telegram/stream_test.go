@@ -59,7 +59,7 @@ func TestStreamGrowsAsDraftsThenOneMessage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.greet(t, ada)
-	require.Equal(t, core.StreamCapabilities{Mode: "drafts"}, b.adapter.StreamCapabilities())
+	require.Equal(t, core.StreamCapabilities{Mode: "drafts", Refresh: 20 * time.Second}, b.adapter.StreamCapabilities())
 	st := b.streamIn(t, ada)
 
 	grow(t, st, "Hello", "Hello **world**", "Hello **world**", "Hello **world**, how are")
@@ -223,5 +223,5 @@ func TestAChatWithoutDraftsGrowsByEdits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"Hello there!"}, messagePlains(b.srv.Messages(ada.ID)))
 	require.Equal(t, "Hello", b.srv.Sent(ada.ID)[0].Plain, "grown by edits")
-	require.Equal(t, core.StreamCapabilities{Mode: "drafts"}, b.adapter.StreamCapabilities(), "the bot keeps drafts")
+	require.Equal(t, core.StreamCapabilities{Mode: "drafts", Refresh: 20 * time.Second}, b.adapter.StreamCapabilities(), "the bot keeps drafts")
 }

@@ -41,6 +41,11 @@ const (
 // take the chat's send_rate slots (TryTake), which keep them to that pace.
 const minEditInterval = time.Second
 
+// draftRefresh is how long a draft left unchanged (the model paused: a
+// slow tool, long reasoning) waits before it is sent again: Telegram
+// shows a draft for 30 s after its last update.
+const draftRefresh = 20 * time.Second
+
 // streamer makes replies grow (core.Streamer) and edits and deletes the
 // bot's messages (core.MessageEditor). What it decides holds for the bot:
 // whether the server takes drafts, and until when a 429 holds partials
@@ -84,6 +89,8 @@ func (s *streamer) StreamCapabilities() core.StreamCapabilities {
 	switch m := s.mode(); m {
 	case modeEdits:
 		return core.StreamCapabilities{Mode: m, MinInterval: minEditInterval}
+	case modeDrafts:
+		return core.StreamCapabilities{Mode: m, Refresh: draftRefresh}
 	default:
 		return core.StreamCapabilities{Mode: m}
 	}

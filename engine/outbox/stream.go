@@ -49,6 +49,7 @@ type Grower struct {
 	plain    bool
 	visible  func(string, core.TextFormat) string
 	interval time.Duration
+	refresh  time.Duration // see core.StreamCapabilities.Refresh
 	clock    core.Clock
 	log      *slog.Logger
 	note     func(context.Context, []string) error
@@ -76,12 +77,14 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMess
 		return nil
 	}
 	interval := st.Interval
+	var refresh time.Duration
 	if m, ok := a.(core.StreamModer); ok {
 		caps := m.StreamCapabilities()
 		if caps.Mode == "" {
 			return nil
 		}
 		interval = max(interval, caps.MinInterval)
+		refresh = caps.Refresh
 	}
 	// An adapter that cannot render rich text gets partials as the
 	// finished reply will be: Markdown made plain (render).
@@ -95,7 +98,7 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMess
 		o.log.Debug("not streaming this reply", "platform", a.Platform(), "err", err)
 		return nil
 	}
-	g := &Grower{stream: stream, adapter: a, format: format, plain: plain, visible: st.Visible, interval: interval,
+	g := &Grower{stream: stream, adapter: a, format: format, plain: plain, visible: st.Visible, interval: interval, refresh: refresh,
 		clock: o.cfg.Clock, log: o.log, note: note, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go g.loop(context.WithoutCancel(ctx))
@@ -126,21 +129,27 @@ func (g *Grower) Raw(raw string) {
 // loop updates the stream with the latest visible text, at most once per
 // interval, until the Grower ends. An update the platform skips (no slot
 // free, a 429) is tried again an interval later, with the text by then.
+// A partial left unchanged for refresh is shown again.
 func (g *Grower) loop(ctx context.Context) {
 	defer close(g.done)
 	var shown string
 	var last time.Time
-	var retry core.Timer
+	var retry, again core.Timer
 	noted := 0 // how many grown messages note recorded
 	defer func() {
-		if retry != nil {
-			retry.Stop()
+		for _, t := range []core.Timer{retry, again} {
+			if t != nil {
+				t.Stop()
+			}
 		}
 	}()
 	for {
-		var retryC <-chan time.Time
+		var retryC, againC <-chan time.Time
 		if retry != nil {
 			retryC = retry.C()
+		}
+		if again != nil {
+			againC = again.C()
 		}
 		select {
 		case <-g.stop:
@@ -148,6 +157,9 @@ func (g *Grower) loop(ctx context.Context) {
 		case <-g.wake:
 		case <-retryC:
 			retry = nil
+		case <-againC:
+			again = nil
+			shown = "" // shown again, unchanged
 		}
 		wait := g.interval - g.clock.Now().Sub(last)
 		if last.IsZero() {
@@ -176,6 +188,12 @@ func (g *Grower) loop(ctx context.Context) {
 		g.updates++
 		g.mu.Unlock()
 		noted = g.noteGrown(ctx, noted)
+		if g.refresh > 0 {
+			if again != nil {
+				again.Stop()
+			}
+			again = g.clock.NewTimer(g.refresh)
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ var t0 = time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 type streamingAdapter struct {
 	*coretest.Adapter
 	minInterval time.Duration
+	refresh     time.Duration
 
 	mu      sync.Mutex
 	calls   []string
@@ -45,7 +46,7 @@ func (a *streamingAdapter) Stream(context.Context, core.OutboundMessage) (core.S
 }
 
 func (a *streamingAdapter) StreamCapabilities() core.StreamCapabilities {
-	return core.StreamCapabilities{Mode: "edits", MinInterval: a.minInterval}
+	return core.StreamCapabilities{Mode: "edits", MinInterval: a.minInterval, Refresh: a.refresh}
 }
 
 // waitCalls waits until the adapter has noted n calls and returns them.
@@ -194,4 +195,28 @@ func TestGrowerSendsAQuickReplyWhole(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"finish Quick."}, a.waitCalls(t, 1))
 	require.Zero(t, g.Updates())
+}
+
+// A partial left unchanged for the adapter's Refresh (a Telegram draft
+// expires) is shown again, once per Refresh while nothing changes.
+func TestGrowerShowsAnUnchangedPartialAgain(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	a := newStreamingAdapter()
+	a.refresh = 20 * time.Second
+	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"}, nil)
+	g.Raw("thinking it over")
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor)
+	clock.Advance(outbox.FirstHold)
+	require.Equal(t, []string{"update THINKING IT OVER"}, a.waitCalls(t, 1))
+	// The model pauses (a slow tool call): 20 s later the same text again.
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold+20*time.Second), waitFor)
+	clock.Advance(20 * time.Second)
+	require.Equal(t, []string{"update THINKING IT OVER", "update THINKING IT OVER"}, a.waitCalls(t, 2))
+	g.Raw("thinking it over, done")
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold+20*time.Second+400*time.Millisecond), waitFor)
+	clock.Advance(400 * time.Millisecond)
+	require.Equal(t, "update THINKING IT OVER, DONE", a.waitCalls(t, 3)[2])
+	g.Abandon(context.Background())
 }
