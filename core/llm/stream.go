@@ -253,24 +253,39 @@ type streamEnd struct {
 }
 
 // streamReadGap is the least time between two reads of a streamed
-// answer's body once it has been read for streamReadUnpaced. A model
-// sends a chunk a token, 50 to 100 a second, and reading each as it
-// comes costs a wake-up and a system call apiece: a third of what
-// streaming cost (BENCHMARKS.md, issue 32). The partial text is shown
-// at most every bot.streaming.interval (400 ms by default), so reading
-// every 100 ms takes the chunks that came meanwhile in one read. The
-// first streamReadUnpaced is read as it comes: the first words show as
-// soon as they can, and an answer written within it is not delayed at
-// all; a longer one ends at most streamReadGap later.
-const (
-	streamReadGap     = 100 * time.Millisecond
-	streamReadUnpaced = 200 * time.Millisecond
-)
+// answer's body once its text has begun. A model sends a chunk a token,
+// 50 to 100 a second, and reading each as it comes costs a wake-up and a
+// system call apiece: a third of what streaming cost (BENCHMARKS.md,
+// issue 32). The partial text is shown at most every
+// bot.streaming.interval (400 ms by default), so reading every 100 ms
+// takes the chunks that came meanwhile in one read. Until the first
+// text the body is read as it comes, so the first words show as soon as
+// they can; the end of an answer comes at most streamReadGap later.
+const streamReadGap = 100 * time.Millisecond
+
+// textBegun is how a chunk with text starts its content: a delta whose
+// "content" (or "reasoning_content") is not empty.
+var textBegun = []byte(`content":"`)
 
 type streamEndKey struct{}
 
 // doneMark is the last event of a whole stream.
 var doneMark = []byte("data: [DONE]")
+
+// hasText reports whether b, a stretch of a stream's body, holds a delta
+// with text (its string's first character; an escape counts).
+func hasText(b []byte) bool {
+	for {
+		i := bytes.Index(b, textBegun)
+		if i < 0 {
+			return false
+		}
+		b = b[i+len(textBegun):]
+		if len(b) > 0 && b[0] != '"' {
+			return true
+		}
+	}
+}
 
 // streamDoer hands the body of a request carrying a *streamEnd to a
 // doneWatcher.
@@ -291,14 +306,16 @@ type doneWatcher struct {
 	io.ReadCloser
 	end *streamEnd
 	ctx context.Context
-	// first and last are when the first and the last read returned.
-	first, last time.Time
-	tail        [24]byte
-	n           int
+	// begun is set once a read brought text; last is when the last read
+	// returned.
+	begun bool
+	last  time.Time
+	tail  [24]byte
+	n     int
 }
 
 func (w *doneWatcher) Read(p []byte) (int, error) {
-	if wait := streamReadGap - time.Since(w.last); !w.first.IsZero() && time.Since(w.first) > streamReadUnpaced && wait > 0 {
+	if wait := streamReadGap - time.Since(w.last); w.begun && wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
@@ -308,8 +325,8 @@ func (w *doneWatcher) Read(p []byte) (int, error) {
 	}
 	n, err := w.ReadCloser.Read(p)
 	w.last = time.Now()
-	if w.first.IsZero() {
-		w.first = w.last
+	if !w.begun {
+		w.begun = hasText(p[:n])
 	}
 	if n > 0 {
 		if n >= len(w.tail) {
