@@ -307,24 +307,31 @@ type doneWatcher struct {
 	end *streamEnd
 	ctx context.Context
 	// begun is set once a read brought text; last is when the last read
-	// returned.
-	begun bool
-	last  time.Time
-	tail  [24]byte
-	n     int
+	// returned; live when it had to wait for the server, or came after a
+	// pause (the answer is being written now, not waiting in a buffer).
+	begun, live bool
+	last        time.Time
+	tail        [24]byte
+	n           int
 }
 
 func (w *doneWatcher) Read(p []byte) (int, error) {
-	if wait := streamReadGap - time.Since(w.last); w.begun && wait > 0 {
+	paused := false
+	if wait := streamReadGap - time.Since(w.last); w.begun && w.live && wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-w.ctx.Done():
 			t.Stop()
 		}
+		paused = true
 	}
+	start := time.Now()
 	n, err := w.ReadCloser.Read(p)
 	w.last = time.Now()
+	// A read answered at once, with no pause before it, found the answer
+	// waiting (a fast server, a backlog): the rest is read at once too.
+	w.live = paused || w.last.Sub(start) > time.Millisecond
 	if !w.begun {
 		w.begun = hasText(p[:n])
 	}
