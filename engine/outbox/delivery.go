@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
 )
@@ -66,6 +67,9 @@ func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversa
 // own idempotency key, holding a doubt slot until release is called
 // (once its outcome is stored), and notes the outcome on m.
 func (o *Outbox) Resend(ctx context.Context, a core.Adapter, conv core.Conversation, m *core.Message) (release func(), err error) {
+	if finishInPlace(ctx, a, conv, m) {
+		return func() {}, nil
+	}
 	if err := TakeBack(ctx, a, conv, *m); err != nil {
 		return func() {}, fmt.Errorf("deleting what grew of a reply before sending it again: %w", err)
 	}
@@ -76,6 +80,28 @@ func (o *Outbox) Resend(ctx context.Context, a core.Adapter, conv core.Conversat
 	res, err := o.Send(slot.In(ctx), a, OutboundOf(conv, *m, m.IdempotencyKey()))
 	Settle(m, res, err)
 	return func() { slot.Give() }, err
+}
+
+// finishInPlace finishes a reply that grew as one message (Discord,
+// Slack) by editing that message to the finished text, as the dead
+// process's finish would have: the user sees the message they watched
+// grow end well, rather than vanish and come again. It reports whether
+// it did; a reply that may not fit one message, or an edit that fails,
+// is left to be replaced (TakeBack, then sent). An edit repeats nothing,
+// so it holds no doubt slot.
+func finishInPlace(ctx context.Context, a core.Adapter, conv core.Conversation, m *core.Message) bool {
+	ids := GrownIDs(*m)
+	ed, ok := a.(core.MessageEditor)
+	limit := a.Capabilities().MaxMessageLength
+	// Rendering changes the length (markers go, escapes come): a margin.
+	if !ok || len(ids) != 1 || limit <= 0 || utf8.RuneCountInString(m.Content) > limit*9/10 {
+		return false
+	}
+	if err := ed.EditMessage(ctx, ids[0], OutboundOf(conv, *m, m.IdempotencyKey())); err != nil {
+		return false
+	}
+	Settle(m, core.SendResult{PlatformMessageIDs: ids}, nil)
+	return true
 }
 
 // OutboundOf is a stored message m as sent into conv with key.

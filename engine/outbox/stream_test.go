@@ -96,7 +96,7 @@ func (s *noteStream) Grown() []string               { return []string{"m1"} }
 func newOutbox(t *testing.T, a core.Adapter, clock core.Clock, st outbox.Streaming) *outbox.Outbox {
 	t.Helper()
 	o, err := outbox.New(outbox.Config{Adapters: []core.Adapter{a}, Clock: clock, Logger: (&coretest.Logs{}).Logger(),
-		Streaming: st})
+		Streaming: st, Metrics: sentCounter{}})
 	require.NoError(t, err)
 	return o
 }
@@ -219,4 +219,49 @@ func TestGrowerShowsAnUnchangedPartialAgain(t *testing.T) {
 	clock.Advance(400 * time.Millisecond)
 	require.Equal(t, "update THINKING IT OVER, DONE", a.waitCalls(t, 3)[2])
 	g.Abandon(context.Background())
+}
+
+// sentCounter is the Outbox's metrics; the tests read the adapters.
+type sentCounter struct{ core.Metrics }
+
+func (sentCounter) Sent(core.Platform, string) {}
+
+func (a *streamingAdapter) EditMessage(_ context.Context, id string, msg core.OutboundMessage) error {
+	a.note("edit " + id + " " + msg.Text)
+	return nil
+}
+
+func (a *streamingAdapter) DeleteMessage(_ context.Context, _, id string) error {
+	a.note("delete " + id)
+	return nil
+}
+
+// A reply a dead process stored while it was finishing the one message
+// it had grown is finished in place when sent again: that message is
+// edited to the finished text, nothing is deleted or sent anew. One too
+// long for a message is replaced: what grew is deleted, the reply sent.
+func TestResendFinishesAGrownReplyInPlace(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	a := newStreamingAdapter()
+	a.MaxLength = 100
+	o := newOutbox(t, a, clock, outbox.Streaming{})
+	conv := core.Conversation{ID: 1, ChannelThreadID: "c1"}
+	m := &core.Message{ID: 7, ConversationID: 1, Role: core.RoleAssistant, Content: "The finished answer.", Delivery: core.DeliverySending}
+	outbox.NoteGrown(m, []string{"g1"})
+	release, err := o.Resend(context.Background(), a, conv, m)
+	require.NoError(t, err)
+	release()
+	require.Equal(t, []string{"edit g1 The finished answer."}, a.waitCalls(t, 1))
+	require.Empty(t, a.Sent(), "nothing sent anew")
+	require.Equal(t, core.DeliverySent, m.Delivery)
+	require.Equal(t, "g1", m.PlatformMessageID)
+
+	long := &core.Message{ID: 8, ConversationID: 1, Role: core.RoleAssistant, Content: strings.Repeat("word ", 30), Delivery: core.DeliverySending}
+	outbox.NoteGrown(long, []string{"g2"})
+	release, err = o.Resend(context.Background(), a, conv, long)
+	require.NoError(t, err)
+	release()
+	require.Equal(t, "delete g2", a.waitCalls(t, 2)[1])
+	require.Len(t, a.Sent(), 2, "sent anew, in the two parts it takes")
 }

@@ -212,7 +212,11 @@ func TestSoakTurnsShortPostgres(t *testing.T) {
 			tgGot[m.Plain]++
 		}
 		for _, m := range dc.AllSent() {
-			dcGot[m.Content]++
+			// A half-grown reply a killed process left is deleted by the
+			// next one: the user is left with the reply once.
+			if !m.Deleted {
+				dcGot[m.Content]++
+			}
 		}
 		return tgGot, dcGot
 	}
