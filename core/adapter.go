@@ -25,6 +25,10 @@ type InboundMessage struct {
 	// the caption, and may be empty. An adapter delivers a DM with an
 	// attachment even when it has no text.
 	Attachments []Attachment
+	// Tap is set when the message is a tap on one of the bot's buttons;
+	// adapters hand such messages to TapHandler.HandleTap, not to
+	// HandleInbound.
+	Tap *Tap
 }
 
 // ErrInboundLost is wrapped by a handler's error when trying again cannot
@@ -54,6 +58,10 @@ type OutboundMessage struct {
 	// IdempotencyKey is stable across retries of the same logical send (for
 	// example "run-12" or "job-7"); platforms with a nonce use it.
 	IdempotencyKey string
+	// Choices are buttons to show with the text (choices.go): only for an
+	// adapter whose Capabilities say Choices; the core writes them into
+	// Text as numbered lines for any other.
+	Choices []Choice
 }
 
 // TextFormat says how an outbound message's text is written.
@@ -129,6 +137,9 @@ type Capabilities struct {
 	Markup string
 	// Typing is true when the adapter implements TypingIndicator.
 	Typing bool
+	// Choices is true when Send shows OutboundMessage.Choices as buttons
+	// and hands their taps to the Host's HandleTap.
+	Choices bool
 	// RichText is true when Send renders FormatRichText in the platform's
 	// markup; otherwise the core sends it as plain text.
 	RichText bool

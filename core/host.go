@@ -14,6 +14,7 @@ import (
 // implementing Host. engine.Dispatcher implements it.
 type Host interface {
 	InboundHandler
+	TapHandler
 	// History returns up to limit of a conversation's newest messages,
 	// oldest first; none for a conversation the bot does not know.
 	History(ctx context.Context, p Platform, channelThreadID string, limit int) ([]Message, error)
@@ -39,5 +40,10 @@ func (InboundOnly) ModelHealth() llm.Health { return llm.Health{} }
 
 // Commands lists none.
 func (InboundOnly) Commands() []CommandInfo { return nil }
+
+// HandleTap makes no choice: nothing records it.
+func (InboundOnly) HandleTap(context.Context, InboundMessage) (TapAnswer, error) {
+	return TapAnswer{Notice: NoticeStaleButton}, nil
+}
 
 // engine.Dispatcher is the host of the adapters it starts.

@@ -134,6 +134,9 @@ type Turn struct {
 	// Continuation is true while the turn says more after a reply that
 	// asked to (WANT_MORE); output processors then honour no second one.
 	Continuation bool
+	// Question, set by tool offer_choices, is sent after the turn's
+	// reply with its choices as buttons; a later call replaces it.
+	Question *Question
 }
 
 // PromptContributor is an optional plugin capability: add layers to the

@@ -83,6 +83,13 @@ type InboundRecord struct {
 	// SessionGap starts a new session record when the previous message is
 	// more than this before Now (0: one record for ever).
 	SessionGap time.Duration
+	// Answers, when set, is the question (a bot message's id) this message
+	// answers with its choice Choice (a tap, choices.go): the store checks
+	// that the question is the conversation's and still open
+	// (ErrStaleChoice, ErrAlreadyAnswered otherwise, storing nothing),
+	// records it answered, and stores the choice's label as the text.
+	Answers int64
+	Choice  int
 }
 
 // BusyPolicy is what a user message does to a conversation whose turn is

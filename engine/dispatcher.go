@@ -299,6 +299,12 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg core.InboundMessage)
 	return d.intake.HandleInbound(ctx, msg)
 }
 
+// HandleTap records a tap on a question's button as the user's answer;
+// it implements core.TapHandler.
+func (d *Dispatcher) HandleTap(ctx context.Context, msg core.InboundMessage) (core.TapAnswer, error) {
+	return d.intake.HandleTap(ctx, msg)
+}
+
 // History returns the newest limit messages of the conversation at
 // (platform, channelThreadID), oldest first; none if it does not exist.
 func (d *Dispatcher) History(ctx context.Context, p core.Platform, channelThreadID string, limit int) ([]core.Message, error) {

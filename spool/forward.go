@@ -24,3 +24,10 @@ func (s *Spool) ModelHealth() llm.Health { return s.next.ModelHealth() }
 
 // Commands lists the core's chat commands.
 func (s *Spool) Commands() []core.CommandInfo { return s.next.Commands() }
+
+// HandleTap goes to the core at once: a tap is answered with what the
+// record says, so it cannot wait in the spool (with the database down it
+// fails, and the adapter acknowledges it without a choice).
+func (s *Spool) HandleTap(ctx context.Context, msg core.InboundMessage) (core.TapAnswer, error) {
+	return s.next.HandleTap(ctx, msg)
+}

@@ -77,9 +77,20 @@ func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (c
 		if err := s.joinRecord(tx, &res, prev, in.Now, in.SessionGap, now); err != nil {
 			return err
 		}
-		res.Message = inboundMessage(in, res.Conversation)
+		rec := in
+		if in.Answers != 0 {
+			if rec.Text, err = chosenLabel(tx, in, res.Conversation.ID); err != nil {
+				return err
+			}
+		}
+		res.Message = inboundMessage(rec, res.Conversation)
 		if err := s.insertMessage(tx, &res.Message, meta, now); err != nil {
 			return err
+		}
+		if in.Answers != 0 {
+			if err := markAnswered(tx, in.Answers, res.Message.ID, now); err != nil {
+				return err
+			}
 		}
 		if !in.PlanRun {
 			return nil
@@ -344,4 +355,39 @@ func scanAll[T any](rows *sql.Rows, dest func(*T) []any, capHint int) ([]T, erro
 		return nil, err
 	}
 	return out, rows.Close()
+}
+
+// chosenLabel is the label of choice in.Choice of the question in.Answers,
+// which must be a bot message of conversation conv asking it
+// (core.ErrStaleChoice otherwise).
+func chosenLabel(tx *gorm.DB, in core.InboundRecord, conv int64) (string, error) {
+	var q core.Message
+	err := row(tx, `SELECT metadata FROM messages WHERE id = ? AND conversation_id = ? AND role = 'assistant'`,
+		in.Answers, conv).Scan(metadataCol{&q.Metadata})
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", core.ErrStaleChoice
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the question answered: %w", err)
+	}
+	labels := core.ChoiceLabels(q)
+	if in.Choice < 0 || in.Choice >= len(labels) {
+		return "", core.ErrStaleChoice
+	}
+	return labels[in.Choice], nil
+}
+
+// markAnswered records question answered by message answer, once
+// (core.ErrAlreadyAnswered the second time: the transaction then rolls
+// back, storing nothing).
+func markAnswered(tx *gorm.DB, question, answer int64, now any) error {
+	res := tx.Exec(`INSERT INTO answered_questions (message_id, answer_id, answered_at) VALUES (?, ?, ?)
+		ON CONFLICT (message_id) DO NOTHING`, question, answer, now)
+	if res.Error != nil {
+		return fmt.Errorf("recording the question answered: %w", res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return core.ErrAlreadyAnswered
+	}
+	return nil
 }

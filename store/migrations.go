@@ -445,6 +445,19 @@ var migrations = []migration{
 			`ALTER TABLE runs ADD COLUMN grown TEXT NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		version: 16,
+		name:    "questions answered",
+		statements: []string{
+			// A question with choices (a bot message) takes one answer:
+			// the first tap inserts its row, a second finds it.
+			`CREATE TABLE answered_questions (
+				message_id {{bigint}} PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+				answer_id {{bigint}} REFERENCES messages (id) ON DELETE SET NULL,
+				answered_at {{time}} NOT NULL
+			)`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

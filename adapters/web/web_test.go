@@ -80,6 +80,11 @@ func (f *fakeCore) History(_ context.Context, p core.Platform, thread string, li
 	return f.history, f.historyErr
 }
 
+// HandleTap makes no choice: the web tests tap nothing yet.
+func (f *fakeCore) HandleTap(context.Context, core.InboundMessage) (core.TapAnswer, error) {
+	return core.TapAnswer{Notice: core.NoticeStaleButton}, nil
+}
+
 func (f *fakeCore) ModelHealth() llm.Health {
 	f.mu.Lock()
 	defer f.mu.Unlock()

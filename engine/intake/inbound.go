@@ -35,22 +35,24 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 	if e.cfg.Commands != nil && len(msg.Attachments) == 0 && e.cfg.Commands.IsCommand(text) {
 		return e.handleCommand(ctx, log, msg, text)
 	}
+	_, err := e.take(ctx, log, msg, core.InboundRecord{Text: text, Metadata: meta})
+	return err
+}
+
+// take stores msg as in (its text and metadata, or the choice it answers,
+// set) under the per-user limits, plans the turn that answers it and
+// starts it at once where it can. It returns what the store recorded;
+// nothing, with no error, for a redelivery.
+func (e *Engine) take(ctx context.Context, log *slog.Logger, msg core.InboundMessage, in core.InboundRecord) (core.InboundResult, error) {
 	now := e.cfg.Clock.Now().UTC()
 	hold, err := e.checkInbound(ctx, msg.Platform, msg.ChannelThreadID, msg.ChannelUserID, now)
 	if err != nil {
-		return fmt.Errorf("checking per-user limits: %w", err)
+		return core.InboundResult{}, fmt.Errorf("checking per-user limits: %w", err)
 	}
 	if hold != nil {
-		meta = hold.metadata(meta)
+		in.Metadata = hold.metadata(in.Metadata)
 	}
-	in := core.InboundRecord{
-		Text:         text,
-		Metadata:     meta,
-		Now:          now,
-		PlanRun:      hold == nil,
-		RunAfter:     now.Add(e.cfg.Debounce),
-		WhileRunning: e.cfg.DuringGeneration,
-	}
+	in.Now, in.PlanRun, in.RunAfter, in.WhileRunning = now, hold == nil, now.Add(e.cfg.Debounce), e.cfg.DuringGeneration
 	reserved := false
 	if in.PlanRun && e.cfg.Debounce <= 0 && e.cfg.Handoff != nil {
 		if _, ok := e.cfg.Outbox.Adapter(msg.Platform); ok {
@@ -63,22 +65,22 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 			claimed.Status == core.RunRunning && claimed.Owner == in.ClaimFor {
 			log.Debug("inbound message stored, its turn started", "conversation", res.Conversation.ID, "seq", res.Message.Seq, "run", claimed.ID)
 			e.cfg.Handoff.RunClaimed(claimed, res.Conversation)
-			return nil
+			return res, nil
 		}
 		e.cfg.Handoff.ReleaseTurn()
 	}
 	if err != nil || !stored {
-		return err
+		return core.InboundResult{}, err
 	}
 	log.Debug("inbound message stored", "conversation", res.Conversation.ID, "seq", res.Message.Seq)
 	if hold != nil {
 		e.held(ctx, log, hold, res, now)
-		return nil
+		return res, nil
 	}
 	switch {
 	case res.Rejected:
 		e.sendBusyNotice(ctx, res.Conversation)
-		return nil
+		return res, nil
 	case res.Running != nil && res.Running.CancelRequestedAt != nil:
 		// restart: the turn being generated is dropped; the planned run
 		// answers everything once it is gone. A run of another process
@@ -88,7 +90,7 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 		}
 	}
 	e.signal()
-	return nil
+	return res, nil
 }
 
 // record stores in, msg's message with its sender and address filled in,
