@@ -11,6 +11,7 @@ import (
 	_ "github.com/parleybot/parley/adapters/telegram" // Telegram private chats
 	_ "github.com/parleybot/parley/adapters/terminal" // the terminal (parley chat)
 	_ "github.com/parleybot/parley/adapters/web"      // the browser chat
+	_ "github.com/parleybot/parley/plugins/choices"
 	_ "github.com/parleybot/parley/plugins/controltokens"
 	_ "github.com/parleybot/parley/plugins/memory"
 	_ "github.com/parleybot/parley/plugins/mood"

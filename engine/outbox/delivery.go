@@ -3,6 +3,8 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
@@ -113,7 +115,50 @@ func OutboundOf(conv core.Conversation, m core.Message, key string) core.Outboun
 		Text:            m.Content,
 		Format:          core.FormatOf(m), // what the model wrote is Markdown
 		IdempotencyKey:  key,
+		Choices:         choicesOf(m),
 	}
+}
+
+// choicesOf are the buttons of m, a stored question (none for any other
+// message, or one not stored: its buttons need its id).
+func choicesOf(m core.Message) []core.Choice {
+	labels := core.ChoiceLabels(m)
+	if len(labels) == 0 || m.ID == 0 {
+		return nil
+	}
+	out := make([]core.Choice, len(labels))
+	for i, l := range labels {
+		out[i] = core.Choice{Label: l, Data: core.ChoiceData(m.ID, i)}
+	}
+	return out
+}
+
+// NumberedChoices is text with choices as numbered lines, for a platform
+// without buttons: the user answers with the number or the label (the
+// turn reads either as the tap, ChoiceTyped).
+func NumberedChoices(text string, choices []core.Choice) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	b.WriteString("\n")
+	for i, c := range choices {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, c.Label)
+	}
+	return b.String()
+}
+
+// ChoiceTyped is the choice a user's text names among labels, by number
+// ("2", "2.") or by label (any case), and whether it names one.
+func ChoiceTyped(text string, labels []string) (int, bool) {
+	t := strings.TrimSuffix(strings.TrimSpace(text), ".")
+	if n, err := strconv.Atoi(t); err == nil && n >= 1 && n <= len(labels) {
+		return n - 1, true
+	}
+	for i, l := range labels {
+		if strings.EqualFold(t, strings.TrimSpace(l)) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Settle notes a send's outcome on msg.

@@ -103,6 +103,9 @@ func render(ctx context.Context, a core.Adapter, msg core.OutboundMessage) (core
 	if msg.Format == core.FormatRichText && !a.Capabilities().RichText {
 		msg.Text, msg.Format = markup.Plain(msg.Text), core.FormatText
 	}
+	if len(msg.Choices) > 0 && !a.Capabilities().Choices {
+		msg.Text, msg.Choices = NumberedChoices(msg.Text, msg.Choices), nil
+	}
 	if msg.ImageURL == "" {
 		return a.Send(ctx, msg)
 	}

@@ -181,6 +181,7 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 	}
 	c.Messages = []*core.Message{msg}
 	o.Reply = msg
+	s.ask(ctx, log, t, a, &c)
 	if reply.Continue && !t.Continuation {
 		s.goOn(ctx, log, t, a, ask, msg, ans, &c)
 	}
@@ -218,6 +219,15 @@ func (s *speaker) answer(ctx context.Context, t *core.Turn, res llm.Result, reco
 		return nil, ans, err
 	}
 	record.Notes = reply.Notes
+	if q := t.Question; q != nil && !reply.Silent && reply.Text == "" {
+		// The model asked and said nothing more: the question is the
+		// reply.
+		reply.Text, t.Question = q.Text, nil
+		if reply.Metadata == nil {
+			reply.Metadata = map[string]any{}
+		}
+		reply.Metadata[core.ChoicesKey] = q.Choices
+	}
 	if !reply.Silent && reply.Text == "" {
 		// Only <SILENCE> is silence: nothing to show is a failure the
 		// user hears about.
@@ -655,4 +665,29 @@ func toolRecords(calls []llm.ToolCallResult) []core.ToolCallRecord {
 // stopped reports whether the turn was told to stop (restart, taken over).
 func stopped(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errStopRequested)
+}
+
+// ask sends the question the model asked with offer_choices during the
+// turn (core.Turn.Question), after its reply: a message of its own with a
+// button per choice, recorded before it is sent like the reply. A
+// failure is logged: the reply went out, the user can still answer in
+// words.
+func (s *speaker) ask(ctx context.Context, log *slog.Logger, t *core.Turn, a core.Adapter, c *core.RunCompletion) {
+	q := t.Question
+	if q == nil {
+		return
+	}
+	t.Question = nil
+	msg := &core.Message{
+		ConversationID:  t.Conversation.ID,
+		Role:            core.RoleAssistant,
+		Content:         q.Text,
+		Source:          sourceFor(t.Run.Kind),
+		SessionRecordID: recordID(t),
+		Metadata:        map[string]any{core.ChoicesKey: q.Choices},
+	}
+	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
+		log.Error("sending the question the model asked", "err", err)
+	}
+	c.Messages = append(c.Messages, msg)
 }
