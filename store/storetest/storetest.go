@@ -105,6 +105,7 @@ func runCases() []storeCase {
 		{"CommandsAreNotUserTurns", testCommandsAreNotUserTurns},
 		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
 		{"ReapHandsOnGrownMessages", testReapHandsOnGrownMessages},
+		{"TapAnswersAQuestionOnce", testTapAnswersAQuestionOnce},
 		{"RunModelStored", testRunModelStored},
 	}
 }
