@@ -94,6 +94,7 @@ runs:
 // wireMessage is a message event of the web chat.
 type wireMessage struct {
 	ID, Role, Text, HTML, At string
+	Choices                  []struct{ Label, Data string }
 }
 
 // nextWireMessage returns the next "message" event.

@@ -50,6 +50,7 @@ var clientIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
 func (rt *routes) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", rt.handlePage)
 	mux.HandleFunc("POST /web/messages", rt.handleMessage)
+	mux.HandleFunc("POST /web/taps", rt.handleTap)
 	mux.HandleFunc("GET /web/events", rt.handleEvents)
 	mux.HandleFunc("GET /web/history", rt.handleHistory)
 	mux.HandleFunc("GET /web/status", rt.handleStatus)
@@ -145,7 +146,7 @@ func (rt *routes) handleMessage(w http.ResponseWriter, r *http.Request) {
 // after it but white space: a body with more is no message this page
 // sent, and taking its first part would let a proxy or a script smuggle
 // anything behind it. It returns the refusal's status and message, or 0.
-func decodeMessage(body io.Reader, in *postedMessage) (int, string) {
+func decodeMessage(body io.Reader, in any) (int, string) {
 	dec := json.NewDecoder(body)
 	err := dec.Decode(in)
 	var tooBig *http.MaxBytesError
@@ -321,6 +322,11 @@ func historyForPage(msgs []core.Message) []wireMessage {
 		w := wireMessage{ID: id, Role: string(m.Role), Text: m.Content, At: m.CreatedAt.UTC().Format(time.RFC3339)}
 		if m.Role == core.RoleAssistant && core.FormatOf(m) == core.FormatRichText {
 			w.HTML = markup.HTML(m.Content)
+		}
+		if m.Role == core.RoleAssistant {
+			for i, l := range core.ChoiceLabels(m) {
+				w.Choices = append(w.Choices, wireChoice{Label: l, Data: core.ChoiceData(m.ID, i)})
+			}
 		}
 		out = append(out, w)
 	}

@@ -52,6 +52,9 @@ func (sd *sender) push(ctx context.Context, msg core.OutboundMessage, firstID st
 			ids[i] = sd.nextID()
 		}
 		p.ID, p.Role, p.At = ids[i], string(core.RoleAssistant), at
+		if i == len(parts)-1 && len(msg.Choices) > 0 {
+			p.Choices = wireChoices(msg.Choices)
+		}
 		data, err := json.Marshal(p)
 		if err != nil {
 			return core.SendResult{}, fmt.Errorf("encoding web message: %w", err)

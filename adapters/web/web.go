@@ -100,7 +100,7 @@ func (a *Adapter) PlatformTitle() string { return "the web chat" }
 // Capabilities reports rich text (Markdown shown as sanitised HTML), text
 // up to 16000 runes per part, and typing.
 func (a *Adapter) Capabilities() core.Capabilities {
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "html", Typing: true, RichText: true}
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "html", Typing: true, RichText: true, Choices: true}
 }
 
 // Provision takes the logger, clock and bot name from the host.
@@ -181,4 +181,22 @@ type wireMessage struct {
 	// page shows it instead of Text.
 	HTML string `json:"html,omitempty"`
 	At   string `json:"at"`
+	// Choices are the buttons under a question (its last part).
+	Choices []wireChoice `json:"choices,omitempty"`
+}
+
+// wireChoice is a button: what it shows, and what the page posts back to
+// POST /web/taps when it is tapped.
+type wireChoice struct {
+	Label string `json:"label"`
+	Data  string `json:"data"`
+}
+
+// wireChoices are choices as the page gets them.
+func wireChoices(choices []core.Choice) []wireChoice {
+	out := make([]wireChoice, len(choices))
+	for i, c := range choices {
+		out[i] = wireChoice{Label: c.Label, Data: c.Data}
+	}
+	return out
 }

@@ -343,7 +343,7 @@ func TestRegistered(t *testing.T) {
 	require.Equal(t, "web", a.Name())
 	require.Equal(t, web.Platform, a.Platform())
 	require.Equal(t, "the web chat", core.PlatformTitle(a), "the model hears the platform named as before")
-	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "html", Typing: true, RichText: true}, a.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 16000, Markup: "html", Typing: true, RichText: true, Choices: true}, a.Capabilities())
 }
 
 func TestValidateRejectsEmptyTitle(t *testing.T) {

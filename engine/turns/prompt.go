@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/engine/outbox"
 )
 
 // prompter builds what a turn asks the model: the prompt stack (kept per
@@ -33,14 +35,17 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	}
 	head := len(msgs)
+	var asked []string // the choices of the question the user answers next
 	for _, m := range history {
 		switch m.Role {
 		case core.RoleUser:
 			um, ok := files[m.ID]
 			if !ok {
-				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: userContent(m)})
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: chosen(userContent(m), asked)})
+				asked = nil
 				continue
 			}
+			asked = nil
 			um.text = userContent(core.Message{Content: um.text, Metadata: m.Metadata})
 			if len(um.images) == 0 {
 				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: um.text})
@@ -62,7 +67,8 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 				// What the model answered when it chose to say nothing.
 				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: core.SilenceToken})
 			default:
-				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: m.Content})
+				asked = core.ChoiceLabels(m)
+				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: withChoices(m.Content, asked)})
 			}
 		case core.RoleSystem:
 			msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: m.Content})
@@ -174,4 +180,23 @@ func (p *prompter) tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) 
 		}
 	}
 	return out, nil
+}
+
+// withChoices is a question as the model reads it back: its text and the
+// buttons the user saw.
+func withChoices(text string, labels []string) string {
+	if len(labels) == 0 {
+		return text
+	}
+	return text + "\n[buttons: " + strings.Join(labels, " | ") + "]"
+}
+
+// chosen is a user's answer to a question with choices as the model
+// reads it: a choice typed by its number (a platform without buttons
+// shows numbered lines) reads as the choice itself, as a tap does.
+func chosen(text string, labels []string) string {
+	if i, ok := outbox.ChoiceTyped(text, labels); ok {
+		return labels[i]
+	}
+	return text
 }

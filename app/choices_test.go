@@ -1,0 +1,76 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/web"
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm/llmtest"
+)
+
+// tapAnswer is POST /web/taps' answer.
+type tapAnswer struct {
+	Chosen, Notice string
+}
+
+func postTap(t *testing.T, addr, client, messageID, data string) tapAnswer {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"client_id": client, "name": "Ada", "message_id": messageID, "data": data})
+	resp, err := http.Post("http://"+addr+"/web/taps", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var a tapAnswer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+	return a
+}
+
+// Through parley run on the web chat: the model asks with offer_choices;
+// the question comes after the reply with a button per choice; a tap is
+// the user's next message (the model reads the choice), a second tap is
+// told the question is answered, and a tap on another user's question
+// changes nothing.
+func TestWebChoiceTappedOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, ""))
+	b.model.Enqueue(llmtest.ToolCalls(llmtest.Call("c1", "offer_choices", `{"question":"Tea or coffee?","choices":["Tea","Coffee"]}`)))
+	b.model.Enqueue(llmtest.Text("Let me ask you something."))
+	b.model.Enqueue(llmtest.Text("Coffee it is."))
+
+	const client, other = "client-choice-1", "client-choice-2"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "make me a drink")
+	require.Equal(t, "Let me ask you something.", events.nextMessage(t))
+	q := events.nextWireMessage(t)
+	require.Equal(t, "Tea or coffee?", q.Text)
+	require.Len(t, q.Choices, 2)
+	require.Equal(t, "Tea", q.Choices[0].Label)
+	require.Equal(t, "Coffee", q.Choices[1].Label)
+
+	require.Equal(t, tapAnswer{Notice: "This button no longer works."}, postTap(t, r.addr, other, q.ID, q.Choices[0].Data),
+		"another user's question")
+	require.Equal(t, tapAnswer{Chosen: "Coffee"}, postTap(t, r.addr, client, q.ID, q.Choices[1].Data))
+	require.Equal(t, "Coffee it is.", events.nextMessage(t))
+	require.Equal(t, tapAnswer{Notice: "Already answered."}, postTap(t, r.addr, client, q.ID, q.Choices[0].Data))
+	require.Equal(t, tapAnswer{Notice: "This button no longer works."}, postTap(t, r.addr, client, q.ID, "q999999.0"), "forged data")
+
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 3, "the taps that changed nothing asked the model nothing")
+	require.Equal(t, "Coffee", reqs[2].LastUserMessage(), "the model reads the choice")
+	stored := b.storedMessages(t, client)
+	var texts []string
+	for _, m := range stored {
+		texts = append(texts, string(m.Role)+": "+m.Content)
+	}
+	require.Equal(t, []string{"user: make me a drink", "assistant: Let me ask you something.", "assistant: Tea or coffee?",
+		"user: Coffee", "assistant: Coffee it is."}, texts)
+	_, err := b.openStoreFile(t).ConversationByThread(context.Background(), web.Platform, other)
+	require.ErrorIs(t, err, core.ErrNotFound, "the forged tap stored nothing, not even a conversation")
+}
