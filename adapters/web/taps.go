@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/httpapi"
 )
 
 // postedTap is POST /web/taps: a tap on a button of message MessageID.
