@@ -122,7 +122,20 @@ const (
 
 // IdempotencyKey is the key a turn's outbound message is sent with, the
 // same on every attempt: platforms with a nonce (Discord) drop a repeat.
-func (m Message) IdempotencyKey() string { return fmt.Sprintf("reply-%d", m.ID) }
+func (m Message) IdempotencyKey() string {
+	// A reply that grew while the model wrote it was created under its
+	// stream's key, before it was stored: sent again, it keeps that key,
+	// so that a platform that drops a repeated key (Discord's nonce)
+	// drops the repeat.
+	if k, ok := m.Metadata[IdempotencyKeyKey].(string); ok && k != "" {
+		return k
+	}
+	return fmt.Sprintf("reply-%d", m.ID)
+}
+
+// IdempotencyKeyKey is the Message.Metadata key holding a key the message
+// was sent under other than its own (IdempotencyKey).
+const IdempotencyKeyKey = "idempotency_key"
 
 // SessionRecord is a stretch of a conversation with no gap longer than the
 // configured session gap.

@@ -35,8 +35,18 @@ func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversa
 	msg.RunID = &run
 	msg.Delivery = core.DeliverySending
 	if f, ok := a.(finisher); ok {
-		// Resending it after a crash deletes what grew first (keep.go).
+		// What grew is final once the updates have stopped (an update
+		// in flight may be creating a message): the reply records it, so
+		// that sending it again after a crash finishes or deletes it
+		// (keep.go) rather than leaving it beside a second copy.
+		f.g.halt()
 		NoteGrown(msg, f.g.Grown())
+		if f.g.key != "" {
+			if msg.Metadata == nil {
+				msg.Metadata = map[string]any{}
+			}
+			msg.Metadata[core.IdempotencyKeyKey] = f.g.key
+		}
 	}
 	if msg.CreatedAt.IsZero() {
 		msg.CreatedAt = o.cfg.Clock.Now().UTC()

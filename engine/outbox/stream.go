@@ -53,14 +53,17 @@ type Grower struct {
 	clock    core.Clock
 	log      *slog.Logger
 	note     func(context.Context, []string) error
+	key      string // the stream's idempotency key
 
-	mu      sync.Mutex
-	latest  string // the model's raw text so far
-	ended   bool
-	updates int // the partials the platform took
-	wake    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	mu       sync.Mutex
+	latest   string // the model's raw text so far
+	ended    bool   // finished or abandoned
+	halted   bool   // no more updates (halt)
+	haltOnce sync.Once
+	updates  int // the partials the platform took
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
 }
 
 // Grow starts a growing reply through a, when streaming is on and a can
@@ -99,7 +102,7 @@ func (o *Outbox) Grow(ctx context.Context, a core.Adapter, msg core.OutboundMess
 		return nil
 	}
 	g := &Grower{stream: stream, adapter: a, format: format, plain: plain, visible: st.Visible, interval: interval, refresh: refresh,
-		clock: o.cfg.Clock, log: o.log, note: note, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		clock: o.cfg.Clock, log: o.log, note: note, key: msg.IdempotencyKey, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go g.loop(context.WithoutCancel(ctx))
 	return g
@@ -114,7 +117,7 @@ func (g *Grower) Raw(raw string) {
 		return
 	}
 	g.mu.Lock()
-	if g.ended || raw == g.latest {
+	if g.ended || g.halted || raw == g.latest {
 		g.mu.Unlock()
 		return
 	}
@@ -245,9 +248,20 @@ func (g *Grower) end() bool {
 	}
 	g.ended = true
 	g.mu.Unlock()
-	close(g.stop)
-	<-g.done
+	g.halt()
 	return true
+}
+
+// halt stops the loop and waits for an update in flight, once: what grew
+// is then final, for the reply to record before it is finished.
+func (g *Grower) halt() {
+	g.haltOnce.Do(func() {
+		g.mu.Lock()
+		g.halted = true
+		g.mu.Unlock()
+		close(g.stop)
+	})
+	<-g.done
 }
 
 // Abandon takes back what grew: the reply is not sent (silence, a

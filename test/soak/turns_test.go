@@ -287,7 +287,13 @@ func TestSoakTurnsShortPostgres(t *testing.T) {
 	t.Log(report)
 
 	require.Empty(t, lost, "a stored user message was never answered")
-	require.Zero(t, dcRepeats, "Discord showed a reply twice")
+	var dcTwice []string
+	for text, n := range dcGot {
+		if n > 1 {
+			dcTwice = append(dcTwice, text)
+		}
+	}
+	require.Zero(t, dcRepeats, "Discord showed a reply twice: %q", dcTwice)
 	require.Empty(t, unexplained,
 		"Telegram repeats that the kills' replies in doubt cannot explain at max_sends_in_doubt per kill")
 	for _, l := range inboundLost {

@@ -127,12 +127,13 @@ func (s *chatAPI) AllSent() []SentMessage {
 }
 
 // WaitSent waits until the bot has posted at least n messages to
-// channelID and returns them all; after timeout it fails the test (call
-// it from the test goroutine) with what did arrive.
+// channelID, none of them a stream still open (a reply still growing is
+// not sent yet), and returns them all; after timeout it fails the test
+// (call it from the test goroutine) with what did arrive.
 func (s *chatAPI) WaitSent(t testing.TB, channelID string, n int, timeout time.Duration) []SentMessage {
 	t.Helper()
 	s.waitFor(t, timeout,
-		func() bool { return len(s.sentIdx[channelID]) >= n },
+		func() bool { return len(s.sentIdx[channelID]) >= n && !s.streamingLocked(channelID) },
 		func() string {
 			got := s.Sent(channelID)
 			texts := make([]string, len(got))
@@ -157,4 +158,15 @@ func (s *chatAPI) Calls(method string) int {
 // other markup alone.
 func Unescape(text string) string {
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
+}
+
+// streamingLocked reports whether a message of the bot in channelID is a
+// stream not yet stopped.
+func (s *state) streamingLocked(channelID string) bool {
+	for _, m := range s.botMessagesLocked(channelID) {
+		if m.Streaming {
+			return true
+		}
+	}
+	return false
 }
