@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,4 +74,59 @@ func TestWebChoiceTappedOnce(t *testing.T) {
 		"user: Coffee", "assistant: Coffee it is."}, texts)
 	_, err := b.openStoreFile(t).ConversationByThread(context.Background(), web.Platform, other)
 	require.ErrorIs(t, err, core.ErrNotFound, "the forged tap stored nothing, not even a conversation")
+}
+
+// Through parley run on the web chat: a reminder the model set arrives
+// with Snooze and Done buttons; with the model down, Snooze schedules the
+// same text again 10 minutes on and says when; a second tap is told the
+// reminder was answered. The model is asked nothing.
+func TestWebReminderSnoozedWithTheModelDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, ""))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(r.stderr.String())
+		}
+	})
+	// Far enough ahead for the turn that schedules it to end first, on a
+	// loaded machine (send_at has whole seconds).
+	at := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339)
+	b.model.Enqueue(llmtest.ToolCalls(llmtest.Call("c1", "schedule_private_message",
+		`{"send_at":"`+at+`","message_text":"Stretch your legs!"}`)))
+	b.model.Enqueue(llmtest.Text("I will remind you."))
+
+	const client = "client-remind-1"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "remind me to stretch in a moment")
+	require.Equal(t, "I will remind you.", events.nextMessage(t))
+	b.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Status(http.StatusServiceUnavailable) })
+	asked := len(b.model.Requests())
+
+	rem := events.nextWireMessage(t)
+	require.Equal(t, "Stretch your legs!", rem.Text)
+	var labels []string
+	for _, c := range rem.Choices {
+		labels = append(labels, c.Label)
+	}
+	require.Equal(t, []string{"Snooze 10 min", "Snooze 1 h", "Done"}, labels)
+
+	tapped := time.Now()
+	got := postTap(t, r.addr, client, rem.ID, rem.Choices[0].Data)
+	require.Equal(t, "Snooze 10 min", got.Chosen)
+	require.Regexp(t, `^Snoozed until \d\d:\d\d\.$`, got.Notice)
+	require.Equal(t, tapAnswer{Notice: "Already answered."}, postTap(t, r.addr, client, rem.ID, rem.Choices[2].Data))
+	require.Len(t, b.model.Requests(), asked, "no model call")
+
+	st := b.openStoreFile(t)
+	conv, err := st.ConversationByThread(context.Background(), web.Platform, client)
+	require.NoError(t, err)
+	var snoozed []core.Job
+	require.NoError(t, st.DB().Raw(`SELECT id FROM jobs WHERE conversation_id = ? AND origin = 'snooze'`, conv.ID).Scan(&snoozed).Error)
+	require.Len(t, snoozed, 1, "snoozed once")
+	j, err := st.Job(context.Background(), snoozed[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, "Stretch your legs!", j.Text)
+	require.Equal(t, core.JobPending, j.Status)
+	require.WithinDuration(t, tapped.Add(10*time.Minute), j.DueAt, 5*time.Second)
 }

@@ -106,12 +106,77 @@ func ParseChoiceData(data string) (messageID int64, i int, err error) {
 }
 
 // ChoicesKey is the Message.Metadata key holding a question's choice
-// labels.
-const ChoicesKey = "choices"
+// labels; ChoiceDataKey, when set, their data (buttons the core answers
+// itself, such as a reminder's), else ChoiceData of the message's id.
+const (
+	ChoicesKey    = "choices"
+	ChoiceDataKey = "choice_data"
+)
+
+// MessageChoices are the buttons stored message m shows, none if it asks
+// nothing (or asks a question and is not stored: its buttons need its id).
+func MessageChoices(m Message) []Choice {
+	labels := ChoiceLabels(m)
+	if len(labels) == 0 {
+		return nil
+	}
+	data := metaStrings(m.Metadata[ChoiceDataKey])
+	if len(data) != len(labels) && m.ID == 0 {
+		return nil
+	}
+	out := make([]Choice, len(labels))
+	for i, l := range labels {
+		out[i] = Choice{Label: l, Data: ChoiceData(m.ID, i)}
+		if len(data) == len(labels) {
+			out[i].Data = data[i]
+		}
+	}
+	return out
+}
+
+// A reminder (a scheduled message the model set) carries buttons the core
+// answers without the model: snooze it, or mark it done.
+const (
+	ReminderSnooze10 = "10"
+	ReminderSnooze60 = "60"
+	ReminderDone     = "d"
+)
+
+// OriginSnooze is the Job.Origin of a reminder snoozed by its button.
+const OriginSnooze = "snooze"
+
+// ReminderChoices are the buttons of the reminder job jobID.
+func ReminderChoices(jobID int64) []Choice {
+	id := "r" + strconv.FormatInt(jobID, 10) + "."
+	return []Choice{{Label: "Snooze 10 min", Data: id + ReminderSnooze10}, {Label: "Snooze 1 h", Data: id + ReminderSnooze60},
+		{Label: "Done", Data: id + ReminderDone}}
+}
+
+// ParseReminderData reads ReminderChoices' job id and action.
+func ParseReminderData(data string) (jobID int64, action string, ok bool) {
+	rest, ok := strings.CutPrefix(data, "r")
+	if !ok {
+		return 0, "", false
+	}
+	id, action, ok := strings.Cut(rest, ".")
+	jobID, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil || jobID <= 0 {
+		return 0, "", false
+	}
+	switch action {
+	case ReminderSnooze10, ReminderSnooze60, ReminderDone:
+		return jobID, action, true
+	}
+	return 0, "", false
+}
 
 // ChoiceLabels are the choices message m asks, nil if it asks none.
-func ChoiceLabels(m Message) []string {
-	switch v := m.Metadata[ChoicesKey].(type) {
+func ChoiceLabels(m Message) []string { return metaStrings(m.Metadata[ChoicesKey]) }
+
+// metaStrings reads a list of strings from metadata, as stored or as
+// read back from JSON.
+func metaStrings(x any) []string {
+	switch v := x.(type) {
 	case []string:
 		return v
 	case []any: // read back from JSON

@@ -18,6 +18,10 @@ var ErrTooManyPending = errors.New("too many pending scheduled messages")
 // redelivery, perhaps to another replica. Nothing is written.
 var ErrDuplicateInbound = errors.New("the message is already stored")
 
+// ErrDuplicateJob is returned by CreateJob for a job whose IdempotencyKey
+// another job has.
+var ErrDuplicateJob = errors.New("a job with this idempotency key exists")
+
 // ErrTooManyRecurring is returned when a conversation already has as many
 // recurring jobs as allowed.
 var ErrTooManyRecurring = errors.New("too many recurring jobs")

@@ -180,11 +180,15 @@ func New(cfg Config) (*Dispatcher, error) {
 	// The turns engine is made first (intake stops its runs), and told
 	// about the limits once intake has checked them.
 	d.turns = turns.New(tcfg)
+	// A store that can create jobs answers reminders' buttons (package
+	// store's does); with another, they are refused as stale.
+	reminders, _ := cfg.Store.(intake.ReminderStore)
 	d.intake, err = intake.New(intake.Config{
 		Store: cfg.Store, Outbox: d.outbox, Logger: cfg.Logger, Clock: cfg.Clock, Location: cfg.Location,
 		Metrics: cfg.Metrics, Commands: cfg.Commands, AllowUsers: cfg.AllowUsers, Limits: cfg.Limits,
 		Session: session, BusyMessage: cfg.BusyMessage, Debounce: cfg.Debounce, DuringGeneration: cfg.DuringGeneration,
 		Turns: d.turns, Handoff: d.turns.Handoff(), TurnWake: d.turnWake,
+		Reminders: reminders, JobWake: d.jobWake,
 	})
 	if err != nil {
 		return nil, err

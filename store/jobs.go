@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"time"
@@ -39,6 +40,9 @@ func (s *JobQueue) CreateJob(ctx context.Context, j *core.Job) error {
 		job.CancelledByToolCallID, job.Owner, s.q.nt(job.LeaseUntil), job.PlatformMessageID, s.q.nt(job.SentAt),
 		nid(job.SessionRecordID), job.AfterSeq, s.q.nt(job.NextRunAt), string(job.CatchUp),
 		string(job.Format), job.ImageURL, nullString(job.IdempotencyKey), s.q.t(job.CreatedAt), s.q.t(job.UpdatedAt)).Row().Scan(&job.ID)
+	if err != nil && job.IdempotencyKey != "" && isUniqueViolation(err) {
+		return fmt.Errorf("creating job: %w", errors.Join(core.ErrDuplicateJob, err))
+	}
 	if err != nil {
 		return fmt.Errorf("creating job: %w", s.classify(err))
 	}

@@ -324,8 +324,8 @@ func historyForPage(msgs []core.Message) []wireMessage {
 			w.HTML = markup.HTML(m.Content)
 		}
 		if m.Role == core.RoleAssistant {
-			for i, l := range core.ChoiceLabels(m) {
-				w.Choices = append(w.Choices, wireChoice{Label: l, Data: core.ChoiceData(m.ID, i)})
+			if cs := core.MessageChoices(m); len(cs) > 0 {
+				w.Choices = wireChoices(cs)
 			}
 		}
 		out = append(out, w)

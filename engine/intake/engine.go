@@ -67,6 +67,16 @@ type Config struct {
 	Turns    RunStopper
 	Handoff  Handoff
 	TurnWake *core.Waker
+	// Reminders answers a reminder's buttons (snooze, done); JobWake wakes
+	// the job loop for a reminder snoozed.
+	Reminders ReminderStore
+	JobWake   *core.Waker
+}
+
+// ReminderStore is what a reminder's buttons read and write.
+type ReminderStore interface {
+	Job(ctx context.Context, id int64) (core.Job, error)
+	CreateJob(ctx context.Context, j *core.Job) error
 }
 
 // Engine takes inbound messages; see the package doc.

@@ -23,6 +23,9 @@ func (e *Engine) HandleTap(ctx context.Context, msg core.InboundMessage) (core.T
 	if len(e.allow) > 0 && !e.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
 		return stale, nil
 	}
+	if job, action, ok := core.ParseReminderData(msg.Tap.Data); ok {
+		return e.reminderTap(ctx, log, msg, job, action)
+	}
 	question, choice, err := core.ParseChoiceData(msg.Tap.Data)
 	if err != nil {
 		log.Info("a tap on a button the bot does not know", "err", err)

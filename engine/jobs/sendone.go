@@ -60,6 +60,7 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 		Format:          j.Format,
 		ImageURL:        j.ImageURL,
 		IdempotencyKey:  fmt.Sprintf("job-%d", j.ID),
+		Choices:         reminderChoices(j),
 	})
 	if sendErr != nil {
 		e.cfg.Metrics.SendFailed(conv.Platform)
@@ -159,6 +160,13 @@ func sentMessage(j core.Job, conv core.Conversation, res core.SendResult, sendEr
 	if j.ImageURL != "" {
 		meta["image_url"] = j.ImageURL
 	}
+	if cs := reminderChoices(j); len(cs) > 0 {
+		labels, data := make([]string, len(cs)), make([]string, len(cs))
+		for i, c := range cs {
+			labels[i], data[i] = c.Label, c.Data
+		}
+		meta[core.ChoicesKey], meta[core.ChoiceDataKey] = labels, data
+	}
 	msg := &core.Message{
 		ConversationID:  conv.ID,
 		Role:            core.RoleAssistant,
@@ -202,4 +210,14 @@ func (e *Engine) noteAttempt(ctx context.Context, j core.Job, status core.JobSta
 	if _, err := e.cfg.Store.FailJobAttempt(context.WithoutCancel(ctx), j.ID, e.cfg.Owner, status, due, note); err != nil {
 		e.log.Error("settling a scheduled message", "job", j.ID, "err", err)
 	}
+}
+
+// reminderChoices are the buttons of a reminder: a one-off scheduled
+// message the model set (or a reminder snoozed), never one routed by the
+// owner's systems. The core answers them without the model (intake).
+func reminderChoices(j core.Job) []core.Choice {
+	if j.Kind != core.JobMessage || j.Recurrence != "" || (j.Origin != "tool" && j.Origin != core.OriginSnooze) {
+		return nil
+	}
+	return core.ReminderChoices(j.ID)
 }

@@ -125,22 +125,8 @@ func OutboundOf(conv core.Conversation, m core.Message, key string) core.Outboun
 		Text:            m.Content,
 		Format:          core.FormatOf(m), // what the model wrote is Markdown
 		IdempotencyKey:  key,
-		Choices:         choicesOf(m),
+		Choices:         core.MessageChoices(m),
 	}
-}
-
-// choicesOf are the buttons of m, a stored question (none for any other
-// message, or one not stored: its buttons need its id).
-func choicesOf(m core.Message) []core.Choice {
-	labels := core.ChoiceLabels(m)
-	if len(labels) == 0 || m.ID == 0 {
-		return nil
-	}
-	out := make([]core.Choice, len(labels))
-	for i, l := range labels {
-		out[i] = core.Choice{Label: l, Data: core.ChoiceData(m.ID, i)}
-	}
-	return out
 }
 
 // NumberedChoices is text with choices as numbered lines, for a platform
