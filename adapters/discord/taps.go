@@ -31,6 +31,9 @@ const (
 	tapCloseTimeout = 15 * time.Second
 )
 
+// tapBucket is discordgo's rate-limit bucket of interaction callbacks.
+var tapBucket = discordgo.EndpointInteractionResponse("-", "-")
+
 // noticeTapFailed is what the user is shown when the core could not take
 // a tap.
 const noticeTapFailed = "Could not take that now, try again."
@@ -155,7 +158,9 @@ func (g *gateway) ack(ctx context.Context, s *discordgo.Session, in *discordgo.I
 	ctx, cancel := context.WithTimeout(ctx, tapAckTimeout)
 	defer cancel()
 	endpoint := discordgo.EndpointInteractionResponse(in.ID, in.Token)
-	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, resp, discordgo.EndpointInteractionResponse(in.ID, ""),
+	// One bucket for every callback: discordgo keeps a bucket per id for
+	// ever, and a bucket per interaction would grow without end.
+	_, err := s.RequestWithBucketID(http.MethodPost, endpoint, resp, tapBucket,
 		discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false), discordgo.WithRestRetries(0))
 	if err == nil {
 		return true
