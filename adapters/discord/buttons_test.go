@@ -308,3 +308,27 @@ func TestRecorderAnswersAPlainAckByDefault(t *testing.T) {
 	require.Len(t, r.Taps(), 1)
 	require.Empty(t, r.Messages())
 }
+
+func TestOtherAndMalformedInteractionsNeverReachTheCore(t *testing.T) {
+	t.Parallel()
+	b := withTaps(t, newBundle(t), nil)
+	ch := b.greet(t, ada)
+	// A slash command (type 2): the bot has none, and does not answer.
+	b.srv.Dispatch("INTERACTION_CREATE", map[string]any{
+		"id": "1300000000000009001", "type": 2, "token": "t1", "channel_id": ch, "version": 1,
+		"data": map[string]any{"id": "1", "name": "ping", "type": 1},
+		"user": map[string]any{"id": ada.ID, "username": ada.Username},
+	})
+	// A button tap without its user or message: acknowledged, not handed on.
+	b.srv.Dispatch("INTERACTION_CREATE", map[string]any{
+		"id": "1300000000000009002", "type": 3, "token": "t2", "channel_id": ch, "version": 1,
+		"data": map[string]any{"custom_id": "q42.0", "component_type": 2},
+	})
+	// Events are handled in order: once this DM is in, both were seen.
+	b.srv.SendDM(ada, "after")
+	b.core.Wait(t, 2, waitFor)
+	eventually(t, func() bool { return b.srv.Calls("interactions.callback") == 1 }, "the malformed tap is acknowledged")
+	require.Empty(t, b.core.Taps())
+	require.Contains(t, b.logs.String(), "malformed discord button tap")
+	require.NotContains(t, b.logs.String(), "panic")
+}
