@@ -332,3 +332,19 @@ func TestOtherAndMalformedInteractionsNeverReachTheCore(t *testing.T) {
 	require.Contains(t, b.logs.String(), "malformed discord button tap")
 	require.NotContains(t, b.logs.String(), "panic")
 }
+
+func TestResendOfAGrownQuestionAddsItsButtons(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+	// A process grew the question whole, then died before finishing it.
+	s := startStream(t, b, ch, "run-82", core.FormatText)
+	require.NoError(t, update(s, "Which one?"))
+
+	choices := choicesOf("Left", "Right")
+	ids := b.ask(t, ch, "run-82", "Which one?", choices)
+	sent := b.srv.Sent(ch)
+	require.Len(t, sent, 1, "the nonce returned the grown message")
+	require.Equal(t, ids[0], sent[0].MessageID)
+	require.Equal(t, grey(choices), sent[0].Buttons())
+}

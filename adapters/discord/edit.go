@@ -232,8 +232,8 @@ func unknownMessage(err error) bool {
 // msg.ChannelThreadID with msg.Text, rendered as Send renders it; text
 // past the first part Send would send is left out (the caller sends it).
 // msg.Choices become the message's buttons when the text is one part (the
-// buttons go on a message's last part). It is paced and retried like a send; an unknown message is a
-// *core.PermanentError.
+// buttons go on a message's last part). It is paced and retried like a
+// send; an unknown message is a *core.PermanentError.
 func (sm *streamer) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
 	s, err := (&sender{sm.state}).sendable(ctx, msg, "editing discord message")
 	if err != nil {

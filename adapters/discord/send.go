@@ -273,10 +273,11 @@ func (sd *sender) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
 		return "", errors.New("sending discord message: no message in the answer")
 	}
-	if body.Content != "" && !sameText(m.Content, body.Content) {
-		// The nonce returned a message that shows other text: the first
-		// words of a reply that grew by edits. It gets this part's text
-		// (and buttons).
+	// The nonce may return a message that shows other text (the first
+	// words of a reply that grew by edits), or a grown reply's whole text
+	// without the question's buttons: it gets this part's text and
+	// buttons.
+	if body.Content != "" && (!sameText(m.Content, body.Content) || len(body.Components) > 0 && len(m.Components) == 0) {
 		_, err := sd.editFinal(ctx, s, channelID, m.ID, body.Content, body.Components)
 		switch {
 		case unknownMessage(err):
