@@ -123,13 +123,15 @@ func (a *Adapter) Platform() core.Platform { return Platform }
 func (a *Adapter) PlatformTitle() string { return "Discord" }
 
 // Capabilities reports 2000-character Markdown messages, rich text, a
-// typing indicator that lasts 10 seconds (refreshed every 8), and sends a
-// repeat of which Discord drops (the enforced nonce).
+// typing indicator that lasts 10 seconds (refreshed every 8), buttons
+// (choices, taps.go), and sends a repeat of which Discord drops (the
+// enforced nonce).
 func (a *Adapter) Capabilities() core.Capabilities {
 	return core.Capabilities{
 		MaxMessageLength: maxMessageLength,
 		Markup:           "markdown",
 		Typing:           true,
+		Choices:          true,
 		RichText:         true,
 		TypingRefresh:    typingRefresh,
 		// Discord checks an enforced nonce "in the past few minutes";

@@ -29,7 +29,7 @@ func TestRegistered(t *testing.T) {
 	require.Equal(t, "discord", a.Name())
 	require.Equal(t, Platform, a.Platform())
 	require.Equal(t, "Discord", core.PlatformTitle(a), "the model hears the platform named as before")
-	require.Equal(t, core.Capabilities{MaxMessageLength: 2000, Markup: "markdown", Typing: true, RichText: true,
+	require.Equal(t, core.Capabilities{MaxMessageLength: 2000, Markup: "markdown", Typing: true, Choices: true, RichText: true,
 		TypingRefresh: 8 * time.Second, IdempotencyWindow: 2 * time.Minute}, a.Capabilities())
 	_, images := a.(core.ImageSender)
 	require.True(t, images)

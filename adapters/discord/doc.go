@@ -38,6 +38,17 @@
 // 5 edits per 5 s per channel, never wait in discordgo's limiter, and are
 // skipped, never retried; Finish goes out with a send's retries.
 //
+// A question's choices (core.OutboundMessage.Choices) are buttons on the
+// message's last part: action rows of up to five, custom_id the choice's
+// Data. A tap is an INTERACTION_CREATE (MESSAGE_COMPONENT), which needs no
+// intent; in a DM it goes to the host's HandleTap on the gateway's
+// goroutine, in order with the DMs, and the interaction is acknowledged
+// within Discord's 3 s: UPDATE_MESSAGE when the tap chose (the buttons
+// disabled, the chosen one green with a ✓: acknowledged and closed in one
+// call), an ephemeral reply with the core's notice, or a deferred update.
+// A late or failed acknowledgement of a choice still closes the buttons,
+// by an edit. Taps in servers are acknowledged and ignored.
+//
 // Files a user sends in a DM (attachments, voice messages, stickers) are
 // described in InboundMessage.Attachments, with their CDN URL as Ref, and
 // a DM with files but no text is delivered too. FetchAttachment downloads

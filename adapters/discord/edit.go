@@ -164,13 +164,23 @@ func (st *state) tryPace(channel string) bool {
 	return p.TryTake(channel) // a nil Pacer (not started) paces nothing
 }
 
-// editFinal replaces message id's content with the retries a send has: it
-// waits for its pacer slot (a finished reply), for the channel's edit
+// editFinal replaces message id's content, and its buttons when
+// components are given (nil leaves them), with the retries a send has:
+// it waits for its pacer slot (a finished reply), for the channel's edit
 // window and for discordgo's bucket, a 429 waits its retry_after.
-func (st *state) editFinal(ctx context.Context, s *discordgo.Session, channel, id, content string) (*discordgo.Message, error) {
-	const what = "editing discord message"
-	bucket := discordgo.EndpointChannelMessage(channel, "")
+func (st *state) editFinal(ctx context.Context, s *discordgo.Session, channel, id, content string, components []discordgo.MessageComponent) (*discordgo.Message, error) {
 	edit := &discordgo.MessageEdit{Channel: channel, ID: id, Content: &content, AllowedMentions: noPings()}
+	if components != nil {
+		edit.Components = &components
+	}
+	return st.editWith(ctx, s, edit)
+}
+
+// editWith makes edit as editFinal does.
+func (st *state) editWith(ctx context.Context, s *discordgo.Session, edit *discordgo.MessageEdit) (*discordgo.Message, error) {
+	const what = "editing discord message"
+	channel, id := edit.Channel, edit.ID
+	bucket := discordgo.EndpointChannelMessage(channel, "")
 	return retrying(ctx, st, s, "", channel, what, []any{"channel_id", channel, "message_id", id}, func(ctx context.Context) (*discordgo.Message, error) {
 		for {
 			d := st.edits.wait(channel, st.clock.Now(), true)
@@ -221,8 +231,9 @@ func unknownMessage(err error) bool {
 // EditMessage replaces the text of the bot's message id in the DM channel
 // msg.ChannelThreadID with msg.Text, rendered as Send renders it; text
 // past the first part Send would send is left out (the caller sends it).
-// It is paced and retried like a send; an unknown message is a
-// *core.PermanentError.
+// msg.Choices become the message's buttons when the text is one part (the
+// buttons go on a message's last part). It is paced and retried like a
+// send; an unknown message is a *core.PermanentError.
 func (sm *streamer) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
 	s, err := (&sender{sm.state}).sendable(ctx, msg, "editing discord message")
 	if err != nil {
@@ -237,7 +248,11 @@ func (sm *streamer) EditMessage(ctx context.Context, id string, msg core.Outboun
 	}
 	ctx, cancel := context.WithTimeout(ctx, sm.sendTimeout)
 	defer cancel()
-	_, err = sm.editFinal(ctx, s, msg.ChannelThreadID, id, bodies[0].Content)
+	var components []discordgo.MessageComponent
+	if len(bodies) == 1 {
+		components = choiceComponents(msg.Choices)
+	}
+	_, err = sm.editFinal(ctx, s, msg.ChannelThreadID, id, bodies[0].Content, components)
 	return err
 }
 

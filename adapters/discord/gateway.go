@@ -26,6 +26,7 @@ func (g *gateway) newSession(runCtx context.Context, client *http.Client, conns 
 		HandshakeTimeout: 15 * time.Second,
 		NetDialContext:   conns.dialer(runCtx),
 	}
+	// Button taps (INTERACTION_CREATE) need no intent.
 	s.Identify.Intents = discordgo.IntentsDirectMessages
 	// discordgo sends the shard with IDENTIFY when there is more than one.
 	s.ShardID, s.ShardCount = g.cfg.ShardID, max(g.cfg.ShardCount, 1)
@@ -51,6 +52,7 @@ func (g *gateway) newSession(runCtx context.Context, client *http.Client, conns 
 	s.AddHandler(g.onResumed)
 	s.AddHandler(g.onDisconnect)
 	s.AddHandler(g.onMessageCreate)
+	s.AddHandler(g.onInteractionCreate)
 	return s
 }
 

@@ -63,7 +63,7 @@ const inboundAttempts = 5
 func inboundBackoff() backoff.Policy { return backoff.Policy{Initial: 100 * time.Millisecond} }
 
 // enter registers an event being handled, unless the adapter is stopping.
-func (st *state) enter() (core.InboundHandler, context.Context, bool) {
+func (st *state) enter() (core.Host, context.Context, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.stopped || st.handler == nil {

@@ -53,6 +53,9 @@ type messageBody struct {
 	// with this nonce instead of creating another.
 	EnforceNonce    bool                              `json:"enforce_nonce,omitempty"`
 	AllowedMentions *discordgo.MessageAllowedMentions `json:"allowed_mentions"`
+	// Components are the message's buttons (the last part of a message
+	// with choices).
+	Components []discordgo.MessageComponent `json:"components,omitempty"`
 	// formatted marks Content as rendered Markdown; plain is its text
 	// without markup, sent instead should Discord refuse Content.
 	formatted bool
@@ -74,13 +77,14 @@ func noPings() *discordgo.MessageAllowedMentions {
 // gets 429 is sent again after the delay Discord asks for; 5xx answers
 // and broken connections are retried with backoff; the whole send is
 // bounded by a deadline. The result holds the ids of the delivered parts
-// even when a later part fails.
+// even when a later part fails. msg.Choices are buttons on the last part
+// (buttons.go).
 func (sd *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	s, err := sd.sendable(ctx, msg, "sending discord message")
 	if err != nil {
 		return core.SendResult{}, err
 	}
-	bodies := textBodies(msg)
+	bodies := withChoices(textBodies(msg), msg.Choices)
 	if len(bodies) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
@@ -199,6 +203,9 @@ func (sd *sender) resendPlain(ctx context.Context, s *discordgo.Session, channel
 	var ids []string
 	for j, p := range plain {
 		b := &messageBody{Content: p, Nonce: nonce(key, j), EnforceNonce: true, AllowedMentions: noPings()}
+		if j == len(plain)-1 {
+			b.Components = body.Components // the buttons stay on the last part
+		}
 		id, err := sd.sendPart(ctx, s, channelID, b)
 		if err != nil {
 			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
@@ -266,10 +273,12 @@ func (sd *sender) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 	if err := json.Unmarshal(raw, &m); err != nil || m.ID == "" {
 		return "", errors.New("sending discord message: no message in the answer")
 	}
-	if body.Content != "" && !sameText(m.Content, body.Content) {
-		// The nonce returned a message that shows other text: the first
-		// words of a reply that grew by edits. It gets this part's text.
-		_, err := sd.editFinal(ctx, s, channelID, m.ID, body.Content)
+	// The nonce may return a message that shows other text (the first
+	// words of a reply that grew by edits), or a grown reply's whole text
+	// without the question's buttons: it gets this part's text and
+	// buttons.
+	if body.Content != "" && (!sameText(m.Content, body.Content) || len(body.Components) > 0 && len(m.Components) == 0) {
+		_, err := sd.editFinal(ctx, s, channelID, m.ID, body.Content, body.Components)
 		switch {
 		case unknownMessage(err):
 			// That message is gone (the reply was abandoned): a new one,

@@ -46,7 +46,7 @@ type state struct {
 	pacer     *pace.Pacer
 	transport *http.Transport
 	conns     *connSet
-	handler   core.InboundHandler
+	handler   core.Host // takes DMs (HandleInbound) and taps (HandleTap)
 	runCtx    context.Context
 	cancel    context.CancelCauseFunc
 	// reconnect wakes the supervisor after a disconnect; supervised is

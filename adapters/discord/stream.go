@@ -161,7 +161,9 @@ func (r *stream) editPartial(ctx context.Context, i int, content string) error {
 // them, and messages past the last part are deleted. A message Discord
 // refuses to edit (its markup, or it is gone) is replaced: it and the
 // messages after it are deleted and the rest of the reply is sent anew.
-// A reply that never grew is sent with Send.
+// msg.Choices are buttons on the last part, as Send puts them (an edit
+// adds them to a grown message). A reply that never grew is sent with
+// Send.
 func (r *stream) Finish(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -175,7 +177,7 @@ func (r *stream) Finish(ctx context.Context, msg core.OutboundMessage) (core.Sen
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.sd.sendTimeout)
 	defer cancel()
-	bodies := textBodies(msg)
+	bodies := withChoices(textBodies(msg), msg.Choices)
 	if len(bodies) == 0 {
 		return core.SendResult{}, errors.Join(&core.PermanentError{Reason: "empty text"}, r.deleteFrom(ctx, 0))
 	}
@@ -199,11 +201,12 @@ func (r *stream) finishParts(ctx context.Context, bodies []*messageBody) ([]stri
 			return append(ids, more...), err
 		}
 		g := r.grown[i]
-		if g.content == body.Content {
+		// A grown message has no buttons: the last part's are added.
+		if g.content == body.Content && body.Components == nil {
 			ids = append(ids, g.id)
 			continue
 		}
-		_, err := r.sd.editFinal(ctx, r.s, r.channel, g.id, body.Content)
+		_, err := r.sd.editFinal(ctx, r.s, r.channel, g.id, body.Content, body.Components)
 		if err == nil {
 			r.grown[i].content = body.Content
 			ids = append(ids, g.id)

@@ -8,12 +8,27 @@
 // fake, so Session.Open connects there by itself.
 //
 // A test plays the users: SendDM, SendFiles, SendVoiceMessage,
-// SendSticker, SendGuild, SendOwn, EditDM, Dispatch and InjectFrame create
-// gateway events, which every identified session receives as dispatches
+// SendSticker, SendGuild, SendOwn, EditDM, Tap, TapGuild, Dispatch and
+// InjectFrame create gateway events, which every identified session receives as dispatches
 // with increasing sequence numbers. It then asserts on what the bot did:
 // Sent, AllSent, WaitSent, Typing, Calls, RateLimited, Downloads,
 // Identifies, Resumes, Intents, and the bot's edits and deletes: Message,
-// Edits, Visible, WaitVisible. WaitReady is the barrier to pass after Session.Open and before
+// Edits, Visible, WaitVisible.
+//
+// Buttons: a message's components (action rows of buttons, checked
+// against Discord's limits) are recorded as the user sees them
+// (SentMessage.Components, Buttons: label, custom_id, style, disabled),
+// replaced by an edit or an UPDATE_MESSAGE. Tap(user, messageID,
+// customID) plays a user tapping an enabled button of the bot's message
+// in their DM: INTERACTION_CREATE (type 3, user not member, a fresh id
+// and token), delivered whatever the intents; TapGuild does it in a
+// server (guild_id, member). The bot's callbacks (POST
+// /interactions/{id}/{token}/callback, route "interactions.callback") are
+// recorded per interaction (Interaction, Interactions, WaitCallback:
+// type, content, flags, components, the status answered); type 7 edits
+// the tapped message. As on Discord, a callback more than 3 s after the
+// tap (WithInteractionTimeout, WithNow's clock) is 404 / 10062 Unknown
+// interaction, a second one 400 / 40060, a wrong token 401 / 50027. WaitReady is the barrier to pass after Session.Open and before
 // Session.Close. Faults (RateLimitNext, FailNext, FailNextDownloads,
 // Block, DisconnectGateway) make chosen calls fail, or the gateway drop,
 // the way Discord does (LoseNextAnswer: a call acts and its answer is
@@ -26,7 +41,8 @@
 // fetches them as it would from cdn.discordapp.com.
 //
 // Simplifications, on purpose: the bot sends text messages only (files
-// in a multipart body are accepted and ignored); one shard; payloads are
+// in a multipart body are accepted and ignored), and buttons are the only
+// components; one shard; payloads are
 // plain JSON text frames whatever compression the client asks for; no
 // intents filtering;
 // a nonce is remembered for the life of the server, not a few minutes;

@@ -22,7 +22,12 @@ type Edit struct {
 	MessageID string
 	// Content is the message's content after the edit.
 	Content string
-	At      time.Time
+	// Components are the message's buttons after the edit.
+	Components [][]Button
+	// Interaction is the id of the interaction whose UPDATE_MESSAGE
+	// callback made the edit, "" for a PATCH.
+	Interaction string
+	At          time.Time
 }
 
 // WithEditRateLimit limits the edits (PATCH /channels/{id}/messages/{mid})
@@ -39,6 +44,8 @@ func WithEditRateLimit(n int, per time.Duration) Option {
 type editBody struct {
 	Content *string           `json:"content"`
 	Embeds  []json.RawMessage `json:"embeds"`
+	// Components absent leaves the buttons; null or [] removes them.
+	Components json.RawMessage `json:"components"`
 }
 
 // messageID is the last segment of a message route's path.
@@ -84,11 +91,19 @@ func (s *chatAPI) editMessage(w http.ResponseWriter, r *http.Request, channelID 
 		writeError(w, http.StatusBadRequest, invalidField("content", "CONTENT_INVALID", "Invalid message content."))
 		return
 	}
+	rows, e, ok := readComponents(body.Components)
+	if !ok {
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ch, ok := s.botMessageLocked(w, channelID, messageID(r), "edit")
 	if !ok {
 		return
+	}
+	if body.Components != nil {
+		m.Components = rows
 	}
 	content := m.Content
 	if body.Content != nil {
@@ -100,7 +115,7 @@ func (s *chatAPI) editMessage(w http.ResponseWriter, r *http.Request, channelID 
 	}
 	now := s.now()
 	m.Content, m.EditedAt = content, now
-	m.Edits = append(m.Edits, Edit{MessageID: m.MessageID, Content: content, At: now})
+	m.Edits = append(m.Edits, Edit{MessageID: m.MessageID, Content: content, Components: cloneRows(m.Components), At: now})
 	s.editTimes[channelID] = append(s.editTimes[channelID], now)
 	out := s.sentWire(ch, *m, messageBody{})
 	edited := discordTime(now)
@@ -218,5 +233,9 @@ func sortEdits(e []Edit) {
 // clone copies m's edit history, so that callers cannot change the fake's.
 func (m SentMessage) clone() SentMessage {
 	m.Edits = append([]Edit(nil), m.Edits...)
+	for i := range m.Edits {
+		m.Edits[i].Components = cloneRows(m.Edits[i].Components)
+	}
+	m.Components = cloneRows(m.Components)
 	return m
 }

@@ -33,6 +33,7 @@ type messageBody struct {
 	Nonce            json.RawMessage   `json:"nonce"`
 	EnforceNonce     bool              `json:"enforce_nonce"`
 	MessageReference *wireReference    `json:"message_reference"`
+	Components       json.RawMessage   `json:"components"`
 }
 
 // decodeJSON decodes a JSON body, returning Discord's error on failure.
@@ -113,6 +114,11 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 		writeError(w, http.StatusBadRequest, invalidField("content", "BASE_TYPE_MAX_LENGTH", "Must be 2000 or fewer in length."))
 		return
 	}
+	rows, e, ok := readComponents(body.Components)
+	if !ok {
+		writeError(w, http.StatusBadRequest, e)
+		return
+	}
 	if body.Content == "" && len(body.Embeds) == 0 && len(body.StickerIDs) == 0 && !hasFiles {
 		writeError(w, http.StatusBadRequest, apiError{Message: "Cannot send an empty message", Code: codeEmptyMessage})
 		return
@@ -140,6 +146,7 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 		MessageID:    s.newIDLocked(),
 		Content:      body.Content,
 		Embeds:       embeds,
+		Components:   rows,
 		Nonce:        nonce,
 		EnforceNonce: body.EnforceNonce,
 		At:           s.now(),
@@ -174,6 +181,7 @@ func (s *chatAPI) sentWire(ch *channel, m SentMessage, body messageBody) wireMes
 		out.Embeds = body.Embeds
 	}
 	out.Nonce = body.Nonce
+	out.Components = componentsWire(m.Components)
 	if m.ReplyTo != "" {
 		out.Type = 19 // REPLY
 		out.MessageReference = &wireReference{MessageID: m.ReplyTo, ChannelID: ch.id, GuildID: ch.guildID}

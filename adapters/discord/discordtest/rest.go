@@ -97,6 +97,10 @@ func (s *restAPI) resolve(r *http.Request) route {
 	case rest == "users/@me/channels" && post:
 		return route{name: "users.channels", handle: s.dir.createDM}
 	}
+	if p := strings.Split(rest, "/"); len(p) == 4 && p[0] == "interactions" && p[3] == "callback" && post {
+		// The interaction's token is its credential: no bot token needed.
+		return route{name: "interactions.callback", public: true, handle: s.chat.interactionCallback}
+	}
 	if id, sub, ok := strings.Cut(strings.TrimPrefix(rest, "channels/"), "/"); ok && strings.HasPrefix(rest, "channels/") {
 		switch {
 		case sub == "messages" && post:
@@ -215,7 +219,8 @@ func isSnowflake(id string) bool {
 // "users.me", "users.channels" (POST /users/@me/channels), "channels.get"
 // (GET /channels/{id}), "messages" (POST /channels/{id}/messages),
 // "messages.edit" (PATCH /channels/{id}/messages/{mid}), "messages.delete"
-// (DELETE of one), "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
+// (DELETE of one), "interactions.callback" (POST
+// /interactions/{id}/{token}/callback), "typing", "cdn" (GET of an attachment or sticker file) and "unknown"
 // (anything else).
 func (s *restAPI) Calls(route string) int {
 	s.mu.Lock()

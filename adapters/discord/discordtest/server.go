@@ -93,6 +93,10 @@ type SentMessage struct {
 	Content string
 	// Embeds are the message's embeds, in order.
 	Embeds []Embed
+	// Components are the message's buttons as the user sees them now, row
+	// by row (action rows of buttons): as created, or as an edit or an
+	// interaction's UPDATE_MESSAGE left them. Buttons lists them flat.
+	Components [][]Button
 	// Nonce is the nonce as sent (a JSON number in its decimal form), ""
 	// if none.
 	Nonce        string
@@ -154,33 +158,35 @@ type Server struct {
 func NewServer(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	st := &state{
-		token:       "TEST.discord.token",
-		bot:         User{ID: "900000000000000001", Username: "parley-test"},
-		heartbeat:   41250 * time.Millisecond,
-		startsTotal: 1000,
-		startsLeft:  999,
-		now:         time.Now,
-		done:        make(chan struct{}),
-		changed:     make(chan struct{}),
-		nextID:      1300000000000000000,
-		channels:    map[string]*channel{},
-		dmOf:        map[string]string{},
-		users:       map[string]User{},
-		blocked:     map[string]bool{},
-		inbound:     map[string]inbound{},
-		sentIdx:     map[string][]int{},
-		msgIdx:      map[string]int{},
-		editTimes:   map[string][]time.Time{},
-		editLimit:   defaultEditsPerWindow,
-		editWindow:  defaultEditWindow,
-		nonces:      map[string]map[string]int{},
-		typing:      map[string]int{},
-		calls:       map[string]int{},
-		faults:      map[string][]fault{},
-		lost:        map[string]int{},
-		files:       map[string]storedFile{},
-		sessions:    map[string]*gwSession{},
-		conns:       map[*gwConn]struct{}{},
+		token:              "TEST.discord.token",
+		bot:                User{ID: "900000000000000001", Username: "parley-test"},
+		heartbeat:          41250 * time.Millisecond,
+		startsTotal:        1000,
+		startsLeft:         999,
+		now:                time.Now,
+		done:               make(chan struct{}),
+		changed:            make(chan struct{}),
+		nextID:             1300000000000000000,
+		channels:           map[string]*channel{},
+		dmOf:               map[string]string{},
+		users:              map[string]User{},
+		blocked:            map[string]bool{},
+		inbound:            map[string]inbound{},
+		sentIdx:            map[string][]int{},
+		msgIdx:             map[string]int{},
+		editTimes:          map[string][]time.Time{},
+		editLimit:          defaultEditsPerWindow,
+		editWindow:         defaultEditWindow,
+		interactionTimeout: defaultInteractionTimeout,
+		interactions:       map[string]*storedInteraction{},
+		nonces:             map[string]map[string]int{},
+		typing:             map[string]int{},
+		calls:              map[string]int{},
+		faults:             map[string][]fault{},
+		lost:               map[string]int{},
+		files:              map[string]storedFile{},
+		sessions:           map[string]*gwSession{},
+		conns:              map[*gwConn]struct{}{},
 	}
 	s := newServer(st)
 	for _, o := range opts {

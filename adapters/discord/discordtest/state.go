@@ -27,6 +27,8 @@ type state struct {
 	// editLimit edits per editWindow per channel (WithEditRateLimit).
 	editLimit  int
 	editWindow time.Duration
+	// interactionTimeout is how long a tap takes its first callback.
+	interactionTimeout time.Duration
 	// startsTotal and startsLeft are WithSessionStartLimit's.
 	startsTotal, startsLeft int
 
@@ -64,6 +66,9 @@ type state struct {
 	// files are the attachments and stickers served, by URL path.
 	files     map[string]storedFile
 	downloads []Download
+	// interactions are the taps, by id, and their ids in order.
+	interactions     map[string]*storedInteraction
+	interactionOrder []string
 
 	nextSession int
 	sessions    map[string]*gwSession

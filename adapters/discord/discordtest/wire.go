@@ -53,6 +53,7 @@ type wireMessage struct {
 	Nonce            json.RawMessage   `json:"nonce,omitempty"`
 	MessageReference *wireReference    `json:"message_reference,omitempty"`
 	StickerItems     []wireStickerItem `json:"sticker_items,omitempty"`
+	Components       []wireComponent   `json:"components"`
 }
 
 type wireChannel struct {
@@ -119,6 +120,7 @@ func newMessageWire(id string, ch *channel, author wireUser, content string, at 
 		MentionRoles: []string{},
 		Attachments:  []json.RawMessage{},
 		Embeds:       []json.RawMessage{},
+		Components:   []wireComponent{},
 	}
 }
 
