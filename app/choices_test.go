@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -129,4 +130,47 @@ func TestWebReminderSnoozedWithTheModelDown(t *testing.T) {
 	require.Equal(t, "Stretch your legs!", j.Text)
 	require.Equal(t, core.JobPending, j.Status)
 	require.WithinDuration(t, tapped.Add(10*time.Minute), j.DueAt, 5*time.Second)
+}
+
+// Through parley run on Discord: the question comes with a button per
+// choice; a tap is acknowledged by closing the question (the buttons
+// disabled, the choice marked) and is the user's next message; a second
+// tap on the now disabled buttons is refused by Discord itself, and a
+// tap on another user's question is acknowledged with the notice only.
+func TestDiscordChoiceTapped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	b.model.Enqueue(llmtest.ToolCalls(llmtest.Call("c1", "offer_choices", `{"question":"Tea or coffee?","choices":["Tea","Coffee"]}`)))
+	b.model.Enqueue(llmtest.Text(""))
+	b.model.Enqueue(llmtest.Text("Tea it is."))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, _ := fake.SendDM(lin, "make me a drink")
+	sent := fake.WaitSent(t, channel, 1, waitFor)
+	require.Equal(t, "Tea or coffee?", sent[0].Content, "the model said nothing more: the question is the reply")
+	buttons := sent[0].Buttons()
+	require.Len(t, buttons, 2)
+	require.Equal(t, "Tea", buttons[0].Label)
+
+	other := discordtest.User{ID: "300000000000000777", Username: "eve"}
+	fake.SendDM(other, "hello") // Eve has a DM of her own
+	_, err := fake.Tap(other, sent[0].MessageID, buttons[0].CustomID)
+	require.Error(t, err, "Discord shows a message's buttons only in its own DM")
+
+	id, err := fake.Tap(lin, sent[0].MessageID, buttons[0].CustomID)
+	require.NoError(t, err)
+	cb := fake.WaitCallback(t, id, waitFor)
+	require.Equal(t, 7, cb.Type, "acknowledged by closing the question")
+	done := fake.WaitSent(t, channel, 2, waitFor)
+	require.Equal(t, "Tea it is.", done[1].Content)
+	msg, ok := fake.Message(sent[0].MessageID)
+	require.True(t, ok)
+	for _, bt := range msg.Buttons() {
+		require.True(t, bt.Disabled, "closed: %+v", bt)
+	}
+	_, err = fake.Tap(lin, sent[0].MessageID, buttons[1].CustomID)
+	require.Error(t, err, "a disabled button cannot be tapped")
+	reqs := b.model.Requests()
+	require.Equal(t, "Tea", reqs[len(reqs)-1].LastUserMessage())
 }
