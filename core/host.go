@@ -15,6 +15,7 @@ import (
 type Host interface {
 	InboundHandler
 	TapHandler
+	ChangeHandler
 	// History returns up to limit of a conversation's newest messages,
 	// oldest first; none for a conversation the bot does not know.
 	History(ctx context.Context, p Platform, channelThreadID string, limit int) ([]Message, error)
@@ -40,6 +41,9 @@ func (InboundOnly) ModelHealth() llm.Health { return llm.Health{} }
 
 // Commands lists none.
 func (InboundOnly) Commands() []CommandInfo { return nil }
+
+// HandleChange ignores the change: nothing stores it.
+func (InboundOnly) HandleChange(context.Context, MessageChange) error { return nil }
 
 // HandleTap makes no choice: nothing records it.
 func (InboundOnly) HandleTap(context.Context, InboundMessage) (TapAnswer, error) {

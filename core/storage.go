@@ -269,6 +269,12 @@ type MessageStore interface {
 	MessagesAfter(ctx context.Context, conversationID, afterSeq int64, limit int) ([]Message, error)
 	// AppendMessage appends m with the next seq and sets its ID and Seq.
 	AppendMessage(ctx context.Context, m *Message) error
+	// SetMessageText replaces a stored message's content and metadata
+	// (by m.ID) and its search entry; its seq and time stay.
+	SetMessageText(ctx context.Context, m Message) error
+	// UserMessageByPlatformID returns the user's message of the
+	// conversation with that platform id (ErrNotFound if none).
+	UserMessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string) (Message, error)
 	// SettleDelivery records where a stored outbound message now stands:
 	// its Delivery, PlatformMessageID and Metadata (by m.ID).
 	SettleDelivery(ctx context.Context, m Message) error

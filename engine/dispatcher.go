@@ -303,6 +303,12 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg core.InboundMessage)
 	return d.intake.HandleInbound(ctx, msg)
 }
 
+// HandleChange applies a user's edit or deletion of a message they sent;
+// it implements core.ChangeHandler.
+func (d *Dispatcher) HandleChange(ctx context.Context, c core.MessageChange) error {
+	return d.intake.HandleChange(ctx, c)
+}
+
 // HandleTap records a tap on a question's button as the user's answer;
 // it implements core.TapHandler.
 func (d *Dispatcher) HandleTap(ctx context.Context, msg core.InboundMessage) (core.TapAnswer, error) {

@@ -31,3 +31,10 @@ func (s *Spool) Commands() []core.CommandInfo { return s.next.Commands() }
 func (s *Spool) HandleTap(ctx context.Context, msg core.InboundMessage) (core.TapAnswer, error) {
 	return s.next.HandleTap(ctx, msg)
 }
+
+// HandleChange goes to the core at once: an edit or deletion changes
+// what is stored, and a message still in the spool is stored with the
+// text it came with.
+func (s *Spool) HandleChange(ctx context.Context, c core.MessageChange) error {
+	return s.next.HandleChange(ctx, c)
+}

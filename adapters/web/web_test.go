@@ -80,6 +80,9 @@ func (f *fakeCore) History(_ context.Context, p core.Platform, thread string, li
 	return f.history, f.historyErr
 }
 
+// HandleChange ignores the change: the web chat has no edits.
+func (f *fakeCore) HandleChange(context.Context, core.MessageChange) error { return nil }
+
 // HandleTap makes no choice: the web tests tap nothing yet.
 func (f *fakeCore) HandleTap(context.Context, core.InboundMessage) (core.TapAnswer, error) {
 	return core.TapAnswer{Notice: core.NoticeStaleButton}, nil

@@ -22,6 +22,8 @@ type Store interface {
 	ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error)
 	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error)
 	AppendMessage(ctx context.Context, m *core.Message) error
+	UserMessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string) (core.Message, error)
+	SetMessageText(ctx context.Context, m core.Message) error
 }
 
 // RunStopper stops a turn in flight (the turns engine): the restart

@@ -117,6 +117,11 @@ func render(ctx context.Context, a core.Adapter, msg core.OutboundMessage) (core
 	return a.Send(ctx, msg)
 }
 
+// Replaced tells the history cache a stored message changed.
+func (o *Outbox) Replaced(convID int64, m core.Message) {
+	o.cfg.History.Replaced(convID, m)
+}
+
 // Appended tells the history cache about messages just stored.
 func (o *Outbox) Appended(conv core.Conversation, msgs ...core.Message) {
 	o.cfg.History.Appended(conv, msgs...)

@@ -39,6 +39,9 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 	for _, m := range history {
 		switch m.Role {
 		case core.RoleUser:
+			if m.Deleted() {
+				continue // its user took it back
+			}
 			um, ok := files[m.ID]
 			if !ok {
 				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: chosen(userContent(m), asked)})
