@@ -15,19 +15,28 @@ import (
 type Recorder struct {
 	// No history, model health or commands: a host that takes messages.
 	core.InboundOnly
-	mu   sync.Mutex
-	msgs []core.InboundMessage
+	// TapAnswer, if set, is how HandleTap answers a tap (after recording
+	// it); nil answers a plain acknowledgement (core.TapAnswer{}). Set it
+	// before the adapter starts; to change answers during a test, make
+	// the func read state it synchronises itself.
+	TapAnswer func(core.InboundMessage) (core.TapAnswer, error)
+	mu        sync.Mutex
+	msgs      []core.InboundMessage
 	// fail, while failTimes > 0 (or < 0: until cleared), is returned
 	// instead of accepting a message, as a core whose database is down.
 	fail      error
 	failTimes int
 	panicOn   string
+	// taps are the taps HandleTap was given, in order.
+	taps []core.InboundMessage
 	// changed is closed, and replaced, whenever a message arrives, so any
 	// number of waiters can watch it.
 	changed chan struct{}
 }
 
 var _ core.InboundHandler = (*Recorder)(nil)
+
+var _ core.TapHandler = (*Recorder)(nil)
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
@@ -111,4 +120,26 @@ func (r *Recorder) Wait(t *testing.T, n int, timeout time.Duration) []core.Inbou
 			t.Fatalf("adaptertest: waited %v for %d inbound message(s), got %d: %+v", timeout, n, got, r.Messages())
 		}
 	}
+}
+
+// HandleTap records a tap (core.TapHandler) and answers as TapAnswer
+// says. Taps are kept apart from Messages.
+func (r *Recorder) HandleTap(_ context.Context, msg core.InboundMessage) (core.TapAnswer, error) {
+	r.mu.Lock()
+	r.taps = append(r.taps, msg)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	answer := r.TapAnswer
+	r.mu.Unlock()
+	if answer == nil {
+		return core.TapAnswer{}, nil
+	}
+	return answer(msg)
+}
+
+// Taps returns a copy of the taps HandleTap was given, in order.
+func (r *Recorder) Taps() []core.InboundMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]core.InboundMessage(nil), r.taps...)
 }
