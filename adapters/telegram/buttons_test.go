@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -298,4 +299,42 @@ func TestEditMessageKeepsTheQuestionsButtons(t *testing.T) {
 	m, _ := b.srv.Message(ada.ID, id)
 	require.Equal(t, "Which one?", m.Plain)
 	require.Len(t, m.Buttons, 1)
+}
+
+// lateClock is a settable clock for the fake (telegramtest.WithNow).
+type lateClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *lateClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *lateClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestTapAcknowledgedTooLateStillMarksTheChoice(t *testing.T) {
+	t.Parallel()
+	clock := &lateClock{t: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	b := newBundleOn(t, telegramtest.NewServer(t, telegramtest.WithNow(clock.Now)))
+	b.core.TapAnswer = func(core.InboundMessage) (core.TapAnswer, error) {
+		// The core took longer than Telegram waits for the answer.
+		clock.Add(telegramtest.CallbackExpiry + time.Second)
+		return core.TapAnswer{Chosen: "Yes"}, nil
+	}
+	b.start(t)
+	b.greet(t, ada)
+	id := b.ask(t, ada.ID, "Shall we?", choicesOf("Yes", "No"))
+
+	b.tap(t, ada, id, "q42.0")
+	want := [][]telegramtest.Button{{{Text: "✓ Yes", Data: "q42.0"}}}
+	eventually(t, func() bool { return reflect.DeepEqual(want, b.srv.Buttons(ada.ID, id)) }, "the choice was not marked")
+	require.Empty(t, b.srv.CallbackAnswers(), "Telegram refused the late answer")
+	require.Contains(t, b.logs.String(), "query is too old")
 }

@@ -44,14 +44,18 @@ func (in *inbound) handleTap(ctx context.Context, updateID int64, q *models.Call
 		a, err := h.HandleTap(hctx, msg)
 		cancel()
 		if err != nil {
-			log().Error("handing a telegram tap to the core", "chat_id", msg.ChannelThreadID, "err", err)
+			if ctx.Err() == nil {
+				log().Error("handing a telegram tap to the core", "chat_id", msg.ChannelThreadID, "err", err)
+			}
 			a = core.TapAnswer{Notice: noticeTapFailed}
 		}
 		answer = a
 	}
 	if err := in.answerQuery(ctx, b, q.ID, answer.Notice); err != nil && ctx.Err() == nil {
 		if queryExpired(err) {
-			log().Warn("telegram refused the acknowledgement of a tap: it came too late", "err", err)
+			// Late, or a tap delivered again (a batch retried) whose
+			// first delivery was answered.
+			log().Warn("telegram refused the acknowledgement of a tap: too late, or answered already", "err", err)
 		} else {
 			log().Warn("acknowledging a telegram tap failed", "err", err)
 		}
