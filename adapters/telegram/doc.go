@@ -35,9 +35,10 @@
 //
 // A question's choices (OutboundMessage.Choices, Capabilities.Choices)
 // go as an inline keyboard on the last message of a reply, a streamed one
-// included once finished (buttons.go). A tap arrives as a callback_query
-// (asked for in allowed_updates): in a private chat it reaches
-// Host.HandleTap as an InboundMessage with Tap set; every tap is
+// included once finished (package buttons shapes keyboards and taps). A
+// tap arrives as a callback_query (asked for in allowed_updates): in a
+// private chat it reaches Host.HandleTap as an InboundMessage with Tap
+// set; every tap is
 // acknowledged with answerCallbackQuery and the core's notice, and a tap
 // that made the choice replaces the keyboard with one "✓ <label>" button
 // keeping the tapped data (taps.go).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -39,9 +40,9 @@ func (s *streamer) EditMessage(ctx context.Context, id string, msg core.Outbound
 	if len(parts) == 0 {
 		return &core.PermanentError{Reason: "empty text"}
 	}
-	var kb *inlineKeyboard
+	var kb *buttons.Keyboard
 	if len(parts) == 1 {
-		kb = keyboard(msg.Choices)
+		kb = buttons.Layout(msg.Choices)
 	}
 	_, err = s.editFinal(ctx, b, chatID, mid, parts[0], formatted, kb)
 	return err
@@ -78,7 +79,7 @@ func parseMessageID(id string) (int, error) {
 // and with Send's retries; when Telegram refuses the markup, the part's
 // plain text goes instead (cut to fit), as Send would resend it. The
 // message shows the keyboard kb after the edit (nil: none).
-func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id int, p markup.Part, formatted bool, kb *inlineKeyboard) ([]string, error) {
+func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id int, p markup.Part, formatted bool, kb *buttons.Keyboard) ([]string, error) {
 	err := s.edit(ctx, b, chatID, id, p.Text, formatted, kb)
 	if offset, refused := parseEntitiesOffset(err); formatted && refused {
 		s.log.Warn("telegram refused an edited message's markup; editing it to plain text",
@@ -99,8 +100,8 @@ func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id i
 // and is retried as deliver retries. "message is not modified" is success.
 // Telegram drops a message's keyboard when an edit names none: kb is the
 // one it shows after.
-func (s *streamer) edit(ctx context.Context, b *bot.Bot, chatID int64, id int, text string, formatted bool, kb *inlineKeyboard) error {
-	params := &bot.EditMessageTextParams{ChatID: chatID, MessageID: id, Text: text, ParseMode: parseMode(formatted), ReplyMarkup: markupOf(kb)}
+func (s *streamer) edit(ctx context.Context, b *bot.Bot, chatID int64, id int, text string, formatted bool, kb *buttons.Keyboard) error {
+	params := &bot.EditMessageTextParams{ChatID: chatID, MessageID: id, Text: text, ParseMode: parseMode(formatted), ReplyMarkup: buttons.Markup(kb)}
 	_, err := s.send.deliver(ctx, "editing telegram message", chatID, func(ctx context.Context) (*models.Message, error) {
 		m, err := b.EditMessageText(ctx, params)
 		if notModified(err) {

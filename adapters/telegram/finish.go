@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -42,12 +43,12 @@ func (st *replyStream) Finish(ctx context.Context, msg core.OutboundMessage) (co
 		}
 		grown = append(grown, g)
 	}
-	kb := keyboard(msg.Choices)
+	kb := buttons.Layout(msg.Choices)
 	ids := make([]string, 0, len(parts))
 	k := 0
 	for ; k < len(parts) && k < len(grown); k++ {
 		g, p := grown[k], parts[k]
-		var partKB *inlineKeyboard
+		var partKB *buttons.Keyboard
 		if k == len(parts)-1 {
 			partKB = kb
 		}

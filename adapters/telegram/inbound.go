@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -42,7 +43,7 @@ func (u update) chat() int64 {
 	case u.upd.Message != nil:
 		return u.upd.Message.Chat.ID
 	case u.upd.CallbackQuery != nil:
-		chat, _ := tappedChat(u.upd.CallbackQuery)
+		chat, _ := buttons.Chat(u.upd.CallbackQuery)
 		return chat.ID
 	}
 	return 0

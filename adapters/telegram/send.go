@@ -15,6 +15,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -52,17 +53,17 @@ func (s *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendR
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	ids, err := s.sendParts(ctx, b, chatID, parts, 0, formatted, keyboard(msg.Choices))
+	ids, err := s.sendParts(ctx, b, chatID, parts, 0, formatted, buttons.Layout(msg.Choices))
 	return core.SendResult{PlatformMessageIDs: ids}, err
 }
 
 // sendParts sends parts[from:] in order as Send does, and returns the
 // ids of those delivered. The keyboard kb (nil: none) goes on the last
 // part, under the end of the text.
-func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts []markup.Part, from int, formatted bool, kb *inlineKeyboard) ([]string, error) {
+func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts []markup.Part, from int, formatted bool, kb *buttons.Keyboard) ([]string, error) {
 	ids := make([]string, 0, len(parts)-from)
 	for i := from; i < len(parts); i++ {
-		var partKB *inlineKeyboard
+		var partKB *buttons.Keyboard
 		if i == len(parts)-1 {
 			partKB = kb
 		}
@@ -81,8 +82,8 @@ func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts 
 // sendOne sends part i of n, with the keyboard kb if not nil: formatted
 // with MarkdownV2, or as its plain text when Telegram refuses the markup
 // (resendPlain).
-func (s *sender) sendOne(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, formatted bool, i, n int, kb *inlineKeyboard) ([]string, error) {
-	params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text, ReplyMarkup: markupOf(kb)}
+func (s *sender) sendOne(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, formatted bool, i, n int, kb *buttons.Keyboard) ([]string, error) {
+	params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text, ReplyMarkup: buttons.Markup(kb)}
 	if formatted {
 		params.ParseMode = models.ParseModeMarkdown
 	}
@@ -131,7 +132,7 @@ func (s *sender) textParts(msg core.OutboundMessage) ([]markup.Part, bool) {
 // without a parse mode (split again should it be over the limit). Any
 // other error is returned as it is. part and parts number the part for
 // the log; the keyboard kb goes on the last message.
-func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int, kb *inlineKeyboard) ([]string, error) {
+func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int, kb *buttons.Keyboard) ([]string, error) {
 	offset, refused := parseEntitiesOffset(err)
 	if !refused {
 		return nil, err
@@ -146,7 +147,7 @@ func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p ma
 	for j, q := range plain {
 		params := &bot.SendMessageParams{ChatID: chatID, Text: q}
 		if j == len(plain)-1 {
-			params.ReplyMarkup = markupOf(kb)
+			params.ReplyMarkup = buttons.Markup(kb)
 		}
 		id, err := s.sendPart(ctx, b, chatID, params)
 		if err != nil {
