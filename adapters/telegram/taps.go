@@ -37,7 +37,8 @@ func (in *inbound) handleTap(ctx context.Context, updateID int64, q *models.Call
 	var answer core.TapAnswer
 	switch {
 	case why != "":
-		log.Debug("ignoring a telegram tap: "+why, "chat_id", msg.ChannelThreadID)
+		chat, _ := buttons.Chat(q)
+		log.Debug("ignoring a telegram tap: "+why, "chat_id", chat.ID, "chat_type", chat.Type)
 	case h != nil:
 		msg.DisplayName = displayName(&q.From)
 		hctx, cancel := context.WithTimeout(ctx, tapTimeout)
