@@ -10,7 +10,8 @@
 // only after the core has taken it, so a restart redelivers what was not
 // handled.
 //
-// Only "message" updates in private chats become core.InboundMessage: text,
+// Only "message" updates in private chats (and taps, below) become
+// core.InboundMessage: text,
 // or a file (photo, voice, audio, video, document, sticker) described as a
 // core.Attachment whose Ref is the file_id, with the caption as the text.
 // Groups, channels, edits, messages from bots and messages with neither
@@ -31,6 +32,16 @@
 // parse entities") is sent again as plain text, so no reply is lost to
 // markup. Failures retrying cannot fix (the user blocked the bot, the chat
 // does not exist) are *core.PermanentError.
+//
+// A question's choices (OutboundMessage.Choices, Capabilities.Choices)
+// go as an inline keyboard on the last message of a reply, a streamed one
+// included once finished (package buttons shapes keyboards and taps). A
+// tap arrives as a callback_query (asked for in allowed_updates): in a
+// private chat it reaches Host.HandleTap as an InboundMessage with Tap
+// set; every tap is
+// acknowledged with answerCallbackQuery and the core's notice, and a tap
+// that made the choice replaces the keyboard with one "✓ <label>" button
+// keeping the tapped data (taps.go).
 //
 // Every message-creating call waits for its slot at the send_rate pace
 // (adapters/pace; by default Telegram's limits: 30 a second per bot, 1 a

@@ -11,14 +11,17 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
 // EditMessage replaces the text of the bot's message id in the chat
 // msg.ChannelThreadID with msg.Text, rendered as Send renders it; text
 // over 4096 characters is cut where Send would end its first part, and
-// the caller sends the rest. An edit to the text the message already
-// shows is no error. It waits its turn at the send_rate pace and retries
+// the caller sends the rest. msg.Choices go on the message as a keyboard
+// when its text fits (an edit without one removes the keyboard the
+// message had). An edit to the text the message already shows is no
+// error. It waits its turn at the send_rate pace and retries
 // as Send does.
 func (s *streamer) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
 	b, err := s.live()
@@ -37,7 +40,11 @@ func (s *streamer) EditMessage(ctx context.Context, id string, msg core.Outbound
 	if len(parts) == 0 {
 		return &core.PermanentError{Reason: "empty text"}
 	}
-	_, err = s.editFinal(ctx, b, chatID, mid, parts[0], formatted)
+	var kb *buttons.Keyboard
+	if len(parts) == 1 {
+		kb = buttons.Layout(msg.Choices)
+	}
+	_, err = s.editFinal(ctx, b, chatID, mid, parts[0], formatted, kb)
 	return err
 }
 
@@ -70,9 +77,10 @@ func parseMessageID(id string) (int, error) {
 
 // editFinal edits message id to part p for good, at the send_rate pace
 // and with Send's retries; when Telegram refuses the markup, the part's
-// plain text goes instead (cut to fit), as Send would resend it.
-func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id int, p markup.Part, formatted bool) ([]string, error) {
-	err := s.edit(ctx, b, chatID, id, p.Text, formatted)
+// plain text goes instead (cut to fit), as Send would resend it. The
+// message shows the keyboard kb after the edit (nil: none).
+func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id int, p markup.Part, formatted bool, kb *buttons.Keyboard) ([]string, error) {
+	err := s.edit(ctx, b, chatID, id, p.Text, formatted, kb)
 	if offset, refused := parseEntitiesOffset(err); formatted && refused {
 		s.log.Warn("telegram refused an edited message's markup; editing it to plain text",
 			"chat_id", chatID, "message_id", id, "byte_offset", offset, "err", err)
@@ -80,7 +88,7 @@ func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id i
 		if len(plain) == 0 {
 			return nil, fmt.Errorf("editing to the plain text of a refused message: %w", err)
 		}
-		err = s.edit(ctx, b, chatID, id, plain[0], false)
+		err = s.edit(ctx, b, chatID, id, plain[0], false, kb)
 	}
 	if err != nil {
 		return nil, err
@@ -90,8 +98,10 @@ func (s *streamer) editFinal(ctx context.Context, b *bot.Bot, chatID int64, id i
 
 // edit makes one editMessageText call count as a send: it waits its slot
 // and is retried as deliver retries. "message is not modified" is success.
-func (s *streamer) edit(ctx context.Context, b *bot.Bot, chatID int64, id int, text string, formatted bool) error {
-	params := &bot.EditMessageTextParams{ChatID: chatID, MessageID: id, Text: text, ParseMode: parseMode(formatted)}
+// Telegram drops a message's keyboard when an edit names none: kb is the
+// one it shows after.
+func (s *streamer) edit(ctx context.Context, b *bot.Bot, chatID int64, id int, text string, formatted bool, kb *buttons.Keyboard) error {
+	params := &bot.EditMessageTextParams{ChatID: chatID, MessageID: id, Text: text, ParseMode: parseMode(formatted), ReplyMarkup: buttons.Markup(kb)}
 	_, err := s.send.deliver(ctx, "editing telegram message", chatID, func(ctx context.Context) (*models.Message, error) {
 		m, err := b.EditMessageText(ctx, params)
 		if notModified(err) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -15,7 +16,10 @@ import (
 // finished while growing stay as they are when Send would have sent the
 // same text, and are edited to it otherwise; the message growing by
 // edits is edited to its part; the parts after go as Send sends them; a
-// grown message the finished reply does not need is deleted.
+// grown message the finished reply does not need is deleted. msg.Choices
+// go on the last part as Send puts them: an edit to it carries them, and
+// a grown last part already showing its text gets them by
+// editMessageReplyMarkup.
 func (st *replyStream) Finish(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -39,17 +43,27 @@ func (st *replyStream) Finish(ctx context.Context, msg core.OutboundMessage) (co
 		}
 		grown = append(grown, g)
 	}
+	kb := buttons.Layout(msg.Choices)
 	ids := make([]string, 0, len(parts))
 	k := 0
 	for ; k < len(parts) && k < len(grown); k++ {
 		g, p := grown[k], parts[k]
+		var partKB *buttons.Keyboard
+		if k == len(parts)-1 {
+			partKB = kb
+		}
 		if g.text != p.Text {
-			more, err := st.s.editFinal(ctx, st.b, st.chatID, g.id, p, formatted)
+			more, err := st.s.editFinal(ctx, st.b, st.chatID, g.id, p, formatted, partKB)
 			if err != nil {
 				return core.SendResult{PlatformMessageIDs: append(ids, st.idsFrom(grown[k:])...)}, partErr(err, k, len(parts))
 			}
 			ids = append(ids, more...)
 			continue
+		}
+		if partKB != nil {
+			if err := st.s.send.setKeyboard(ctx, st.b, st.chatID, g.id, partKB); err != nil {
+				return core.SendResult{PlatformMessageIDs: append(ids, st.idsFrom(grown[k:])...)}, partErr(err, k, len(parts))
+			}
 		}
 		ids = append(ids, strconv.Itoa(g.id))
 	}
@@ -59,7 +73,7 @@ func (st *replyStream) Finish(ctx context.Context, msg core.OutboundMessage) (co
 			errs = append(errs, fmt.Errorf("deleting a grown message the finished reply does not need: %w", err))
 		}
 	}
-	more, err := st.s.send.sendParts(ctx, st.b, st.chatID, parts, k, formatted)
+	more, err := st.s.send.sendParts(ctx, st.b, st.chatID, parts, k, formatted, kb)
 	ids = append(ids, more...)
 	return core.SendResult{PlatformMessageIDs: ids}, errors.Join(append([]error{err}, errs...)...)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -19,6 +20,8 @@ import (
 // getUpdates loop or the webhook, and hands private messages to the core.
 type inbound struct {
 	*state
+	// send marks a tapped choice on its message (setKeyboard).
+	send *sender
 }
 
 // update is one update of a getUpdates batch, decoded.
@@ -30,12 +33,20 @@ type update struct {
 	upd *models.Update
 }
 
-// chat is the chat the update's message belongs to, 0 for any other update.
+// chat is the chat the update's message (or tapped message) belongs to,
+// 0 for any other update: a tap is handled after the messages its chat
+// sent before it.
 func (u update) chat() int64 {
-	if u.upd == nil || u.upd.Message == nil {
+	switch {
+	case u.upd == nil:
 		return 0
+	case u.upd.Message != nil:
+		return u.upd.Message.Chat.ID
+	case u.upd.CallbackQuery != nil:
+		chat, _ := buttons.Chat(u.upd.CallbackQuery)
+		return chat.ID
 	}
-	return u.upd.Message.Chat.ID
+	return 0
 }
 
 // decodeRaw decodes one update of a batch; one it cannot read is logged
@@ -57,7 +68,8 @@ func (in *inbound) decodeRaw(raw json.RawMessage) update {
 }
 
 // handleUpdate hands upd to the core if it is a message with text or a
-// file in a private chat. It returns the core's error, and nothing else. A panic, whatever its cause, is logged
+// file in a private chat, or a tap on a button (handleTap). It returns the
+// core's error, and nothing else. A panic, whatever its cause, is logged
 // and the update skipped, so a strange update never stops the bot.
 func (in *inbound) handleUpdate(ctx context.Context, upd *models.Update) (err error) {
 	defer func() {
@@ -66,6 +78,12 @@ func (in *inbound) handleUpdate(ctx context.Context, upd *models.Update) (err er
 			err = nil // skipped: handling it again would panic again
 		}
 	}()
+	if upd.CallbackQuery != nil {
+		// A tap is acknowledged whatever becomes of it: never an error
+		// that would have it delivered again.
+		in.handleTap(ctx, upd.ID, upd.CallbackQuery)
+		return nil
+	}
 	msg, ok := in.normalise(upd)
 	if !ok {
 		return nil

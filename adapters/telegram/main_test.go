@@ -44,7 +44,13 @@ type testBundle struct {
 // validated but not started; configure changes it before validation.
 func newBundle(t *testing.T, configure ...func(*Adapter)) *testBundle {
 	t.Helper()
-	b := &testBundle{srv: telegramtest.NewServer(t), core: adaptertest.NewRecorder(), logs: &coretest.Logs{}}
+	return newBundleOn(t, telegramtest.NewServer(t), configure...)
+}
+
+// newBundleOn is newBundle with the fake srv (made with options).
+func newBundleOn(t *testing.T, srv *telegramtest.Server, configure ...func(*Adapter)) *testBundle {
+	t.Helper()
+	b := &testBundle{srv: srv, core: adaptertest.NewRecorder(), logs: &coretest.Logs{}}
 	a := New()
 	a.Token = config.Secret(b.srv.Token())
 	a.APIURL = b.srv.URL()

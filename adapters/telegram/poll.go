@@ -18,6 +18,15 @@ import (
 // maxUpdatesBody bounds one getUpdates answer (at most 100 updates).
 const maxUpdatesBody = 32 << 20
 
+// allowedUpdatesJSON is allowedUpdates as getUpdates takes it.
+var allowedUpdatesJSON = func() string {
+	b, err := json.Marshal(allowedUpdates)
+	if err != nil {
+		panic(err) // a list of strings always encodes
+	}
+	return string(b)
+}()
+
 // apiError is a Bot API error answer to the adapter's own requests.
 type apiError struct {
 	method     string
@@ -153,7 +162,7 @@ func (p *poller) getUpdates(ctx context.Context, offset int64) ([]json.RawMessag
 	form := multipart.NewWriter(&body)
 	fields := [][2]string{
 		{"timeout", strconv.Itoa(int(p.cfg.PollTimeout / time.Second))},
-		{"allowed_updates", `["message"]`},
+		{"allowed_updates", allowedUpdatesJSON},
 	}
 	if offset > 0 {
 		fields = append(fields, [2]string{"offset", strconv.FormatInt(offset, 10)})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/core"
 )
 
@@ -52,16 +53,21 @@ func (s *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.SendR
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
-	ids, err := s.sendParts(ctx, b, chatID, parts, 0, formatted)
+	ids, err := s.sendParts(ctx, b, chatID, parts, 0, formatted, buttons.Layout(msg.Choices))
 	return core.SendResult{PlatformMessageIDs: ids}, err
 }
 
 // sendParts sends parts[from:] in order as Send does, and returns the
-// ids of those delivered.
-func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts []markup.Part, from int, formatted bool) ([]string, error) {
+// ids of those delivered. The keyboard kb (nil: none) goes on the last
+// part, under the end of the text.
+func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts []markup.Part, from int, formatted bool, kb *buttons.Keyboard) ([]string, error) {
 	ids := make([]string, 0, len(parts)-from)
 	for i := from; i < len(parts); i++ {
-		more, err := s.sendOne(ctx, b, chatID, parts[i], formatted, i, len(parts))
+		var partKB *buttons.Keyboard
+		if i == len(parts)-1 {
+			partKB = kb
+		}
+		more, err := s.sendOne(ctx, b, chatID, parts[i], formatted, i, len(parts), partKB)
 		ids = append(ids, more...)
 		if err != nil {
 			if len(parts) > 1 {
@@ -73,10 +79,11 @@ func (s *sender) sendParts(ctx context.Context, b *bot.Bot, chatID int64, parts 
 	return ids, nil
 }
 
-// sendOne sends part i of n: formatted with MarkdownV2, or as its plain
-// text when Telegram refuses the markup (resendPlain).
-func (s *sender) sendOne(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, formatted bool, i, n int) ([]string, error) {
-	params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text}
+// sendOne sends part i of n, with the keyboard kb if not nil: formatted
+// with MarkdownV2, or as its plain text when Telegram refuses the markup
+// (resendPlain).
+func (s *sender) sendOne(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, formatted bool, i, n int, kb *buttons.Keyboard) ([]string, error) {
+	params := &bot.SendMessageParams{ChatID: chatID, Text: p.Text, ReplyMarkup: buttons.Markup(kb)}
 	if formatted {
 		params.ParseMode = models.ParseModeMarkdown
 	}
@@ -85,7 +92,7 @@ func (s *sender) sendOne(ctx context.Context, b *bot.Bot, chatID int64, p markup
 	case err == nil:
 		return []string{strconv.Itoa(id)}, nil
 	case formatted:
-		return s.resendPlain(ctx, b, chatID, p, err, i, n)
+		return s.resendPlain(ctx, b, chatID, p, err, i, n, kb)
 	}
 	return nil, err
 }
@@ -124,8 +131,8 @@ func (s *sender) textParts(msg core.OutboundMessage) ([]markup.Part, bool) {
 // the byte offset Telegram named and the part's plain text goes instead,
 // without a parse mode (split again should it be over the limit). Any
 // other error is returned as it is. part and parts number the part for
-// the log.
-func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int) ([]string, error) {
+// the log; the keyboard kb goes on the last message.
+func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p markup.Part, err error, part, parts int, kb *buttons.Keyboard) ([]string, error) {
 	offset, refused := parseEntitiesOffset(err)
 	if !refused {
 		return nil, err
@@ -137,8 +144,12 @@ func (s *sender) resendPlain(ctx context.Context, b *bot.Bot, chatID int64, p ma
 	if len(plain) == 0 {
 		return nil, fmt.Errorf("sending the plain text of a refused message: %w", err)
 	}
-	for _, q := range plain {
-		id, err := s.sendPart(ctx, b, chatID, &bot.SendMessageParams{ChatID: chatID, Text: q})
+	for j, q := range plain {
+		params := &bot.SendMessageParams{ChatID: chatID, Text: q}
+		if j == len(plain)-1 {
+			params.ReplyMarkup = buttons.Markup(kb)
+		}
+		id, err := s.sendPart(ctx, b, chatID, params)
 		if err != nil {
 			return ids, fmt.Errorf("sending the plain text of a refused message: %w", err)
 		}

@@ -43,7 +43,7 @@ type state struct {
 	client    *http.Client
 	transport *http.Transport
 	botID     int64
-	handler   core.InboundHandler
+	handler   core.Host
 	runCtx    context.Context
 	cancel    context.CancelFunc
 	// wg counts the polling goroutine and webhook requests being handled.

@@ -135,6 +135,7 @@ func New() *Adapter {
 	a.state, a.inbound = st, in
 	a.poller = &poller{state: st, inbound: in}
 	a.sender = &sender{state: st}
+	in.send = a.sender
 	a.streamer = &streamer{state: st, send: a.sender}
 	a.fetcher = &fetcher{state: st}
 	a.opener = &opener{state: st}
@@ -153,10 +154,11 @@ func (a *Adapter) PlatformTitle() string { return "Telegram" }
 // Capabilities reports 4096-character messages, a typing indicator and,
 // unless format is plain, rich text in MarkdownV2. With format plain the
 // core hands Send the model's Markdown already turned into plain text.
+// Choices show as an inline keyboard (buttons.go).
 func (a *Adapter) Capabilities() core.Capabilities {
 	// Redelivers: an update the core did not take is polled (or, with a
 	// webhook, posted) again.
-	c := core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "plain", Typing: true, Redelivers: true}
+	c := core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "plain", Typing: true, Redelivers: true, Choices: true}
 	if a.formatted() {
 		c.Markup, c.RichText = "markdownv2", true
 	}
@@ -353,9 +355,10 @@ func (a *Adapter) connect(ctx context.Context) (*bot.Bot, *http.Client, *http.Tr
 	return b, client, transport, me.ID, nil
 }
 
-// allowedUpdates are the update kinds the bot asks Telegram for; everything
-// else would be ignored anyway.
-var allowedUpdates = []string{models.AllowedUpdateMessage}
+// allowedUpdates are the update kinds the bot asks Telegram for (new
+// messages, and the taps on its buttons); everything else would be
+// ignored anyway.
+var allowedUpdates = []string{models.AllowedUpdateMessage, models.AllowedUpdateCallbackQuery}
 
 // Stop stops polling, refuses further webhook updates (503) and waits,
 // bounded by ctx, for the updates being handled. The webhook, if any, stays

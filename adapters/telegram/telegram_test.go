@@ -23,7 +23,7 @@ func TestRegistered(t *testing.T) {
 	require.Equal(t, "telegram", a.Name())
 	require.Equal(t, Platform, a.Platform())
 	require.Equal(t, "Telegram", core.PlatformTitle(a), "the model hears the platform named as before")
-	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "markdownv2", Typing: true, RichText: true, Redelivers: true}, a.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "markdownv2", Typing: true, RichText: true, Redelivers: true, Choices: true}, a.Capabilities())
 	_, typing := a.(core.TypingIndicator)
 	require.True(t, typing)
 	_, images := a.(core.ImageSender)
@@ -65,7 +65,7 @@ poll_timeout: 45s
 	d := New()
 	require.Equal(t, ModePolling, d.Mode)
 	require.Equal(t, FormatMarkdown, d.Format)
-	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "markdownv2", Typing: true, RichText: true, Redelivers: true}, d.Capabilities())
+	require.Equal(t, core.Capabilities{MaxMessageLength: 4096, Markup: "markdownv2", Typing: true, RichText: true, Redelivers: true, Choices: true}, d.Capabilities())
 	require.Equal(t, 30*time.Second, d.PollTimeout)
 	require.Empty(t, d.APIURL)
 }

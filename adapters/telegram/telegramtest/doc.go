@@ -7,7 +7,11 @@
 // getWebhookInfo), sendMessage, sendPhoto, sendChatAction, getFile, file
 // downloads, drafts (sendMessageDraft: Drafts, ShownDraft), edits and
 // deletions (editMessageText, deleteMessage: Edits, Messages, Message),
-// and the bot's command menu (setMyCommands, validated as Telegram does,
+// inline keyboards (reply_markup, recorded as SentMessage.Buttons and
+// checked as Telegram checks them; editMessageReplyMarkup; Buttons),
+// taps on them (Tap, TapGroup: a callback_query update; answerCallbackQuery
+// taken once within CallbackExpiry: CallbackAnswers, WaitCallbackAnswers,
+// Unanswered), and the bot's command menu (setMyCommands, validated as Telegram does,
 // deleteMyCommands and getMyCommands; MyCommands shows what was
 // registered).
 //
@@ -28,6 +32,8 @@
 // (markuptest.TelegramV2: escapes, bold, italic, underline, strikethrough,
 // spoiler, code, pre, links, block quotes) that reports the common Telegram
 // errors but not every one; HTML and legacy Markdown are accepted unchecked;
-// allowed_updates is ignored; a chat is known once an update from or to it
+// allowed_updates is honoured for the updates the helpers make only (a
+// kind left out is dropped as it is made, counted by Dropped; InjectRaw's
+// go through); a chat is known once an update from or to it
 // was injected (or AddChat was called).
 package telegramtest

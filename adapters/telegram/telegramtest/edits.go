@@ -2,6 +2,7 @@ package telegramtest
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/go-telegram/bot/models"
@@ -17,7 +18,10 @@ type Edit struct {
 	Plain     string
 	ParseMode string
 	Entities  []models.MessageEntity
-	At        time.Time
+	// Buttons is the inline keyboard the message shows after the edit:
+	// an edit without reply_markup removes it, as on Telegram.
+	Buttons [][]Button
+	At      time.Time
 }
 
 // msgKey names one message: its chat and its id there.
@@ -71,7 +75,8 @@ func (s *state) message(p params, missing string) (msgKey, SentMessage, *Fault) 
 
 // editMessageText validates like Telegram (text, entities, length, a
 // message of the bot's that has text, a change), then changes the
-// message's text and records the edit.
+// message's text and records the edit. The message's keyboard becomes the
+// edit's reply_markup: none when it names none.
 func (s *editAPI) editMessageText(_ context.Context, p params) (any, *Fault) {
 	if p["inline_message_id"] != "" {
 		f := badRequest("the fake only edits messages by chat_id and message_id")
@@ -87,6 +92,10 @@ func (s *editAPI) editMessageText(_ context.Context, p params) (any, *Fault) {
 	if f != nil {
 		return nil, f
 	}
+	buttons, f := replyMarkup(p)
+	if f != nil {
+		return nil, f
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k, m, f := s.message(p, editMissing)
@@ -96,23 +105,60 @@ func (s *editAPI) editMessageText(_ context.Context, p params) (any, *Fault) {
 	case m.Photo != "":
 		bad := badRequest("there is no text in the message to edit")
 		return nil, &bad
-	case m.Plain == plain && sameEntities(m.Entities, ents):
+	case m.Plain == plain && sameEntities(m.Entities, ents) && sameButtons(m.Buttons, buttons):
 		bad := badRequest(notModified)
 		return nil, &bad
 	}
 	at := s.now()
-	m.Text, m.Plain, m.ParseMode, m.Entities, m.EditedAt = text, plain, parseMode, ents, at
+	m.Text, m.Plain, m.ParseMode, m.Entities, m.Buttons, m.EditedAt = text, plain, parseMode, ents, buttons, at
 	s.msgs.current[k] = m
 	s.msgs.edits[k] = append(s.msgs.edits[k], Edit{
-		ChatID: k.chat, MessageID: k.id, Text: text, Plain: plain, ParseMode: parseMode, Entities: ents, At: at,
+		ChatID: k.chat, MessageID: k.id, Text: text, Plain: plain, ParseMode: parseMode, Entities: ents, Buttons: buttons, At: at,
 	})
 	s.notify()
-	cs := s.chats[k.chat]
+	return s.messageModel(k, m), nil
+}
+
+// messageModel is message m (key k) as the Bot API returns it, with its
+// inline keyboard encoded as Telegram encodes it (callback buttons with
+// text and callback_data alone). Callers hold s.mu.
+func (s *state) messageModel(k msgKey, m SentMessage) rawResult {
 	bot := s.bot
-	return models.Message{
-		ID: k.id, From: &bot, Date: int(m.At.Unix()), EditDate: int(at.Unix()),
-		Chat: cs.chat, Text: plain, Entities: ents,
-	}, nil
+	msg := models.Message{
+		ID: k.id, From: &bot, Date: int(m.At.Unix()),
+		Chat: s.chats[k.chat].chat, Text: m.Plain, Entities: m.Entities,
+	}
+	if !m.EditedAt.IsZero() {
+		msg.EditDate = int(m.EditedAt.Unix())
+	}
+	raw, err := json.Marshal(msg)
+	if err != nil {
+		panic("telegramtest: encoding a message: " + err.Error()) // models.Message always encodes
+	}
+	if len(m.Buttons) == 0 {
+		return raw
+	}
+	var fields map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &fields)
+	fields["reply_markup"] = keyboardJSON(m.Buttons)
+	raw, _ = json.Marshal(fields)
+	return raw
+}
+
+// keyboardJSON encodes buttons as an InlineKeyboardMarkup.
+func keyboardJSON(buttons [][]Button) json.RawMessage {
+	rows := make([][]wireButton, len(buttons))
+	for i, r := range buttons {
+		for _, b := range r {
+			wb := wireButton{Text: b.Text, URL: b.URL}
+			if b.Data != "" {
+				wb.CallbackData = &b.Data
+			}
+			rows[i] = append(rows[i], wb)
+		}
+	}
+	raw, _ := json.Marshal(map[string]any{"inline_keyboard": rows})
+	return raw
 }
 
 // sameEntities reports whether two entity lists style a text alike.

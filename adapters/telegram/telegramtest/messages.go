@@ -48,7 +48,8 @@ func (s *state) chatTarget(p params) (*chatState, *Fault) {
 }
 
 // sendMessage validates like Telegram (empty text, entities, unknown chat,
-// blocked user, length), then records the message and returns it.
+// blocked user, length, an inline keyboard's buttons), then records the
+// message and returns it.
 func (s *chatAPI) sendMessage(_ context.Context, p params) (any, *Fault) {
 	text := p["text"]
 	parseMode := p["parse_mode"]
@@ -66,6 +67,10 @@ func (s *chatAPI) sendMessage(_ context.Context, p params) (any, *Fault) {
 		return nil, &f
 	}
 	replyTo, f := replyToID(p)
+	if f != nil {
+		return nil, f
+	}
+	buttons, f := replyMarkup(p)
 	if f != nil {
 		return nil, f
 	}
@@ -91,8 +96,12 @@ func (s *chatAPI) sendMessage(_ context.Context, p params) (any, *Fault) {
 		ParseMode:        parseMode,
 		Entities:         ents,
 		ReplyToMessageID: replyTo,
+		Buttons:          buttons,
 		At:               s.now(),
 	})
+	if buttons != nil {
+		return s.messageModel(msgKey{cs.chat.ID, msg.ID}, s.msgs.current[msgKey{cs.chat.ID, msg.ID}]), nil
+	}
 	return msg, nil
 }
 

@@ -65,7 +65,10 @@ type SentMessage struct {
 	// ReplyToMessageID is reply_parameters.message_id (or the legacy
 	// reply_to_message_id), 0 if the message is not a reply.
 	ReplyToMessageID int
-	At               time.Time
+	// Buttons is the message's inline keyboard (reply_markup), row by
+	// row, nil for none. Messages and Message show it as edits left it.
+	Buttons [][]Button
+	At      time.Time
 	// EditedAt is when editMessageText last changed the message (zero if
 	// never); only Messages and Message show a message as edited.
 	EditedAt time.Time
@@ -104,6 +107,7 @@ type Server struct {
 	*chatDirectory   // the chats the bot may write to; getChat
 	*draftAPI        // sendMessageDraft and the drafts users saw
 	*editAPI         // editMessageText, deleteMessage, messages as they are now
+	*callbackAPI     // taps on the bot's buttons; answerCallbackQuery
 }
 
 // NewServer starts a fake Bot API server. It is closed in t.Cleanup, which
@@ -138,6 +142,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		book:         draftBook{drafts: map[int64][]Draft{}, ended: map[int64]int{}},
 		msgs:         messageBook{current: map[msgKey]SentMessage{}, deleted: map[msgKey]bool{}, edits: map[msgKey][]Edit{}},
 		refused:      refusals{gone: map[string]bool{}, flood: map[string]time.Time{}},
+		cb:           callbackBook{queries: map[string]*callbackQuery{}},
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
@@ -167,6 +172,7 @@ func newServer(st *state) *Server {
 		chatDirectory:   &chatDirectory{st},
 		draftAPI:        &draftAPI{st},
 		editAPI:         &editAPI{st},
+		callbackAPI:     &callbackAPI{st},
 	}
 }
 
@@ -305,6 +311,10 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 		return s.editMessageText, true
 	case "deletemessage":
 		return s.deleteMessage, true
+	case "editmessagereplymarkup":
+		return s.editMessageReplyMarkup, true
+	case "answercallbackquery":
+		return s.answerCallbackQuery, true
 	case "getchat":
 		return s.getChat, true
 	case "getfile":

@@ -53,6 +53,12 @@ type state struct {
 	book    draftBook
 	msgs    messageBook
 	refused refusals
+	// cb is the taps on the bot's buttons and their answers.
+	cb callbackBook
+	// allowed is the bot's allowed_updates (nil: Telegram's default);
+	// dropped counts the updates it kept from the bot.
+	allowed map[string]bool
+	dropped int
 
 	// latency is the round trip of a Bot API call (WithLatency).
 	latency time.Duration

@@ -164,7 +164,7 @@ func (s *state) enqueue(u models.Update) models.Update {
 	if err != nil {
 		panic(fmt.Sprintf("telegramtest: encoding update: %v", err)) // models.Update always encodes
 	}
-	s.push(queuedUpdate{id: u.ID, raw: raw})
+	s.pushKind(queuedUpdate{id: u.ID, raw: raw}, updateKind(u))
 	return u
 }
 
@@ -205,6 +205,10 @@ func (s *updateFeed) getUpdates(ctx context.Context, p params) (any, *Fault) {
 	if s.webhookURL != "" {
 		s.mu.Unlock()
 		return nil, &Fault{Code: http.StatusConflict, Description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first"}
+	}
+	if f := s.setAllowed(p); f != nil {
+		s.mu.Unlock()
+		return nil, f
 	}
 	s.confirm(offset)
 	// A newer poll ends an older one that is still held, as on Telegram.

@@ -52,6 +52,9 @@ func (s *webhookDelivery) setWebhook(_ context.Context, p params) (any, *Fault) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if f := s.setAllowed(p); f != nil {
+		return nil, f
+	}
 	s.webhookURL, s.webhookSecret = raw, secret
 	if p.bool("drop_pending_updates") {
 		s.pending = nil
