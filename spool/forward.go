@@ -2,6 +2,7 @@ package spool
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
@@ -32,9 +33,25 @@ func (s *Spool) HandleTap(ctx context.Context, msg core.InboundMessage) (core.Ta
 	return s.next.HandleTap(ctx, msg)
 }
 
-// HandleChange goes to the core at once: an edit or deletion changes
-// what is stored, and a message still in the spool is stored with the
-// text it came with.
+// HandleChange goes to the core once the conversation's messages held in
+// memory have been handed on: an edit must not overtake the message it
+// changes. (A message spooled to the file while the store is down is
+// stored later; the change, refused by the same store now, is the
+// adapter's to report.)
 func (s *Spool) HandleChange(ctx context.Context, c core.MessageChange) error {
-	return s.next.HandleChange(ctx, c)
+	key := string(c.Platform) + "\x00" + c.ChannelThreadID
+	for {
+		s.mu.Lock()
+		_, held := s.queues[key]
+		emptied := s.emptied
+		s.mu.Unlock()
+		if !held {
+			return s.next.HandleChange(ctx, c)
+		}
+		select {
+		case <-emptied:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the message a change is about: %w", ctx.Err())
+		}
+	}
 }

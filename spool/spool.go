@@ -97,6 +97,9 @@ type Spool struct {
 	cause    error
 	stopping bool
 	changed  chan struct{}
+	// emptied is closed (and replaced) each time a conversation's queue
+	// in memory is gone: a change waits for its message to be handed on.
+	emptied chan struct{}
 	active   sync.WaitGroup
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -130,7 +133,7 @@ func Open(cfg Config, next core.Host) (*Spool, error) {
 	}
 	f.disk = cfg.Disk
 	s := &Spool{cfg: cfg, log: cfg.Logger, next: next, file: f, queues: map[string][]core.InboundMessage{},
-		changed: make(chan struct{}, 1)}
+		changed: make(chan struct{}, 1), emptied: make(chan struct{})}
 	if f.pending() {
 		s.spooling = true
 		s.log.Warn("the inbound spool holds messages from before the last stop; they are handed to the core first",
@@ -249,6 +252,7 @@ func (s *Spool) handOver(key string) {
 		q := s.queues[key]
 		if len(q) == 0 {
 			delete(s.queues, key)
+			s.emptiedLocked()
 			s.wake()
 			s.mu.Unlock()
 			return
@@ -312,6 +316,7 @@ func (s *Spool) spoolQueueLocked(key string) error {
 	}
 	s.queued -= len(q)
 	delete(s.queues, key)
+	s.emptiedLocked()
 	s.wake()
 	return nil
 }
@@ -362,6 +367,12 @@ func (s *Spool) startSpooling(cause error) {
 	s.spooling, s.cause = true, cause
 	s.log.Warn("the store cannot take inbound messages; keeping them in the spool until it is back",
 		"path", s.file.path, "err", cause)
+}
+
+// emptiedLocked tells the changes waiting that a queue is gone.
+func (s *Spool) emptiedLocked() {
+	close(s.emptied)
+	s.emptied = make(chan struct{})
 }
 
 // wake tells the drain loop that something changed.

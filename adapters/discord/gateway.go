@@ -53,6 +53,8 @@ func (g *gateway) newSession(runCtx context.Context, client *http.Client, conns 
 	s.AddHandler(g.onDisconnect)
 	s.AddHandler(g.onMessageCreate)
 	s.AddHandler(g.onInteractionCreate)
+	s.AddHandler(g.onMessageUpdate)
+	s.AddHandler(g.onMessageDelete)
 	return s
 }
 

@@ -58,3 +58,14 @@ func (s *eventFeed) EditDM(from User, messageID, content string) {
 	s.dispatchLocked("MESSAGE_UPDATE", m, ch)
 	s.notify()
 }
+
+// DeleteDM plays from deleting their message messageID in their DM with
+// the bot: MESSAGE_DELETE with the message's and the channel's ids (all
+// Discord says).
+func (s *eventFeed) DeleteDM(from User, messageID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.dmChannelLocked(from.ID)
+	s.dispatchLocked("MESSAGE_DELETE", map[string]string{"id": messageID, "channel_id": ch.id}, ch)
+	s.notify()
+}

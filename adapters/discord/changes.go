@@ -1,0 +1,61 @@
+package discord
+
+import (
+	"runtime/debug"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/parleybot/parley/core"
+)
+
+// onMessageUpdate hands a user's edit of a DM to the core
+// (core.ChangeHandler): the stored text follows. Discord also sends an
+// update when an embed of the message resolves, with the content as it
+// was; the core ignores a change that is no change. Updates outside DMs,
+// of the bot's own messages, or without content are ignored.
+func (g *gateway) onMessageUpdate(_ *discordgo.Session, ev *discordgo.MessageUpdate) {
+	if ev == nil || ev.Message == nil {
+		return
+	}
+	m := ev.Message
+	if m.GuildID != "" || m.Author == nil || m.Author.Bot || m.Content == "" || !isSnowflake(m.ID) || !isSnowflake(m.ChannelID) {
+		return
+	}
+	at := g.clock.Now()
+	if m.EditedTimestamp != nil {
+		at = *m.EditedTimestamp
+	}
+	g.change(core.MessageChange{Platform: Platform, ChannelThreadID: m.ChannelID, ChannelUserID: m.Author.ID,
+		PlatformMessageID: m.ID, Text: m.Content, At: at})
+}
+
+// onMessageDelete hands a user's deletion of a DM to the core: the
+// message leaves the window. Discord says only which message went; the
+// core ignores one that is not a user's message it knows (the bot's own
+// included).
+func (g *gateway) onMessageDelete(_ *discordgo.Session, ev *discordgo.MessageDelete) {
+	if ev == nil || ev.Message == nil || ev.GuildID != "" || !isSnowflake(ev.ID) || !isSnowflake(ev.ChannelID) {
+		return
+	}
+	g.change(core.MessageChange{Platform: Platform, ChannelThreadID: ev.ChannelID, PlatformMessageID: ev.ID,
+		Deleted: true, At: g.clock.Now()})
+}
+
+// change hands c to the core, on the gateway's reading goroutine like the
+// messages it changes, so that an edit never overtakes its message.
+func (g *gateway) change(c core.MessageChange) {
+	h, ctx, ok := g.enter()
+	if !ok {
+		return
+	}
+	defer g.wg.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			g.log.Error("panic while handling a discord message change", "panic", r, "stack", string(debug.Stack()))
+		}
+	}()
+	if err := h.HandleChange(ctx, c); err != nil {
+		g.log.Warn("the core could not take a discord message change; the stored text stays as it was",
+			"message_id", c.PlatformMessageID, "channel_id", c.ChannelThreadID, "deleted", c.Deleted, "err", err)
+	}
+}

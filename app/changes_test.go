@@ -1,0 +1,121 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/discord"
+	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm/llmtest"
+)
+
+// userTexts are the user messages a model request holds, in order.
+func userTexts(r llmtest.Request) []string {
+	var out []string
+	for _, m := range r.Messages() {
+		if m.Role == "user" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// Through parley run on Discord: a user edits a message the bot answered
+// and deletes another; the next turn reads the edited text and not the
+// deleted one, and the store keeps the deleted message's row without
+// its text. A message queued behind a running turn and edited before its
+// own turn starts is answered as edited.
+func TestDiscordEditsAndDeletesReachTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	hold := make(chan struct{})
+	b.model.Respond(func(r llmtest.Request) llmtest.Response {
+		switch r.LastUserMessage() {
+		case "my cat is Tom":
+			return llmtest.Text("Nice cat.")
+		case "my pin is 1234":
+			return llmtest.Text("Noted.")
+		case "one moment":
+			return llmtest.Text("Sure.").WithHold(hold)
+		}
+		return llmtest.Text("Answered.")
+	})
+	r := b.start(t, b.writeConfig(t, discordConfig(fake)))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(r.stderr.String())
+		}
+	})
+	fake.WaitReady(t, waitFor)
+
+	channel, cat := fake.SendDM(lin, "my cat is Tom")
+	fake.WaitSent(t, channel, 1, waitFor)
+	_, pin := fake.SendDM(lin, "my pin is 1234")
+	fake.WaitSent(t, channel, 2, waitFor)
+	fake.EditDM(lin, cat, "my cat is Tim")
+	fake.DeleteDM(lin, pin)
+
+	// A turn held at the model; the next message waits behind it and is
+	// edited before its turn starts.
+	fake.SendDM(lin, "one moment")
+	require.Eventually(t, func() bool { return slices.Contains(lastUsers(b), "one moment") }, waitFor, 5e6)
+	_, typo := fake.SendDM(lin, "what do yuo know?")
+	fake.EditDM(lin, typo, "what do you know?")
+	waitStored(t, b, channel, "what do you know?")
+	close(hold)
+	fake.WaitSent(t, channel, 4, waitFor)
+
+	reqs := b.model.Requests()
+	last := userTexts(reqs[len(reqs)-1])
+	require.Equal(t, "what do you know?", last[len(last)-1], "the queued turn answers the edited text")
+	require.Contains(t, last, "my cat is Tim")
+	require.NotContains(t, last, "my cat is Tom")
+	require.NotContains(t, last, "my pin is 1234", "a deleted message leaves the window")
+
+	var deleted *core.Message
+	for _, m := range b.storedMessagesOn(t, discord.Platform, channel) {
+		if m.PlatformMessageID == pin {
+			deleted = &m
+		}
+	}
+	require.NotNil(t, deleted, "the deleted message keeps its row")
+	require.Empty(t, deleted.Content, "without its text")
+	require.True(t, deleted.Deleted())
+}
+
+// lastUsers are the last user messages of the model's requests so far.
+func lastUsers(b *testBundle) []string {
+	var out []string
+	for _, r := range b.model.Requests() {
+		out = append(out, r.LastUserMessage())
+	}
+	return out
+}
+
+// waitStored waits until the conversation on channel stores a user
+// message with text.
+func waitStored(t *testing.T, b *testBundle, channel, text string) {
+	t.Helper()
+	st := b.openStoreFile(t)
+	require.Eventually(t, func() bool {
+		conv, err := st.ConversationByThread(context.Background(), discord.Platform, channel)
+		if err != nil {
+			return false
+		}
+		msgs, err := st.RecentMessages(context.Background(), conv.ID, 50)
+		if err != nil {
+			return false
+		}
+		for _, m := range msgs {
+			if m.Role == core.RoleUser && m.Content == text {
+				return true
+			}
+		}
+		return false
+	}, waitFor, 5e6, "no stored message %q", text)
+}
