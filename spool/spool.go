@@ -100,10 +100,10 @@ type Spool struct {
 	// emptied is closed (and replaced) each time a conversation's queue
 	// in memory is gone: a change waits for its message to be handed on.
 	emptied chan struct{}
-	active   sync.WaitGroup
-	ctx      context.Context
-	cancel   context.CancelFunc
-	drained  chan struct{}
+	active  sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+	drained chan struct{}
 }
 
 // Open opens the spool in cfg.Dir, taking over what a process that died
