@@ -9,6 +9,8 @@ import (
 
 	"github.com/parleybot/parley/adapters/discord"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/telegram"
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
@@ -118,4 +120,25 @@ func waitStored(t *testing.T, b *testBundle, channel, text string) {
 		}
 		return false
 	}, waitFor, 5e6, "no stored message %q", text)
+}
+
+// Through parley run on Telegram: a user's edit (edited_message) replaces
+// the stored text, and the next turn reads it.
+func TestTelegramEditReachesTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("Answered.") })
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+	first := fake.SendPrivate(ada, "my cat is Tom")
+	fake.WaitSent(t, ada.ID, 1, waitFor)
+	fake.EditPrivate(ada, first.Message.ID, "my cat is Tim")
+	fake.SendPrivate(ada, "what is my cat called?")
+	fake.WaitSent(t, ada.ID, 2, waitFor)
+	reqs := b.model.Requests()
+	users := userTexts(reqs[len(reqs)-1])
+	require.Equal(t, []string{"my cat is Tim", "what is my cat called?"}, users)
+	stored := b.storedMessagesOn(t, telegram.Platform, "4242")
+	require.Equal(t, "my cat is Tim", stored[0].Content)
+	require.NotEmpty(t, stored[0].Metadata[core.EditedAtKey])
 }

@@ -42,6 +42,8 @@ func (u update) chat() int64 {
 		return 0
 	case u.upd.Message != nil:
 		return u.upd.Message.Chat.ID
+	case u.upd.EditedMessage != nil:
+		return u.upd.EditedMessage.Chat.ID
 	case u.upd.CallbackQuery != nil:
 		chat, _ := buttons.Chat(u.upd.CallbackQuery)
 		return chat.ID
@@ -83,6 +85,9 @@ func (in *inbound) handleUpdate(ctx context.Context, upd *models.Update) (err er
 		// that would have it delivered again.
 		in.handleTap(ctx, upd.ID, upd.CallbackQuery)
 		return nil
+	}
+	if upd.EditedMessage != nil {
+		return in.handleEdit(ctx, upd.ID, upd.EditedMessage)
 	}
 	msg, ok := in.normalise(upd)
 	if !ok {
@@ -183,4 +188,35 @@ func updateKind(upd *models.Update) string {
 	default:
 		return "other"
 	}
+}
+
+// handleEdit hands a user's edit of a private message to the core
+// (core.ChangeHandler): the stored text follows. Telegram has no update
+// for a deletion in a private chat, so a deleted message stays as it was.
+// An edit outside a private chat, by a bot, or without text is ignored.
+func (in *inbound) handleEdit(ctx context.Context, id int64, m *models.Message) error {
+	text := m.Text
+	if text == "" {
+		text = m.Caption
+	}
+	if m.Chat.Type != models.ChatTypePrivate || m.From == nil || m.From.IsBot || text == "" {
+		return nil
+	}
+	in.mu.Lock()
+	h := in.handler
+	in.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	at := time.Unix(int64(m.EditDate), 0).UTC()
+	if m.EditDate == 0 {
+		at = in.clock.Now()
+	}
+	err := h.HandleChange(ctx, core.MessageChange{Platform: Platform, ChannelThreadID: strconv.FormatInt(m.Chat.ID, 10),
+		ChannelUserID: strconv.FormatInt(m.From.ID, 10), PlatformMessageID: strconv.Itoa(m.ID), Text: text, At: at})
+	if err != nil && ctx.Err() == nil {
+		in.log.Error("handing a telegram edit to the core", "update_id", id, "chat_id", m.Chat.ID, "err", err)
+		return fmt.Errorf("handing telegram edit %d to the core: %w", id, err)
+	}
+	return nil
 }
