@@ -142,3 +142,50 @@ func TestTelegramEditReachesTheModel(t *testing.T) {
 	require.Equal(t, "my cat is Tim", stored[0].Content)
 	require.NotEmpty(t, stored[0].Metadata[core.EditedAtKey])
 }
+
+// Through parley run on Discord: a user's reaction to the bot's reply is
+// kept with it and starts no turn; the next turn reads it as the emoji
+// with a short quote of the reply, before the user's next message.
+func TestDiscordReactionReachesTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t, discordtest.WithStrictIntents())
+	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("Tea is brewing.") })
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, _ := fake.SendDM(lin, "make me tea")
+	reply := fake.WaitSent(t, channel, 1, waitFor)[0]
+	fake.ReactDM(lin, reply.MessageID, "👍", false)
+	fake.ReactDM(lin, reply.MessageID, "🍵", false)
+	fake.ReactDM(lin, reply.MessageID, "🍵", true) // taken back
+	waitReactions(t, b, channel, []string{"👍"})
+	require.Len(t, b.model.Requests(), 1, "a reaction starts no turn")
+
+	fake.SendDM(lin, "thanks")
+	fake.WaitSent(t, channel, 2, waitFor)
+	reqs := b.model.Requests()
+	require.Equal(t, "[They reacted 👍 to your message \u201cTea is brewing.\u201d]\nthanks", reqs[len(reqs)-1].LastUserMessage())
+}
+
+// waitReactions waits until the bot's first message on channel has
+// exactly the reactions want.
+func waitReactions(t *testing.T, b *testBundle, channel string, want []string) {
+	t.Helper()
+	st := b.openStoreFile(t)
+	require.Eventually(t, func() bool {
+		conv, err := st.ConversationByThread(context.Background(), discord.Platform, channel)
+		if err != nil {
+			return false
+		}
+		msgs, err := st.RecentMessages(context.Background(), conv.ID, 50)
+		if err != nil {
+			return false
+		}
+		for _, m := range msgs {
+			if m.Role == core.RoleAssistant {
+				return slices.Equal(core.MessageReactions(m), want)
+			}
+		}
+		return false
+	}, waitFor, 5e6, "the reply's reactions are not %q", want)
+}

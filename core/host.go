@@ -16,6 +16,7 @@ type Host interface {
 	InboundHandler
 	TapHandler
 	ChangeHandler
+	ReactionHandler
 	// History returns up to limit of a conversation's newest messages,
 	// oldest first; none for a conversation the bot does not know.
 	History(ctx context.Context, p Platform, channelThreadID string, limit int) ([]Message, error)
@@ -41,6 +42,9 @@ func (InboundOnly) ModelHealth() llm.Health { return llm.Health{} }
 
 // Commands lists none.
 func (InboundOnly) Commands() []CommandInfo { return nil }
+
+// HandleReaction ignores the reaction: nothing stores it.
+func (InboundOnly) HandleReaction(context.Context, Reaction) error { return nil }
 
 // HandleChange ignores the change: nothing stores it.
 func (InboundOnly) HandleChange(context.Context, MessageChange) error { return nil }

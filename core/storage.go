@@ -272,9 +272,9 @@ type MessageStore interface {
 	// SetMessageText replaces a stored message's content and metadata
 	// (by m.ID) and its search entry; its seq and time stay.
 	SetMessageText(ctx context.Context, m Message) error
-	// UserMessageByPlatformID returns the user's message of the
-	// conversation with that platform id (ErrNotFound if none).
-	UserMessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string) (Message, error)
+	// MessageByPlatformID returns the conversation's message of role
+	// with that platform id (ErrNotFound if none).
+	MessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string, role Role) (Message, error)
 	// SettleDelivery records where a stored outbound message now stands:
 	// its Delivery, PlatformMessageID and Metadata (by m.ID).
 	SettleDelivery(ctx context.Context, m Message) error

@@ -303,6 +303,12 @@ func (d *Dispatcher) HandleInbound(ctx context.Context, msg core.InboundMessage)
 	return d.intake.HandleInbound(ctx, msg)
 }
 
+// HandleReaction stores a user's reaction with the bot message it is on;
+// it implements core.ReactionHandler.
+func (d *Dispatcher) HandleReaction(ctx context.Context, r core.Reaction) error {
+	return d.intake.HandleReaction(ctx, r)
+}
+
 // HandleChange applies a user's edit or deletion of a message they sent;
 // it implements core.ChangeHandler.
 func (d *Dispatcher) HandleChange(ctx context.Context, c core.MessageChange) error {

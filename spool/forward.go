@@ -55,3 +55,9 @@ func (s *Spool) HandleChange(ctx context.Context, c core.MessageChange) error {
 		}
 	}
 }
+
+// HandleReaction goes to the core at once: a reaction is to a bot
+// message, stored before it was sent, never one waiting in the spool.
+func (s *Spool) HandleReaction(ctx context.Context, r core.Reaction) error {
+	return s.next.HandleReaction(ctx, r)
+}

@@ -208,14 +208,14 @@ func (s *MessageLog) MessagesBetween(ctx context.Context, conversationID, from, 
 	return out, nil
 }
 
-// UserMessageByPlatformID returns the user's message of the conversation
-// with that platform id (core.ErrNotFound if none): the message a user's
-// edit or deletion is about.
-func (s *MessageLog) UserMessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string) (core.Message, error) {
+// MessageByPlatformID returns the conversation's message of role with
+// that platform id (core.ErrNotFound if none): the message a user's edit,
+// deletion or reaction is about.
+func (s *MessageLog) MessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string, role core.Role) (core.Message, error) {
 	var m core.Message
 	err := s.r.WithContext(ctx).Raw(`SELECT `+messageCols+` FROM messages
-		WHERE conversation_id = ? AND platform_message_id = ? AND role = 'user' AND platform_message_id <> '' ORDER BY id LIMIT 1`,
-		conversationID, platformMessageID).Row().Scan(messageDest(&m)...)
+		WHERE conversation_id = ? AND platform_message_id = ? AND role = ? AND platform_message_id <> '' ORDER BY id LIMIT 1`,
+		conversationID, platformMessageID, string(role)).Row().Scan(messageDest(&m)...)
 	if err != nil {
 		return core.Message{}, notFound(fmt.Sprintf("message %s of conversation %d", platformMessageID, conversationID), err)
 	}

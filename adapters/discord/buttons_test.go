@@ -140,7 +140,7 @@ func TestTapReachesTheCoreAndIsAcknowledgedWithItsNotice(t *testing.T) {
 		func(core.InboundMessage) (core.TapAnswer, error) {
 			return core.TapAnswer{Notice: core.NoticeStaleButton}, nil
 		})
-	require.Equal(t, 1<<12, b.srv.Intents())
+	require.Equal(t, 1<<12|1<<13, b.srv.Intents())
 	ch := b.greet(t, ada)
 	choices := choicesOf("Tea", "Coffee")
 	id := b.ask(t, ch, "run-75", "Tea or coffee?", choices)[0]

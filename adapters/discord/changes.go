@@ -59,3 +59,41 @@ func (g *gateway) change(c core.MessageChange) {
 			"message_id", c.PlatformMessageID, "channel_id", c.ChannelThreadID, "deleted", c.Deleted, "err", err)
 	}
 }
+
+// onReactionAdd and onReactionRemove hand a user's reaction to one of
+// the bot's messages in a DM to the core, which keeps it with the message
+// for the next turn (it starts none). The bot's own reactions are not the
+// user's.
+func (g *gateway) onReactionAdd(_ *discordgo.Session, ev *discordgo.MessageReactionAdd) {
+	if ev != nil {
+		g.reaction(ev.MessageReaction, false)
+	}
+}
+
+func (g *gateway) onReactionRemove(_ *discordgo.Session, ev *discordgo.MessageReactionRemove) {
+	if ev != nil {
+		g.reaction(ev.MessageReaction, true)
+	}
+}
+
+func (g *gateway) reaction(r *discordgo.MessageReaction, removed bool) {
+	if r == nil || r.GuildID != "" || !isSnowflake(r.MessageID) || !isSnowflake(r.ChannelID) || !isSnowflake(r.UserID) || r.Emoji.Name == "" {
+		return
+	}
+	g.healthMu.Lock()
+	botID := g.botID
+	g.healthMu.Unlock()
+	if r.UserID == botID {
+		return
+	}
+	h, ctx, ok := g.enter()
+	if !ok {
+		return
+	}
+	defer g.wg.Done()
+	err := h.HandleReaction(ctx, core.Reaction{Platform: Platform, ChannelThreadID: r.ChannelID, ChannelUserID: r.UserID,
+		MessageID: r.MessageID, Emoji: r.Emoji.Name, Removed: removed, At: g.clock.Now()})
+	if err != nil {
+		g.log.Warn("the core could not take a discord reaction", "message_id", r.MessageID, "err", err)
+	}
+}

@@ -132,7 +132,7 @@ func TestStartConnectsGateway(t *testing.T) {
 	require.Equal(t, 1, b.srv.Calls("users.me"))
 	require.Equal(t, 1, b.srv.Calls("gateway"), "the gateway URL comes from api_url's GET /api/v9/gateway")
 	require.Equal(t, 1, b.srv.Identifies())
-	require.Equal(t, 1<<12, b.srv.Intents(), "DIRECT_MESSAGES only")
+	require.Equal(t, 1<<12|1<<13, b.srv.Intents(), "DIRECT_MESSAGES and DIRECT_MESSAGE_REACTIONS only")
 	require.NoError(t, b.adapter.Health())
 }
 

@@ -27,7 +27,7 @@ func (g *gateway) newSession(runCtx context.Context, client *http.Client, conns 
 		NetDialContext:   conns.dialer(runCtx),
 	}
 	// Button taps (INTERACTION_CREATE) need no intent.
-	s.Identify.Intents = discordgo.IntentsDirectMessages
+	s.Identify.Intents = discordgo.IntentsDirectMessages | discordgo.IntentsDirectMessageReactions
 	// discordgo sends the shard with IDENTIFY when there is more than one.
 	s.ShardID, s.ShardCount = g.cfg.ShardID, max(g.cfg.ShardCount, 1)
 	// discordgo's reconnect loop outlives Close; the adapter's supervisor
@@ -55,6 +55,8 @@ func (g *gateway) newSession(runCtx context.Context, client *http.Client, conns 
 	s.AddHandler(g.onInteractionCreate)
 	s.AddHandler(g.onMessageUpdate)
 	s.AddHandler(g.onMessageDelete)
+	s.AddHandler(g.onReactionAdd)
+	s.AddHandler(g.onReactionRemove)
 	return s
 }
 

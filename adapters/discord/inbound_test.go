@@ -179,7 +179,7 @@ func TestDMsNeedOnlyTheDirectMessagesIntent(t *testing.T) {
 	t.Parallel()
 	b := newBundleOn(t, discordtest.NewServer(t, discordtest.WithStrictIntents()))
 	b.start(t)
-	require.Equal(t, 1<<12, b.srv.Intents(), "DIRECT_MESSAGES only: no privileged intent")
+	require.Equal(t, 1<<12|1<<13, b.srv.Intents(), "DIRECT_MESSAGES and their reactions: no privileged intent")
 	b.srv.SendDM(ada, "can you read me?")
 	msgs := b.core.Wait(t, 1, waitFor)
 	require.Equal(t, "can you read me?", msgs[0].Text)

@@ -80,6 +80,9 @@ func (f *fakeCore) History(_ context.Context, p core.Platform, thread string, li
 	return f.history, f.historyErr
 }
 
+// HandleReaction ignores it: the web chat has no reactions.
+func (f *fakeCore) HandleReaction(context.Context, core.Reaction) error { return nil }
+
 // HandleChange ignores the change: the web chat has no edits.
 func (f *fakeCore) HandleChange(context.Context, core.MessageChange) error { return nil }
 

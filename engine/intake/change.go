@@ -26,7 +26,7 @@ func (e *Engine) HandleChange(ctx context.Context, c core.MessageChange) error {
 	if err != nil {
 		return fmt.Errorf("finding the conversation of an edited message: %w", err)
 	}
-	m, err := e.cfg.Store.UserMessageByPlatformID(ctx, conv.ID, c.PlatformMessageID)
+	m, err := e.cfg.Store.MessageByPlatformID(ctx, conv.ID, c.PlatformMessageID, core.RoleUser)
 	if errors.Is(err, core.ErrNotFound) {
 		log.Debug("an edit of a message the bot does not know", "platform_message_id", c.PlatformMessageID)
 		return nil

@@ -22,7 +22,7 @@ type Store interface {
 	ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error)
 	RecentMessages(ctx context.Context, conversationID int64, limit int) ([]core.Message, error)
 	AppendMessage(ctx context.Context, m *core.Message) error
-	UserMessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string) (core.Message, error)
+	MessageByPlatformID(ctx context.Context, conversationID int64, platformMessageID string, role core.Role) (core.Message, error)
 	SetMessageText(ctx context.Context, m core.Message) error
 }
 

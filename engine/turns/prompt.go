@@ -35,7 +35,8 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 		msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	}
 	head := len(msgs)
-	var asked []string // the choices of the question the user answers next
+	var asked []string   // the choices of the question the user answers next
+	var reacted []string // the user's reactions to the bot's messages since their last message
 	for _, m := range history {
 		switch m.Role {
 		case core.RoleUser:
@@ -44,12 +45,13 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 			}
 			um, ok := files[m.ID]
 			if !ok {
-				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: chosen(userContent(m), asked)})
-				asked = nil
+				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: withReactions(reacted, chosen(userContent(m), asked))})
+				asked, reacted = nil, nil
 				continue
 			}
 			asked = nil
-			um.text = userContent(core.Message{Content: um.text, Metadata: m.Metadata})
+			um.text = withReactions(reacted, userContent(core.Message{Content: um.text, Metadata: m.Metadata}))
+			reacted = nil
 			if len(um.images) == 0 {
 				msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: um.text})
 				continue
@@ -70,6 +72,7 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 				// What the model answered when it chose to say nothing.
 				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: core.SilenceToken})
 			default:
+				reacted = append(reacted, reactionNotes(m)...)
 				asked = core.ChoiceLabels(m)
 				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: withChoices(m.Content, asked)})
 			}
@@ -202,4 +205,35 @@ func chosen(text string, labels []string) string {
 		return labels[i]
 	}
 	return text
+}
+
+// quoteLen bounds the quote of a message a reaction is on, in characters.
+const quoteLen = 60
+
+// reactionNotes say how the user reacted to m, the bot's message: the
+// emoji and a short quote, one note a reaction.
+func reactionNotes(m core.Message) []string {
+	rs := core.MessageReactions(m)
+	if len(rs) == 0 {
+		return nil
+	}
+	quote := []rune(strings.Join(strings.Fields(m.Content), " "))
+	q := string(quote)
+	if len(quote) > quoteLen {
+		q = string(quote[:quoteLen]) + "…"
+	}
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = "[They reacted " + r + " to your message \u201c" + q + "\u201d]"
+	}
+	return out
+}
+
+// withReactions is a user's message as the model reads it, after the
+// reactions they gave since their last message.
+func withReactions(notes []string, text string) string {
+	if len(notes) == 0 {
+		return text
+	}
+	return strings.Join(notes, "\n") + "\n" + text
 }

@@ -1,6 +1,9 @@
 package discordtest
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // delivery creates inbound messages and dispatches events to the bot's
 // gateway sessions.
@@ -19,7 +22,10 @@ func (s *delivery) dispatchLocked(eventType string, d any, ch *channel) {
 		payload := json.RawMessage(raw)
 		if s.strictIntents && ch != nil {
 			need := intentGuildMessages
-			if ch.typ == channelDM {
+			switch {
+			case ch.typ == channelDM && strings.HasPrefix(eventType, "MESSAGE_REACTION"):
+				need = intentDirectMessageReactions
+			case ch.typ == channelDM:
 				need = intentDirectMessages
 			}
 			if sess.intents&need == 0 {

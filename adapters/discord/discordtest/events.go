@@ -69,3 +69,22 @@ func (s *eventFeed) DeleteDM(from User, messageID string) {
 	s.dispatchLocked("MESSAGE_DELETE", map[string]string{"id": messageID, "channel_id": ch.id}, ch)
 	s.notify()
 }
+
+// ReactDM plays from reacting with emoji (a Unicode emoji) to message
+// messageID in their DM with the bot, or taking that reaction back:
+// MESSAGE_REACTION_ADD or MESSAGE_REACTION_REMOVE, as Discord sends them
+// in a DM (no guild_id, no member), to sessions with the direct message
+// reactions intent when intents are strict.
+func (s *eventFeed) ReactDM(from User, messageID, emoji string, removed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[from.ID] = from
+	ch := s.dmChannelLocked(from.ID)
+	ev := "MESSAGE_REACTION_ADD"
+	if removed {
+		ev = "MESSAGE_REACTION_REMOVE"
+	}
+	s.dispatchLocked(ev, map[string]any{"user_id": from.ID, "channel_id": ch.id, "message_id": messageID,
+		"emoji": map[string]any{"id": nil, "name": emoji}, "burst": false, "type": 0}, ch)
+	s.notify()
+}

@@ -33,6 +33,8 @@ const (
 const (
 	intentGuildMessages  = 1 << 9
 	intentDirectMessages = 1 << 12
+	// intentDirectMessageReactions gets reactions in DMs.
+	intentDirectMessageReactions = 1 << 13
 	intentMessageContent = 1 << 15
 )
 
