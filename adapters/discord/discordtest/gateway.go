@@ -35,7 +35,7 @@ const (
 	intentDirectMessages = 1 << 12
 	// intentDirectMessageReactions gets reactions in DMs.
 	intentDirectMessageReactions = 1 << 13
-	intentMessageContent = 1 << 15
+	intentMessageContent         = 1 << 15
 )
 
 // writeTimeout bounds one frame write, so a client that stopped reading
