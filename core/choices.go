@@ -170,8 +170,19 @@ func ParseReminderData(data string) (jobID int64, action string, ok bool) {
 	return 0, "", false
 }
 
-// ChoiceLabels are the choices message m asks, nil if it asks none.
+// ChoiceLabels are the labels of the buttons message m shows, nil if it
+// shows none.
 func ChoiceLabels(m Message) []string { return metaStrings(m.Metadata[ChoicesKey]) }
+
+// QuestionChoices are the choices m asks the user to pick from (a
+// question's, whose tap is the user's answer), nil for a message without
+// buttons or whose buttons the core answers itself (a reminder's).
+func QuestionChoices(m Message) []string {
+	if m.Metadata[ChoiceDataKey] != nil {
+		return nil
+	}
+	return ChoiceLabels(m)
+}
 
 // metaStrings reads a list of strings from metadata, as stored or as
 // read back from JSON.

@@ -76,10 +76,11 @@ type Config struct {
 // took is never dropped because the store cannot take it: it is tried
 // again, with backoff, until the store or the file takes it.
 type Spool struct {
-	cfg  Config
-	log  *slog.Logger
-	next core.Host
-	file *file
+	forward // what goes to the core as it is
+	cfg     Config
+	log     *slog.Logger
+	next    core.Host
+	file    *file
 
 	mu sync.Mutex
 	// queues hold, per conversation, the messages in memory; the
@@ -132,7 +133,7 @@ func Open(cfg Config, next core.Host) (*Spool, error) {
 		return nil, err
 	}
 	f.disk = cfg.Disk
-	s := &Spool{cfg: cfg, log: cfg.Logger, next: next, file: f, queues: map[string][]core.InboundMessage{},
+	s := &Spool{forward: forward{next}, cfg: cfg, log: cfg.Logger, next: next, file: f, queues: map[string][]core.InboundMessage{},
 		changed: make(chan struct{}, 1), emptied: make(chan struct{})}
 	if f.pending() {
 		s.spooling = true

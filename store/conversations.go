@@ -370,7 +370,7 @@ func chosenLabel(tx *gorm.DB, in core.InboundRecord, conv int64) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("reading the question answered: %w", err)
 	}
-	labels := core.ChoiceLabels(q)
+	labels := core.QuestionChoices(q)
 	if in.Choice < 0 || in.Choice >= len(labels) {
 		return "", core.ErrStaleChoice
 	}

@@ -73,7 +73,7 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: core.SilenceToken})
 			default:
 				reacted = append(reacted, reactionNotes(m)...)
-				asked = core.ChoiceLabels(m)
+				asked = core.QuestionChoices(m)
 				msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: withChoices(m.Content, asked)})
 			}
 		case core.RoleSystem:

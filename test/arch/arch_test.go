@@ -22,7 +22,7 @@ import (
 // The ceilings, with issue 31's targets beside them.
 const (
 	maxMethodsOnAType   = 24   // llmtest.Server (the largest engine type: 21); target 25
-	maxPackageLines     = 2900 // adapters/markup, 2,863 today (the store's SQL aside: sqlPackage); target 3,000 (non-test, non-generated)
+	maxPackageLines     = 3000 // core, 2,950 with issue 33's contracts (the store's SQL aside: sqlPackage); target 3,000 (non-test, non-generated)
 	maxFunctionLines    = 80   // target 80
 	maxStoreInterface   = 15   // engine/turns.Store; target 15 (methods of one interface an engine uses)
 	maxImportsClimbBack = 0    // target 0

@@ -154,23 +154,31 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 	if body.MessageReference != nil {
 		m.ReplyTo = body.MessageReference.MessageID
 	}
-	s.sent = append(s.sent, m)
-	s.sentIdx[channelID] = append(s.sentIdx[channelID], len(s.sent)-1)
-	s.msgIdx[m.MessageID] = len(s.sent) - 1
-	if nonce != "" {
-		if s.nonces[channelID] == nil {
-			s.nonces[channelID] = map[string]int{}
-		}
-		if _, seen := s.nonces[channelID][nonce]; !seen {
-			s.nonces[channelID][nonce] = len(s.sent) - 1
-		}
-	}
+	s.recordLocked(m)
 	out := s.sentWire(ch, m, body)
 	if s.echo {
 		s.dispatchLocked("MESSAGE_CREATE", out, ch)
 	}
 	s.notify()
 	writeJSON(w, http.StatusOK, out)
+}
+
+// recordLocked keeps m, a message the bot created, with its nonce (the
+// first message a nonce created is the one a repeat gets back). Callers
+// hold s.mu.
+func (s *chatAPI) recordLocked(m SentMessage) {
+	s.sent = append(s.sent, m)
+	s.sentIdx[m.ChannelID] = append(s.sentIdx[m.ChannelID], len(s.sent)-1)
+	s.msgIdx[m.MessageID] = len(s.sent) - 1
+	if m.Nonce == "" {
+		return
+	}
+	if s.nonces[m.ChannelID] == nil {
+		s.nonces[m.ChannelID] = map[string]int{}
+	}
+	if _, seen := s.nonces[m.ChannelID][m.Nonce]; !seen {
+		s.nonces[m.ChannelID][m.Nonce] = len(s.sent) - 1
+	}
 }
 
 // sentWire is the Message object of a message the bot created. Callers
