@@ -189,3 +189,20 @@ func waitReactions(t *testing.T, b *testBundle, channel string, want []string) {
 		return false
 	}, waitFor, 5e6, "the reply's reactions are not %q", want)
 }
+
+// Through parley run on Discord: the model reacts to the user's message
+// with tool react, and says something too.
+func TestDiscordModelReacts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	b.model.Enqueue(llmtest.ToolCalls(llmtest.Call("c1", "react", `{"emoji":"🎉"}`)))
+	b.model.Enqueue(llmtest.Text("Congratulations!"))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, msg := fake.SendDM(lin, "I passed my exam!")
+	require.Equal(t, "Congratulations!", fake.WaitSent(t, channel, 1, waitFor)[0].Content)
+	require.Equal(t, []string{"🎉"}, fake.BotReactions(msg))
+	reqs := b.model.Requests()
+	require.Contains(t, reqs[0].ToolNames(), "react")
+}

@@ -137,6 +137,9 @@ type Turn struct {
 	// Question, set by tool offer_choices, is sent after the turn's
 	// reply with its choices as buttons; a later call replaces it.
 	Question *Question
+	// React reacts with an emoji to the user's latest message (tool
+	// react); nil when the platform has no reactions.
+	React func(ctx context.Context, emoji string) error
 }
 
 // PromptContributor is an optional plugin capability: add layers to the

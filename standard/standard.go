@@ -17,5 +17,6 @@ import (
 	_ "github.com/parleybot/parley/plugins/mood"
 	_ "github.com/parleybot/parley/plugins/persona"
 	_ "github.com/parleybot/parley/plugins/proactive"
+	_ "github.com/parleybot/parley/plugins/reactions"
 	_ "github.com/parleybot/parley/plugins/schedule"
 )

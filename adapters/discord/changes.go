@@ -1,7 +1,10 @@
 package discord
 
 import (
+	"context"
+	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -96,4 +99,28 @@ func (g *gateway) reaction(r *discordgo.MessageReaction, removed bool) {
 	if err != nil {
 		g.log.Warn("the core could not take a discord reaction", "message_id", r.MessageID, "err", err)
 	}
+}
+
+// React adds the bot's reaction emoji (a Unicode emoji, or name:id of a
+// custom one) to message messageID of the DM channelThreadID
+// (core.Reactor), with a send's retries.
+func (sm *streamer) React(ctx context.Context, channelThreadID, messageID, emoji string) error {
+	s, err := (&sender{sm.state}).sendable(ctx, core.OutboundMessage{ChannelThreadID: channelThreadID}, "reacting on discord")
+	if err != nil {
+		return err
+	}
+	if !isSnowflake(messageID) || strings.TrimSpace(emoji) == "" {
+		return &core.PermanentError{Reason: fmt.Sprintf("cannot react with %q to discord message %q", emoji, messageID)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, sm.sendTimeout)
+	defer cancel()
+	bucket := discordgo.EndpointMessageReactions(channelThreadID, messageID, "")
+	_, err = retrying(ctx, sm.state, s, bucket, "", "reacting on discord", []any{"channel_id", channelThreadID, "message_id", messageID},
+		func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, s.MessageReactionAdd(channelThreadID, messageID, emoji, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
+		})
+	if err != nil {
+		return fmt.Errorf("reacting with %s on discord: %w", emoji, err)
+	}
+	return nil
 }

@@ -37,6 +37,7 @@ var (
 	_ core.Streamer        = (*Adapter)(nil)
 	_ core.StreamModer     = (*Adapter)(nil)
 	_ core.MessageEditor   = (*Adapter)(nil)
+	_ core.Reactor         = (*Adapter)(nil)
 )
 
 const (

@@ -99,6 +99,7 @@ func (s *speaker) prepare(ctx context.Context, run *core.Run, known *core.Conver
 		Location:      core.LocationOf(conv, s.cfg.Location),
 		Job:           job,
 		Cron:          cron,
+		React:         reactor(adapter, conv, history),
 	}
 	if rec := turnRecord(conv, history); rec != nil {
 		if t.Record, err = s.prompts.sessionRecord(ctx, *rec); err != nil {
@@ -690,4 +691,23 @@ func (s *speaker) ask(ctx context.Context, log *slog.Logger, t *core.Turn, a cor
 		log.Error("sending the question the model asked", "err", err)
 	}
 	c.Messages = append(c.Messages, msg)
+}
+
+// reactor is how the turn's tool react reacts to the user's latest
+// message, nil when the platform has no reactions or the message no
+// platform id.
+func reactor(a core.Adapter, conv core.Conversation, history []core.Message) func(context.Context, string) error {
+	r, ok := a.(core.Reactor)
+	if !ok {
+		return nil
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		if m := history[i]; m.Role == core.RoleUser && m.PlatformMessageID != "" && !m.Deleted() {
+			id := m.PlatformMessageID
+			return func(ctx context.Context, emoji string) error {
+				return r.React(ctx, conv.ChannelThreadID, id, emoji)
+			}
+		}
+	}
+	return nil
 }

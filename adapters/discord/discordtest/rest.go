@@ -107,6 +107,9 @@ func (s *restAPI) resolve(r *http.Request) route {
 			return route{name: "messages", channelID: id, handle: s.chat.createMessage}
 		case sub == "typing" && post:
 			return route{name: "typing", channelID: id, handle: s.chat.triggerTyping}
+		case strings.HasPrefix(sub, "messages/") && strings.HasSuffix(sub, "/@me") && strings.Contains(sub, "/reactions/") &&
+			r.Method == http.MethodPut:
+			return route{name: "reactions", channelID: id, handle: s.chat.addReaction}
 		case strings.HasPrefix(sub, "messages/") && isSnowflake(strings.TrimPrefix(sub, "messages/")):
 			switch r.Method {
 			case http.MethodPatch:

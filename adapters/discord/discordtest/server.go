@@ -172,6 +172,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		users:              map[string]User{},
 		blocked:            map[string]bool{},
 		inbound:            map[string]inbound{},
+		reactions:          map[string][]string{},
 		sentIdx:            map[string][]int{},
 		msgIdx:             map[string]int{},
 		editTimes:          map[string][]time.Time{},

@@ -49,9 +49,11 @@ type state struct {
 	users    map[string]User
 	blocked  map[string]bool
 	inbound  map[string]inbound
-	sent     []SentMessage
-	sentIdx  map[string][]int
-	msgIdx   map[string]int // message id → index in sent
+	// reactions are the bot's reactions on users' messages, by message id.
+	reactions map[string][]string
+	sent      []SentMessage
+	sentIdx   map[string][]int
+	msgIdx    map[string]int // message id → index in sent
 	// editTimes are the times of each channel's recent edits.
 	editTimes map[string][]time.Time
 	nonces    map[string]map[string]int // channel → nonce → index in sent
