@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/engine/outbox"
 )
 
 // reminderTap answers a reminder's button, without the model: snoozing
@@ -38,14 +39,14 @@ func (e *Engine) reminderTap(ctx context.Context, log *slog.Logger, msg core.Inb
 	}
 	now := e.cfg.Clock.Now().UTC()
 	next := &core.Job{ConversationID: conv.ID, Kind: core.JobMessage, Status: core.JobPending, Text: j.Text, Name: j.Name,
-		Format: j.Format, ImageURL: j.ImageURL, Origin: core.OriginSnooze, IdempotencyKey: "reminder-" + strconv.FormatInt(j.ID, 10),
+		Format: j.Format, ImageURL: j.ImageURL, Origin: outbox.OriginSnooze, IdempotencyKey: "reminder-" + strconv.FormatInt(j.ID, 10),
 		CreatedAt: now}
 	label, notice := "Done", "Marked done."
 	switch action {
-	case core.ReminderSnooze10, core.ReminderSnooze60:
+	case outbox.ReminderSnooze10, outbox.ReminderSnooze60:
 		minutes, _ := strconv.Atoi(action)
 		next.DueAt = now.Add(time.Duration(minutes) * time.Minute)
-		label = map[string]string{core.ReminderSnooze10: "Snooze 10 min", core.ReminderSnooze60: "Snooze 1 h"}[action]
+		label = map[string]string{outbox.ReminderSnooze10: "Snooze 10 min", outbox.ReminderSnooze60: "Snooze 1 h"}[action]
 		notice = "Snoozed until " + next.DueAt.In(zone(conv, e.cfg.Location)).Format("15:04") + "."
 	default:
 		// Kept as the reminder's answer, so that it takes no other.

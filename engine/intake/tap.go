@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/engine/outbox"
 )
 
 // HandleTap records a tap on a question's button as the user's answer
@@ -23,7 +24,7 @@ func (e *Engine) HandleTap(ctx context.Context, msg core.InboundMessage) (core.T
 	if len(e.allow) > 0 && !e.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
 		return stale, nil
 	}
-	if job, action, ok := core.ParseReminderData(msg.Tap.Data); ok {
+	if job, action, ok := outbox.ParseReminderData(msg.Tap.Data); ok {
 		return e.reminderTap(ctx, log, msg, job, action)
 	}
 	question, choice, err := core.ParseChoiceData(msg.Tap.Data)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/engine/outbox"
 )
 
 // sendOne sends one scheduled message and settles its job: sent (stored
@@ -216,8 +217,8 @@ func (e *Engine) noteAttempt(ctx context.Context, j core.Job, status core.JobSta
 // message the model set (or a reminder snoozed), never one routed by the
 // owner's systems. The core answers them without the model (intake).
 func reminderChoices(j core.Job) []core.Choice {
-	if j.Kind != core.JobMessage || j.Recurrence != "" || (j.Origin != "tool" && j.Origin != core.OriginSnooze) {
+	if j.Kind != core.JobMessage || j.Recurrence != "" || (j.Origin != "tool" && j.Origin != outbox.OriginSnooze) {
 		return nil
 	}
-	return core.ReminderChoices(j.ID)
+	return outbox.ReminderChoices(j.ID)
 }
