@@ -99,7 +99,8 @@ func ParseChoiceData(data string) (messageID int64, i int, err error) {
 	}
 	messageID, err1 := strconv.ParseInt(id, 10, 64)
 	i, err2 := strconv.Atoi(idx)
-	if err1 != nil || err2 != nil || messageID <= 0 || i < 0 || i >= MaxChoices {
+	// Only the spelling ChoiceData writes: one button, one data.
+	if err1 != nil || err2 != nil || messageID <= 0 || i < 0 || i >= MaxChoices || ChoiceData(messageID, i) != data {
 		return 0, 0, fmt.Errorf("%w: %q", ErrNotChoiceData, data)
 	}
 	return messageID, i, nil
