@@ -22,7 +22,7 @@ type tapAnswer struct {
 	Chosen, Notice string
 }
 
-func postTap(t *testing.T, addr, client, messageID, data string) tapAnswer {
+func postTap(t testing.TB, addr, client, messageID, data string) tapAnswer {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"client_id": client, "name": "Ada", "message_id": messageID, "data": data})
 	resp, err := http.Post("http://"+addr+"/web/taps", "application/json", bytes.NewReader(body))

@@ -33,7 +33,7 @@ import (
 type diskBot struct {
 	addr string
 	logs *coretest.Logs
-	stop func(t *testing.T)
+	stop func(t testing.TB)
 }
 
 // startOnDisk starts the bot with its database on storeDisk and its spool
@@ -57,7 +57,7 @@ func (b *testBundle) startOnDisk(t *testing.T, cfgPath string, storeDisk, spoolD
 	require.NoError(t, err)
 	require.NoError(t, a.start(ctx))
 	var once sync.Once
-	stop := func(t *testing.T) { once.Do(func() { require.NoError(t, a.stop()) }) }
+	stop := func(t testing.TB) { once.Do(func() { require.NoError(t, a.stop()) }) }
 	t.Cleanup(func() { stop(t) })
 	return &diskBot{addr: a.http.Addr(), logs: logs, stop: stop}
 }

@@ -43,7 +43,7 @@ type testBundle struct {
 	llmTimeout string
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t testing.TB) *testBundle {
 	t.Helper()
 	dir := t.TempDir()
 	return &testBundle{
@@ -72,12 +72,12 @@ func (b *testBundle) cli(cfg string, args ...string) (int, string, string) {
 
 // writeConfig writes a config that points at the fake model and a fresh
 // SQLite file, with extra YAML appended.
-func (b *testBundle) writeConfig(t *testing.T, extra string) string {
+func (b *testBundle) writeConfig(t testing.TB, extra string) string {
 	t.Helper()
 	return b.writeConfigFor(t, "sqlite", b.dbPath, extra)
 }
 
-func (b *testBundle) writeConfigFor(t *testing.T, driver, dsn, extra string) string {
+func (b *testBundle) writeConfigFor(t testing.TB, driver, dsn, extra string) string {
 	t.Helper()
 	path := filepath.Join(b.dir, "config.yaml")
 	cfg := fmt.Sprintf(`store:
@@ -109,7 +109,7 @@ type running struct {
 	code   chan int
 }
 
-func (b *testBundle) start(t *testing.T, cfgPath string) *running {
+func (b *testBundle) start(t testing.TB, cfgPath string) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{stderr: &coretest.Logs{}, cancel: cancel, code: make(chan int, 1)}
@@ -130,7 +130,7 @@ func (b *testBundle) start(t *testing.T, cfgPath string) *running {
 }
 
 // stop sends the equivalent of SIGTERM and expects a clean exit.
-func (r *running) stop(t *testing.T) {
+func (r *running) stop(t testing.TB) {
 	t.Helper()
 	if r.cancel == nil {
 		return
@@ -151,7 +151,7 @@ type sseReader struct {
 	events chan [2]string
 }
 
-func openEvents(t *testing.T, addr, client string) *sseReader {
+func openEvents(t testing.TB, addr, client string) *sseReader {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/web/events?client_id=" + client)
 	require.NoError(t, err)
@@ -187,12 +187,12 @@ func openEvents(t *testing.T, addr, client string) *sseReader {
 }
 
 // nextMessage returns the text of the next "message" event.
-func (s *sseReader) nextMessage(t *testing.T) string {
+func (s *sseReader) nextMessage(t testing.TB) string {
 	t.Helper()
 	return s.nextWireMessage(t).Text
 }
 
-func postMessage(t *testing.T, addr, client, text string) {
+func postMessage(t testing.TB, addr, client, text string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"client_id": client, "name": "Ada", "text": text})
 	resp, err := http.Post("http://"+addr+"/web/messages", "application/json", bytes.NewReader(body))
@@ -207,7 +207,7 @@ func (b *testBundle) storedMessages(t *testing.T, client string) []core.Message 
 }
 
 // openStoreFile opens the test's SQLite file, closed at cleanup.
-func (b *testBundle) openStoreFile(t *testing.T) *store.Store {
+func (b *testBundle) openStoreFile(t testing.TB) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{Driver: "sqlite", DSN: b.dbPath})
 	require.NoError(t, err)

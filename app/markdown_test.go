@@ -98,7 +98,7 @@ type wireMessage struct {
 }
 
 // nextWireMessage returns the next "message" event.
-func (s *sseReader) nextWireMessage(t *testing.T) wireMessage {
+func (s *sseReader) nextWireMessage(t testing.TB) wireMessage {
 	t.Helper()
 	deadline := time.After(waitFor)
 	for {
