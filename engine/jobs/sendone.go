@@ -61,7 +61,7 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 		Format:          j.Format,
 		ImageURL:        j.ImageURL,
 		IdempotencyKey:  fmt.Sprintf("job-%d", j.ID),
-		Choices:         reminderChoices(j),
+		Choices:         reminderChoices(j, a),
 	})
 	if sendErr != nil {
 		e.cfg.Metrics.SendFailed(conv.Platform)
@@ -77,7 +77,7 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 		e.sendFailed(ctx, log, j, now, sendErr)
 		return
 	}
-	e.sent(ctx, log, j, conv, sentMessage(j, conv, res, sendErr, now, e.cfg.Clock.Now().UTC()), now.Sub(j.DueAt))
+	e.sent(ctx, log, j, conv, sentMessage(j, conv, res, sendErr, now, e.cfg.Clock.Now().UTC(), reminderChoices(j, a)), now.Sub(j.DueAt))
 }
 
 // sendable finds where a claimed job goes, or settles it when it must not
@@ -144,7 +144,7 @@ func (e *Engine) sendFailed(ctx context.Context, log *slog.Logger, j core.Job, n
 // its source (scheduled, or routed by the API), how late it went, its
 // format and image, the platform's ids, and what of it failed when only
 // some parts went out.
-func sentMessage(j core.Job, conv core.Conversation, res core.SendResult, sendErr error, now, at time.Time) *core.Message {
+func sentMessage(j core.Job, conv core.Conversation, res core.SendResult, sendErr error, now, at time.Time, choices []core.Choice) *core.Message {
 	meta := map[string]any{"job_id": j.ID}
 	if late := now.Sub(j.DueAt); late > time.Minute {
 		meta["late_by_seconds"] = int64(late.Seconds())
@@ -161,7 +161,7 @@ func sentMessage(j core.Job, conv core.Conversation, res core.SendResult, sendEr
 	if j.ImageURL != "" {
 		meta["image_url"] = j.ImageURL
 	}
-	if cs := reminderChoices(j); len(cs) > 0 {
+	if cs := choices; len(cs) > 0 {
 		labels, data := make([]string, len(cs)), make([]string, len(cs))
 		for i, c := range cs {
 			labels[i], data[i] = c.Label, c.Data
@@ -215,9 +215,11 @@ func (e *Engine) noteAttempt(ctx context.Context, j core.Job, status core.JobSta
 
 // reminderChoices are the buttons of a reminder: a one-off scheduled
 // message the model set (or a reminder snoozed), never one routed by the
-// owner's systems. The core answers them without the model (intake).
-func reminderChoices(j core.Job) []core.Choice {
-	if j.Kind != core.JobMessage || j.Recurrence != "" || (j.Origin != "tool" && j.Origin != outbox.OriginSnooze) {
+// owner's systems, on a platform that shows buttons (as numbered lines
+// they would be text the user cannot tap). The core answers them without
+// the model (intake).
+func reminderChoices(j core.Job, a core.Adapter) []core.Choice {
+	if !a.Capabilities().Choices || j.Kind != core.JobMessage || j.Recurrence != "" || (j.Origin != "tool" && j.Origin != outbox.OriginSnooze) {
 		return nil
 	}
 	return outbox.ReminderChoices(j.ID)
