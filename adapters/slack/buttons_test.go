@@ -322,3 +322,20 @@ func TestEphemeralToAUserNotInTheDMFails(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, "user_not_in_channel", errorCode(err))
 }
+
+func TestEditMessageShowsTheButtons(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ModeSocket)
+	ch := b.greet(t, ada)
+	ts := b.ask(t, ch, "Which o", core.FormatText, nil)[0]
+	ctx, cancel := contextWithTimeout()
+	defer cancel()
+	choices := choicesOf("Left", "Right")
+	require.NoError(t, b.adapter.EditMessage(ctx, ts, core.OutboundMessage{ChannelThreadID: ch, Text: "Which one?", Choices: choices}))
+	m, _ := b.srv.BotMessage(ch, ts)
+	require.Equal(t, "Which one?", m.Text)
+	require.Equal(t, buttonsOf(choices), m.Buttons())
+	require.NoError(t, b.adapter.EditMessage(ctx, ts, core.OutboundMessage{ChannelThreadID: ch, Text: "Never mind"}))
+	m, _ = b.srv.BotMessage(ch, ts)
+	require.Empty(t, m.Blocks, "an edit without choices clears them")
+}
