@@ -48,6 +48,16 @@
 // chat.postMessage then chat.update where the workspace refuses those;
 // README, "Replies that grow".
 //
+// Choices (core.OutboundMessage.Choices) are Block Kit buttons on the
+// last part of a message: the text as a section, then an actions block
+// with a button per choice (action_id choice_<i>, value the core's data).
+// A tap is a block_actions interaction, over Socket Mode or POSTed to
+// /webhooks/slack/interactivity in events mode (signed like events); in a
+// DM it goes to the Host's HandleTap and is acked within Slack's 3 s.
+// The core's notice is then shown with chat.postEphemeral, and a choice
+// closes the question: chat.update replaces its buttons with a context
+// line "✓ <label>" (README, "Buttons").
+//
 // Tokens and the signing secret never reach logs or errors: slack-go's own
 // loggers are silenced and errors are scrubbed.
 package slack

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/slack-go/slack"
 
@@ -111,9 +110,11 @@ func (g *growth) deleteMessage(ctx context.Context, api *slack.Client, channel, 
 }
 
 // updateCall is one chat.update of message ts to opts. blocks [] clears
-// the blocks a streamed message was made of, so the text shows alone.
+// the blocks a streamed message was made of (or a question's buttons), so
+// the text shows alone, unless opts bring blocks of their own: slack-go
+// appends them to the empty list.
 func updateCall(ctx context.Context, api *slack.Client, channel, ts string, opts []slack.MsgOption) error {
-	_, _, _, err := api.UpdateMessageContext(ctx, channel, ts, append(slices.Clone(opts), slack.MsgOptionBlocks())...)
+	_, _, _, err := api.UpdateMessageContext(ctx, channel, ts, append([]slack.MsgOption{slack.MsgOptionBlocks()}, opts...)...)
 	return err
 }
 

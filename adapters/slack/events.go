@@ -19,14 +19,16 @@ const EventsPath = "/webhooks/slack/events"
 const maxEventBody = 1 << 20
 
 // Mount serves POST /webhooks/slack/events and, for slash commands, POST
-// /webhooks/slack/commands in events mode; in socket mode it registers
-// nothing.
+// /webhooks/slack/commands and, for button taps, POST
+// /webhooks/slack/interactivity in events mode; in socket mode it
+// registers nothing.
 func (in *inbound) Mount(mux *http.ServeMux) {
 	if in.cfg.Mode != ModeEvents {
 		return
 	}
 	mux.HandleFunc("POST "+EventsPath, in.serveEvents)
 	mux.HandleFunc("POST "+CommandsPath, in.serveCommand)
+	mux.HandleFunc("POST "+InteractivityPath, in.serveInteractivity)
 }
 
 // serveEvents checks the request's signature and timestamp, then answers

@@ -175,7 +175,7 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 func inboundBackoff() backoff.Policy { return backoff.Policy{Initial: 100 * time.Millisecond} }
 
 // enter registers an event being handled, unless the adapter is stopping.
-func (st *state) enter() (core.InboundHandler, context.Context, bool) {
+func (st *state) enter() (core.Host, context.Context, bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if !st.started || st.stopped || st.runCtx == nil || st.runCtx.Err() != nil {

@@ -82,6 +82,7 @@ func newBundleOn(t *testing.T, srv *slacktest.Server, mode string, configure ...
 		t.Cleanup(b.events.Close)
 		srv.UseEventsAPI(b.events.URL + EventsPath)
 		srv.UseSlashCommandsURL(b.events.URL + CommandsPath)
+		srv.UseInteractivityURL(b.events.URL + InteractivityPath)
 	}
 	return b
 }

@@ -68,9 +68,10 @@ func (r *reply) Update(ctx context.Context, text string) error {
 	return r.edit(ctx, api, text)
 }
 
-// posts are text's parts as Send would post them in the reply's DM.
+// posts are text's parts as Send would post them in the reply's DM,
+// without buttons: a question's show when it is finished.
 func (r *reply) posts(text string) []post {
-	r.msg.Text = text
+	r.msg.Text, r.msg.Choices = text, nil
 	return textPosts(r.msg)
 }
 
@@ -207,7 +208,7 @@ func (r *reply) Finish(ctx context.Context, msg core.OutboundMessage) (core.Send
 		var more []string
 		var err error
 		switch {
-		case i < len(r.msgs) && r.msgs[i].shown == p.text:
+		case i < len(r.msgs) && r.msgs[i].shown == p.text && !p.buttons:
 			more = []string{r.msgs[i].ts}
 		case i < len(r.msgs):
 			more, err = r.g.replace(ctx, api, r.channel, r.msgs[i].ts, p)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackutilsx"
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
@@ -85,11 +86,18 @@ type post struct {
 	text string // as given to MsgOptionText: what a grown message shows
 	opts []slack.MsgOption
 	// instead, for a post in mrkdwn, are the posts to make should Slack
-	// refuse its markup: the same text, plain.
-	instead [][]slack.MsgOption
+	// refuse its markup: the same text, plain; insteadText their text,
+	// escaped.
+	instead     [][]slack.MsgOption
+	insteadText []string
+	// section is the text as Slack stores it (escaped mrkdwn), for the
+	// blocks of a post with buttons; buttons is true for that post.
+	section string
+	buttons bool
 }
 
-// textPosts is msg's text as the chat.postMessage calls that deliver it.
+// textPosts is msg's text as the chat.postMessage calls that deliver it,
+// msg's choices as buttons on the last (buttons.go).
 func textPosts(msg core.OutboundMessage) []post {
 	var posts []post
 	if msg.Format == core.FormatRichText {
@@ -97,26 +105,28 @@ func textPosts(msg core.OutboundMessage) []post {
 			if strings.TrimSpace(p.Text) == "" {
 				continue
 			}
-			posts = append(posts, post{text: p.Text, opts: []slack.MsgOption{slack.MsgOptionText(p.Text, false)}, instead: plainPosts(p.Plain)})
+			instead, texts := plainPosts(p.Plain)
+			posts = append(posts, post{text: p.Text, opts: []slack.MsgOption{slack.MsgOptionText(p.Text, false)},
+				instead: instead, insteadText: texts, section: p.Text})
 		}
-		return posts
+		return withChoices(posts, msg.Choices)
 	}
 	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
-		posts = append(posts, post{text: p, opts: []slack.MsgOption{slack.MsgOptionText(p, true)}})
+		posts = append(posts, post{text: p, opts: []slack.MsgOption{slack.MsgOptionText(p, true)}, section: slackutilsx.EscapeMessage(p)})
 	}
-	return posts
+	return withChoices(posts, msg.Choices)
 }
 
 // plainPosts posts plain text as written: escaped, mrkdwn off so its
-// * _ ~ style nothing.
-func plainPosts(plain string) [][]slack.MsgOption {
-	var out [][]slack.MsgOption
+// * _ ~ style nothing. texts are the posts' texts, escaped.
+func plainPosts(plain string) (posts [][]slack.MsgOption, texts []string) {
 	for _, p := range core.SplitText(plain, maxMessageLength) {
 		if strings.TrimSpace(p) != "" {
-			out = append(out, []slack.MsgOption{slack.MsgOptionText(p, true), slack.MsgOptionDisableMarkdown()})
+			posts = append(posts, []slack.MsgOption{slack.MsgOptionText(p, true), slack.MsgOptionDisableMarkdown()})
+			texts = append(texts, slackutilsx.EscapeMessage(p))
 		}
 	}
-	return out
+	return posts, texts
 }
 
 // post makes the calls of one logical send in order.

@@ -134,12 +134,14 @@ func (a *Adapter) Platform() core.Platform { return Platform }
 // PlatformTitle is how the model hears the platform named: "Slack".
 func (a *Adapter) PlatformTitle() string { return "Slack" }
 
-// Capabilities reports 4,000-character mrkdwn messages, rich text, and no
-// typing indicator: Slack offers none to bots outside its assistant
+// Capabilities reports 4,000-character mrkdwn messages, rich text,
+// buttons, and no typing indicator: Slack offers none to bots outside its assistant
 // threads.
 func (a *Adapter) Capabilities() core.Capabilities {
 	// Redelivers: an event not acknowledged is sent again by Slack.
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true, Redelivers: true}
+	// Choices: Block Kit buttons, their taps taken as block_actions.
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true, Redelivers: true,
+		Choices: true}
 }
 
 // Provision takes the logger and clock from the host.

@@ -147,9 +147,10 @@ func (in *inbound) onSocketEvent(ctx context.Context, smc *socketmode.Client, ev
 		}
 		in.onSlashCommand(ctx, func(payload any) { in.ack(ctx, smc, evt.Request, payload) }, evt.Data)
 	case socketmode.EventTypeInteractive:
-		// Not used by Parley; acked so Slack does not retry them.
+		// A tap on a button (taps.go); while stopping it stays unacked,
+		// and Slack sends it again.
 		if evt.Request != nil {
-			in.ack(ctx, smc, evt.Request, nil)
+			in.takeTap(ctx, evt.Request.Payload, func() { in.ack(ctx, smc, evt.Request, nil) })
 		}
 	case socketmode.EventTypeErrorBadMessage, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
 		in.log.Warn("slack socket mode reported an error", "type", evt.Type)

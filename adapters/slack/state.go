@@ -47,7 +47,7 @@ type state struct {
 	api       *slack.Client
 	pacer     *pace.Pacer
 	transport *http.Transport
-	handler   core.InboundHandler
+	handler   core.Host
 	runCtx    context.Context
 	cancel    context.CancelCauseFunc
 	// socketDone is closed when the Socket Mode loop has returned.

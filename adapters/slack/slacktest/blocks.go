@@ -25,6 +25,13 @@ type Block struct {
 	// ImageURL and AltText are an image block's.
 	ImageURL string
 	AltText  string
+	// BlockID is the block's block_id: as posted, or one the fake made up
+	// when none was given, as Slack does.
+	BlockID string
+	// Buttons are an actions block's buttons (buttons.go); Context a
+	// context block's texts.
+	Buttons []Button
+	Context []string
 	// Raw is the block's JSON as posted.
 	Raw json.RawMessage
 }
@@ -39,12 +46,15 @@ type wireBlock struct {
 	Fields   []json.RawMessage `json:"fields"`
 	ImageURL string            `json:"image_url"`
 	AltText  string            `json:"alt_text"`
+	BlockID  string            `json:"block_id"`
+	Elements []wireElement     `json:"elements"`
 }
 
 // readBlocks decodes and checks the blocks argument like Slack: a JSON
 // array of at most 50 blocks; a section has text (or fields) of at most
 // 3000 characters; an image has an http(s) image_url and an alt_text of
-// 1 to 2000 characters. Anything wrong is invalid_blocks. Other block
+// 1 to 2000 characters; actions and context blocks as buttons.go checks
+// them. Anything wrong is invalid_blocks. Other block
 // types are recorded unchecked.
 func readBlocks(arg string) ([]Block, string) {
 	if arg == "" {
@@ -63,7 +73,10 @@ func readBlocks(arg string) ([]Block, string) {
 		if err := json.Unmarshal(r, &w); err != nil || w.Type == "" {
 			return nil, "invalid_blocks"
 		}
-		b := Block{Type: w.Type, Raw: r}
+		b := Block{Type: w.Type, Raw: r, BlockID: w.BlockID}
+		if b.BlockID == "" {
+			b.BlockID = randomHex(3)
+		}
 		switch w.Type {
 		case "section":
 			if w.Text == nil && len(w.Fields) == 0 {
@@ -83,6 +96,18 @@ func readBlocks(arg string) ([]Block, string) {
 				return nil, "invalid_blocks"
 			}
 			b.ImageURL, b.AltText = w.ImageURL, w.AltText
+		case "actions":
+			buttons, ok := readButtons(w.Elements)
+			if !ok {
+				return nil, "invalid_blocks"
+			}
+			b.Buttons = buttons
+		case "context":
+			texts, ok := readContext(w.Elements)
+			if !ok {
+				return nil, "invalid_blocks"
+			}
+			b.Context = texts
 		}
 		out = append(out, b)
 	}

@@ -46,6 +46,9 @@ type BotMessage struct {
 	Streamed  bool
 	Streaming bool
 	Deleted   bool
+	// Blocks are the message's layout blocks now: as posted, or as the
+	// last chat.update that carried blocks left them.
+	Blocks []Block
 	// History lists the calls that made and changed it, in order.
 	History []Revision
 }
@@ -64,7 +67,7 @@ func (s *state) addBotMessageLocked(ch, ts, method, text string, markdown, mrkdw
 func (s *state) refreshSentLocked(m *BotMessage) {
 	for _, i := range s.sentIdx[m.Channel] {
 		if s.sent[i].TS == m.TS {
-			s.sent[i].Text, s.sent[i].Mrkdwn = m.Text, m.Mrkdwn
+			s.sent[i].Text, s.sent[i].Mrkdwn, s.sent[i].Blocks = m.Text, m.Mrkdwn, m.Blocks
 			return
 		}
 	}
@@ -101,7 +104,9 @@ func (s *state) messageLocked(p params, cant string) (*BotMessage, string) {
 
 // chatUpdate replaces a bot message's text as Slack does: a message still
 // streaming answers streaming_state_conflict, an empty text with no
-// blocks no_text. blocks "[]" clears the blocks a message had.
+// blocks no_text. blocks replace the message's blocks ("[]" clears
+// them); without a blocks argument the message keeps its blocks, as
+// Slack's does.
 func (s *botMessages) chatUpdate(p params) (result, string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,13 +121,17 @@ func (s *botMessages) chatUpdate(p params) (result, string) {
 	if text == "" && !nonEmptyJSONList(p["blocks"]) {
 		return nil, "no_text"
 	}
-	if _, code := readBlocks(p["blocks"]); code != "" {
+	blocks, code := readBlocks(p["blocks"])
+	if code != "" {
 		return nil, code
 	}
 	if utf8.RuneCountInString(text) > maxTextRunes {
 		return nil, "msg_too_long"
 	}
 	m.Text, m.Markdown, m.Mrkdwn = text, false, p["mrkdwn"] != "false"
+	if _, set := p["blocks"]; set {
+		m.Blocks = blocks
+	}
 	m.History = append(m.History, Revision{Method: "chat.update", Text: text, At: s.now()})
 	s.refreshSentLocked(m)
 	s.notify()
@@ -208,5 +217,6 @@ func (s *botMessages) WaitBotMessages(t testing.TB, channel string, timeout time
 func snapshot(m *BotMessage) BotMessage {
 	b := *m
 	b.History = slices.Clone(m.History)
+	b.Blocks = slices.Clone(m.Blocks)
 	return b
 }

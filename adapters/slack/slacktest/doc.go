@@ -31,6 +31,20 @@
 // most 3 times, and so does the fake. Redeliver sends an event again on
 // demand, for deduplication tests.
 //
+// Tap plays a user tapping a button of the bot's message (found by its
+// value): a block_actions payload as Slack sends one, in an interactive
+// envelope over Socket Mode or, after UseInteractivityURL, one signed
+// form POST (field payload) to that URL; WaitTapAck returns how the app
+// acknowledged it (TapAck: the POST's status, how long it took, Late past
+// Slack's 3 s, when the user sees the tap fail). Blocks of the bot's
+// messages are read as Slack checks them: Block.Buttons (label,
+// action_id, value) of an actions block, Block.Context of a context
+// block; BotMessage.Buttons, BotMessage.Context and SentMessage.Buttons
+// show them, and a chat.update with blocks replaces them (without blocks
+// it keeps them). chat.postEphemeral is recorded (Ephemerals,
+// WaitEphemerals); to a user not in the channel (in a DM: not its user)
+// it is user_not_in_channel.
+//
 // The test then asserts on what the bot did: Sent, AllSent, WaitSent,
 // Calls, RateLimited, Acked, WaitAcked, Deliveries, BadAcks, Connections,
 // LiveConnections, WaitConnections. Faults make chosen calls fail the way
@@ -49,7 +63,8 @@
 //
 // Web API methods: auth.test, apps.connections.open (app-level token
 // only), conversations.open, chat.postMessage, chat.update, chat.delete,
-// chat.startStream, chat.appendStream, chat.stopStream and users.info,
+// chat.startStream, chat.appendStream, chat.stopStream,
+// chat.postEphemeral and users.info,
 // over POST or GET, form-encoded, multipart or JSON, the token in
 // "Authorization: Bearer" or the token field. Anything else is
 // unknown_method.
@@ -65,9 +80,10 @@
 // the Send methods deliver text as given, so write it as Slack would:
 // escaped, with <@U…> mentions.
 //
-// Simplifications, on purpose: text only (blocks and attachments count as
-// content for no_text but are not recorded; user messages carry no
-// blocks); no threads beyond recording thread_ts; conversations.open opens
+// Simplifications, on purpose: of blocks only sections, images, buttons
+// and context texts are read (attachments count as content for no_text
+// but are not recorded; user messages carry no blocks); a tap's
+// response_url is not served, and taps are not retried over HTTP; no threads beyond recording thread_ts; conversations.open opens
 // DMs with one user only (more is not_implemented); a public channel or
 // group DM is known once an event came from it; the bot's own messages
 // are echoed only for DMs; Events API retries come after WithRetryDelay,

@@ -38,6 +38,8 @@ type event struct {
 	kind string
 	// response is the app's answer to a slash command.
 	response *SlashResponse
+	// tap is the app's ack of a tap (kind interactive).
+	tap *TapAck
 }
 
 // callbackWire is the outer event_callback.

@@ -56,6 +56,7 @@ type sockClient struct {
 	smc     *socketmode.Client
 	events  chan socketmode.Event // events_api, in arrival order
 	slashes chan socketmode.Event // slash_commands
+	taps    chan socketmode.Event // interactive
 	hellos  chan socketmode.Event
 	runErr  chan error // what RunContext returned
 }
@@ -68,6 +69,7 @@ func (tb *testBundle) runSocket(t *testing.T, opts ...socketmode.Option) *sockCl
 		smc:     socketmode.New(tb.api, opts...),
 		events:  make(chan socketmode.Event, 64),
 		slashes: make(chan socketmode.Event, 16),
+		taps:    make(chan socketmode.Event, 16),
 		hellos:  make(chan socketmode.Event, 16),
 		runErr:  make(chan error, 1),
 	}
@@ -88,6 +90,8 @@ func (tb *testBundle) runSocket(t *testing.T, opts ...socketmode.Option) *sockCl
 					to = c.hellos
 				case socketmode.EventTypeSlashCommand:
 					to = c.slashes
+				case socketmode.EventTypeInteractive:
+					to = c.taps
 				default:
 					continue
 				}

@@ -71,7 +71,7 @@ func (s *chatAPI) chatPostMessage(p params) (result, string) {
 	}
 	s.sentIdx[chID] = append(s.sentIdx[chID], len(s.sent))
 	s.sent = append(s.sent, m)
-	s.addBotMessageLocked(chID, ts, "chat.postMessage", text, false, m.Mrkdwn)
+	s.addBotMessageLocked(chID, ts, "chat.postMessage", text, false, m.Mrkdwn).Blocks = blocks
 
 	msg := s.botMessageLocked(chID, text, ts, m.ThreadTS)
 	if s.echo && s.channels[chID] == channelIM {

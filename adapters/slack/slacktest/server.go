@@ -121,6 +121,7 @@ type Server struct {
 	*eventsAPI     // Events API delivery over HTTP
 	*slashCommands // slash commands
 	*socketMode    // Socket Mode connections
+	*taps          // button taps, chat.postEphemeral
 }
 
 // NewServer starts a fake Slack on a local httptest server. It is closed
@@ -185,10 +186,11 @@ func newServer(st *state) *Server {
 	d := &delivery{st}
 	chat := &chatAPI{st, d}
 	msgs := &botMessages{st, d}
+	tp := &taps{st, d}
 	return &Server{
 		state:         st,
 		delivery:      d,
-		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs},
+		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs, taps: tp},
 		chatAPI:       chat,
 		botMessages:   msgs,
 		faultInjector: &faultInjector{st},
@@ -197,6 +199,7 @@ func newServer(st *state) *Server {
 		eventsAPI:     &eventsAPI{st, d},
 		slashCommands: &slashCommands{st, d},
 		socketMode:    &socketMode{st, d},
+		taps:          tp,
 	}
 }
 

@@ -227,6 +227,7 @@ func (s *socketMode) readLoop(c *sockConn) {
 		if env := s.envelopes[ack.EnvelopeID]; env != nil {
 			env.done = true
 			env.ev.acked = true
+			ackTapLocked(env)
 			if env.ev.kind == envelopeSlash && env.ev.response == nil {
 				body := []byte(ack.Payload)
 				if string(body) == "null" {

@@ -88,6 +88,11 @@ type state struct {
 	// commandsURL is where slash commands are POSTed ("": Socket Mode).
 	commandsURL string
 	nextTrigger int
+
+	// interactivityURL is where taps are POSTed ("": Socket Mode);
+	// ephemerals are chat.postEphemeral's messages, in order.
+	interactivityURL string
+	ephemerals       []Ephemeral
 }
 
 func (s *state) addUserLocked(u User) {

@@ -15,6 +15,7 @@ type webAPI struct {
 	*state
 	chat *chatAPI
 	msgs *botMessages
+	taps *taps
 }
 
 // maxBody bounds a Web API request body.
@@ -58,6 +59,8 @@ func (s *webAPI) method(name string) (apiMethod, tokenKind, bool) {
 		return s.msgs.chatAppendStream, botTokenKind, true
 	case "chat.stopStream":
 		return s.msgs.chatStopStream, botTokenKind, true
+	case "chat.postEphemeral":
+		return s.taps.chatPostEphemeral, botTokenKind, true
 	case "users.info":
 		return s.usersInfo, botTokenKind, true
 	}
