@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -192,4 +194,44 @@ func TestDiscordChoiceTapped(t *testing.T) {
 		read = append(read, q.LastUserMessage())
 	}
 	require.Contains(t, read, "Tea", "the model reads the choice")
+}
+
+// Through parley run on Slack (Socket Mode): the question comes as Block
+// Kit buttons; a tap is acknowledged in time, closes the question (the
+// buttons replaced by the choice) and is the user's next message; a
+// second tap on the closed question finds no button.
+func TestSlackChoiceTapped(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var asked atomic.Int32
+	b.model.Respond(func(r llmtest.Request) llmtest.Response {
+		switch r.LastUserMessage() {
+		case "make me a drink":
+			if asked.Add(1) == 1 {
+				return llmtest.ToolCalls(llmtest.Call("c1", "offer_choices", `{"question":"Tea or coffee?","choices":["Tea","Coffee"]}`))
+			}
+			return llmtest.Text("")
+		case "Coffee":
+			return llmtest.Text("Coffee it is.")
+		}
+		return llmtest.Text("Hello.")
+	})
+	fake, _ := startSlack(t, b, "socket")
+	channel, _ := fake.SendDM(mei, "make me a drink")
+	q := fake.WaitSent(t, channel, 1, waitFor)[0]
+	buttons := q.Buttons()
+	require.Len(t, buttons, 2)
+	require.Equal(t, "Coffee", buttons[1].Label)
+
+	trigger, err := fake.Tap(mei, channel, q.TS, buttons[1].Value)
+	require.NoError(t, err)
+	ack := fake.WaitTapAck(t, trigger, waitFor)
+	require.False(t, ack.Late, "acknowledged within Slack's 3 s")
+	require.Equal(t, "Coffee it is.", slacktest.Unescape(fake.WaitSent(t, channel, 2, waitFor)[1].Text))
+	closed := fake.WaitBotMessages(t, channel, waitFor, func(ms []slacktest.BotMessage) bool {
+		return len(ms) >= 1 && len(ms[0].Buttons()) == 0
+	})
+	require.Contains(t, strings.Join(closed[0].Context(), " "), "Coffee", "the choice is shown where the buttons were")
+	_, err = fake.Tap(mei, channel, q.TS, buttons[0].Value)
+	require.Error(t, err, "the closed question has no buttons left")
 }
