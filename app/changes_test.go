@@ -155,6 +155,18 @@ func TestDiscordReactionReachesTheModel(t *testing.T) {
 	fake.WaitReady(t, waitFor)
 	channel, _ := fake.SendDM(lin, "make me tea")
 	reply := fake.WaitSent(t, channel, 1, waitFor)[0]
+	// The reply's platform id is stored with its run's completion, a
+	// moment after the send: a reaction before then finds no message (a
+	// known limit).
+	st := b.openStoreFile(t)
+	require.Eventually(t, func() bool {
+		conv, err := st.ConversationByThread(context.Background(), discord.Platform, channel)
+		if err != nil {
+			return false
+		}
+		_, err = st.MessageByPlatformID(context.Background(), conv.ID, reply.MessageID, core.RoleAssistant)
+		return err == nil
+	}, waitFor, 5e6)
 	fake.ReactDM(lin, reply.MessageID, "👍", false)
 	fake.ReactDM(lin, reply.MessageID, "🍵", false)
 	fake.ReactDM(lin, reply.MessageID, "🍵", true) // taken back
