@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/slack/eventset"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -94,7 +95,7 @@ func FuzzEventFiles(f *testing.F) {
 	post := func(body []byte) (int, []core.InboundMessage) {
 		// Every body is new to the adapter: the de-duplication of Slack's
 		// retries would otherwise hide a mutated body with a seen event id.
-		a.seen = newEventSet(time.Hour, 10)
+		a.seen = eventset.NewSet(time.Hour, 10)
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, EventsPath, bytes.NewReader(body))
 		slacktest.SignRequest(req, body, srv.SigningSecret(), time.Now())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/slack/mrkdwn"
 	"github.com/parleybot/parley/core"
 )
 
@@ -63,7 +64,7 @@ func (in *inbound) handleSlash(ctx context.Context, cmd slack.SlashCommand) stri
 		// Unique anyway: without a trigger id there is nothing to dedupe by.
 		key = "slash:" + cmd.ChannelID + ":" + in.clock.Now().Format(time.RFC3339Nano)
 	}
-	text := strings.TrimSpace(cmd.Command + " " + fromMrkdwn(cmd.Text))
+	text := strings.TrimSpace(cmd.Command + " " + mrkdwn.ToText(cmd.Text))
 	ok := in.deliver(ctx, key, 0, cmd.ChannelID, func(ctx context.Context, now time.Time) core.InboundMessage {
 		return core.InboundMessage{
 			Platform:        Platform,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
+	"github.com/parleybot/parley/adapters/slack/mrkdwn"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -177,7 +178,7 @@ func checkTaken(t *testing.T, m core.InboundMessage, channelType, sub, botID, ch
 		t.Fatalf("user %q became %q", user, m.ChannelUserID)
 	case !strings.ContainsAny(text, "<&") && m.Text != text:
 		t.Fatalf("text %q, without mrkdwn, became %q", text, m.Text)
-	case m.Text != fromMrkdwn(text):
-		t.Fatalf("text %q became %q, want %q", text, m.Text, fromMrkdwn(text))
+	case m.Text != mrkdwn.ToText(text):
+		t.Fatalf("text %q became %q, want %q", text, m.Text, mrkdwn.ToText(text))
 	}
 }

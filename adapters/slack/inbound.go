@@ -10,6 +10,8 @@ import (
 
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/parleybot/parley/adapters/slack/eventset"
+	"github.com/parleybot/parley/adapters/slack/mrkdwn"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/backoff"
 )
@@ -21,7 +23,7 @@ type inbound struct {
 	*state
 	*users
 	// seen remembers the events handed to the core (Slack redelivers).
-	seen *eventSet
+	seen *eventset.Set
 }
 
 // handleCallback hands the message in an event_callback to the core. It
@@ -81,7 +83,7 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 			ChannelThreadID:   ev.Channel,
 			ChannelUserID:     ev.User,
 			DisplayName:       in.displayName(ctx, ev.User),
-			Text:              fromMrkdwn(ev.Text),
+			Text:              mrkdwn.ToText(ev.Text),
 			PlatformMessageID: ev.TimeStamp,
 			SentAt:            parseTS(ev.TimeStamp, now),
 			Direct:            true,
@@ -123,17 +125,17 @@ func (in *inbound) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 // after that the event is left to Slack's redelivery.
 func (in *inbound) deliver(ctx context.Context, key string, retry int, channel string, build func(context.Context, time.Time) core.InboundMessage) bool {
 	now := in.clock.Now()
-	switch in.seen.begin(key, now) {
-	case eventDone:
+	switch in.seen.Begin(key, now) {
+	case eventset.Done:
 		in.log.Debug("ignoring a slack event already handled", "event_id", key, "retry", retry)
 		return true
-	case eventInFlight:
+	case eventset.InFlight:
 		// Another delivery of it is being handled; Slack asks again later.
 		return false
 	}
 	h, runCtx, ok := in.enter()
 	if !ok {
-		in.seen.forget(key)
+		in.seen.Forget(key)
 		return false
 	}
 	defer in.wg.Done()
@@ -143,7 +145,7 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 			return
 		}
 		// Not acked: Slack's redelivery must be handled afresh.
-		in.seen.forget(key)
+		in.seen.Forget(key)
 		if r := recover(); r != nil {
 			in.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
 		}
@@ -156,7 +158,7 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 	for attempt := 1; ; attempt++ {
 		err := h.HandleInbound(ctx, msg)
 		if err == nil {
-			in.seen.finish(key, in.clock.Now())
+			in.seen.Finish(key, in.clock.Now())
 			handled = true
 			return true
 		}

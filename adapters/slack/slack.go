@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/parleybot/parley/adapters/pace"
+	"github.com/parleybot/parley/adapters/slack/eventset"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/internal/httpclient"
@@ -118,7 +119,7 @@ func New() *Adapter {
 	}
 	u := &users{state: st, names: newNameCache(time.Hour, 10000), dms: newNameCache(24*time.Hour, 10000)}
 	a.state, a.users = st, u
-	a.inbound = &inbound{state: st, users: u, seen: newEventSet(time.Hour, 10000)}
+	a.inbound = &inbound{state: st, users: u, seen: eventset.NewSet(time.Hour, 10000)}
 	a.sender = &sender{state: st, users: u}
 	a.fetcher = &fetcher{state: st}
 	a.growth = &growth{sender: a.sender}

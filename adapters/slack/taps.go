@@ -14,6 +14,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/slack/blocks"
 	"github.com/parleybot/parley/core"
 )
 
@@ -177,7 +178,7 @@ func (in *inbound) answerTap(ctx context.Context, channel string, p tapPayload, 
 	if answer.Chosen == "" {
 		return
 	}
-	blocks := closedBlocks(p.Message.Text, p.Message.Blocks, answer.Chosen)
+	blocks := blocks.Closed(p.Message.Text, p.Message.Blocks, answer.Chosen)
 	err = in.call(ctx, "closing a slack question", channel, false, func(ctx context.Context) error {
 		// The text is as Slack stores it, escaped already.
 		return updateCall(ctx, api, channel, p.Container.MessageTS, []slack.MsgOption{slack.MsgOptionText(p.Message.Text, false), slack.MsgOptionBlocks(blocks...)})
@@ -185,49 +186,6 @@ func (in *inbound) answerTap(ctx context.Context, channel string, p tapPayload, 
 	if err != nil {
 		log.Warn("closing the buttons of an answered slack question failed", "err", err)
 	}
-}
-
-// rawBlock is a block as the message carried it, sent back unchanged.
-type rawBlock json.RawMessage
-
-func (rawBlock) BlockType() slack.MessageBlockType { return "" }
-func (rawBlock) ID() string                        { return "" }
-
-// MarshalJSON is the block as it came.
-func (b rawBlock) MarshalJSON() ([]byte, error) { return b, nil }
-
-// closedBlocks are a question's blocks once a tap chose label: each
-// actions block (its buttons) becomes a context block "✓ label", the rest
-// stays, so the user sees what they answered and has nothing left to
-// tap. A message without blocks (none came with the tap) shows its text
-// and the mark.
-func closedBlocks(text string, shown []json.RawMessage, label string) []slack.Block {
-	mark := slack.NewContextBlock("", slack.NewTextBlockObject(slack.PlainTextType, chosenMark+label, false, false))
-	var out []slack.Block
-	marked := false
-	for _, raw := range shown {
-		var head struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(raw, &head) != nil {
-			continue
-		}
-		if head.Type == string(slack.MBTAction) {
-			if !marked {
-				out, marked = append(out, mark), true
-			}
-			continue
-		}
-		out = append(out, rawBlock(raw))
-	}
-	if !marked {
-		out = nil
-		for _, part := range core.SplitText(text, maxSectionText) {
-			out = append(out, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, part, false, false), nil, nil))
-		}
-		out = append(out, mark)
-	}
-	return out
 }
 
 // serveInteractivity checks the request's signature, as serveEvents

@@ -1,13 +1,15 @@
-package slack
+// Package mrkdwn reads Slack's mrkdwn, as users' messages carry it, into
+// the plain text the core stores.
+package mrkdwn
 
 import (
 	"strings"
 )
 
-// fromMrkdwn turns the text of a Slack message into what the user typed:
+// ToText turns the text of a Slack message into what the user typed:
 // Slack wraps mentions and links in angle brackets (<@U123>,
 // <https://x|label>) and escapes & < > as entities.
-func fromMrkdwn(text string) string {
+func ToText(text string) string {
 	if !strings.ContainsAny(text, "<&") {
 		return text
 	}

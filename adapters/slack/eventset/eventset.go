@@ -1,4 +1,6 @@
-package slack
+// Package eventset remembers the Slack events handed to the core, so
+// that Slack's retries reach it once.
+package eventset
 
 import (
 	"slices"
@@ -6,67 +8,67 @@ import (
 	"time"
 )
 
-// eventState is what the adapter knows of an event id.
-type eventState int
+// State is what the adapter knows of an event id.
+type State int
 
 const (
-	eventNew eventState = iota
-	eventInFlight
-	eventDone
+	New State = iota
+	InFlight
+	Done
 )
 
-// eventSet remembers the events handed to the core, so that Slack's
+// Set remembers the events handed to the core, so that Slack's
 // retries (the Events API retries a POST it got no 2xx for; Socket Mode
 // redelivers an envelope whose ack it missed) reach the core once. It
 // lives in memory: the ids of a process that restarts are gone, and a
 // retry to the new process would be handled again.
-type eventSet struct {
+type Set struct {
 	ttl time.Duration
 	max int
 
 	mu     sync.Mutex
-	events map[string]seenEvent
+	events map[string]seen
 }
 
-type seenEvent struct {
+type seen struct {
 	done bool
 	at   time.Time
 }
 
-// newEventSet remembers events for ttl (Slack retries within an hour),
+// NewSet remembers events for ttl (Slack retries within an hour),
 // holding at most max; past that the oldest are forgotten first.
-func newEventSet(ttl time.Duration, max int) *eventSet {
-	return &eventSet{ttl: ttl, max: max, events: make(map[string]seenEvent)}
+func NewSet(ttl time.Duration, max int) *Set {
+	return &Set{ttl: ttl, max: max, events: make(map[string]seen)}
 }
 
-// begin claims id for handling. It returns eventNew when the caller
-// should handle it (and then call finish or forget), eventInFlight when
-// another delivery is being handled, and eventDone when it was handled.
-func (s *eventSet) begin(id string, now time.Time) eventState {
+// begin claims id for handling. It returns New when the caller
+// should handle it (and then call finish or forget), InFlight when
+// another delivery is being handled, and Done when it was handled.
+func (s *Set) Begin(id string, now time.Time) State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.events[id]; ok && now.Sub(e.at) < s.ttl {
 		if e.done {
-			return eventDone
+			return Done
 		}
-		return eventInFlight
+		return InFlight
 	}
 	if len(s.events) >= s.max {
 		s.evictLocked(now)
 	}
-	s.events[id] = seenEvent{at: now}
-	return eventNew
+	s.events[id] = seen{at: now}
+	return New
 }
 
 // finish records id as handled.
-func (s *eventSet) finish(id string, now time.Time) {
+func (s *Set) Finish(id string, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events[id] = seenEvent{done: true, at: now}
+	s.events[id] = seen{done: true, at: now}
 }
 
 // forget drops id, so that its next delivery is handled.
-func (s *eventSet) forget(id string) {
+func (s *Set) Forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.events, id)
@@ -74,7 +76,7 @@ func (s *eventSet) forget(id string) {
 
 // evictLocked drops expired ids and, if the set is still full, the oldest
 // half: a scan now and then is cheaper than ordering every insert.
-func (s *eventSet) evictLocked(now time.Time) {
+func (s *Set) evictLocked(now time.Time) {
 	for id, e := range s.events {
 		if now.Sub(e.at) >= s.ttl {
 			delete(s.events, id)
