@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
-	"github.com/parleybot/parley/core/llm/llmtest"
 )
 
 // crowdUsers write at once in BenchmarkStreamedCrowd; the model writes
@@ -69,18 +68,7 @@ func crowdUser(u int) telegramtest.User {
 func startCrowd(b *testing.B, streaming bool) (*telegramtest.Server, *askedTimes) {
 	b.Helper()
 	asked := &askedTimes{at: map[int64][]time.Time{}}
-	respond := llmtest.WithResponder(func(r llmtest.Request) llmtest.Response {
-		var user int64
-		if _, err := fmt.Sscanf(r.LastUserMessage(), "from %d", &user); err == nil {
-			asked.mu.Lock()
-			asked.at[user] = append(asked.at[user], time.Now())
-			asked.mu.Unlock()
-		}
-		if !streaming {
-			return llmtest.Text(streamAnswer).WithDelay(crowdWriting)
-		}
-		return llmtest.Text(streamAnswer).WithWordDeltas().WithStreamDelay(crowdWriting)
-	})
+	respond := writingModel(asked, streaming, crowdWriting)
 	side := "crowd-whole"
 	if streaming {
 		side = "crowd-streamed"

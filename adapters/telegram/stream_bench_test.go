@@ -90,20 +90,7 @@ func (a *askedTimes) of(user int64) []time.Time {
 func startStreamingParley(b *testing.B, streaming bool) (*telegramtest.Server, int, *askedTimes) {
 	b.Helper()
 	asked := &askedTimes{at: map[int64][]time.Time{}}
-	respond := llmtest.WithResponder(func(r llmtest.Request) llmtest.Response {
-		var user int64
-		if _, err := fmt.Sscanf(r.LastUserMessage(), "from %d", &user); err == nil {
-			asked.mu.Lock()
-			asked.at[user] = append(asked.at[user], time.Now())
-			asked.mu.Unlock()
-		}
-		if !streaming {
-			// The same model, asked for the whole answer: it comes once
-			// written, as long after the question as the last delta.
-			return llmtest.Text(streamAnswer).WithDelay(streamWriting)
-		}
-		return llmtest.Text(streamAnswer).WithWordDeltas().WithStreamDelay(streamWriting)
-	})
+	respond := writingModel(asked, streaming, streamWriting)
 	side := "whole"
 	if streaming {
 		side = "streamed"
@@ -133,4 +120,22 @@ func measureStreamed(b *testing.B, fake *telegramtest.Server, n, pid int) phase 
 	}
 	wg.Wait()
 	return phase{wall: time.Since(start), cpu: processCPU(b, pid) - before}
+}
+
+// writingModel is a model that writes streamAnswer over writing: streamed
+// word by word, or whole once written (as long after the question as the
+// last delta); it notes when each user ("from <id>, …") asked.
+func writingModel(asked *askedTimes, streaming bool, writing time.Duration) llmtest.Option {
+	return llmtest.WithResponder(func(r llmtest.Request) llmtest.Response {
+		var user int64
+		if _, err := fmt.Sscanf(r.LastUserMessage(), "from %d", &user); err == nil {
+			asked.mu.Lock()
+			asked.at[user] = append(asked.at[user], time.Now())
+			asked.mu.Unlock()
+		}
+		if !streaming {
+			return llmtest.Text(streamAnswer).WithDelay(writing)
+		}
+		return llmtest.Text(streamAnswer).WithWordDeltas().WithStreamDelay(writing)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"sort"
 	"strconv"
@@ -63,46 +64,73 @@ type postedMessage struct {
 	Text     string `json:"text"`
 }
 
-func (rt *routes) handleMessage(w http.ResponseWriter, r *http.Request) {
-	h := rt.inboundHandler()
-	if h == nil {
+// post is a POST from the page that passed the guards every post passes:
+// the web chat running, same site, JSON, the address's rate.
+type post struct {
+	h    core.Host
+	g    *guards
+	addr netip.Addr
+}
+
+// admitPost checks r as every post from the page is checked and decodes
+// its body into in; false when it answered r with a refusal. The address
+// is charged first, before the body is read, so that a flood costs
+// little; every post past that counts, taken or not.
+func (rt *routes) admitPost(w http.ResponseWriter, r *http.Request, in any) (post, bool) {
+	p := post{h: rt.inboundHandler()}
+	if p.h == nil {
 		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
-		return
+		return p, false
 	}
-	g := rt.guards()
-	if !rt.sameSite(w, r, g) {
-		return
+	p.g = rt.guards()
+	if !rt.sameSite(w, r, p.g) {
+		return p, false
 	}
 	if !isJSON(r) {
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-		return
+		return p, false
 	}
-	addr := httpapi.ClientIP(r)
-	ip := ipKey(addr)
-	// The address is charged first, before the body is read, so that a
-	// flood costs little; every post past this point counts, taken or not.
-	if ok, wait := g.msgIP.take(ip, rt.clock.Now()); !ok {
-		rt.refused(w, r, g, "messages_per_minute_per_ip", addr, wait,
+	p.addr = httpapi.ClientIP(r)
+	if ok, wait := p.g.msgIP.take(ipKey(p.addr), rt.clock.Now()); !ok {
+		rt.refused(w, r, p.g, "messages_per_minute_per_ip", p.addr, wait,
 			"Too many messages from your network: wait "+waitText(wait)+" and try again.")
-		return
+		return p, false
 	}
-	var in postedMessage
-	if status, msg := decodeMessage(http.MaxBytesReader(w, r.Body, maxBodyBytes), &in); status != 0 {
+	if status, msg := decodeMessage(http.MaxBytesReader(w, r.Body, maxBodyBytes), in); status != 0 {
 		writeError(w, status, msg)
-		return
+		return p, false
 	}
-	if !clientIDPattern.MatchString(in.ClientID) {
+	return p, true
+}
+
+// admitClient checks a post's client id and charges the client's rate;
+// false when it answered r with a refusal.
+func (rt *routes) admitClient(w http.ResponseWriter, r *http.Request, p post, clientID string) bool {
+	if !clientIDPattern.MatchString(clientID) {
 		writeError(w, http.StatusBadRequest, "client_id must be 8 to 64 letters, digits, '-' or '_'")
+		return false
+	}
+	if ok, wait := p.g.msgClient.take(clientID, rt.clock.Now()); !ok {
+		rt.refused(w, r, p.g, "messages_per_minute_per_client", p.addr, wait,
+			"You are sending messages too fast: wait "+waitText(wait)+" and try again.")
+		return false
+	}
+	return true
+}
+
+func (rt *routes) handleMessage(w http.ResponseWriter, r *http.Request) {
+	var in postedMessage
+	p, ok := rt.admitPost(w, r, &in)
+	if !ok {
 		return
 	}
+	h, g, addr, ip := p.h, p.g, p.addr, ipKey(p.addr)
 	text := strings.TrimSpace(in.Text)
-	if text == "" {
+	if text == "" && clientIDPattern.MatchString(in.ClientID) {
 		writeError(w, http.StatusBadRequest, "text is empty")
 		return
 	}
-	if ok, wait := g.msgClient.take(in.ClientID, rt.clock.Now()); !ok {
-		rt.refused(w, r, g, "messages_per_minute_per_client", addr, wait,
-			"You are sending messages too fast: wait "+waitText(wait)+" and try again.")
+	if !rt.admitClient(w, r, p, in.ClientID) {
 		return
 	}
 	if g.newConvIP != nil && !rt.knownClient(r.Context(), h, g, in.ClientID) {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/httpapi"
 )
 
 // postedTap is POST /web/taps: a tap on a button of message MessageID.
@@ -28,43 +27,19 @@ type tapBody struct {
 // per-client rates), handed to the core, which checks it against its
 // record. The answer says whether it made the choice.
 func (rt *routes) handleTap(w http.ResponseWriter, r *http.Request) {
-	h := rt.inboundHandler()
-	if h == nil {
-		writeError(w, http.StatusServiceUnavailable, "web chat is not running")
-		return
-	}
-	g := rt.guards()
-	if !rt.sameSite(w, r, g) {
-		return
-	}
-	if !isJSON(r) {
-		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
-		return
-	}
-	addr := httpapi.ClientIP(r)
-	if ok, wait := g.msgIP.take(ipKey(addr), rt.clock.Now()); !ok {
-		rt.refused(w, r, g, "messages_per_minute_per_ip", addr, wait,
-			"Too many messages from your network: wait "+waitText(wait)+" and try again.")
-		return
-	}
 	var in postedTap
-	if status, msg := decodeMessage(http.MaxBytesReader(w, r.Body, maxBodyBytes), &in); status != 0 {
-		writeError(w, status, msg)
-		return
-	}
-	if !clientIDPattern.MatchString(in.ClientID) {
-		writeError(w, http.StatusBadRequest, "client_id must be 8 to 64 letters, digits, '-' or '_'")
+	p, ok := rt.admitPost(w, r, &in)
+	if !ok {
 		return
 	}
 	if strings.TrimSpace(in.Data) == "" || len(in.Data) > 64 {
 		writeError(w, http.StatusBadRequest, "data must be a button's data")
 		return
 	}
-	if ok, wait := g.msgClient.take(in.ClientID, rt.clock.Now()); !ok {
-		rt.refused(w, r, g, "messages_per_minute_per_client", addr, wait,
-			"You are sending messages too fast: wait "+waitText(wait)+" and try again.")
+	if !rt.admitClient(w, r, p, in.ClientID) {
 		return
 	}
+	h := p.h
 	id := rt.nextID()
 	ans, err := h.HandleTap(r.Context(), core.InboundMessage{
 		Platform:        Platform,
