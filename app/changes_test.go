@@ -218,3 +218,40 @@ func TestDiscordModelReacts(t *testing.T) {
 	reqs := b.model.Requests()
 	require.Contains(t, reqs[0].ToolNames(), "react")
 }
+
+// Through parley run on Telegram: a user's reactions (message_reaction,
+// the whole set before and after) are kept with the bot's reply and read
+// by the next turn; they start none.
+func TestTelegramReactionReachesTheModel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("Tea is brewing.") })
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")))
+	fake.SendPrivate(ada, "make me tea")
+	reply := fake.WaitSent(t, ada.ID, 1, waitFor)[0]
+	st := b.openStoreFile(t)
+	stored := func() []core.Message {
+		conv, err := st.ConversationByThread(context.Background(), telegram.Platform, "4242")
+		if err != nil {
+			return nil
+		}
+		msgs, _ := st.RecentMessages(context.Background(), conv.ID, 10)
+		return msgs
+	}
+	require.Eventually(t, func() bool {
+		ms := stored()
+		return len(ms) == 2 && ms[1].PlatformMessageID != ""
+	}, waitFor, 5e6, "the reply's platform id is stored")
+	fake.ReactPrivate(ada, reply.MessageID, nil, []string{"👍", "🔥"})
+	fake.ReactPrivate(ada, reply.MessageID, []string{"👍", "🔥"}, []string{"🔥"})
+	require.Eventually(t, func() bool {
+		ms := stored()
+		return len(ms) == 2 && slices.Equal(core.MessageReactions(ms[1]), []string{"🔥"})
+	}, waitFor, 5e6, "the reply keeps the reaction left")
+	require.Len(t, b.model.Requests(), 1, "reactions start no turn")
+	fake.SendPrivate(ada, "thanks")
+	fake.WaitSent(t, ada.ID, 2, waitFor)
+	reqs := b.model.Requests()
+	require.Equal(t, "[They reacted 🔥 to your message \u201cTea is brewing.\u201d]\nthanks", reqs[len(reqs)-1].LastUserMessage())
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ func (u update) chat() int64 {
 		return u.upd.Message.Chat.ID
 	case u.upd.EditedMessage != nil:
 		return u.upd.EditedMessage.Chat.ID
+	case u.upd.MessageReaction != nil:
+		return u.upd.MessageReaction.Chat.ID
 	case u.upd.CallbackQuery != nil:
 		chat, _ := buttons.Chat(u.upd.CallbackQuery)
 		return chat.ID
@@ -88,6 +91,9 @@ func (in *inbound) handleUpdate(ctx context.Context, upd *models.Update) (err er
 	}
 	if upd.EditedMessage != nil {
 		return in.handleEdit(ctx, upd.ID, upd.EditedMessage)
+	}
+	if upd.MessageReaction != nil {
+		return in.handleReaction(ctx, upd.ID, upd.MessageReaction)
 	}
 	msg, ok := in.normalise(upd)
 	if !ok {
@@ -219,4 +225,53 @@ func (in *inbound) handleEdit(ctx context.Context, id int64, m *models.Message) 
 		return fmt.Errorf("handing telegram edit %d to the core: %w", id, err)
 	}
 	return nil
+}
+
+// handleReaction hands a user's reactions to one of the bot's messages in
+// a private chat to the core (core.ReactionHandler): Telegram sends the
+// whole set before and after, so each emoji added and each taken back is
+// one core.Reaction. Custom and paid reactions have no emoji and are
+// left out.
+func (in *inbound) handleReaction(ctx context.Context, id int64, r *models.MessageReactionUpdated) error {
+	if r.Chat.Type != models.ChatTypePrivate || r.User == nil || r.User.IsBot {
+		return nil
+	}
+	in.mu.Lock()
+	h := in.handler
+	in.mu.Unlock()
+	if h == nil {
+		return nil
+	}
+	before, after := emojiOf(r.OldReaction), emojiOf(r.NewReaction)
+	base := core.Reaction{Platform: Platform, ChannelThreadID: strconv.FormatInt(r.Chat.ID, 10),
+		ChannelUserID: strconv.FormatInt(r.User.ID, 10), MessageID: strconv.Itoa(r.MessageID), At: time.Unix(int64(r.Date), 0).UTC()}
+	for _, change := range []struct {
+		emoji   []string
+		in      []string
+		removed bool
+	}{{before, after, true}, {after, before, false}} {
+		for _, e := range change.emoji {
+			if slices.Contains(change.in, e) {
+				continue
+			}
+			c := base
+			c.Emoji, c.Removed = e, change.removed
+			if err := h.HandleReaction(ctx, c); err != nil && ctx.Err() == nil {
+				in.log.Error("handing a telegram reaction to the core", "update_id", id, "chat_id", r.Chat.ID, "err", err)
+				return fmt.Errorf("handing telegram reaction %d to the core: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// emojiOf are the emoji of reactions, in order.
+func emojiOf(rs []models.ReactionType) []string {
+	var out []string
+	for _, r := range rs {
+		if r.Type == models.ReactionTypeTypeEmoji && r.ReactionTypeEmoji != nil && r.ReactionTypeEmoji.Emoji != "" {
+			out = append(out, r.ReactionTypeEmoji.Emoji)
+		}
+	}
+	return out
 }

@@ -358,7 +358,8 @@ func (a *Adapter) connect(ctx context.Context) (*bot.Bot, *http.Client, *http.Tr
 // allowedUpdates are the update kinds the bot asks Telegram for (new
 // messages, and the taps on its buttons); everything else would be
 // ignored anyway.
-var allowedUpdates = []string{models.AllowedUpdateMessage, models.AllowedUpdateEditedMessage, models.AllowedUpdateCallbackQuery}
+var allowedUpdates = []string{models.AllowedUpdateMessage, models.AllowedUpdateEditedMessage, models.AllowedUpdateCallbackQuery,
+	models.AllowedUpdateMessageReaction}
 
 // Stop stops polling, refuses further webhook updates (503) and waits,
 // bounded by ctx, for the updates being handled. The webhook, if any, stays

@@ -72,6 +72,8 @@ func updateKind(u models.Update) string {
 		return models.AllowedUpdateEditedChannelPost
 	case u.CallbackQuery != nil:
 		return models.AllowedUpdateCallbackQuery
+	case u.MessageReaction != nil:
+		return models.AllowedUpdateMessageReaction
 	}
 	return ""
 }

@@ -16,7 +16,7 @@
 // registered).
 //
 // A test plays the users: SendPrivate, SendGroup, SendChannelPost, SendOwn,
-// EditPrivate, InjectRaw and, for files, SendPhoto, SendVoice, SendAudio,
+// EditPrivate, ReactPrivate, InjectRaw and, for files, SendPhoto, SendVoice, SendAudio,
 // SendVideo, SendDocument and SendSticker create updates, which wait in a
 // queue for getUpdates or are POSTed to the webhook. It then asserts on what the bot
 // did: Sent, AllSent, WaitSent, ChatActions, Calls, Webhook. Faults

@@ -293,3 +293,24 @@ func (s *updateFeed) takeBatch(limit int) rawResult {
 	s.pending = kept
 	return b.Bytes()
 }
+
+// ReactPrivate makes from change their reactions to message messageID in
+// their private chat with the bot, from old to now (emoji), and returns
+// the message_reaction update it queued: Telegram sends the whole set
+// before and after, never a single reaction. Only a bot that asked for
+// message_reaction in allowed_updates gets it.
+func (s *updateFeed) ReactPrivate(from User, messageID int, old, now []string) models.Update {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	chat := s.touchChat(privateChat(from))
+	types := func(emoji []string) []models.ReactionType {
+		out := []models.ReactionType{}
+		for _, e := range emoji {
+			out = append(out, models.ReactionType{Type: models.ReactionTypeTypeEmoji,
+				ReactionTypeEmoji: &models.ReactionTypeEmoji{Type: models.ReactionTypeTypeEmoji, Emoji: e}})
+		}
+		return out
+	}
+	return s.enqueue(models.Update{MessageReaction: &models.MessageReactionUpdated{Chat: chat.chat, MessageID: messageID,
+		User: from.model(), Date: int(s.now().Unix()), OldReaction: types(old), NewReaction: types(now)}})
+}
