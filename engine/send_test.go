@@ -161,9 +161,27 @@ func TestASlowConversationHoldsUpNoOther(t *testing.T) {
 	}
 	jobFor("slow", "stuck on a slow platform", t0.Add(time.Minute))
 	jobFor("fast", "on time", t0.Add(2*time.Minute))
-	clock.Advance(time.Minute)
-	<-ad.entered // the slow send has begun and hangs
-	clock.Advance(time.Minute)
+	// The job loop may arm its timer just after an Advance (it read the
+	// time before): the clock moves a second at a time until what it
+	// waits for has come, within a wall-clock deadline.
+	step := func(until func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(waitFor); !until(); {
+			require.True(t, time.Now().Before(deadline), "nothing came by %s", clock.Now())
+			clock.Advance(time.Second)
+			time.Sleep(5 * time.Millisecond) // the loops take the new time
+		}
+	}
+	entered := false
+	step(func() bool {
+		select {
+		case <-ad.entered:
+			entered = true
+		default:
+		}
+		return entered
+	}) // the slow send has begun and hangs
+	step(func() bool { return len(ad.Sent()) >= 1 })
 	sent := ad.WaitSent(t, 1, waitFor)
 	require.Equal(t, "on time", sent[0].Text, "the other conversation's message went out meanwhile")
 	close(ad.release)
