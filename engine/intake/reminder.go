@@ -41,13 +41,21 @@ func (e *Engine) reminderTap(ctx context.Context, log *slog.Logger, msg core.Inb
 	next := &core.Job{ConversationID: conv.ID, Kind: core.JobMessage, Status: core.JobPending, Text: j.Text, Name: j.Name,
 		Format: j.Format, ImageURL: j.ImageURL, Origin: outbox.OriginSnooze, IdempotencyKey: "reminder-" + strconv.FormatInt(j.ID, 10),
 		CreatedAt: now}
-	label, notice := "Done", "Marked done."
+	label, notice := "", "Marked done."
+	for _, c := range outbox.ReminderChoices(j.ID) {
+		if c.Data == msg.Tap.Data {
+			label = c.Label
+		}
+	}
 	switch action {
 	case outbox.ReminderSnooze10, outbox.ReminderSnooze60:
 		minutes, _ := strconv.Atoi(action)
 		next.DueAt = now.Add(time.Duration(minutes) * time.Minute)
-		label = map[string]string{outbox.ReminderSnooze10: "Snooze 10 min", outbox.ReminderSnooze60: "Snooze 1 h"}[action]
-		notice = "Snoozed until " + next.DueAt.In(zone(conv, e.cfg.Location)).Format("15:04") + "."
+		loc := core.LocationOf(conv, e.cfg.Location)
+		if loc == nil {
+			loc = time.UTC
+		}
+		notice = "Snoozed until " + next.DueAt.In(loc).Format("15:04") + "."
 	default:
 		// Kept as the reminder's answer, so that it takes no other.
 		next.DueAt, next.Status, next.LastError = now, core.JobCancelled, "done: marked done by the user"
@@ -63,15 +71,4 @@ func (e *Engine) reminderTap(ctx context.Context, log *slog.Logger, msg core.Inb
 	}
 	log.Info("a reminder's button answered", "job", jobID, "action", label, "next_job", next.ID)
 	return core.TapAnswer{Chosen: label, Notice: notice}, nil
-}
-
-// zone is the conversation's time zone, else def.
-func zone(conv core.Conversation, def *time.Location) *time.Location {
-	if loc, err := time.LoadLocation(conv.TimeZone); err == nil && conv.TimeZone != "" {
-		return loc
-	}
-	if def != nil {
-		return def
-	}
-	return time.UTC
 }
