@@ -1,7 +1,6 @@
 package terminal_test
 
 import (
-	"context"
 	"io"
 	"strings"
 	"sync"
@@ -11,13 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
-	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
-	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/engine/outbox"
-	"github.com/parleybot/parley/store/storetest"
 )
 
 // TestStreamedReplyThroughTheCorePrintsOnce runs real turns with
@@ -26,24 +21,14 @@ import (
 // terminal shows each reply once, whole. Not parallel: see
 // TestMarkdownReplyPrintsPlain.
 func TestStreamedReplyThroughTheCorePrintsOnce(t *testing.T) {
-	ctx := context.Background()
-	st := storetest.OpenSQLite(t)
-	require.NoError(t, st.Migrate(ctx))
 	model := llmtest.NewServer(t)
 	const answer = "Good morning! The tests ran green overnight, and the build is ready for you to look at."
 	model.Enqueue(llmtest.Text(answer))
 	model.Enqueue(llmtest.Text("Second answer, also whole."))
-	client, err := llm.New(llm.Config{BaseURL: model.URL(), APIKey: "sk-test", Model: "test-model", Timeout: 10 * time.Second})
-	require.NoError(t, err)
-
-	a := terminal.New()
-	a.User = "ada"
-	require.NoError(t, a.Provision(ctx, core.Env{BotName: botName}))
-	require.NoError(t, a.Validate())
-	thread := "console:ada"
-	term := newScreen(t, thread)
+	a, term, thread := newTerminal(t)
 	out := &writes{w: term.outW}
-	a.In, a.Out = term.inR, out
+	a.Out = out
+	client := modelClient(t, model)
 
 	// A slow model: each time its text grows, it writes on only once the
 	// terminal shows the text so far.
@@ -51,20 +36,8 @@ func TestStreamedReplyThroughTheCorePrintsOnce(t *testing.T) {
 		return strings.HasSuffix(strings.Join(out.all(), ""), strings.TrimSpace(text))
 	}, T: t}
 	// The visible text is the raw text here: plain answers, no reasoning.
-	d, err := engine.New(engine.Config{Store: st, LLM: slow, Adapters: []core.Adapter{a},
-		Debounce: time.Millisecond, PollInterval: 50 * time.Millisecond,
-		Streaming: outbox.Streaming{Enabled: true, Interval: time.Millisecond,
-			Visible: func(raw string, _ core.TextFormat) string { return raw }}})
-	require.NoError(t, err)
-	require.NoError(t, a.Start(ctx, d))
-	require.NoError(t, d.Start(ctx))
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, d.Stop(stop))
-		term.closeInput()
-		require.NoError(t, a.Stop(stop))
-	})
+	startCore(t, a, term, slow, outbox.Streaming{Enabled: true, Interval: time.Millisecond,
+		Visible: func(raw string, _ core.TextFormat) string { return raw }})
 
 	term.typeLine(t, "morning?")
 	var got []adaptertest.Sent
