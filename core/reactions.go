@@ -45,3 +45,10 @@ func MessageReactions(m Message) []string { return metaStrings(m.Metadata[Reacti
 type Reactor interface {
 	React(ctx context.Context, channelThreadID, messageID, emoji string) error
 }
+
+// Unreactor is an optional Reactor capability: take back a reaction the
+// bot made (bot.ack_reaction's, once the reply is out). Taking back one
+// that is not there is not an error.
+type Unreactor interface {
+	Unreact(ctx context.Context, channelThreadID, messageID, emoji string) error
+}
