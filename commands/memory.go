@@ -27,19 +27,26 @@ func (h *Handler) forget(ctx context.Context, conv core.Conversation, args strin
 		if len(facts) == 0 {
 			return reply("I don't remember anything about you, so there is nothing to erase.")
 		}
-		return reply("This erases the %s I remember about you, for good. To go ahead, send `/forget all confirm`.",
+		r, _ := reply("This erases the %s I remember about you, for good. To go ahead, send `/forget all confirm`.",
 			things(len(facts)))
+		r.Choices, r.OneAnswer = []core.Choice{{Label: "Erase all", Data: forgetYes}, {Label: "Keep", Data: forgetNo}}, true
+		return r, nil
 	case "all confirm":
-		n, err := h.cfg.Facts.ForgetAllFacts(ctx, conv.ID)
-		if err != nil {
-			return core.CommandReply{}, err
-		}
-		if n == 0 {
-			return reply("I didn't remember anything about you, so there was nothing to erase.")
-		}
-		return reply("Done: I've forgotten the %s I remembered about you.", things(n))
+		return h.forgetAll(ctx, conv)
 	}
 	return reply("Send /forget to see what I remember about you, or `/forget all` to erase all of it.")
+}
+
+// forgetAll erases every fact remembered about the user of conv.
+func (h *Handler) forgetAll(ctx context.Context, conv core.Conversation) (core.CommandReply, error) {
+	n, err := h.cfg.Facts.ForgetAllFacts(ctx, conv.ID)
+	if err != nil {
+		return core.CommandReply{}, err
+	}
+	if n == 0 {
+		return reply("I didn't remember anything about you, so there was nothing to erase.")
+	}
+	return reply("Done: I've forgotten the %s I remembered about you.", things(n))
 }
 
 func (h *Handler) listFacts(ctx context.Context, conv core.Conversation) (core.CommandReply, error) {

@@ -55,7 +55,7 @@ func (h *Handler) reminders(ctx context.Context, conv core.Conversation, _ strin
 		fmt.Fprintf(&b, "%d. %s\n", len(ids), describeRecurring(j, loc))
 	}
 	b.WriteString("\nSend /cancel and a number to cancel one.")
-	return core.CommandReply{Text: b.String(), Metadata: map[string]any{listingKey: ids}}, nil
+	return core.CommandReply{Text: b.String(), Metadata: map[string]any{listingKey: ids}, Choices: cancelButtons(ids)}, nil
 }
 
 // describeRecurring writes a recurring job as a listing shows it: its

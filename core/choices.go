@@ -109,9 +109,12 @@ func ParseChoiceData(data string) (messageID int64, i int, err error) {
 // ChoicesKey is the Message.Metadata key holding a question's choice
 // labels; ChoiceDataKey, when set, their data (buttons the core answers
 // itself, such as a reminder's), else ChoiceData of the message's id.
+// OneAnswerKey, true on a message with ChoiceDataKey, makes its buttons
+// a question that takes one answer (a command's confirmation).
 const (
 	ChoicesKey    = "choices"
 	ChoiceDataKey = "choice_data"
+	OneAnswerKey  = "one_answer"
 )
 
 // MessageChoices are the buttons stored message m shows, none if it asks

@@ -31,6 +31,37 @@ type CommandInfo struct {
 type CommandReply struct {
 	Text     string
 	Metadata map[string]any
+	// Choices are buttons the answer shows where the platform has
+	// buttons (a reminder's cancel, a confirmation), with Data of the
+	// handler's own (CommandData); a tap comes back to CommandTapper.
+	// Elsewhere the answer's text says what to type instead.
+	Choices []Choice
+	// OneAnswer makes the buttons a question that takes one answer (a
+	// confirmation): after the first tap they close. Otherwise each
+	// button works on its own (a listing's cancel buttons).
+	OneAnswer bool
+}
+
+// CommandDataPrefix starts the Data of a command's buttons, and no other.
+const CommandDataPrefix = "c"
+
+// IsCommandData reports whether a button's data is a command's.
+func IsCommandData(data string) bool { return strings.HasPrefix(data, CommandDataPrefix) }
+
+// CommandTapper is an optional CommandHandler capability: answer a tap on
+// a button a command's answer showed. The core has checked that the
+// button is on that answer, in conv; the handler checks what the data
+// names (a job of conv's). It runs without the model.
+type CommandTapper interface {
+	TapCommand(ctx context.Context, conv Conversation, data string) (CommandTap, error)
+}
+
+// CommandTap is a command button's answer: Reply is sent into the
+// conversation and stored as a command's answer ("" sends none), Notice
+// acknowledges the tap ("Cancelled.").
+type CommandTap struct {
+	Reply  CommandReply
+	Notice string
 }
 
 // CommandReplier is an optional CommandHandler capability: Run with

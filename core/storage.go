@@ -94,6 +94,11 @@ type InboundRecord struct {
 	// records it answered, and stores the choice's label as the text.
 	Answers int64
 	Choice  int
+	// ChoiceData, when set, is the data of the button tapped: a button
+	// the core answers itself (a command's), which the question must show
+	// as its choice Choice. Empty for a question of the model's, whose
+	// buttons carry ChoiceData of its id.
+	ChoiceData string
 }
 
 // BusyPolicy is what a user message does to a conversation whose turn is

@@ -370,6 +370,15 @@ func chosenLabel(tx *gorm.DB, in core.InboundRecord, conv int64) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("reading the question answered: %w", err)
 	}
+	if in.ChoiceData != "" {
+		// A button the core answers itself: its data names it.
+		q.ID = in.Answers
+		buttons := core.MessageChoices(q)
+		if in.Choice < 0 || in.Choice >= len(buttons) || buttons[in.Choice].Data != in.ChoiceData {
+			return "", core.ErrStaleChoice
+		}
+		return buttons[in.Choice].Label, nil
+	}
 	labels := core.QuestionChoices(q)
 	if in.Choice < 0 || in.Choice >= len(labels) {
 		return "", core.ErrStaleChoice

@@ -41,18 +41,34 @@ func (e *Engine) handleCommand(ctx context.Context, log *slog.Logger, msg core.I
 	if err != nil || !stored {
 		return err
 	}
-	conv := res.Conversation
-	log = log.With("conversation", conv.ID, "command", name)
-
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commandTimeout)
 	defer cancel()
-	reply, err := e.runCommand(ctx, conv, text)
+	reply, err := e.runCommand(ctx, res.Conversation, text)
+	return e.answerCommand(ctx, log, res, name, reply, err)
+}
+
+// answerCommand sends a command's answer (the command failed: err) into
+// the conversation of res, the stored command, and stores it: with its
+// buttons where the platform shows buttons (elsewhere its text says what
+// to type instead).
+func (e *Engine) answerCommand(ctx context.Context, log *slog.Logger, res core.InboundResult, name string, reply core.CommandReply, err error) error {
+	conv := res.Conversation
 	meta := map[string]any{"command": name}
 	maps.Copy(meta, reply.Metadata)
 	if err != nil {
-		log.Error("chat command failed", "err", err)
-		reply.Text = core.DefaultCommandFailure
+		log.Error("chat command failed", "conversation", conv.ID, "command", name, "err", err)
+		reply = core.CommandReply{Text: core.DefaultCommandFailure}
 		meta["command_failed"] = true
+	}
+	if a, ok := e.cfg.Outbox.Adapter(conv.Platform); ok && a.Capabilities().Choices && len(reply.Choices) > 0 {
+		labels, data := make([]string, len(reply.Choices)), make([]string, len(reply.Choices))
+		for i, c := range reply.Choices {
+			labels[i], data[i] = c.Label, c.Data
+		}
+		meta[core.ChoicesKey], meta[core.ChoiceDataKey] = labels, data
+		if reply.OneAnswer {
+			meta[core.OneAnswerKey] = true
+		}
 	}
 	answer := &core.Message{
 		ConversationID: conv.ID,
@@ -63,7 +79,7 @@ func (e *Engine) handleCommand(ctx context.Context, log *slog.Logger, msg core.I
 		// (/new): the answer closes that record, the next message opens one.
 		SessionRecordID: res.Message.SessionRecordID,
 		Metadata:        meta,
-		CreatedAt:       now,
+		CreatedAt:       e.cfg.Clock.Now().UTC(),
 	}
 	if err := e.cfg.Outbox.Notice(ctx, conv, answer, core.FormatRichText, fmt.Sprintf("command-%d", res.Message.ID), "a command's answer"); err != nil {
 		return fmt.Errorf("storing the answer to /%s: %w", name, err)

@@ -12,12 +12,17 @@ import (
 	"github.com/parleybot/parley/engine/outbox"
 )
 
-// reminderTap answers a reminder's button, without the model: snoozing
+// buttons answers the buttons the core shows itself, without the
+// model: a reminder's and a command's.
+type buttons struct{ e *Engine }
+
+// reminder answers a reminder's button, without the model: snoozing
 // schedules the reminder's text again (once: its key is the reminder's)
 // and says when; done marks it. One answer per reminder, as a question
 // takes one: the second tap is told it was answered. A button of a job
 // that is not this conversation's reminder changes nothing.
-func (e *Engine) reminderTap(ctx context.Context, log *slog.Logger, msg core.InboundMessage, jobID int64, action string) (core.TapAnswer, error) {
+func (b buttons) reminder(ctx context.Context, log *slog.Logger, msg core.InboundMessage, jobID int64, action string) (core.TapAnswer, error) {
+	e := b.e
 	stale := core.TapAnswer{Notice: core.NoticeStaleButton}
 	if e.cfg.Reminders == nil {
 		return stale, nil

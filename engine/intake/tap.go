@@ -24,8 +24,11 @@ func (e *Engine) HandleTap(ctx context.Context, msg core.InboundMessage) (core.T
 	if len(e.allow) > 0 && !e.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
 		return stale, nil
 	}
+	if tapper, ok := e.cfg.Commands.(core.CommandTapper); ok && core.IsCommandData(msg.Tap.Data) {
+		return buttons{e}.command(ctx, log, msg, tapper)
+	}
 	if job, action, ok := outbox.ParseReminderData(msg.Tap.Data); ok {
-		return e.reminderTap(ctx, log, msg, job, action)
+		return buttons{e}.reminder(ctx, log, msg, job, action)
 	}
 	question, choice, err := core.ParseChoiceData(msg.Tap.Data)
 	if err != nil {

@@ -144,6 +144,7 @@ func (o *Outbox) Notice(ctx context.Context, conv core.Conversation, msg *core.M
 			Text:            msg.Content,
 			Format:          format,
 			IdempotencyKey:  key,
+			Choices:         core.MessageChoices(*msg),
 		})
 		noteIDs(msg, res)
 		if err != nil {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,4 +53,33 @@ func testTapAnswersAQuestionOnce(t *testing.T, open Opener) {
 	msgs, err = b.st.RecentMessages(b.ctx, other.Conversation.ID, 10)
 	require.NoError(t, err)
 	require.Len(t, msgs, 1, "the forged tap stored nothing")
+}
+
+// A button the core answers itself (a command's confirmation) is named by
+// its data: the tap must name the data the question shows at that
+// choice, and the question takes one answer all the same.
+func testTapAnswersACommandsQuestionOnce(t *testing.T, open Opener) {
+	b := setup(t, open)
+	first := b.inbound(t, "ann", "/forget all", b.t0, false)
+	q := &core.Message{ConversationID: first.Conversation.ID, Role: core.RoleAssistant, Content: "Erase it all?",
+		Source: core.SourceCommand, CreatedAt: b.at(time.Second), Metadata: map[string]any{
+			core.ChoicesKey: []string{"Erase all", "Keep"}, core.ChoiceDataKey: []string{"cf.yes", "cf.no"}, core.OneAnswerKey: true}}
+	require.NoError(t, b.st.AppendMessage(b.ctx, q))
+	tap := func(choice int, data, id string) (core.InboundResult, error) {
+		return b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "ann", ChannelUserID: "user-ann",
+			PlatformMessageID: id, Now: b.at(2 * time.Second), Source: core.SourceCommand, Answers: q.ID, Choice: choice, ChoiceData: data})
+	}
+	_, err := tap(0, "cf.no", "tap:a0")
+	require.ErrorIs(t, err, core.ErrStaleChoice, "data the choice does not carry")
+	_, err = tap(0, "q"+strconv.FormatInt(q.ID, 10)+".0", "tap:a0")
+	require.ErrorIs(t, err, core.ErrStaleChoice, "a question's data on a command's button")
+	_, err = b.st.RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "ann", ChannelUserID: "user-ann",
+		PlatformMessageID: "tap:q", Now: b.at(2 * time.Second), PlanRun: true, Answers: q.ID, Choice: 0})
+	require.ErrorIs(t, err, core.ErrStaleChoice, "a command's buttons are not the model's question")
+	res, err := tap(0, "cf.yes", "tap:a1")
+	require.NoError(t, err)
+	require.Equal(t, "Erase all", res.Message.Content)
+	require.Nil(t, res.Run, "a command's button starts no turn")
+	_, err = tap(1, "cf.no", "tap:a2")
+	require.ErrorIs(t, err, core.ErrAlreadyAnswered)
 }

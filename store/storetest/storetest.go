@@ -106,6 +106,7 @@ func runCases() []storeCase {
 		{"ReapStaleIgnoresCommandAnswers", testReapStaleIgnoresCommandAnswers},
 		{"ReapHandsOnGrownMessages", testReapHandsOnGrownMessages},
 		{"TapAnswersAQuestionOnce", testTapAnswersAQuestionOnce},
+		{"TapAnswersACommandsQuestionOnce", testTapAnswersACommandsQuestionOnce},
 		{"RunModelStored", testRunModelStored},
 	}
 }
