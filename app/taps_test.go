@@ -2,11 +2,13 @@ package app
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/engine/outbox"
@@ -147,4 +149,37 @@ func TestForgedTapsChangeNothing(t *testing.T) {
 			require.Equal(t, "Tea for Eve.", eve.shown(t, 3)[2].Text, "Eve's question was still open")
 		})
 	}
+}
+
+// Through parley run on Telegram: a tap made while the bot is down waits
+// in Telegram's queue of updates; the bot started again takes it in time
+// (Telegram takes an answer up to 15 s after the tap), once, and answers
+// it with a turn.
+func TestTelegramTapWhileTheBotIsDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	b.model.Enqueue(teaOrCoffee("c1"), llmtest.Text("Let me ask."), llmtest.Text("Tea it is."))
+	cfg := b.writeConfig(t, telegramConfig(fake, ""))
+	r := b.start(t, cfg)
+	fake.SendPrivate(ada, "make me a drink")
+	q := fake.WaitSent(t, ada.ID, 2, waitFor)[1]
+	require.Equal(t, "Tea or coffee?", q.Plain)
+	r.stop(t)
+
+	_, err := fake.Tap(ada, q.MessageID, q.Buttons[0][0].Data)
+	require.NoError(t, err)
+	require.Positive(t, fake.Pending(), "queued while the bot is down")
+	require.Zero(t, fake.Dropped(), "callback_query is among the allowed updates")
+	b.start(t, cfg)
+	answers := fake.WaitCallbackAnswers(t, 1, waitFor)
+	require.Empty(t, answers[0].Text)
+	require.Equal(t, "Tea it is.", fake.WaitSent(t, ada.ID, 3, waitFor)[2].Plain)
+	require.Eventually(t, func() bool {
+		return reflect.DeepEqual([][]telegramtest.Button{{{Text: "✓ Tea", Data: q.Buttons[0][0].Data}}}, fake.Buttons(ada.ID, q.MessageID))
+	}, waitFor, 5*time.Millisecond, "the choice marked")
+	require.Len(t, b.model.Requests(), 3)
+	require.Empty(t, fake.Unanswered())
+	require.Equal(t, []string{"user: make me a drink", "assistant: Let me ask.", "assistant: Tea or coffee?",
+		"user: Tea", "assistant: Tea it is."}, b.storedTexts(t, &telegramUser{fake: fake, u: ada}), "each update taken once")
 }
