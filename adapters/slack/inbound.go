@@ -150,7 +150,10 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 			in.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
-	ctx, cancel := context.WithDeadline(ctx, now.Add(in.ackBudget))
+	// The budget is on the adapter's clock, as now is: a context deadline
+	// is wall time, which a test's clock is not.
+	deadline := now.Add(in.ackBudget)
+	ctx, cancel := context.WithTimeout(ctx, deadline.Sub(in.clock.Now()))
 	defer cancel()
 	defer context.AfterFunc(runCtx, cancel)()
 
@@ -163,7 +166,6 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 			return true
 		}
 		wait := inboundBackoff().Delay(attempt - 1)
-		deadline, _ := ctx.Deadline()
 		if ctx.Err() != nil || in.clock.Now().Add(wait).After(deadline) || !in.sleep(ctx, wait) {
 			in.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
 				"event_id", key, "channel", channel, "attempts", attempt, "err", err)

@@ -134,6 +134,12 @@ type wireInteractionUser struct {
 func (s *Server) Tap(from User, messageID, customID string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.tapDMLocked(from, messageID, customID, true)
+}
+
+// tapDMLocked is Tap; shown requires an enabled button customID on the
+// message. Callers hold s.mu.
+func (s *Server) tapDMLocked(from User, messageID, customID string, shown bool) (string, error) {
 	i, ok := s.msgIdx[messageID]
 	if !ok || s.sent[i].Deleted {
 		return "", fmt.Errorf("discordtest: no message %s to tap", messageID)
@@ -145,6 +151,7 @@ func (s *Server) Tap(from User, messageID, customID string) (string, error) {
 	}
 	b, ok := findButton(m.Components, customID)
 	switch {
+	case !shown:
 	case !ok:
 		return "", fmt.Errorf("discordtest: message %s has no button %q", messageID, customID)
 	case b.Disabled:

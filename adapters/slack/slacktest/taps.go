@@ -108,6 +108,12 @@ func (s *taps) UseInteractivityURL(url string) {
 func (s *taps) Tap(from User, channelID, ts, value string) (triggerID string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.tapLocked(from, channelID, ts, value, true)
+}
+
+// tapLocked is Tap; shown requires a button with value on the message.
+// Callers hold s.mu.
+func (s *taps) tapLocked(from User, channelID, ts, value string, shown bool) (triggerID string, err error) {
 	m, ok := s.botMsgs[channelID+"/"+ts]
 	if !ok || m.Deleted {
 		return "", fmt.Errorf("slacktest: no bot message %s in %s to tap", ts, channelID)
@@ -123,8 +129,12 @@ func (s *taps) Tap(from User, channelID, ts, value string) (triggerID string, er
 			}
 		}
 	}
-	if action == nil {
+	if action == nil && shown {
 		return "", errors.New("slacktest: the message shows no button with value " + value)
+	}
+	if action == nil {
+		action = &tapActionWire{ActionID: "forged", BlockID: "forged", Value: value, Type: "button",
+			Text: map[string]string{"type": "plain_text", "text": value}}
 	}
 	s.addUserLocked(from)
 	s.nextTrigger++

@@ -66,7 +66,7 @@ type callbackAPI struct{ *state }
 func (s *callbackAPI) Tap(from User, messageID int, data string) (models.Update, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.tapLocked(s.touchChat(privateChat(from)), from, messageID, data)
+	return s.tapLocked(s.touchChat(privateChat(from)), from, messageID, data, true)
 }
 
 // TapGroup is Tap on a message of the bot's in the group chatID.
@@ -77,17 +77,18 @@ func (s *callbackAPI) TapGroup(chatID int64, from User, messageID int, data stri
 	if cs == nil {
 		return models.Update{}, fmt.Errorf("telegramtest: tap in chat %d, which the fake does not know", chatID)
 	}
-	return s.tapLocked(cs, from, messageID, data)
+	return s.tapLocked(cs, from, messageID, data, true)
 }
 
-// tapLocked queues the callback_query. Callers hold s.mu.
-func (s *callbackAPI) tapLocked(cs *chatState, from User, messageID int, data string) (models.Update, error) {
+// tapLocked queues the callback_query; shown requires a button with data
+// on the message. Callers hold s.mu.
+func (s *callbackAPI) tapLocked(cs *chatState, from User, messageID int, data string, shown bool) (models.Update, error) {
 	k := msgKey{cs.chat.ID, messageID}
 	m, ok := s.msgs.current[k]
 	if !ok || s.msgs.deleted[k] {
 		return models.Update{}, fmt.Errorf("telegramtest: tap on message %d of chat %d, which the bot did not send or deleted", messageID, cs.chat.ID)
 	}
-	if !hasButton(m.Buttons, data) {
+	if shown && !hasButton(m.Buttons, data) {
 		return models.Update{}, fmt.Errorf("telegramtest: message %d of chat %d shows no button with data %q: %+v", messageID, cs.chat.ID, data, m.Buttons)
 	}
 	s.cb.next++
