@@ -16,7 +16,8 @@ import (
 
 // /reminders shows a cancel button per reminder and /forget all a
 // confirmation, on Telegram; each tap is answered without the model and
-// stored once; a confirmation takes one answer.
+// stored once; a confirmation takes one answer; a forged tap changes
+// nothing.
 func TestCommandButtonsOnTelegram(t *testing.T) {
 	t.Parallel()
 	c := startCompanion(t, "")
@@ -40,9 +41,18 @@ func TestCommandButtonsOnTelegram(t *testing.T) {
 	require.Equal(t, []string{"Cancel 1", "Cancel 2"}, labels)
 	cancel2 := list.Buttons[len(list.Buttons)-1][len(list.Buttons[len(list.Buttons)-1])-1].Data
 
-	_, err := c.fake.Tap(c.user, list.MessageID, cancel2)
+	// Forged taps on the listing: a confirmation's data it does not show,
+	// a job that is not on it.
+	_, err := c.fake.ForgeTap(c.user, list.MessageID, "cf.yes")
 	require.NoError(t, err)
-	require.Equal(t, "Cancelled.", c.fake.WaitCallbackAnswers(t, 1, waitFor)[0].Text)
+	require.Equal(t, core.NoticeStaleButton, c.fake.WaitCallbackAnswers(t, 1, waitFor)[0].Text)
+	_, err = c.fake.ForgeTap(c.user, list.MessageID, "cx999")
+	require.NoError(t, err)
+	require.Equal(t, core.NoticeStaleButton, c.fake.WaitCallbackAnswers(t, 2, waitFor)[1].Text)
+
+	_, err = c.fake.Tap(c.user, list.MessageID, cancel2)
+	require.NoError(t, err)
+	require.Equal(t, "Cancelled.", c.fake.WaitCallbackAnswers(t, 3, waitFor)[2].Text)
 	sent = c.fake.WaitSent(t, c.user.ID, 3, waitFor)
 	require.Equal(t, "Cancelled “Water the plants”, which was due Wed 25 Nov 2026, 18:00.", sent[2].Plain)
 	jobs := c.jobs(t)
@@ -52,7 +62,7 @@ func TestCommandButtonsOnTelegram(t *testing.T) {
 
 	_, err = c.fake.Tap(c.user, list.MessageID, cancel2)
 	require.NoError(t, err)
-	require.Equal(t, "Can't cancel: it was already cancelled.", c.fake.WaitCallbackAnswers(t, 2, waitFor)[1].Text)
+	require.Equal(t, "Can't cancel: it was already cancelled.", c.fake.WaitCallbackAnswers(t, 4, waitFor)[3].Text)
 	c.settle(t)
 	require.Len(t, c.fake.Sent(c.user.ID), 3, "a second tap sends nothing")
 
@@ -64,7 +74,7 @@ func TestCommandButtonsOnTelegram(t *testing.T) {
 	require.Equal(t, [][]telegramtest.Button{{{Text: "Erase all", Data: "cf.yes"}, {Text: "Keep", Data: "cf.no"}}}, ask.Buttons)
 	_, err = c.fake.Tap(c.user, ask.MessageID, "cf.yes")
 	require.NoError(t, err)
-	require.Equal(t, "Erased.", c.fake.WaitCallbackAnswers(t, 3, waitFor)[2].Text)
+	require.Equal(t, "Erased.", c.fake.WaitCallbackAnswers(t, 5, waitFor)[4].Text)
 	sent = c.fake.WaitSent(t, c.user.ID, 5, waitFor)
 	require.Equal(t, "Done: I've forgotten the 1 thing I remembered about you.", sent[4].Plain)
 	require.Empty(t, c.facts(t))
@@ -73,7 +83,7 @@ func TestCommandButtonsOnTelegram(t *testing.T) {
 
 	_, err = c.fake.Tap(c.user, ask.MessageID, "cf.yes")
 	require.NoError(t, err)
-	require.Equal(t, core.NoticeAlreadyAnswered, c.fake.WaitCallbackAnswers(t, 4, waitFor)[3].Text)
+	require.Equal(t, core.NoticeAlreadyAnswered, c.fake.WaitCallbackAnswers(t, 6, waitFor)[5].Text)
 	c.settle(t)
 	require.Len(t, c.fake.Sent(c.user.ID), 5)
 
