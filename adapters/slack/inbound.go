@@ -43,9 +43,19 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 		return true
 	}
 	var head struct {
-		Type string `json:"type"`
+		Type    string `json:"type"`
+		SubType string `json:"subtype"`
 	}
-	if err := json.Unmarshal(*cb.InnerEvent, &head); err != nil || head.Type != string(slackevents.Message) {
+	if err := json.Unmarshal(*cb.InnerEvent, &head); err != nil {
+		in.log.Debug("ignoring a slack event whose type cannot be read", "err", err)
+		return true
+	}
+	switch {
+	case head.Type == string(slackevents.ReactionAdded) || head.Type == string(slackevents.ReactionRemoved):
+		return in.handleReaction(ctx, cb.EventID, *cb.InnerEvent, retry)
+	case head.Type == string(slackevents.Message) && (head.SubType == subtypeChanged || head.SubType == subtypeDeleted):
+		return in.handleChange(ctx, cb.EventID, *cb.InnerEvent, retry)
+	case head.Type != string(slackevents.Message):
 		in.log.Debug("ignoring a slack event that is not a message", "type", head.Type)
 		return true
 	}
@@ -120,10 +130,23 @@ func (in *inbound) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 }
 
 // deliver hands the DM build makes (within the ack budget) to the core,
-// once per key (the event id). A core that cannot take it (its database
-// briefly locked or down) gets more tries while the ack budget lasts;
-// after that the event is left to Slack's redelivery.
+// once per key (the event id), as handOver does; build is called once.
 func (in *inbound) deliver(ctx context.Context, key string, retry int, channel string, build func(context.Context, time.Time) core.InboundMessage) bool {
+	var msg *core.InboundMessage
+	return in.handOver(ctx, key, retry, channel, func(ctx context.Context, h core.Host, now time.Time) error {
+		if msg == nil {
+			m := build(ctx, now)
+			msg = &m
+		}
+		return h.HandleInbound(ctx, *msg)
+	})
+}
+
+// handOver calls hand (a DM, an edit or a reaction for the core) once per
+// key (the event id), within the ack budget. A core that cannot take it
+// (its database briefly locked or down) gets more tries while the ack
+// budget lasts; after that the event is left to Slack's redelivery.
+func (in *inbound) handOver(ctx context.Context, key string, retry int, channel string, hand func(context.Context, core.Host, time.Time) error) bool {
 	now := in.clock.Now()
 	switch in.seen.Begin(key, now) {
 	case eventset.Done:
@@ -154,9 +177,8 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 	defer cancel()
 	defer context.AfterFunc(runCtx, cancel)()
 
-	msg := build(ctx, now)
 	for attempt := 1; ; attempt++ {
-		err := h.HandleInbound(ctx, msg)
+		err := hand(ctx, h, now)
 		if err == nil {
 			in.seen.Finish(key, in.clock.Now())
 			handled = true
