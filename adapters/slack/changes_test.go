@@ -21,6 +21,24 @@ type changeHost struct {
 	mu        sync.Mutex
 	reactions []core.Reaction
 	changes   []core.MessageChange
+	taps      []core.InboundMessage
+}
+
+// HandleTap keeps the tap and acknowledges it plainly.
+func (h *changeHost) HandleTap(_ context.Context, m core.InboundMessage) (core.TapAnswer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.taps = append(h.taps, m)
+	return core.TapAnswer{}, nil
+}
+
+// takeTaps returns the taps kept so far and forgets them.
+func (h *changeHost) takeTaps() []core.InboundMessage {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	taps := h.taps
+	h.taps = nil
+	return taps
 }
 
 func (h *changeHost) HandleReaction(_ context.Context, r core.Reaction) error {
