@@ -14,6 +14,7 @@ import (
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/slack/mrkdwn"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
@@ -175,7 +176,7 @@ func FuzzChangeEvents(f *testing.F) {
 		if sub != "" {
 			made["subtype"] = sub
 			made["message"], made["previous_message"], made["deleted_ts"] = msg, map[string]any{"user": user, "text": prev, "ts": ts}, ts
-			if sub == subtypeDeleted {
+			if sub == wire.SubtypeDeleted {
 				made["previous_message"] = msg
 			}
 		}
@@ -201,17 +202,17 @@ func checkChange(t *testing.T, botUser string, e *wireChange, rs []core.Reaction
 	var m *wireMsg
 	id := ""
 	switch e.SubType {
-	case subtypeChanged:
+	case wire.SubtypeChanged:
 		m = e.Message
 		if m != nil {
 			id = m.TS
 		}
-	case subtypeDeleted:
+	case wire.SubtypeDeleted:
 		m, id = e.Previous, e.DeletedTS
 	}
 	isChange := e.Type == "message" && id != "" && e.ChannelType == "im" && e.Channel != "" &&
 		(m == nil || (m.BotID == "" && (m.User == "" || m.User != botUser))) &&
-		(e.SubType == subtypeDeleted || (m.User != "" && (m.SubType == "" || m.SubType == "file_share") &&
+		(e.SubType == wire.SubtypeDeleted || (m.User != "" && (m.SubType == "" || m.SubType == "file_share") &&
 			(e.Previous == nil || e.Previous.Text != m.Text)))
 	if !handed && (isReaction != (len(rs) == 1) || isChange != (len(cs) == 1) || len(rs)+len(cs) > 1) {
 		t.Fatalf("%+v: want reaction %t change %t, the core got %+v %+v", e, isReaction, isChange, rs, cs)
@@ -220,14 +221,14 @@ func checkChange(t *testing.T, botUser string, e *wireChange, rs []core.Reaction
 	case len(rs) == 1:
 		r := rs[0]
 		want := core.Reaction{Platform: Platform, ChannelThreadID: e.Item.Channel, ChannelUserID: e.User,
-			MessageID: e.Item.TS, Emoji: emojiOf(e.Reaction), Removed: e.Type == "reaction_removed", At: r.At}
+			MessageID: e.Item.TS, Emoji: wire.EmojiOf(e.Reaction), Removed: e.Type == "reaction_removed", At: r.At}
 		if !isReaction || r != want {
 			t.Fatalf("%+v became %+v", e, r)
 		}
 	case len(cs) == 1:
 		c := cs[0]
 		want := core.MessageChange{Platform: Platform, ChannelThreadID: e.Channel, PlatformMessageID: id,
-			Deleted: e.SubType == subtypeDeleted, At: c.At}
+			Deleted: e.SubType == wire.SubtypeDeleted, At: c.At}
 		if m != nil {
 			want.ChannelUserID = m.User
 			if !want.Deleted {

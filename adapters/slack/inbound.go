@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/slack/eventset"
 	"github.com/parleybot/parley/adapters/slack/mrkdwn"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/backoff"
 )
@@ -52,9 +52,9 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 	}
 	switch {
 	case head.Type == string(slackevents.ReactionAdded) || head.Type == string(slackevents.ReactionRemoved):
-		return in.handleReaction(ctx, cb.EventID, *cb.InnerEvent, retry)
-	case head.Type == string(slackevents.Message) && (head.SubType == subtypeChanged || head.SubType == subtypeDeleted):
-		return in.handleChange(ctx, cb.EventID, *cb.InnerEvent, retry)
+		return in.handleDoing(ctx, cb.EventID, *cb.InnerEvent, retry, true)
+	case head.Type == string(slackevents.Message) && (head.SubType == wire.SubtypeChanged || head.SubType == wire.SubtypeDeleted):
+		return in.handleDoing(ctx, cb.EventID, *cb.InnerEvent, retry, false)
 	case head.Type != string(slackevents.Message):
 		in.log.Debug("ignoring a slack event that is not a message", "type", head.Type)
 		return true
@@ -67,7 +67,7 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 	// slack-go keeps a message's files on ev.Message, without the
 	// per-file subtype that marks a voice clip: they are read again here.
 	var withFiles struct {
-		Files []fileWire `json:"files"`
+		Files []wire.File `json:"files"`
 	}
 	if err := json.Unmarshal(*cb.InnerEvent, &withFiles); err != nil {
 		in.log.Warn("skipping a slack message event whose files cannot be decoded", "event_id", cb.EventID, "err", err)
@@ -76,7 +76,10 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 	if !in.wanted(&ev, len(withFiles.Files) > 0) {
 		return true
 	}
-	files := in.attachments(withFiles.Files)
+	files, skipped := wire.Attachments(withFiles.Files)
+	for _, f := range skipped {
+		in.log.Debug("skipping a slack file that cannot be fetched", "file_id", f.ID, "mode", f.Mode)
+	}
 	if len(files) == 0 && strings.TrimSpace(ev.Text) == "" && len(withFiles.Files) > 0 {
 		// Only files Parley cannot fetch (deleted, hidden by the free
 		// plan's limit, external links) and no text: nothing to answer.
@@ -95,7 +98,7 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 			DisplayName:       in.displayName(ctx, ev.User),
 			Text:              mrkdwn.ToText(ev.Text),
 			PlatformMessageID: ev.TimeStamp,
-			SentAt:            parseTS(ev.TimeStamp, now),
+			SentAt:            wire.ParseTS(ev.TimeStamp, now),
 			Direct:            true,
 			Attachments:       files,
 		}
@@ -207,25 +210,4 @@ func (st *state) enter() (core.Host, context.Context, bool) {
 	}
 	st.wg.Add(1)
 	return st.handler, st.runCtx, true
-}
-
-// parseTS reads a Slack timestamp ("1700000000.000100", seconds and
-// microseconds); fallback when it is not one.
-func parseTS(ts string, fallback time.Time) time.Time {
-	secs, frac, _ := strings.Cut(ts, ".")
-	s, err := strconv.ParseInt(secs, 10, 64)
-	if err != nil || s <= 0 {
-		return fallback
-	}
-	var us int64
-	if frac != "" {
-		if len(frac) > 6 {
-			frac = frac[:6]
-		}
-		frac += strings.Repeat("0", 6-len(frac))
-		if us, err = strconv.ParseInt(frac, 10, 64); err != nil {
-			return fallback
-		}
-	}
-	return time.Unix(s, us*1000).UTC()
 }

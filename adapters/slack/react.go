@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 )
 
@@ -17,7 +18,7 @@ import (
 // emoji, or a name Slack does not know, is a *core.PermanentError naming
 // it. A reaction the bot has already made is not an error.
 func (s *sender) React(ctx context.Context, channelThreadID, messageID, emoji string) error {
-	err := s.reaction(ctx, "reactions.add", channelThreadID, messageID, emoji, func(ctx context.Context, api *slack.Client, name string, item slack.ItemRef) error {
+	err := s.reaction(ctx, "reacting on slack with "+emoji, channelThreadID, messageID, emoji, func(ctx context.Context, api *slack.Client, name string, item slack.ItemRef) error {
 		return api.AddReactionContext(ctx, name, item)
 	})
 	if errorCode(err) == "already_reacted" {
@@ -30,34 +31,29 @@ func (s *sender) React(ctx context.Context, channelThreadID, messageID, emoji st
 // (core.Unreactor) with reactions.remove, retried as React is. One that is
 // not there (no_reaction), or on a message gone, is not an error.
 func (s *sender) Unreact(ctx context.Context, channelThreadID, messageID, emoji string) error {
-	err := s.reaction(ctx, "reactions.remove", channelThreadID, messageID, emoji, func(ctx context.Context, api *slack.Client, name string, item slack.ItemRef) error {
+	err := s.reaction(ctx, "taking back the slack reaction "+emoji, channelThreadID, messageID, emoji, func(ctx context.Context, api *slack.Client, name string, item slack.ItemRef) error {
 		return api.RemoveReactionContext(ctx, name, item)
 	})
-	switch errorCode(err) {
-	case "no_reaction", "message_not_found":
+	if code := errorCode(err); code == "no_reaction" || code == "message_not_found" {
 		return nil
 	}
 	return err
 }
 
-// reaction makes one reactions.add or reactions.remove call (method) of
-// emoji on message messageID, unpaced (reactions are not posts, and Slack
-// limits them apart) but retried as a post is.
-func (s *sender) reaction(ctx context.Context, method, channelThreadID, messageID, emoji string,
+// reaction makes one reactions.add or reactions.remove call (do, what it
+// is doing) of emoji on message messageID, unpaced (reactions are not
+// posts, and Slack limits them apart) but retried as a post is.
+func (s *sender) reaction(ctx context.Context, what, channelThreadID, messageID, emoji string,
 	do func(context.Context, *slack.Client, string, slack.ItemRef) error) error {
-	what := "reacting on slack with " + emoji
-	if method == "reactions.remove" {
-		what = "taking back a slack reaction " + emoji
-	}
 	api, err := s.live()
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	name, ok := reactionName(emoji)
+	name, ok := wire.ReactionName(emoji)
 	if !ok {
 		return &core.PermanentError{Reason: fmt.Sprintf("slack has no reaction for %q: use a common emoji or a slack emoji name", emoji)}
 	}
-	if parseTS(messageID, time.Time{}).IsZero() {
+	if wire.ParseTS(messageID, time.Time{}).IsZero() {
 		return &core.PermanentError{Reason: fmt.Sprintf("%q is not a slack message ts", messageID)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.sendTimeout)

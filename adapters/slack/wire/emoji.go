@@ -1,4 +1,4 @@
-package slack
+package wire
 
 import (
 	"slices"
@@ -11,10 +11,7 @@ import (
 // emoji, a rare one) reaches the model as the name itself, and a Unicode
 // emoji it lacks cannot be sent. The first name of an emoji is the one
 // reactions.add is given; the others are the aliases Slack also uses.
-var emojiNames = []struct {
-	emoji string
-	names []string
-}{
+var emojiNames = []Emoji{
 	{"👍", []string{"+1", "thumbsup"}},
 	{"👎", []string{"-1", "thumbsdown"}},
 	{"❤\uFE0F", []string{"heart"}},
@@ -152,12 +149,22 @@ var emojiNames = []struct {
 	{"🆕", []string{"new"}},
 }
 
+// Emoji is a Unicode emoji and the names Slack gives it, the first the
+// one reactions.add is given.
+type Emoji struct {
+	Emoji string
+	Names []string
+}
+
+// EmojiTable is the table of emoji this package maps, a copy.
+func EmojiTable() []Emoji { return slices.Clone(emojiNames) }
+
 // emojiByName is the emoji of a name in emojiNames. A scan of the table
 // is cheap next to the reaction it serves, and keeps no map to fill.
 func emojiByName(name string) (string, bool) {
 	for _, e := range emojiNames {
-		if slices.Contains(e.names, name) {
-			return e.emoji, true
+		if slices.Contains(e.Names, name) {
+			return e.Emoji, true
 		}
 	}
 	return "", false
@@ -167,17 +174,17 @@ func emojiByName(name string) (string, bool) {
 // (bareEmoji) of emojiNames.
 func nameByEmoji(emoji string) (string, bool) {
 	for _, e := range emojiNames {
-		if bareEmoji(e.emoji) == emoji {
-			return e.names[0], true
+		if bareEmoji(e.Emoji) == emoji {
+			return e.Names[0], true
 		}
 	}
 	return "", false
 }
 
-// emojiOf is the emoji a Slack reaction name stands for: the Unicode
+// EmojiOf is the emoji a Slack reaction name stands for: the Unicode
 // emoji when the table has it (a skin tone, "+1::skin-tone-3", is left
 // out), else the name as Slack gave it.
-func emojiOf(name string) string {
+func EmojiOf(name string) string {
 	base, _, _ := strings.Cut(name, "::")
 	if e, ok := emojiByName(base); ok {
 		return e
@@ -185,11 +192,11 @@ func emojiOf(name string) string {
 	return name
 }
 
-// reactionName is the name reactions.add takes for emoji: a Unicode emoji
+// ReactionName is the name reactions.add takes for emoji: a Unicode emoji
 // of the table (with or without its variation selector and skin tone), or
 // a Slack name as it is, with or without its colons (":thumbsup:"). ok is
 // false for anything else.
-func reactionName(emoji string) (name string, ok bool) {
+func ReactionName(emoji string) (name string, ok bool) {
 	emoji = strings.TrimSpace(emoji)
 	if n, isName := strings.CutPrefix(emoji, ":"); isName {
 		emoji = strings.TrimSuffix(n, ":")
