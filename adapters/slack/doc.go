@@ -21,7 +21,7 @@
 // bot's own user are ignored. A user's edit or deletion of a DM
 // (message_changed, message_deleted) goes to the host's HandleChange, a
 // user's reaction on a DM message (reaction_added, reaction_removed) to
-// its HandleReaction, the common Slack emoji names as Unicode (emoji.go);
+// its HandleReaction, the common Slack emoji names as Unicode (wire);
 // React and Unreact add and take back the bot's (reactions.add, .remove). The files a user shares arrive as
 // core.Attachments whose Ref is the file's url_private_download;
 // FetchAttachment downloads it with the bot token (scope files:read),
