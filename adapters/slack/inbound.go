@@ -173,7 +173,7 @@ func (in *inbound) handOver(ctx context.Context, key string, retry int, channel 
 		// Not acked: Slack's redelivery must be handled afresh.
 		in.seen.Forget(key)
 		if r := recover(); r != nil {
-			in.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
+			in.log.Error("panic while handing a slack event to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
 	ctx, cancel := context.WithDeadline(ctx, now.Add(in.ackBudget))
@@ -190,7 +190,7 @@ func (in *inbound) handOver(ctx context.Context, key string, retry int, channel 
 		wait := inboundBackoff().Delay(attempt - 1)
 		deadline, _ := ctx.Deadline()
 		if ctx.Err() != nil || in.clock.Now().Add(wait).After(deadline) || !in.sleep(ctx, wait) {
-			in.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
+			in.log.Warn("handing a slack event to the core failed; leaving it to slack's redelivery",
 				"event_id", key, "channel", channel, "attempts", attempt, "err", err)
 			return false
 		}
