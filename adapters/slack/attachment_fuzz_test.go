@@ -15,6 +15,7 @@ import (
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/slack/eventset"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
@@ -61,7 +62,7 @@ func FuzzEventFiles(f *testing.F) {
 		f.Add([]byte(body), uint8(1), "image/png", "", "hosted", false, int64(51234),
 			"https://files.slack.com/files-pri/T1-F1/cat.png", "", 640, 480, 0, false, "")
 	}
-	f.Add([]byte(`{}`), uint8(2), "audio/mp4", voiceClipSubtype, "hosted", false, int64(-1), "", "https://files.slack.com/d", -1, -1, -2500, true, "")
+	f.Add([]byte(`{}`), uint8(2), "audio/mp4", wire.VoiceClipSubtype, "hosted", false, int64(-1), "", "https://files.slack.com/d", -1, -1, -2500, true, "")
 	f.Add([]byte(`{}`), uint8(3), "", "", "tombstone", false, int64(0), "https://files.slack.com/x", "", 0, 0, 0, true, " ")
 	f.Add([]byte(`{}`), uint8(1), "text/plain", "", "external", true, int64(1), "u", "v", 0, 0, 1<<62, false, "x")
 
@@ -207,7 +208,7 @@ func slackKind(mime, sub string) core.AttachmentKind {
 	case "image":
 		return core.AttachImage
 	case "audio":
-		if sub == voiceClipSubtype {
+		if sub == wire.VoiceClipSubtype {
 			return core.AttachVoice
 		}
 		return core.AttachAudio

@@ -17,8 +17,12 @@
 //     gets 401 and nothing is processed; url_verification is answered.
 //
 // DMs are message events with channel_type "im". Messages with a subtype
-// other than file_share (edits, deletions, bot_message), from a bot, or
-// from the bot's own user are ignored. The files a user shares arrive as
+// other than file_share (bot_message, joins), from a bot, or from the
+// bot's own user are ignored. A user's edit or deletion of a DM
+// (message_changed, message_deleted) goes to the host's HandleChange, a
+// user's reaction on a DM message (reaction_added, reaction_removed) to
+// its HandleReaction, the common Slack emoji names as Unicode (wire);
+// React and Unreact add and take back the bot's (reactions.add, .remove). The files a user shares arrive as
 // core.Attachments whose Ref is the file's url_private_download;
 // FetchAttachment downloads it with the bot token (scope files:read),
 // which it sends only to files.slack.com or the Web API's host. Slack's escaping and <…> references in the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/slack/eventset"
 	"github.com/parleybot/parley/adapters/slack/mrkdwn"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/backoff"
 )
@@ -43,9 +43,19 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 		return true
 	}
 	var head struct {
-		Type string `json:"type"`
+		Type    string `json:"type"`
+		SubType string `json:"subtype"`
 	}
-	if err := json.Unmarshal(*cb.InnerEvent, &head); err != nil || head.Type != string(slackevents.Message) {
+	if err := json.Unmarshal(*cb.InnerEvent, &head); err != nil {
+		in.log.Debug("ignoring a slack event whose type cannot be read", "err", err)
+		return true
+	}
+	switch {
+	case head.Type == string(slackevents.ReactionAdded) || head.Type == string(slackevents.ReactionRemoved):
+		return in.handleDoing(ctx, cb.EventID, *cb.InnerEvent, retry, true)
+	case head.Type == string(slackevents.Message) && (head.SubType == wire.SubtypeChanged || head.SubType == wire.SubtypeDeleted):
+		return in.handleDoing(ctx, cb.EventID, *cb.InnerEvent, retry, false)
+	case head.Type != string(slackevents.Message):
 		in.log.Debug("ignoring a slack event that is not a message", "type", head.Type)
 		return true
 	}
@@ -57,7 +67,7 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 	// slack-go keeps a message's files on ev.Message, without the
 	// per-file subtype that marks a voice clip: they are read again here.
 	var withFiles struct {
-		Files []fileWire `json:"files"`
+		Files []wire.File `json:"files"`
 	}
 	if err := json.Unmarshal(*cb.InnerEvent, &withFiles); err != nil {
 		in.log.Warn("skipping a slack message event whose files cannot be decoded", "event_id", cb.EventID, "err", err)
@@ -66,7 +76,10 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 	if !in.wanted(&ev, len(withFiles.Files) > 0) {
 		return true
 	}
-	files := in.attachments(withFiles.Files)
+	files, skipped := wire.Attachments(withFiles.Files)
+	for _, f := range skipped {
+		in.log.Debug("skipping a slack file that cannot be fetched", "file_id", f.ID, "mode", f.Mode)
+	}
 	if len(files) == 0 && strings.TrimSpace(ev.Text) == "" && len(withFiles.Files) > 0 {
 		// Only files Parley cannot fetch (deleted, hidden by the free
 		// plan's limit, external links) and no text: nothing to answer.
@@ -85,7 +98,7 @@ func (in *inbound) handleCallback(ctx context.Context, raw []byte, retry int) bo
 			DisplayName:       in.displayName(ctx, ev.User),
 			Text:              mrkdwn.ToText(ev.Text),
 			PlatformMessageID: ev.TimeStamp,
-			SentAt:            parseTS(ev.TimeStamp, now),
+			SentAt:            wire.ParseTS(ev.TimeStamp, now),
 			Direct:            true,
 			Attachments:       files,
 		}
@@ -120,10 +133,23 @@ func (in *inbound) wanted(ev *slackevents.MessageEvent, hasFiles bool) bool {
 }
 
 // deliver hands the DM build makes (within the ack budget) to the core,
-// once per key (the event id). A core that cannot take it (its database
-// briefly locked or down) gets more tries while the ack budget lasts;
-// after that the event is left to Slack's redelivery.
+// once per key (the event id), as handOver does; build is called once.
 func (in *inbound) deliver(ctx context.Context, key string, retry int, channel string, build func(context.Context, time.Time) core.InboundMessage) bool {
+	var msg *core.InboundMessage
+	return in.handOver(ctx, key, retry, channel, func(ctx context.Context, h core.Host, now time.Time) error {
+		if msg == nil {
+			m := build(ctx, now)
+			msg = &m
+		}
+		return h.HandleInbound(ctx, *msg)
+	})
+}
+
+// handOver calls hand (a DM, an edit or a reaction for the core) once per
+// key (the event id), within the ack budget. A core that cannot take it
+// (its database briefly locked or down) gets more tries while the ack
+// budget lasts; after that the event is left to Slack's redelivery.
+func (in *inbound) handOver(ctx context.Context, key string, retry int, channel string, hand func(context.Context, core.Host, time.Time) error) bool {
 	now := in.clock.Now()
 	switch in.seen.Begin(key, now) {
 	case eventset.Done:
@@ -147,7 +173,7 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 		// Not acked: Slack's redelivery must be handled afresh.
 		in.seen.Forget(key)
 		if r := recover(); r != nil {
-			in.log.Error("panic while handing a slack message to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
+			in.log.Error("panic while handing a slack event to the core", "event_id", key, "panic", r, "stack", string(debug.Stack()))
 		}
 	}()
 	// The budget is on the adapter's clock, as now is: a context deadline
@@ -157,9 +183,8 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 	defer cancel()
 	defer context.AfterFunc(runCtx, cancel)()
 
-	msg := build(ctx, now)
 	for attempt := 1; ; attempt++ {
-		err := h.HandleInbound(ctx, msg)
+		err := hand(ctx, h, now)
 		if err == nil {
 			in.seen.Finish(key, in.clock.Now())
 			handled = true
@@ -167,7 +192,7 @@ func (in *inbound) deliver(ctx context.Context, key string, retry int, channel s
 		}
 		wait := inboundBackoff().Delay(attempt - 1)
 		if ctx.Err() != nil || in.clock.Now().Add(wait).After(deadline) || !in.sleep(ctx, wait) {
-			in.log.Warn("handing a slack message to the core failed; leaving it to slack's redelivery",
+			in.log.Warn("handing a slack event to the core failed; leaving it to slack's redelivery",
 				"event_id", key, "channel", channel, "attempts", attempt, "err", err)
 			return false
 		}
@@ -187,25 +212,4 @@ func (st *state) enter() (core.Host, context.Context, bool) {
 	}
 	st.wg.Add(1)
 	return st.handler, st.runCtx, true
-}
-
-// parseTS reads a Slack timestamp ("1700000000.000100", seconds and
-// microseconds); fallback when it is not one.
-func parseTS(ts string, fallback time.Time) time.Time {
-	secs, frac, _ := strings.Cut(ts, ".")
-	s, err := strconv.ParseInt(secs, 10, 64)
-	if err != nil || s <= 0 {
-		return fallback
-	}
-	var us int64
-	if frac != "" {
-		if len(frac) > 6 {
-			frac = frac[:6]
-		}
-		frac += strings.Repeat("0", 6-len(frac))
-		if us, err = strconv.ParseInt(frac, 10, 64); err != nil {
-			return fallback
-		}
-	}
-	return time.Unix(s, us*1000).UTC()
 }

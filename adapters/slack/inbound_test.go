@@ -156,7 +156,7 @@ func TestPanicInCoreIsRecovered(t *testing.T) {
 		b.core.PanicOn("boom")
 		b.srv.SendDM(ada, "boom")
 		requireOnlySentinel(t, b, "the panicking message")
-		require.Contains(t, b.logs.String(), "panic while handing a slack message to the core")
+		require.Contains(t, b.logs.String(), "panic while handing a slack event to the core")
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/parleybot/parley/adapters/slack/blocks"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 )
 
@@ -34,35 +35,6 @@ const (
 // noticeTapFailed is what the user is shown when the core could not take
 // a tap.
 const noticeTapFailed = "Could not take that now, try again."
-
-// tapPayload is the part of a block_actions interaction payload the
-// adapter reads.
-type tapPayload struct {
-	Type      string `json:"type"`
-	TriggerID string `json:"trigger_id"`
-	User      struct {
-		ID string `json:"id"`
-	} `json:"user"`
-	Container struct {
-		MessageTS string `json:"message_ts"`
-		ChannelID string `json:"channel_id"`
-	} `json:"container"`
-	Channel struct {
-		ID string `json:"id"`
-	} `json:"channel"`
-	Message struct {
-		Text   string            `json:"text"`
-		Blocks []json.RawMessage `json:"blocks"`
-	} `json:"message"`
-	Actions []struct {
-		ActionID string `json:"action_id"`
-		Value    string `json:"value"`
-		ActionTS string `json:"action_ts"`
-		Text     struct {
-			Text string `json:"text"`
-		} `json:"text"`
-	} `json:"actions"`
-}
 
 // takeTap handles one interaction payload: a tap on one of the bot's
 // buttons in a DM goes to the core's HandleTap, then ack (the envelope's
@@ -87,7 +59,7 @@ func (in *inbound) takeTap(ctx context.Context, raw []byte, ack func()) bool {
 			ack()
 		}
 	}()
-	var p tapPayload
+	var p wire.TapPayload
 	if err := json.Unmarshal(raw, &p); err != nil {
 		in.log.Warn("skipping a slack interaction that cannot be decoded", "err", err)
 		return true
@@ -134,7 +106,7 @@ func (in *inbound) takeTap(ctx context.Context, raw []byte, ack func()) bool {
 }
 
 // tapMessage is the core's view of a tap in a DM.
-func (in *inbound) tapMessage(ctx context.Context, p tapPayload) core.InboundMessage {
+func (in *inbound) tapMessage(ctx context.Context, p wire.TapPayload) core.InboundMessage {
 	act := p.Actions[0]
 	id := p.TriggerID
 	if id == "" {
@@ -150,7 +122,7 @@ func (in *inbound) tapMessage(ctx context.Context, p tapPayload) core.InboundMes
 		ChannelUserID:   p.User.ID,
 		DisplayName:     in.displayName(ctx, p.User.ID),
 		Text:            act.Text.Text,
-		SentAt:          parseTS(act.ActionTS, in.clock.Now()),
+		SentAt:          wire.ParseTS(act.ActionTS, in.clock.Now()),
 		Direct:          true,
 		Tap:             &core.Tap{Data: act.Value, MessageID: p.Container.MessageTS, ID: id},
 	}
@@ -161,7 +133,7 @@ func (in *inbound) tapMessage(ctx context.Context, p tapPayload) core.InboundMes
 // question closed (chat.update: its buttons replaced with a context
 // block "✓ <label>", its text kept). Failures are logged: the tap is
 // taken either way.
-func (in *inbound) answerTap(ctx context.Context, channel string, p tapPayload, answer core.TapAnswer, log *slog.Logger) {
+func (in *inbound) answerTap(ctx context.Context, channel string, p wire.TapPayload, answer core.TapAnswer, log *slog.Logger) {
 	api, err := in.live()
 	if err != nil {
 		return

@@ -13,7 +13,8 @@
 // server, so smc.Run connects there by itself.
 //
 // A test plays the users: SendDM, SendChannel, SendGroupDM, SendOwn,
-// SendBotMessage, EditDM, ShareFile and SendEvent create events, each wrapped in an
+// SendBotMessage, EditDM, DeleteDM, UnfurlDM, ReactDM, ShareFile and
+// SendEvent create events, each wrapped in an
 // event_callback with an increasing event_id ("Ev00000001", …).
 // SendSlashCommand and SendSlashCommandIn play a user typing a slash
 // command: a slash_commands envelope in Socket Mode, or, after

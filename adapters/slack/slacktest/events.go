@@ -159,8 +159,8 @@ func (s *eventFeed) SendBotMessage(channelID, botID, text string) (ts string) {
 
 // EditDM sends a message_changed event: from edited their DM message ts
 // to read text. previous_message carries the earlier text if the fake
-// sent that message.
-func (s *eventFeed) EditDM(from User, ts, text string) {
+// sent that message. It returns the event_id.
+func (s *eventFeed) EditDM(from User, ts, text string) (eventID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.addUserLocked(from)
@@ -169,7 +169,7 @@ func (s *eventFeed) EditDM(from User, ts, text string) {
 	prev := s.inbound[key]
 	s.inbound[key] = text
 	now := s.nextTSLocked()
-	s.emitLocked(mustJSON(map[string]any{
+	return s.emitLocked(mustJSON(map[string]any{
 		"type":    "message",
 		"subtype": "message_changed",
 		"hidden":  true,

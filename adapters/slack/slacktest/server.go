@@ -122,6 +122,7 @@ type Server struct {
 	*slashCommands // slash commands
 	*socketMode    // Socket Mode connections
 	*taps          // button taps, chat.postEphemeral
+	*reactions     // reactions.add and .remove; users' reactions, deletions, unfurls
 }
 
 // NewServer starts a fake Slack on a local httptest server. It is closed
@@ -161,6 +162,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		tickets:       map[string]bool{},
 		conns:         map[*sockConn]struct{}{},
 		envelopes:     map[string]*envelope{},
+		reactions:     map[string][]reactionOn{},
 	}
 	s := newServer(st)
 	for _, o := range opts {
@@ -187,10 +189,11 @@ func newServer(st *state) *Server {
 	chat := &chatAPI{st, d}
 	msgs := &botMessages{st, d}
 	tp := &taps{st, d}
+	rx := &reactions{st, d}
 	return &Server{
 		state:         st,
 		delivery:      d,
-		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs, taps: tp},
+		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs, taps: tp, react: rx},
 		chatAPI:       chat,
 		botMessages:   msgs,
 		faultInjector: &faultInjector{st},
@@ -200,6 +203,7 @@ func newServer(st *state) *Server {
 		slashCommands: &slashCommands{st, d},
 		socketMode:    &socketMode{st, d},
 		taps:          tp,
+		reactions:     rx,
 	}
 }
 

@@ -93,6 +93,10 @@ type state struct {
 	// ephemerals are chat.postEphemeral's messages, in order.
 	interactivityURL string
 	ephemerals       []Ephemeral
+
+	// reactions are every reaction on a message, by channel+"/"+ts, in
+	// the order made.
+	reactions map[string][]reactionOn
 }
 
 func (s *state) addUserLocked(u User) {

@@ -13,9 +13,10 @@ import (
 // answers auth, users and conversations itself (chat goes to chat).
 type webAPI struct {
 	*state
-	chat *chatAPI
-	msgs *botMessages
-	taps *taps
+	chat  *chatAPI
+	msgs  *botMessages
+	taps  *taps
+	react *reactions
 }
 
 // maxBody bounds a Web API request body.
@@ -61,6 +62,10 @@ func (s *webAPI) method(name string) (apiMethod, tokenKind, bool) {
 		return s.msgs.chatStopStream, botTokenKind, true
 	case "chat.postEphemeral":
 		return s.taps.chatPostEphemeral, botTokenKind, true
+	case "reactions.add":
+		return s.react.reactionsAdd, botTokenKind, true
+	case "reactions.remove":
+		return s.react.reactionsRemove, botTokenKind, true
 	case "users.info":
 		return s.usersInfo, botTokenKind, true
 	}
