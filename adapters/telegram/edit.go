@@ -75,14 +75,14 @@ func (s *streamer) React(ctx context.Context, channelThreadID, messageID, emoji 
 	if err != nil {
 		return err
 	}
-	return s.setReaction(ctx, channelThreadID, messageID, e)
+	return s.setReaction(ctx, fmt.Sprintf("reacting with %s on telegram", e), channelThreadID, messageID, e)
 }
 
 // Unreact takes the bot's reaction back (core.Unreactor): a bot has at
 // most one per message, so its list is set empty, whatever emoji. A
 // message gone has no reaction left: no error.
 func (s *streamer) Unreact(ctx context.Context, channelThreadID, messageID, _ string) error {
-	err := s.setReaction(ctx, channelThreadID, messageID, "")
+	err := s.setReaction(ctx, "taking back a reaction on telegram", channelThreadID, messageID, "")
 	if err != nil && strings.Contains(err.Error(), "message to react not found") {
 		return nil
 	}
@@ -90,9 +90,9 @@ func (s *streamer) Unreact(ctx context.Context, channelThreadID, messageID, _ st
 }
 
 // setReaction sets the bot's reactions on a message to emoji alone, or to
-// none for "" (setMessageReaction), paced and retried like a send.
-func (s *streamer) setReaction(ctx context.Context, channelThreadID, messageID, emoji string) error {
-	what := fmt.Sprintf("reacting with %q on telegram message %s", emoji, messageID)
+// none for "" (setMessageReaction), paced and retried like a send; what
+// names the call in errors.
+func (s *streamer) setReaction(ctx context.Context, what, channelThreadID, messageID, emoji string) error {
 	b, chatID, id, err := s.target(what, channelThreadID, messageID)
 	if err == nil {
 		params := &bot.SetMessageReactionParams{ChatID: chatID, MessageID: id, Reaction: reactions.Of(emoji)}
