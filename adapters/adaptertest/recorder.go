@@ -47,11 +47,12 @@ func NewRecorder() *Recorder {
 	return &Recorder{changed: make(chan struct{})}
 }
 
-// FailWith makes every later call fail with err, as a core that cannot
-// store anything; FailWith(nil) accepts messages again.
+// FailWith makes every later HandleInbound fail with err, as a core that
+// cannot store anything; FailWith(nil) accepts messages again. Taps,
+// changes and reactions are still taken.
 func (r *Recorder) FailWith(err error) { r.FailTimes(-1, err) }
 
-// FailTimes makes the next n calls fail with err.
+// FailTimes makes the next n calls of HandleInbound fail with err.
 func (r *Recorder) FailTimes(n int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
