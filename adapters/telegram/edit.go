@@ -79,7 +79,8 @@ func (s *streamer) React(ctx context.Context, channelThreadID, messageID, emoji 
 }
 
 // Unreact takes the bot's reaction back (core.Unreactor): a bot has at
-// most one per message, so its list is set empty, whatever emoji. A
+// most one per message, so its list is set empty, whatever emoji (one
+// that replaced emoji goes too: Telegram says not which is there). A
 // message gone has no reaction left: no error.
 func (s *streamer) Unreact(ctx context.Context, channelThreadID, messageID, _ string) error {
 	err := s.setReaction(ctx, "taking back a reaction on telegram", channelThreadID, messageID, "")
