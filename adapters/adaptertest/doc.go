@@ -34,8 +34,15 @@
 // Rig.RefuseMarkupAfter); Image and
 // ImageLongCaption (a core.ImageSender shows the image with its caption,
 // and a caption too long to go with it whole after it; skipped for other
-// adapters); TypingConsistent and Typing; Stop (prompt, no goroutine left
-// behind, a late Send returns).
+// adapters); Tap (a tap on a sent question's button reaches
+// Host.HandleTap with its data, message and user, and is acknowledged);
+// UserEdit and UserDelete (reach Host.HandleChange with the platform id
+// the DM had); UserReaction (added and taken back, reach
+// Host.HandleReaction); BotReacts (core.Reactor's reaction shows on the
+// fake, core.Unreactor takes it back); TypingConsistent and Typing; Stop
+// (prompt, no goroutine left behind, a late Send returns). The cases of
+// buttons, reactions and edits each run when the Rig has the hook that
+// plays the user's side (Rig.Tap, EditDM, DeleteDM, React, BotReactions).
 //
 // Sends are checked by what reached the fake platform, through Rig.Sent;
 // what a user sees of markup comes from Sent.Shown, which a rig reads with

@@ -9,9 +9,9 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// Recorder is a core.InboundHandler that keeps every message it is given,
-// so a test can wait for the adapter to deliver them. It is safe for
-// concurrent use.
+// Recorder is a core.Host that keeps every message, tap, change and
+// reaction it is given, so a test can wait for the adapter to deliver
+// them. It is safe for concurrent use.
 type Recorder struct {
 	// No history, model health or commands: a host that takes messages.
 	core.InboundOnly
@@ -27,27 +27,32 @@ type Recorder struct {
 	fail      error
 	failTimes int
 	panicOn   string
-	// taps are the taps HandleTap was given, in order.
-	taps []core.InboundMessage
-	// changed is closed, and replaced, whenever a message arrives, so any
-	// number of waiters can watch it.
+	// taps, changes and reactions are what HandleTap, HandleChange and
+	// HandleReaction were given, in order.
+	taps      []core.InboundMessage
+	changes   []core.MessageChange
+	reactions []core.Reaction
+	// changed is closed, and replaced, whenever anything arrives (a
+	// message, a tap, a change, a reaction), so any number of waiters can
+	// watch it.
 	changed chan struct{}
 }
 
 var _ core.InboundHandler = (*Recorder)(nil)
 
-var _ core.TapHandler = (*Recorder)(nil)
+var _ core.Host = (*Recorder)(nil)
 
 // NewRecorder returns an empty Recorder.
 func NewRecorder() *Recorder {
 	return &Recorder{changed: make(chan struct{})}
 }
 
-// FailWith makes every later call fail with err, as a core that cannot
-// store anything; FailWith(nil) accepts messages again.
+// FailWith makes every later HandleInbound fail with err, as a core that
+// cannot store anything; FailWith(nil) accepts messages again. Taps,
+// changes and reactions are still taken.
 func (r *Recorder) FailWith(err error) { r.FailTimes(-1, err) }
 
-// FailTimes makes the next n calls fail with err.
+// FailTimes makes the next n calls of HandleInbound fail with err.
 func (r *Recorder) FailTimes(n int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -79,8 +84,7 @@ func (r *Recorder) HandleInbound(_ context.Context, msg core.InboundMessage) err
 		return r.fail
 	}
 	r.msgs = append(r.msgs, msg)
-	close(r.changed)
-	r.changed = make(chan struct{})
+	r.wake()
 	return nil
 }
 
@@ -127,8 +131,7 @@ func (r *Recorder) Wait(t *testing.T, n int, timeout time.Duration) []core.Inbou
 func (r *Recorder) HandleTap(_ context.Context, msg core.InboundMessage) (core.TapAnswer, error) {
 	r.mu.Lock()
 	r.taps = append(r.taps, msg)
-	close(r.changed)
-	r.changed = make(chan struct{})
+	r.wake()
 	answer := r.TapAnswer
 	r.mu.Unlock()
 	if answer == nil {
@@ -142,4 +145,66 @@ func (r *Recorder) Taps() []core.InboundMessage {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]core.InboundMessage(nil), r.taps...)
+}
+
+// HandleChange records a user's edit or deletion (core.ChangeHandler).
+func (r *Recorder) HandleChange(_ context.Context, c core.MessageChange) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes = append(r.changes, c)
+	r.wake()
+	return nil
+}
+
+// Changes returns a copy of the changes HandleChange was given, in order.
+func (r *Recorder) Changes() []core.MessageChange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]core.MessageChange(nil), r.changes...)
+}
+
+// HandleReaction records a user's reaction (core.ReactionHandler).
+func (r *Recorder) HandleReaction(_ context.Context, re core.Reaction) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reactions = append(r.reactions, re)
+	r.wake()
+	return nil
+}
+
+// Reactions returns a copy of the reactions HandleReaction was given, in
+// order.
+func (r *Recorder) Reactions() []core.Reaction {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]core.Reaction(nil), r.reactions...)
+}
+
+// WaitUntil blocks until cond (called without the Recorder's lock, so it
+// may read Messages, Taps, Changes, Reactions) holds, looking again
+// whenever something arrives; it fails the test after timeout, saying
+// what it waited for.
+func (r *Recorder) WaitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		r.mu.Lock()
+		changed := r.changed
+		r.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("adaptertest: waited %v for %s", timeout, what)
+		}
+	}
+}
+
+// wake wakes every waiter. Callers hold r.mu.
+func (r *Recorder) wake() {
+	close(r.changed)
+	r.changed = make(chan struct{})
 }

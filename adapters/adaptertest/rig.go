@@ -106,6 +106,27 @@ type Rig struct {
 	// channelThreadID; nil when the platform has none.
 	TypingShown func(t *testing.T, channelThreadID string) int
 
+	// Tap makes user tap the button whose Choice.Data is data on the
+	// bot's message platformMessageID in their DM (Telegram's
+	// callback_query, Discord's component interaction, Slack's block
+	// action), and returns whether the fake has seen that tap
+	// acknowledged (nil: the platform has no acknowledgement). Nil skips
+	// the Tap case.
+	Tap func(t *testing.T, user User, platformMessageID, data string) (acknowledged func() bool)
+	// EditDM makes user edit their DM platformMessageID to text; nil
+	// skips the UserEdit case.
+	EditDM func(t *testing.T, user User, platformMessageID, text string)
+	// DeleteDM makes user delete their DM platformMessageID; nil (the
+	// platform tells bots of no deletion: Telegram) skips UserDelete.
+	DeleteDM func(t *testing.T, user User, platformMessageID string)
+	// React makes user add emoji to the bot's message platformMessageID
+	// in their DM, or take it back (removed); nil skips UserReaction.
+	React func(t *testing.T, user User, platformMessageID, emoji string, removed bool)
+	// BotReactions are the bot's own reactions on message
+	// platformMessageID of channelThreadID, as the fake shows them; nil
+	// skips BotReacts (core.Reactor, core.Unreactor).
+	BotReactions func(t *testing.T, channelThreadID, platformMessageID string) []string
+
 	// Users are the people the suite plays, in order; nil means Alice and
 	// Bob. A platform whose ids have a fixed shape (the terminal's
 	// "console:<user>") supplies its own. At least two unless SingleUser.

@@ -105,22 +105,45 @@ func (g *gateway) reaction(r *discordgo.MessageReaction, removed bool) {
 // custom one) to message messageID of the DM channelThreadID
 // (core.Reactor), with a send's retries.
 func (sm *streamer) React(ctx context.Context, channelThreadID, messageID, emoji string) error {
-	s, err := (&sender{sm.state}).sendable(ctx, core.OutboundMessage{ChannelThreadID: channelThreadID}, "reacting on discord")
+	return sm.ownReaction(ctx, channelThreadID, messageID, emoji, "reacting", func(s *discordgo.Session, opts ...discordgo.RequestOption) error {
+		return s.MessageReactionAdd(channelThreadID, messageID, emoji, opts...)
+	})
+}
+
+// Unreact takes the bot's reaction emoji off message messageID
+// (core.Unreactor; DELETE .../@me). One not there is no error: Discord
+// answers 204 all the same, and a message gone has none left.
+func (sm *streamer) Unreact(ctx context.Context, channelThreadID, messageID, emoji string) error {
+	err := sm.ownReaction(ctx, channelThreadID, messageID, emoji, "taking back a reaction", func(s *discordgo.Session, opts ...discordgo.RequestOption) error {
+		return s.MessageReactionRemove(channelThreadID, messageID, emoji, "@me", opts...)
+	})
+	if unknownMessage(err) {
+		return nil
+	}
+	return err
+}
+
+// ownReaction makes call, a request on the bot's reaction to a message,
+// with a send's retries; what names it in errors.
+func (sm *streamer) ownReaction(ctx context.Context, channelThreadID, messageID, emoji, what string,
+	call func(*discordgo.Session, ...discordgo.RequestOption) error) error {
+	what += " on discord"
+	s, err := (&sender{sm.state}).sendable(ctx, core.OutboundMessage{ChannelThreadID: channelThreadID}, what)
 	if err != nil {
 		return err
 	}
 	if !isSnowflake(messageID) || strings.TrimSpace(emoji) == "" {
-		return &core.PermanentError{Reason: fmt.Sprintf("cannot react with %q to discord message %q", emoji, messageID)}
+		return &core.PermanentError{Reason: fmt.Sprintf("%s: no emoji %q or discord message %q", what, emoji, messageID)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, sm.sendTimeout)
 	defer cancel()
 	bucket := discordgo.EndpointMessageReactions(channelThreadID, messageID, "")
-	_, err = retrying(ctx, sm.state, s, bucket, "", "reacting on discord", []any{"channel_id", channelThreadID, "message_id", messageID},
+	_, err = retrying(ctx, sm.state, s, bucket, "", what, []any{"channel_id", channelThreadID, "message_id", messageID},
 		func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, s.MessageReactionAdd(channelThreadID, messageID, emoji, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
+			return struct{}{}, call(s, discordgo.WithContext(ctx), discordgo.WithRetryOnRatelimit(false))
 		})
 	if err != nil {
-		return fmt.Errorf("reacting with %s on discord: %w", emoji, err)
+		return fmt.Errorf("%s with %s: %w", what, emoji, err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package discord
 
 import (
+	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -81,6 +83,22 @@ func TestConformance(t *testing.T) {
 				}
 				srv.EditDM(userOf(u), id, text)
 			},
+			Tap: func(t *testing.T, u adaptertest.User, id, data string) func() bool {
+				tap, err := srv.Tap(userOf(u), id, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return func() bool {
+					in, _ := srv.Interaction(tap)
+					return slices.ContainsFunc(in.Callbacks, func(c discordtest.Callback) bool { return c.Status == http.StatusNoContent })
+				}
+			},
+			EditDM:   func(_ *testing.T, u adaptertest.User, id, text string) { srv.EditDM(userOf(u), id, text) },
+			DeleteDM: func(_ *testing.T, u adaptertest.User, id string) { srv.DeleteDM(userOf(u), id) },
+			React: func(_ *testing.T, u adaptertest.User, id, emoji string, removed bool) {
+				srv.ReactDM(userOf(u), id, emoji, removed)
+			},
+			BotReactions:      func(_ *testing.T, _, id string) []string { return srv.BotReactions(id) },
 			RateLimitNextSend: func(_ *testing.T, d time.Duration) { srv.RateLimitNext("messages", d) },
 			RateLimitAfter:    func(_ *testing.T, n int, d time.Duration) { srv.RateLimitAfter("messages", n, d) },
 			RefuseNextMarkup:  func(*testing.T) { srv.RefuseNextMarkup() },

@@ -38,6 +38,7 @@ var (
 	_ core.StreamModer     = (*Adapter)(nil)
 	_ core.MessageEditor   = (*Adapter)(nil)
 	_ core.Reactor         = (*Adapter)(nil)
+	_ core.Unreactor       = (*Adapter)(nil)
 )
 
 const (

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -12,6 +13,14 @@ import (
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 )
+
+// atoi reads a Telegram message id.
+func atoi(t *testing.T, id string) int {
+	t.Helper()
+	n, err := strconv.Atoi(id)
+	require.NoError(t, err, "telegram message ids are numbers")
+	return n
+}
 
 // TestConformance runs the adapter suite against the fake Bot API. It is
 // not parallel: the suite's Stop case checks for leaked goroutines.
@@ -87,6 +96,32 @@ func TestConformance(t *testing.T) {
 				for range b.adapter.maxServerRetries + 1 {
 					srv.FailNextDownload(telegramtest.ServerError())
 				}
+			},
+			Tap: func(t *testing.T, u adaptertest.User, id, data string) func() bool {
+				upd, err := srv.Tap(userOf(t, u), atoi(t, id), data)
+				require.NoError(t, err)
+				return func() bool {
+					return slices.ContainsFunc(srv.CallbackAnswers(), func(a telegramtest.CallbackAnswer) bool { return a.QueryID == upd.CallbackQuery.ID })
+				}
+			},
+			EditDM: func(t *testing.T, u adaptertest.User, id, text string) {
+				srv.EditPrivate(userOf(t, u), atoi(t, id), text)
+			},
+			React: func(t *testing.T, u adaptertest.User, id, emoji string, removed bool) {
+				// Telegram sends the whole set before and after.
+				before, after := []string(nil), []string{emoji}
+				if removed {
+					before, after = after, before
+				}
+				srv.ReactPrivate(userOf(t, u), atoi(t, id), before, after)
+			},
+			BotReactions: func(t *testing.T, thread, id string) []string {
+				chat, err := strconv.ParseInt(thread, 10, 64)
+				require.NoError(t, err)
+				if e := srv.BotReaction(chat, atoi(t, id)); e != "" {
+					return []string{e}
+				}
+				return nil
 			},
 			Block:         func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
 			UnknownThread: "555000111",

@@ -43,6 +43,11 @@
 // that made the choice replaces the keyboard with one "✓ <label>" button
 // keeping the tapped data (taps.go).
 //
+// React and Unreact (core.Reactor, core.Unreactor) set the bot's one
+// reaction on a message with setMessageReaction; Telegram takes a fixed
+// set of emoji from bots, onto which package reactions maps the model's
+// emoji, refusing the rest with an error that names the set.
+//
 // Every message-creating call waits for its slot at the send_rate pace
 // (adapters/pace; by default Telegram's limits: 30 a second per bot, 1 a
 // second per chat after a burst of 3), replies ahead of scheduled

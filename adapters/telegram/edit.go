@@ -12,6 +12,7 @@ import (
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/adapters/telegram/buttons"
+	"github.com/parleybot/parley/adapters/telegram/reactions"
 	"github.com/parleybot/parley/core"
 )
 
@@ -24,15 +25,7 @@ import (
 // error. It waits its turn at the send_rate pace and retries
 // as Send does.
 func (s *streamer) EditMessage(ctx context.Context, id string, msg core.OutboundMessage) error {
-	b, err := s.live()
-	if err != nil {
-		return fmt.Errorf("editing telegram message: %w", err)
-	}
-	chatID, err := parseChatID(msg.ChannelThreadID)
-	if err != nil {
-		return err
-	}
-	mid, err := parseMessageID(id)
+	b, chatID, mid, err := s.target("editing telegram message", msg.ChannelThreadID, id)
 	if err != nil {
 		return err
 	}
@@ -51,19 +44,65 @@ func (s *streamer) EditMessage(ctx context.Context, id string, msg core.Outbound
 // DeleteMessage deletes the bot's message id in the chat channelThreadID;
 // one already gone ("message to delete not found") is no error.
 func (s *streamer) DeleteMessage(ctx context.Context, channelThreadID, id string) error {
-	b, err := s.live()
-	if err != nil {
-		return fmt.Errorf("deleting telegram message: %w", err)
-	}
-	chatID, err := parseChatID(channelThreadID)
-	if err != nil {
-		return err
-	}
-	mid, err := parseMessageID(id)
+	b, chatID, mid, err := s.target("deleting telegram message", channelThreadID, id)
 	if err != nil {
 		return err
 	}
 	return s.deleteMessage(ctx, b, chatID, mid)
+}
+
+// target is the live bot, and the chat and message of a call on one of
+// the messages of a conversation; what names the call in errors.
+func (s *streamer) target(what, channelThreadID, id string) (*bot.Bot, int64, int, error) {
+	b, err := s.live()
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("%s: %w", what, err)
+	}
+	chatID, err := parseChatID(channelThreadID)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	mid, err := parseMessageID(id)
+	return b, chatID, mid, err
+}
+
+// React sets the bot's reaction on message messageID of the chat
+// channelThreadID (core.Reactor). Telegram takes a fixed set of emoji
+// from bots: emoji is mapped onto it, and one it cannot show is a
+// core.PermanentError naming the set, before any call (reactions.Pick).
+func (s *streamer) React(ctx context.Context, channelThreadID, messageID, emoji string) error {
+	e, err := reactions.Pick(emoji)
+	if err != nil {
+		return err
+	}
+	return s.setReaction(ctx, fmt.Sprintf("reacting with %s on telegram", e), channelThreadID, messageID, e)
+}
+
+// Unreact takes the bot's reaction back (core.Unreactor): a bot has at
+// most one per message, so its list is set empty, whatever emoji (one
+// that replaced emoji goes too: Telegram says not which is there). A
+// message gone has no reaction left: no error.
+func (s *streamer) Unreact(ctx context.Context, channelThreadID, messageID, _ string) error {
+	err := s.setReaction(ctx, "taking back a reaction on telegram", channelThreadID, messageID, "")
+	if err != nil && strings.Contains(err.Error(), "message to react not found") {
+		return nil
+	}
+	return err
+}
+
+// setReaction sets the bot's reactions on a message to emoji alone, or to
+// none for "" (setMessageReaction), paced and retried like a send; what
+// names the call in errors.
+func (s *streamer) setReaction(ctx context.Context, what, channelThreadID, messageID, emoji string) error {
+	b, chatID, id, err := s.target(what, channelThreadID, messageID)
+	if err == nil {
+		params := &bot.SetMessageReactionParams{ChatID: chatID, MessageID: id, Reaction: reactions.Of(emoji)}
+		_, err = s.send.deliver(ctx, what, chatID, func(ctx context.Context) (*models.Message, error) {
+			_, err := b.SetMessageReaction(ctx, params)
+			return &models.Message{ID: id}, err
+		})
+	}
+	return err
 }
 
 // parseMessageID reads a platform message id.

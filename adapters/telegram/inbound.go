@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/go-telegram/bot/models"
 
 	"github.com/parleybot/parley/adapters/telegram/buttons"
+	"github.com/parleybot/parley/adapters/telegram/reactions"
 	"github.com/parleybot/parley/core"
 )
 
@@ -242,36 +242,14 @@ func (in *inbound) handleReaction(ctx context.Context, id int64, r *models.Messa
 	if h == nil {
 		return nil
 	}
-	before, after := emojiOf(r.OldReaction), emojiOf(r.NewReaction)
 	base := core.Reaction{Platform: Platform, ChannelThreadID: strconv.FormatInt(r.Chat.ID, 10),
 		ChannelUserID: strconv.FormatInt(r.User.ID, 10), MessageID: strconv.Itoa(r.MessageID), At: time.Unix(int64(r.Date), 0).UTC()}
-	for _, change := range []struct {
-		emoji   []string
-		in      []string
-		removed bool
-	}{{before, after, true}, {after, before, false}} {
-		for _, e := range change.emoji {
-			if slices.Contains(change.in, e) {
-				continue
-			}
-			c := base
-			c.Emoji, c.Removed = e, change.removed
-			if err := h.HandleReaction(ctx, c); err != nil && ctx.Err() == nil {
-				in.log.Error("handing a telegram reaction to the core", "update_id", id, "chat_id", r.Chat.ID, "err", err)
-				return fmt.Errorf("handing telegram reaction %d to the core: %w", id, err)
-			}
+	for _, c := range reactions.Changes(r.OldReaction, r.NewReaction) {
+		base.Emoji, base.Removed = c.Emoji, c.Removed
+		if err := h.HandleReaction(ctx, base); err != nil && ctx.Err() == nil {
+			in.log.Error("handing a telegram reaction to the core", "update_id", id, "chat_id", r.Chat.ID, "err", err)
+			return fmt.Errorf("handing telegram reaction %d to the core: %w", id, err)
 		}
 	}
 	return nil
-}
-
-// emojiOf are the emoji of reactions, in order.
-func emojiOf(rs []models.ReactionType) []string {
-	var out []string
-	for _, r := range rs {
-		if r.Type == models.ReactionTypeTypeEmoji && r.ReactionTypeEmoji != nil && r.ReactionTypeEmoji.Emoji != "" {
-			out = append(out, r.ReactionTypeEmoji.Emoji)
-		}
-	}
-	return out
 }

@@ -42,6 +42,8 @@ var (
 	_ core.Streamer          = (*Adapter)(nil)
 	_ core.StreamModer       = (*Adapter)(nil)
 	_ core.MessageEditor     = (*Adapter)(nil)
+	_ core.Reactor           = (*Adapter)(nil)
+	_ core.Unreactor         = (*Adapter)(nil)
 )
 
 // Modes and formats.

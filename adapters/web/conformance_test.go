@@ -45,11 +45,12 @@ func TestConformance(t *testing.T) {
 			},
 			Sent:        func(_ *testing.T, thread string) []adaptertest.Sent { return b.sent(thread) },
 			TypingShown: func(_ *testing.T, thread string) int { return b.typing(thread) },
+			Tap:         b.tap,
 			Quiesce:     b.quiesce,
 			// A page shows a reply's HTML whole, however long.
 			WholeRichText: true,
 			// Group, Channel, Own, Edit: a browser only ever writes in its own
-			// one-to-one chat. RateLimit*, Block, UnknownThread: the web chat
+			// one-to-one chat, and never edits, deletes or reacts. RateLimit*, Block, UnknownThread: the web chat
 			// has no rate limits, no blocking, and a send to a client with no
 			// page open succeeds (the page loads it from the history).
 		}
@@ -208,6 +209,20 @@ func (b *browsers) post(t *testing.T, u adaptertest.User, text string) {
 	defer resp.Body.Close()
 	reply, _ := io.ReadAll(resp.Body)
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "POST /web/messages: %s", reply)
+}
+
+// tap taps the button data of message id as user from their page; the
+// answer to the POST is the acknowledgement.
+func (b *browsers) tap(t *testing.T, u adaptertest.User, id, data string) func() bool {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"client_id": u.ID, "name": u.Name, "message_id": id, "data": data})
+	require.NoError(t, err)
+	resp, err := b.client.Post(b.srv.URL+"/web/taps", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	reply, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "POST /web/taps: %s", reply)
+	return func() bool { return true } // the 200 is the acknowledgement
 }
 
 func (b *browsers) sent(thread string) []adaptertest.Sent {

@@ -36,6 +36,11 @@
 // (WithEditRateLimit); WithChannelRateLimit limits each channel's
 // messages as Discord's per-route limit does, answering 429 over it.
 //
+// The bot's reactions on users' messages (PUT and DELETE
+// /channels/{id}/messages/{mid}/reactions/{emoji}/@me, route "reactions";
+// 204 whether or not the reaction was there, 404 / 10008 for an unknown
+// message) show in BotReactions.
+//
 // Files users send are stored and served on the fake's origin at
 // Discord's CDN paths (/attachments/..., /stickers/...), so a client
 // fetches them as it would from cdn.discordapp.com.

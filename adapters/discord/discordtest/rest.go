@@ -110,6 +110,9 @@ func (s *restAPI) resolve(r *http.Request) route {
 		case strings.HasPrefix(sub, "messages/") && strings.HasSuffix(sub, "/@me") && strings.Contains(sub, "/reactions/") &&
 			r.Method == http.MethodPut:
 			return route{name: "reactions", channelID: id, handle: s.chat.addReaction}
+		case strings.HasPrefix(sub, "messages/") && strings.HasSuffix(sub, "/@me") && strings.Contains(sub, "/reactions/") &&
+			r.Method == http.MethodDelete:
+			return route{name: "reactions", channelID: id, handle: s.chat.removeReaction}
 		case strings.HasPrefix(sub, "messages/") && isSnowflake(strings.TrimPrefix(sub, "messages/")):
 			switch r.Method {
 			case http.MethodPatch:

@@ -11,7 +11,9 @@
 // checked as Telegram checks them; editMessageReplyMarkup; Buttons),
 // taps on them (Tap, TapGroup: a callback_query update; answerCallbackQuery
 // taken once within CallbackExpiry: CallbackAnswers, WaitCallbackAnswers,
-// Unanswered), and the bot's command menu (setMyCommands, validated as Telegram does,
+// Unanswered), the bot's reactions (setMessageReaction, one of Telegram's
+// fixed set of emoji on a message that is there: BotReaction,
+// WaitBotReaction), and the bot's command menu (setMyCommands, validated as Telegram does,
 // deleteMyCommands and getMyCommands; MyCommands shows what was
 // registered).
 //

@@ -108,6 +108,7 @@ type Server struct {
 	*draftAPI        // sendMessageDraft and the drafts users saw
 	*editAPI         // editMessageText, deleteMessage, messages as they are now
 	*callbackAPI     // taps on the bot's buttons; answerCallbackQuery
+	*reactionAPI     // setMessageReaction; the bot's reactions
 }
 
 // NewServer starts a fake Bot API server. It is closed in t.Cleanup, which
@@ -143,6 +144,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		msgs:         messageBook{current: map[msgKey]SentMessage{}, deleted: map[msgKey]bool{}, edits: map[msgKey][]Edit{}},
 		refused:      refusals{gone: map[string]bool{}, flood: map[string]time.Time{}},
 		cb:           callbackBook{queries: map[string]*callbackQuery{}},
+		botReactions: map[msgKey]string{},
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
@@ -173,6 +175,7 @@ func newServer(st *state) *Server {
 		draftAPI:        &draftAPI{st},
 		editAPI:         &editAPI{st},
 		callbackAPI:     &callbackAPI{st},
+		reactionAPI:     &reactionAPI{st},
 	}
 }
 
@@ -315,6 +318,8 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 		return s.editMessageReplyMarkup, true
 	case "answercallbackquery":
 		return s.answerCallbackQuery, true
+	case "setmessagereaction":
+		return s.setMessageReaction, true
 	case "getchat":
 		return s.getChat, true
 	case "getfile":

@@ -55,6 +55,8 @@ type state struct {
 	refused refusals
 	// cb is the taps on the bot's buttons and their answers.
 	cb callbackBook
+	// botReactions is the bot's reaction on each message that has one.
+	botReactions map[msgKey]string
 	// allowed is the bot's allowed_updates (nil: Telegram's default);
 	// dropped counts the updates it kept from the bot.
 	allowed map[string]bool
