@@ -8,6 +8,7 @@ import (
 	"github.com/parleybot/parley/adapters/adaptertest"
 	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 )
 
@@ -99,6 +100,26 @@ func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
 			}
 			srv.EditDM(userOf(u), ts, text)
 		},
+		Tap: func(t *testing.T, u adaptertest.User, ts, data string) func() bool {
+			trigger, err := srv.Tap(userOf(u), srv.DMChannelOf(u.ID), ts, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Slack's ack comes once the core has the tap: waited for here,
+			// on the test's goroutine.
+			srv.WaitTapAck(t, trigger, 10*time.Second)
+			return func() bool { return true }
+		},
+		EditDM:   func(_ *testing.T, u adaptertest.User, ts, text string) { srv.EditDM(userOf(u), ts, text) },
+		DeleteDM: func(_ *testing.T, u adaptertest.User, ts string) { srv.DeleteDM(userOf(u), ts) },
+		React: func(t *testing.T, u adaptertest.User, ts, emoji string, removed bool) {
+			name, ok := wire.ReactionName(emoji)
+			if !ok {
+				t.Fatalf("no Slack name for %s", emoji)
+			}
+			srv.ReactDM(userOf(u), ts, name, removed)
+		},
+		BotReactions:      func(_ *testing.T, ch, ts string) []string { return srv.BotReactions(ch, ts) },
 		RateLimitNextSend: func(_ *testing.T, d time.Duration) { srv.RateLimitNext("chat.postMessage", d) },
 		RateLimitAfter: func(_ *testing.T, n int, d time.Duration) {
 			srv.RateLimitAfter("chat.postMessage", n, d)
