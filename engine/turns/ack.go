@@ -3,6 +3,7 @@ package turns
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -94,13 +95,20 @@ func (k *ack) takeBack(ctx context.Context) {
 	}
 }
 
-// latestUserMessage is the user's newest message a reaction can be put
-// on: not a chat command, not deleted, with its platform id; nil when
-// there is none.
+// latestUserMessage is the newest of the user's messages waiting for the
+// answer (after the bot last spoke) that a reaction can be put on: one
+// the platform has an id for, neither a chat command, nor deleted, nor a
+// button tap (whose id, "tap:…", names no message); nil when there is
+// none.
 func latestUserMessage(history []core.Message) *core.Message {
 	for i := len(history) - 1; i >= 0; i-- {
 		m := &history[i]
-		if m.Role == core.RoleUser && !isCommandMessage(*m) && m.PlatformMessageID != "" && !m.Deleted() {
+		switch {
+		case isCommandMessage(*m):
+		case m.Role == core.RoleAssistant:
+			return nil
+		case m.Role == core.RoleUser && m.PlatformMessageID != "" && !m.Deleted() &&
+			!strings.HasPrefix(m.PlatformMessageID, "tap:"):
 			return m
 		}
 	}
