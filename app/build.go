@@ -174,6 +174,7 @@ func (b *builder) buildDispatcher() error {
 		AllowUsers:       cfg.Bot.AllowUsers,
 		FailureMessage:   cfg.Bot.FailureMessage,
 		BusyMessage:      cfg.Bot.BusyMessage,
+		AckReaction:      cfg.Bot.AckReaction,
 		MaxToolRounds:    cfg.LLM.MaxToolRounds,
 		Debounce:         cfg.Runs.Debounce,
 		DuringGeneration: core.BusyPolicy(cfg.Runs.DuringGeneration),

@@ -195,6 +195,12 @@ type messageItem struct {
 	// user sent with the message.
 	Spoken bool
 	Files  []fileItem
+	// Reactions are the emoji the user put on a bot message; Edited
+	// when the user last changed their message, Deleted that they
+	// deleted it (marks.go).
+	Reactions []string
+	Edited    string
+	Deleted   bool
 	// Run is the record of the run that wrote the message, under the
 	// run's last message; nil elsewhere.
 	Run *runItem
@@ -331,6 +337,7 @@ func (s *reader) conversationView(d conversationData) *conversationView {
 			it.Status = st
 		}
 		it.Spoken = m.Metadata["spoken"] == true
+		it.Reactions, it.Edited, it.Deleted = changeMarks(m, at)
 		for n, a := range core.AttachmentsOf(m) {
 			f := fileItem{Line: fileLine(a)}
 			if a.Kind == core.AttachImage && a.Ref != "" && s.fetch != nil {

@@ -39,6 +39,10 @@ type Config struct {
 	FailureMessage string
 	// BusyMessage is sent under BusyReject (default bot.busy_message's, config.DefaultBusyMessage).
 	BusyMessage string
+	// AckReaction is the emoji the bot reacts with to the user's message
+	// while a turn works on it, on adapters that can (bot.ack_reaction;
+	// default "": none).
+	AckReaction string
 	// Debounce delays a user turn after each message, so that a burst is
 	// answered in one turn (default 0).
 	Debounce time.Duration
@@ -171,7 +175,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		Store: cfg.Store, LLM: cfg.LLM, Plugins: cfg.Plugins, Outbox: d.outbox, History: hist,
 		Logger: cfg.Logger, Clock: cfg.Clock, Owner: cfg.Owner, Location: cfg.Location, Metrics: cfg.Metrics,
 		Session: session, Proactive: proactive, Wake: d.turnWake, JobWake: d.jobWake,
-		FailureMessage: cfg.FailureMessage, ContinueNudge: cfg.ContinueNudge, MaxToolRounds: cfg.MaxToolRounds,
+		FailureMessage: cfg.FailureMessage, AckReaction: cfg.AckReaction, ContinueNudge: cfg.ContinueNudge, MaxToolRounds: cfg.MaxToolRounds,
 		MaxTurns: cfg.MaxTurns, RecordCacheSize: cfg.HistoryCacheSize, JobMaxAttempts: cfg.JobMaxAttempts,
 		StaleAfter: cfg.StaleAfter, HeartbeatInterval: cfg.HeartbeatInterval, ReapInterval: cfg.ReapInterval,
 		TurnTimeout: cfg.TurnTimeout, PollInterval: cfg.PollInterval, TypingInterval: cfg.TypingInterval,

@@ -188,6 +188,10 @@ type Bot struct {
 	// who writes while their last message is being answered (default
 	// "I'm still answering your last message. One moment, please.").
 	BusyMessage string `yaml:"busy_message"`
+	// AckReaction is the emoji the bot reacts with to the user's latest
+	// message while a turn works on it, taken back once the reply is out,
+	// where the platform has reactions (default "": none).
+	AckReaction string `yaml:"ack_reaction"`
 	// Limits bound what one user may cost (default: none).
 	Limits Limits `yaml:"limits"`
 	// Streaming shows a reply growing while the model writes it.

@@ -144,6 +144,9 @@ func (c *Config) botProblems(l *problemList) {
 	if strings.TrimSpace(c.Bot.BusyMessage) == "" {
 		l.add("bot.busy_message", "must not be empty", nil)
 	}
+	if a := c.Bot.AckReaction; a != "" && !isEmoji(a) {
+		l.add("bot.ack_reaction", `must be one emoji (e.g. "👀"), or "" for none`, a)
+	}
 	if c.Bot.Streaming.Interval < 50*time.Millisecond {
 		l.add("bot.streaming.interval", "must be at least 50ms (the least time between two updates of one reply)", c.Bot.Streaming.Interval)
 	}

@@ -72,7 +72,10 @@ type Config struct {
 	Wake    *core.Waker
 	JobWake *core.Waker
 
-	FailureMessage    string
+	FailureMessage string
+	// AckReaction is bot.ack_reaction: the emoji put on the user's message
+	// while a turn works on it, "" for none.
+	AckReaction       string
 	ContinueNudge     string
 	MaxToolRounds     int
 	MaxTurns          int

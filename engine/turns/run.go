@@ -60,9 +60,11 @@ func (e *Engine) execute(ctx context.Context, run *core.Run, conv *core.Conversa
 		next, _ = e.complete(ctx, log, run, nil, core.RunCompletion{Status: core.RunSkipped, Error: why})
 		return next
 	}
+	ack := e.speaker.acknowledge(ctx, log, turn, adapter)
 	stopTyping := e.speaker.typing(ctx, adapter, turn.Conversation.ChannelThreadID)
 	outcome, completion := e.speaker.generate(ctx, log, turn, adapter)
 	stopTyping()
+	ack.takeBack(ctx)
 	next, ok := e.complete(ctx, log, run, &turn.Conversation, completion)
 	e.courier.releaseDoubt(turn.Run.ID)
 	if ok {
