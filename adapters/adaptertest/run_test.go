@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // TestMain also catches goroutines the suite itself would leave behind.
@@ -255,7 +256,7 @@ func (a *refAdapter) Send(ctx context.Context, msg core.OutboundMessage) (core.S
 			msgs = append(msgs, message{text: part.Text, markdown: true, plain: part.Plain})
 		}
 	} else {
-		for _, part := range core.SplitText(msg.Text, a.limit) {
+		for _, part := range textsplit.Split(msg.Text, a.limit) {
 			msgs = append(msgs, message{text: part})
 		}
 	}
@@ -300,7 +301,7 @@ func (a *refAdapter) post(ctx context.Context, thread string, msgs []message) (c
 			case errors.Is(err, errMalformed) && m.markdown:
 				// Refused markup: the part goes again as plain text.
 				var plain []message
-				for _, part := range core.SplitText(m.plain, a.limit) {
+				for _, part := range textsplit.Split(m.plain, a.limit) {
 					plain = append(plain, message{text: part})
 				}
 				more, err := a.post(ctx, thread, plain)

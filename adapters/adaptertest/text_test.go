@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
-// TestLongText checks the long-text builder against core.SplitText at the
+// TestLongText checks the long-text builder against textsplit.Split at the
 // limits of real platforms: several parts, the code block whole, and the
 // reassembly check accepting the result.
 func TestLongText(t *testing.T) {
@@ -19,7 +19,7 @@ func TestLongText(t *testing.T) {
 		t.Run(strconv.Itoa(limit), func(t *testing.T) {
 			t.Parallel()
 			text, code := longText(limit)
-			parts := core.SplitText(text, limit)
+			parts := textsplit.Split(text, limit)
 			require.GreaterOrEqual(t, len(parts), 2)
 			require.Equal(t, text, strings.Join(parts, ""))
 			sent := make([]Sent, len(parts))
@@ -40,6 +40,6 @@ func TestLongText(t *testing.T) {
 func TestTwoParts(t *testing.T) {
 	t.Parallel()
 	for _, limit := range []int{100, 2000, 4096, 16000} {
-		require.Len(t, core.SplitText(twoParts(limit), limit), 2, "limit %d", limit)
+		require.Len(t, textsplit.Split(twoParts(limit), limit), 2, "limit %d", limit)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // sender creates messages: it splits and renders replies, paces them
@@ -110,7 +111,7 @@ func (sd *sender) sendable(ctx context.Context, msg core.OutboundMessage, what s
 func textBodies(msg core.OutboundMessage) []*messageBody {
 	var out []*messageBody
 	if msg.Format != core.FormatRichText {
-		for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+		for _, p := range textsplit.Split(msg.Text, maxMessageLength) {
 			out = append(out, &messageBody{Content: p})
 		}
 		return out
@@ -129,12 +130,12 @@ func textBodies(msg core.OutboundMessage) []*messageBody {
 // fits.
 func escapedParts(plain string) []string {
 	var out []string
-	for _, p := range core.SplitText(plain, maxMessageLength) {
+	for _, p := range textsplit.Split(plain, maxMessageLength) {
 		if e := markup.EscapeDiscord(p); utf8.RuneCountInString(e) <= maxMessageLength {
 			out = append(out, e)
 			continue
 		}
-		for _, q := range core.SplitText(p, maxMessageLength/2) {
+		for _, q := range textsplit.Split(p, maxMessageLength/2) {
 			out = append(out, markup.EscapeDiscord(q))
 		}
 	}

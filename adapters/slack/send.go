@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,7 +14,9 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // sender posts to Slack: it splits and renders replies, paces them per
@@ -111,7 +112,7 @@ func textPosts(msg core.OutboundMessage) []post {
 		}
 		return withChoices(posts, msg.Choices)
 	}
-	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+	for _, p := range textsplit.Split(msg.Text, maxMessageLength) {
 		posts = append(posts, post{text: p, opts: []slack.MsgOption{slack.MsgOptionText(p, true)}, section: slackutilsx.EscapeMessage(p)})
 	}
 	return withChoices(posts, msg.Choices)
@@ -120,7 +121,7 @@ func textPosts(msg core.OutboundMessage) []post {
 // plainPosts posts plain text as written: escaped, mrkdwn off so its
 // * _ ~ style nothing. texts are the posts' texts, escaped.
 func plainPosts(plain string) (posts [][]slack.MsgOption, texts []string) {
-	for _, p := range core.SplitText(plain, maxMessageLength) {
+	for _, p := range textsplit.Split(plain, maxMessageLength) {
 		if strings.TrimSpace(p) != "" {
 			posts = append(posts, []slack.MsgOption{slack.MsgOptionText(p, true), slack.MsgOptionDisableMarkdown()})
 			texts = append(texts, slackutilsx.EscapeMessage(p))
@@ -174,10 +175,6 @@ func (s *sender) postInstead(ctx context.Context, api *slack.Client, channel str
 	return ids, nil
 }
 
-// jsonPointer finds the "[json-pointer:/blocks/0/text]" of Slack's
-// response_metadata messages.
-var jsonPointer = regexp.MustCompile(`json-pointer:([^\]\s]+)`)
-
 // markupRefused reports whether err is Slack refusing a post's markup
 // (invalid_blocks, invalid_blocks_format, invalid_arguments), and the JSON
 // pointers its response_metadata names ("" when none).
@@ -191,13 +188,7 @@ func markupRefused(err error) (string, bool) {
 	if !errors.As(err, &se) {
 		return "", true
 	}
-	var pointers []string
-	for _, m := range se.ResponseMetadata.Messages {
-		for _, sm := range jsonPointer.FindAllStringSubmatch(m, -1) {
-			pointers = append(pointers, sm[1])
-		}
-	}
-	return strings.Join(pointers, " "), true
+	return wire.JSONPointers(se.ResponseMetadata.Messages), true
 }
 
 // postPart posts one message, retrying what a retry can fix without

@@ -75,17 +75,29 @@ func (s *streamer) React(ctx context.Context, channelThreadID, messageID, emoji 
 	if err != nil {
 		return err
 	}
-	return s.setReaction(ctx, fmt.Sprintf("reacting with %s on telegram", e), channelThreadID, messageID, e)
+	if err := s.setReaction(ctx, fmt.Sprintf("reacting with %s on telegram", e), channelThreadID, messageID, e); err != nil {
+		return err
+	}
+	s.reacted.Set(channelThreadID+":"+messageID, e)
+	return nil
 }
 
-// Unreact takes the bot's reaction back (core.Unreactor): a bot has at
-// most one per message, so its list is set empty, whatever emoji (one
-// that replaced emoji goes too: Telegram says not which is there). A
-// message gone has no reaction left: no error.
-func (s *streamer) Unreact(ctx context.Context, channelThreadID, messageID, _ string) error {
+// Unreact takes the bot's reaction emoji back (core.Unreactor): a bot
+// has at most one per message, so its list is set empty, unless this
+// process has since put another emoji there (the model's tool react
+// after the acknowledgement), which stays. A message gone has no
+// reaction left: no error.
+func (s *streamer) Unreact(ctx context.Context, channelThreadID, messageID, emoji string) error {
+	key := channelThreadID + ":" + messageID
+	if e, err := reactions.Pick(emoji); err == nil && s.reacted.Replaced(key, e) {
+		return nil
+	}
 	err := s.setReaction(ctx, "taking back a reaction on telegram", channelThreadID, messageID, "")
 	if err != nil && strings.Contains(err.Error(), "message to react not found") {
 		return nil
+	}
+	if err == nil {
+		s.reacted.Set(key, "")
 	}
 	return err
 }

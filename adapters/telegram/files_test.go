@@ -151,19 +151,6 @@ func TestPhotoWithoutCaptionArrives(t *testing.T) {
 	require.Equal(t, "the full photo", string(data))
 }
 
-func TestPhotoSizeOverTheBotAPILimitIsSkipped(t *testing.T) {
-	t.Parallel()
-	sizes := []models.PhotoSize{
-		{FileID: "small", Width: 90, FileSize: 1000},
-		{FileID: "medium", Width: 1280, FileSize: 300_000},
-		{FileID: "huge", Width: 10000, FileSize: maxBotAPIFile + 1},
-	}
-	require.Equal(t, "medium", largestPhoto(sizes).FileID)
-	require.Equal(t, "huge", largestPhoto(sizes[2:]).FileID, "the only size, whatever its size")
-	require.Equal(t, "big", largestPhoto([]models.PhotoSize{{FileID: "small"}, {FileID: "big"}}).FileID,
-		"sizes not given: the last, the largest")
-}
-
 // endless answers a download with a body that never ends (with a
 // Content-Length of a gigabyte when lie is set) until the client goes:
 // a fetch that read it whole would never return.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-telegram/bot/models"
 
+	"github.com/parleybot/parley/adapters/telegram/attach"
 	"github.com/parleybot/parley/adapters/telegram/buttons"
 	"github.com/parleybot/parley/adapters/telegram/reactions"
 	"github.com/parleybot/parley/core"
@@ -145,7 +146,7 @@ func (in *inbound) normalise(upd *models.Update) (core.InboundMessage, bool) {
 	if text == "" {
 		text = m.Caption
 	}
-	files := attachments(m)
+	files := attach.Of(m)
 	// A photo, a voice note or a sticker is a message in its own right
 	// even without a caption; only a message with neither text nor a
 	// file (a location, a contact, a poll) has nothing for the core.

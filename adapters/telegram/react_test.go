@@ -39,6 +39,15 @@ func TestReactSetsTheBotsReactionMapped(t *testing.T) {
 	require.NoError(t, b.adapter.Unreact(ctx, chat, msg.PlatformMessageID, "😊"), "none there: no error")
 	require.NoError(t, b.adapter.Unreact(ctx, chat, "4242", "👍"), "a message gone has no reaction")
 
+	// The acknowledgement, then the model's own reaction, which replaces
+	// it: taking the acknowledgement back leaves the model's.
+	require.NoError(t, b.adapter.React(ctx, chat, msg.PlatformMessageID, "👀"))
+	require.NoError(t, b.adapter.React(ctx, chat, msg.PlatformMessageID, "👍"))
+	require.NoError(t, b.adapter.Unreact(ctx, chat, msg.PlatformMessageID, "👀"))
+	require.Equal(t, "👍", b.srv.BotReaction(ada.ID, mid), "the model's reaction stays")
+	require.NoError(t, b.adapter.Unreact(ctx, chat, msg.PlatformMessageID, "👍"))
+	require.Empty(t, b.srv.BotReaction(ada.ID, mid))
+
 	err = b.adapter.React(ctx, chat, "4242", "👍")
 	require.Contains(t, permanentReason(t, err), "telegram rejected the request")
 	require.ErrorContains(t, err, "message to react not found")

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parleybot/parley/adapters/telegram/reactions"
+
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
@@ -63,6 +65,9 @@ type streamer struct {
 	floodUntil time.Time
 	// lastDraft is the last draft id given out (0: none yet).
 	lastDraft int64
+	// reacted is the bot's last reaction on each message ("chat:message"):
+	// Unreact takes back only its own emoji.
+	reacted reactions.Memory
 }
 
 // mode is how replies grow now: modeDrafts, modeEdits or "" (off).

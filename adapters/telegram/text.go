@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // maxMessageLength is Telegram's limit for one message's text. Telegram
@@ -31,14 +31,14 @@ func runeUnits(r rune) int {
 }
 
 // splitMessage splits text into parts Telegram accepts: each part's
-// UTF-16 length is at most limit. It splits with core.SplitText, which
+// UTF-16 length is at most limit. It splits with textsplit.Split, which
 // counts runes, and splits a part again with a smaller rune budget while
 // it is over the limit. Every rune costs at most 2, so a budget of
 // limit/2 runes always fits. Parts that are only white space are dropped:
 // Telegram rejects them.
 func splitMessage(text string, limit int) []string {
 	var out []string
-	for _, p := range core.SplitText(text, limit) {
+	for _, p := range textsplit.Split(text, limit) {
 		for _, q := range fit(p, limit, utf16Len) {
 			if strings.TrimSpace(q) != "" {
 				out = append(out, q)
@@ -58,7 +58,7 @@ func fit(p string, limit int, cost func(string) int) []string {
 	// Start from the budget p would need if its cost were spread evenly.
 	budget := max(utf8.RuneCountInString(p)*limit/c, floor)
 	for {
-		parts := core.SplitText(p, budget)
+		parts := textsplit.Split(p, budget)
 		ok := true
 		for _, q := range parts {
 			if cost(q) > limit {

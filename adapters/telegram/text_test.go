@@ -50,7 +50,7 @@ func TestSplitMessage(t *testing.T) {
 	})
 	t.Run("emoji count twice", func(t *testing.T) {
 		t.Parallel()
-		// 4000 runes fit core.SplitText's limit but are 8000 UTF-16 units.
+		// 4000 runes fit textsplit.Split's limit but are 8000 UTF-16 units.
 		text := strings.Repeat("😀", 4000)
 		parts := splitMessage(text, maxMessageLength)
 		require.Len(t, parts, 2)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 func init() {
@@ -334,7 +335,7 @@ func (a *Adapter) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 // textParts is msg's text as the parts to print.
 func textParts(msg core.OutboundMessage) []string {
 	if msg.Format != core.FormatRichText {
-		return core.SplitText(msg.Text, maxMessageLength)
+		return textsplit.Split(msg.Text, maxMessageLength)
 	}
 	var out []string
 	for _, p := range markup.SplitPlain(msg.Text, maxMessageLength) {

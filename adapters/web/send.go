@@ -9,6 +9,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // sender pushes the bot's messages and typing to the client's open pages.
@@ -83,7 +84,7 @@ func textParts(msg core.OutboundMessage) []wireMessage {
 		return []wireMessage{{Text: msg.Text, HTML: html}}
 	}
 	var out []wireMessage
-	for _, p := range core.SplitText(msg.Text, maxMessageLength) {
+	for _, p := range textsplit.Split(msg.Text, maxMessageLength) {
 		out = append(out, wireMessage{Text: p})
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // Sent is one message the bot sent through an Adapter.
@@ -95,7 +96,7 @@ func (a *Adapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResu
 		return res, nil
 	}
 	var res core.SendResult
-	for _, part := range core.SplitText(m.Text, a.MaxLength) {
+	for _, part := range textsplit.Split(m.Text, a.MaxLength) {
 		a.next++
 		a.sent = append(a.sent, Sent{ChannelThreadID: m.ChannelThreadID, Text: part, IdempotencyKey: m.IdempotencyKey})
 		res.PlatformMessageIDs = append(res.PlatformMessageIDs, fmt.Sprintf("%s-%d", a.PlatformName, a.next))

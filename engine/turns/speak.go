@@ -702,7 +702,8 @@ func reactor(a core.Adapter, conv core.Conversation, history []core.Message) fun
 		return nil
 	}
 	for i := len(history) - 1; i >= 0; i-- {
-		if m := history[i]; m.Role == core.RoleUser && m.PlatformMessageID != "" && !m.Deleted() {
+		// A tap's id ("tap:…") names no message to react to.
+		if m := history[i]; m.Role == core.RoleUser && m.PlatformMessageID != "" && !m.Deleted() && !strings.HasPrefix(m.PlatformMessageID, "tap:") {
 			id := m.PlatformMessageID
 			return func(ctx context.Context, emoji string) error {
 				return r.React(ctx, conv.ChannelThreadID, id, emoji)

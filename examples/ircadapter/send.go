@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // Send delivers msg.Text to the nick msg.ChannelThreadID and waits until
@@ -215,12 +216,12 @@ func wrap(s string, room int, keepSpace bool) []string {
 	return out
 }
 
-// splitFit splits text with core.SplitText (paragraphs first, code blocks
+// splitFit splits text with textsplit.Split (paragraphs first, code blocks
 // whole when they fit) into parts of at most limit runes, halving any part
 // until fits accepts it.
 func splitFit(text string, limit int, fits func(string) bool) []string {
 	var out []string
-	for _, p := range core.SplitText(text, limit) {
+	for _, p := range textsplit.Split(text, limit) {
 		if n := utf8.RuneCountInString(p); n > 1 && !fits(p) {
 			out = append(out, splitFit(p, n/2, fits)...)
 			continue

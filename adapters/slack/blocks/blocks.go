@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 // MaxSectionText is a section block's text limit, in characters.
@@ -54,7 +55,7 @@ func Choices(text, textType string, choices []core.Choice) []slack.Block {
 		return nil
 	}
 	var blocks []slack.Block
-	for _, part := range core.SplitText(text, MaxSectionText) {
+	for _, part := range textsplit.Split(text, MaxSectionText) {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(textType, part, false, false), nil, nil))
 	}
 	return append(blocks, slack.NewActionBlock("", buttons...))
@@ -107,7 +108,7 @@ func Closed(text string, shown []json.RawMessage, label string) []slack.Block {
 	}
 	if !marked {
 		out = nil
-		for _, part := range core.SplitText(text, MaxSectionText) {
+		for _, part := range textsplit.Split(text, MaxSectionText) {
 			out = append(out, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, part, false, false), nil, nil))
 		}
 		out = append(out, mark)

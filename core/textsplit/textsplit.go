@@ -1,17 +1,19 @@
-package core
+// Package textsplit splits a long reply into the parts a platform takes,
+// at the best breaks and with code blocks that render on their own.
+package textsplit
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// SplitText splits text into parts of at most max runes each, in order and
+// Split splits text into parts of at most max runes each, in order and
 // without losing a character. It prefers to break between paragraphs, then
 // lines, then words; a fenced code block (```) is kept whole when it fits in
 // one part, and otherwise is closed at the end of a part and reopened (with
 // its language) at the start of the next so every part renders on its own.
 // max < 1 returns the text as one part; empty text has no parts.
-func SplitText(text string, max int) []string {
+func Split(text string, max int) []string {
 	if text == "" {
 		return nil
 	}

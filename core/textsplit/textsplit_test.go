@@ -1,4 +1,4 @@
-package core_test
+package textsplit_test
 
 import (
 	"strings"
@@ -7,13 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/textsplit"
 )
 
 func TestSplitTextShortIsOnePart(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, []string{"hello"}, core.SplitText("hello", 10))
-	require.Equal(t, []string{"hello"}, core.SplitText("hello", 0))
+	require.Equal(t, []string{"hello"}, textsplit.Split("hello", 10))
+	require.Equal(t, []string{"hello"}, textsplit.Split("hello", 0))
 }
 
 func TestSplitTextKeepsEverythingInOrder(t *testing.T) {
@@ -29,7 +29,7 @@ func TestSplitTextKeepsEverythingInOrder(t *testing.T) {
 	}
 	text := sb.String()
 	for _, max := range []int{17, 50, 100, 2000} {
-		parts := core.SplitText(text, max)
+		parts := textsplit.Split(text, max)
 		require.Greater(t, len(parts), 1)
 		for _, p := range parts {
 			require.LessOrEqual(t, utf8.RuneCountInString(p), max)
@@ -42,13 +42,13 @@ func TestSplitTextKeepsEverythingInOrder(t *testing.T) {
 func TestSplitTextPrefersParagraphs(t *testing.T) {
 	t.Parallel()
 	text := "first paragraph here\n\nsecond one\n\nthird"
-	parts := core.SplitText(text, 25)
+	parts := textsplit.Split(text, 25)
 	require.Equal(t, []string{"first paragraph here\n\n", "second one\n\nthird"}, parts)
 }
 
 func TestSplitTextHardSplitsAWordlessRun(t *testing.T) {
 	t.Parallel()
-	parts := core.SplitText(strings.Repeat("x", 25), 10)
+	parts := textsplit.Split(strings.Repeat("x", 25), 10)
 	require.Equal(t, []string{strings.Repeat("x", 10), strings.Repeat("x", 10), strings.Repeat("x", 5)}, parts)
 }
 
@@ -56,7 +56,7 @@ func TestSplitTextKeepsCodeBlocksWhole(t *testing.T) {
 	t.Parallel()
 	code := "```go\nfunc main() {\n\tprintln(1)\n}\n```\n"
 	text := strings.Repeat("intro words ", 5) + "\n\n" + code + "\nafter"
-	parts := core.SplitText(text, 70)
+	parts := textsplit.Split(text, 70)
 	require.Equal(t, text, strings.Join(parts, ""))
 	found := false
 	for _, p := range parts {
@@ -77,7 +77,7 @@ func TestSplitTextReopensALongCodeBlock(t *testing.T) {
 		body.WriteString("\n")
 	}
 	text := "```py\n" + body.String() + "```\n"
-	parts := core.SplitText(text, 120)
+	parts := textsplit.Split(text, 120)
 	require.Greater(t, len(parts), 1)
 	var rebuilt strings.Builder
 	for _, p := range parts {
