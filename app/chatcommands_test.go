@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -345,4 +346,35 @@ func TestCommandDuringAContinuation(t *testing.T) {
 	c.settle(t)
 	require.Equal(t, "And the rest.", sent[2].Plain)
 	require.Len(t, c.model.Requests(), 2)
+}
+
+// In the terminal, which has no buttons, a question's choices come as
+// numbered lines, and the number typed is read as the choice.
+func TestChoicesInTheTerminalAreNumberedLines(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "offer_choices", `{"question":"Tea or coffee?","choices":["Tea","Coffee"]}`)),
+		llmtest.Text("Let me ask."),
+		llmtest.Text("Coffee it is."),
+	)
+	cfg := b.writeConfig(t, "adapters:\n  terminal:\n    user: ada\n")
+	in, typed := io.Pipe()
+	var out, stderr coretest.Logs
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), []string{"chat", "-c", cfg}, IO{In: in, Out: &out, Err: &stderr}, b.lookup)
+	}()
+	_, err := io.WriteString(typed, "what should I drink?\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "2. Coffee") }, waitFor, 5*time.Millisecond,
+		"no numbered choices in:\n%s", out.String())
+	require.Contains(t, out.String(), "Tea or coffee?\n\n1. Tea\n2. Coffee")
+	_, err = io.WriteString(typed, "2\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "Coffee it is.") }, waitFor, 5*time.Millisecond)
+	require.NoError(t, typed.Close())
+	require.Equal(t, 0, <-done, "stderr:\n%s", stderr.String())
+	reqs := b.model.Requests()
+	require.Equal(t, "Coffee", reqs[len(reqs)-1].LastUserMessage(), "the number typed reads as the choice")
 }
