@@ -54,6 +54,11 @@ var bots = map[string]botFunc{
 		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, false)
 	},
 	"whole": parleyBot,
+	// And the least that does the same job without a framework (the
+	// streaming floor of the SDKs): the durable baseline, whole and
+	// streamed into drafts.
+	"base-whole":    baselineBot,
+	"base-streamed": func(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, true) },
 	// BenchmarkStreamedCrowd's sides: the same, paced to Telegram's limits.
 	"crowd-streamed": func(ctx context.Context, env botEnv) error {
 		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, true)
@@ -123,7 +128,14 @@ type baseMessage struct {
 // Parley's writer, one connection, so writers queue in database/sql instead
 // of retrying on SQLITE_BUSY; gorm's other settings are its defaults (each
 // Create in a transaction of its own).
-func baselineBot(ctx context.Context, env botEnv) error {
+func baselineBot(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, false) }
+
+// baselineBotWith is baselineBot, reading the answer as a stream when
+// streamed and showing it growing as bare go-telegram/bot code would: a
+// sendMessageDraft with the text so far when it first has some and then
+// at most every 400 ms (the interval Parley streams at), the finished
+// text with one sendMessage.
+func baselineBotWith(ctx context.Context, env botEnv, streamed bool) error {
 	dsn := filepath.Join(env.Dir, "baseline.db") + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000"
 	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
@@ -153,15 +165,23 @@ func baselineBot(ctx context.Context, env botEnv) error {
 				errs.check(ctx, err)
 				return
 			}
-			resp, err := ai.CreateChatCompletion(ctx, openai.ChatCompletionRequest{
+			req := openai.ChatCompletionRequest{
 				Model:    llmtest.DefaultModel,
 				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: u.Message.Text}},
-			})
+			}
+			var reply string
+			if streamed {
+				reply, err = streamIntoDrafts(ctx, ai, bt, chat, u.Message.ID, req)
+			} else {
+				var resp openai.ChatCompletionResponse
+				if resp, err = ai.CreateChatCompletion(ctx, req); err == nil {
+					reply = resp.Choices[0].Message.Content
+				}
+			}
 			if err != nil {
 				errs.check(ctx, err)
 				return
 			}
-			reply := resp.Choices[0].Message.Content
 			if err := db.WithContext(ctx).Create(&baseMessage{ChatID: chat, Role: "assistant", Text: reply}).Error; err != nil {
 				errs.check(ctx, err)
 				return
@@ -174,6 +194,37 @@ func baselineBot(ctx context.Context, env botEnv) error {
 	}
 	bt.Start(ctx)
 	return errs.err()
+}
+
+// streamIntoDrafts reads req's answer as a stream, showing the text so
+// far in a draft (its id the user's message's) when it first has some and
+// then at most every 400 ms, and returns the whole text.
+func streamIntoDrafts(ctx context.Context, ai *openai.Client, bt *bot.Bot, chat int64, draft int, req openai.ChatCompletionRequest) (string, error) {
+	stream, err := ai.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	defer stream.Close()
+	var text strings.Builder
+	var shown time.Time
+	for {
+		chunk, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return text.String(), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if len(chunk.Choices) > 0 {
+			text.WriteString(chunk.Choices[0].Delta.Content)
+		}
+		if text.Len() > 0 && time.Since(shown) >= 400*time.Millisecond {
+			shown = time.Now()
+			if _, err := bt.SendMessageDraft(ctx, &bot.SendMessageDraftParams{ChatID: chat, DraftID: fmt.Sprint(draft), Text: text.String()}); err != nil {
+				return "", err
+			}
+		}
+	}
 }
 
 // parleyBot is Parley end to end: the telegram adapter (long polling,

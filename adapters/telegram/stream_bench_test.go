@@ -36,11 +36,15 @@ const streamWriting = time.Second
 func BenchmarkStreamedReply(b *testing.B) {
 	n := max(b.N, streamUsers)
 	replies := streamUsers * ((n + streamUsers - 1) / streamUsers)
-	on, onPID, asked := startStreamingParley(b, true)
-	off, offPID, _ := startStreamingParley(b, false)
+	on, onPID, asked := startStreamingSide(b, "streamed", true)
+	off, offPID, _ := startStreamingSide(b, "whole", false)
+	baseOn, baseOnPID, _ := startStreamingSide(b, "base-streamed", true)
+	baseOff, baseOffPID, _ := startStreamingSide(b, "base-whole", false)
 	b.ResetTimer()
 	streamed := measureStreamed(b, on, n, onPID)
 	whole := measureStreamed(b, off, n, offPID)
+	baseStreamed := measureStreamed(b, baseOn, n, baseOnPID)
+	baseWhole := measureStreamed(b, baseOff, n, baseOffPID)
 	b.StopTimer()
 
 	var ttfv []time.Duration
@@ -69,6 +73,15 @@ func BenchmarkStreamedReply(b *testing.B) {
 		b.ReportMetric(float64(whole.cpu.Microseconds())/1000/float64(replies), "whole-cpu-ms/reply")
 		b.ReportMetric(float64(streamed.cpu)/float64(whole.cpu), "cpu-ratio")
 	}
+	// The floor: what streaming costs the bare SDKs (base-streamed over
+	// base-whole), and what it costs Parley over that.
+	perReply := func(p phase) float64 { return float64(p.cpu.Microseconds()) / 1000 / float64(replies) }
+	if baseStreamed.cpu > 0 && baseWhole.cpu > 0 {
+		b.ReportMetric(perReply(baseStreamed), "base-streamed-cpu-ms/reply")
+		b.ReportMetric(perReply(baseWhole), "base-whole-cpu-ms/reply")
+		b.ReportMetric(perReply(baseStreamed)-perReply(baseWhole), "floor-extra-ms/reply")
+		b.ReportMetric(perReply(streamed)-perReply(whole), "parley-extra-ms/reply")
+	}
 }
 
 // askedTimes notes when each user's requests reached the model.
@@ -83,18 +96,13 @@ func (a *askedTimes) of(user int64) []time.Time {
 	return a.at[user]
 }
 
-// startStreamingParley starts Parley (parleyBotWith) with streaming on
-// or off in a process of its own (startChild); the model writes
-// streamAnswer over streamWriting (streamed, or whole once written), and
-// notes when each user asked.
-func startStreamingParley(b *testing.B, streaming bool) (*telegramtest.Server, int, *askedTimes) {
+// startStreamingSide starts bot side (bots) in a process of its own
+// (startChild); the model writes streamAnswer over streamWriting
+// (streamed, or whole once written), and notes when each user asked.
+func startStreamingSide(b *testing.B, side string, streaming bool) (*telegramtest.Server, int, *askedTimes) {
 	b.Helper()
 	asked := &askedTimes{at: map[int64][]time.Time{}}
 	respond := writingModel(asked, streaming, streamWriting)
-	side := "whole"
-	if streaming {
-		side = "streamed"
-	}
 	fake, pid := startChild(b, side, respond)
 	return fake, pid, asked
 }
