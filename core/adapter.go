@@ -62,6 +62,9 @@ type OutboundMessage struct {
 	// adapter whose Capabilities say Choices; the core writes them into
 	// Text as numbered lines for any other.
 	Choices []Choice
+	// Files are sent with the message, Text their caption (outfile.go):
+	// through FileSender where the adapter is one.
+	Files []OutboundFile
 }
 
 // TextFormat says how an outbound message's text is written.

@@ -97,14 +97,21 @@ func (o *Outbox) Send(ctx context.Context, a core.Adapter, msg core.OutboundMess
 }
 
 // render sends msg through a: rich text as plain text to an adapter that
-// cannot render it, an image as its caption and URL to one that cannot
-// show images.
+// cannot render it, files through a FileSender (a line each saying it
+// could not be shown, elsewhere), an image as its caption and URL to one
+// that cannot show images.
 func render(ctx context.Context, a core.Adapter, msg core.OutboundMessage) (core.SendResult, error) {
 	if msg.Format == core.FormatRichText && !a.Capabilities().RichText {
 		msg.Text, msg.Format = markup.Plain(msg.Text), core.FormatText
 	}
 	if len(msg.Choices) > 0 && !a.Capabilities().Choices {
 		msg.Text, msg.Choices = NumberedChoices(msg.Text, msg.Choices), nil
+	}
+	if len(msg.Files) > 0 {
+		if fs, ok := a.(core.FileSender); ok {
+			return fs.SendFiles(ctx, msg)
+		}
+		msg.Text, msg.Files = core.FilesNotShown(msg.Text, msg.Files), nil
 	}
 	if msg.ImageURL == "" {
 		return a.Send(ctx, msg)

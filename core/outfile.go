@@ -1,0 +1,52 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// OutboundFile is a file the bot sends with a message: a picture, a
+// document, a voice note or audio, with its bytes. The core records the
+// bytes before the send (like a reply's text), so a send retried after a
+// crash sends the same file.
+type OutboundFile struct {
+	// Kind is AttachImage, AttachDocument, AttachVoice (a voice note:
+	// Ogg Opus) or AttachAudio.
+	Kind AttachmentKind
+	// Name is the file's name as the user sees it ("export.json",
+	// "reply.ogg").
+	Name string
+	// MIME is the file's type ("image/png", "audio/ogg").
+	MIME string
+	Data []byte
+}
+
+// FileSender is an optional Adapter capability: send msg.Files natively,
+// with msg.Text (in msg.Format) as their caption, in order, as the
+// platform shows files (Telegram's sendPhoto, sendDocument, sendVoice;
+// Discord's attachments; Slack's upload flow; the web chat inline). A
+// file the platform cannot show as its kind goes as a document; a picture
+// over the platform's limit is scaled down or sent as a document; a file
+// over every limit is a PermanentError naming it and the limit. A caption
+// longer than the platform allows goes as text after the files. Retries
+// and rate limits are as for Send; SendResult lists every platform
+// message made. Without FileSender the core sends the text with a line
+// per file it could not show (FilesNotShown).
+type FileSender interface {
+	SendFiles(ctx context.Context, msg OutboundMessage) (SendResult, error)
+}
+
+// FilesNotShown is text with a line per file of files saying it could
+// not be shown here: what a platform without FileSender gets.
+func FilesNotShown(text string, files []OutboundFile) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	for _, f := range files {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "[%s %q (%s) cannot be shown here]", f.Kind, f.Name, ByteSize(int64(len(f.Data))))
+	}
+	return b.String()
+}
