@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,6 +68,10 @@ type Adapter struct {
 	// edits (the same here: printed as it arrives) or off (printed whole
 	// once written) (default auto).
 	Streaming string `yaml:"streaming"`
+	// FilesDir is where the files the bot sends are saved, each as its
+	// own file whose path is printed (default parley-files in the
+	// system's temporary directory).
+	FilesDir string `yaml:"files_dir"`
 
 	// In is read line by line for the user's messages. The host owns it:
 	// Stop does not close it.
@@ -118,6 +123,7 @@ func newWithLookup(lookupEnv func(string) (string, bool)) *Adapter {
 	return &Adapter{
 		User:      user,
 		Streaming: streamAuto,
+		FilesDir:  filepath.Join(os.TempDir(), "parley-files"),
 		log:       slog.New(slog.DiscardHandler),
 		clock:     core.SystemClock{},
 		botName:   "Parley",
@@ -163,6 +169,9 @@ func (a *Adapter) Validate() error {
 	}
 	if strings.IndexFunc(a.User, unicode.IsControl) >= 0 {
 		return errors.New("terminal adapter: user must not contain control characters")
+	}
+	if strings.TrimSpace(a.FilesDir) == "" {
+		return errors.New("terminal adapter: files_dir must not be empty")
 	}
 	return validStreaming(a.Streaming)
 }
