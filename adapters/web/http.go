@@ -55,6 +55,7 @@ func (rt *routes) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /web/events", rt.handleEvents)
 	mux.HandleFunc("GET /web/history", rt.handleHistory)
 	mux.HandleFunc("GET /web/status", rt.handleStatus)
+	mux.HandleFunc("GET /web/files/{id}", rt.handleFile)
 }
 
 // postedMessage is the body of POST /web/messages.

@@ -17,10 +17,11 @@ var pageSource string
 // name for each context they appear in (HTML text, JS string).
 var pageTemplate = template.Must(template.New("page").Parse(pageSource))
 
-// pageCSP allows nothing but the page itself and requests to this origin, so
-// the page provably loads no external asset.
+// pageCSP allows nothing but the page itself and requests to this origin
+// (pictures and audio the bot sent, from /web/files), so the page
+// provably loads no external asset.
 const pageCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; " +
-	"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"connect-src 'self'; img-src 'self' data:; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 func (rt *routes) handlePage(w http.ResponseWriter, _ *http.Request) {
 	var buf bytes.Buffer

@@ -176,7 +176,7 @@ func TestChatPageShowsHTMLAndTheBanner(t *testing.T) {
 	_, hdr, body := b.get(t, "/")
 
 	require.Equal(t, "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "+
-		"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+		"connect-src 'self'; img-src 'self' data:; media-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 		hdr.Get("Content-Security-Policy"), "the policy stays as strict")
 	for _, want := range []string{`id="banner" role="status" hidden`, "/web/status", "innerHTML = m.html", "setInterval(checkModel, 30000)",
 		".msg.rich { white-space: normal"} {

@@ -31,6 +31,12 @@ func (sd *sender) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 // that the page puts the finished text in place of the growing one) or,
 // when firstID is "", a fresh one.
 func (sd *sender) push(ctx context.Context, msg core.OutboundMessage, firstID string) (core.SendResult, error) {
+	return sd.pushWith(ctx, msg, firstID, nil)
+}
+
+// pushWith is push with files under the last part (SendFiles); with
+// files, an empty text is one part of its own to carry them.
+func (sd *sender) pushWith(ctx context.Context, msg core.OutboundMessage, firstID string, files []wireFile) (core.SendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return core.SendResult{}, fmt.Errorf("sending to web client: %w", err)
 	}
@@ -41,6 +47,9 @@ func (sd *sender) push(ctx context.Context, msg core.OutboundMessage, firstID st
 		return core.SendResult{}, &core.PermanentError{Reason: "no channel thread id"}
 	}
 	parts := textParts(msg)
+	if len(parts) == 0 && len(files) > 0 {
+		parts = []wireMessage{{}}
+	}
 	if len(parts) == 0 {
 		return core.SendResult{}, &core.PermanentError{Reason: "empty text"}
 	}
@@ -55,6 +64,9 @@ func (sd *sender) push(ctx context.Context, msg core.OutboundMessage, firstID st
 		p.ID, p.Role, p.At = ids[i], string(core.RoleAssistant), at
 		if i == len(parts)-1 && len(msg.Choices) > 0 {
 			p.Choices = wireChoices(msg.Choices)
+		}
+		if i == len(parts)-1 {
+			p.Files = files
 		}
 		data, err := json.Marshal(p)
 		if err != nil {

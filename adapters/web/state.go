@@ -27,6 +27,8 @@ type state struct {
 	pingEvery    time.Duration
 	writeTimeout time.Duration
 	hub          *hub
+	// files are the files sent, for the pages to load (files.go).
+	files *shelf
 
 	// guardsOnce builds guards from the decoded config on first use.
 	guardsOnce sync.Once

@@ -82,6 +82,7 @@ func New() *Adapter {
 		pingEvery:    15 * time.Second,
 		writeTimeout: 10 * time.Second,
 		hub:          newHub(),
+		files:        &shelf{},
 	}
 	a.state, a.routes, a.sender = st, &routes{st}, &sender{st}
 	a.streamer = &streamer{a.sender}
@@ -183,6 +184,8 @@ type wireMessage struct {
 	At   string `json:"at"`
 	// Choices are the buttons under a question (its last part).
 	Choices []wireChoice `json:"choices,omitempty"`
+	// Files are the files the message carries (its last part).
+	Files []wireFile `json:"files,omitempty"`
 }
 
 // wireChoice is a button: what it shows, and what the page posts back to
