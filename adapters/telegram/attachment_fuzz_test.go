@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,10 +10,7 @@ import (
 	"testing"
 
 	"github.com/parleybot/parley/adapters/adaptertest"
-	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/coretest"
 )
 
 // fileFields are the fields of a Telegram message that carry a file, in
@@ -97,31 +93,8 @@ func FuzzUpdateFiles(f *testing.F) {
 	f.Add([]byte(`{}`), uint8(0), "AgAC", int64(maxBotAPIFile+1), 0, 1, 1, "", "", "", "")
 	f.Add([]byte(`{}`), uint8(6), "", int64(10), 0, 0, 0, "text/plain", "a.txt", "", "\t\n")
 
-	srv := telegramtest.NewServer(f)
-	a := New()
-	a.Token = config.Secret(srv.Token())
-	a.APIURL = srv.URL()
-	a.Mode = ModeWebhook
-	a.WebhookSecret = webhookSecret
-	if err := a.Provision(context.Background(), core.Env{Logger: (&coretest.Logs{}).Logger()}); err != nil {
-		f.Fatal(err)
-	}
-	if err := a.Validate(); err != nil {
-		f.Fatal(err)
-	}
-	box := adaptertest.NewRecorder()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := a.Start(ctx, box); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-		defer cancel()
-		_ = a.Stop(ctx)
-	})
-	mux := http.NewServeMux()
-	a.Mount(mux)
+	h := newFuzzHost(f)
+	a, srv, box, mux := h.a, h.srv, h.box, h.mux
 	post := func(body []byte) (int, []core.InboundMessage) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, WebhookPath, bytes.NewReader(body))

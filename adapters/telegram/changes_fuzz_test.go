@@ -66,6 +66,7 @@ type wireEvent struct {
 // fuzzHost is an adapter in webhook mode against the fake, started, with
 // the Recorder it hands updates to.
 type fuzzHost struct {
+	a   *Adapter
 	srv *telegramtest.Server
 	box *adaptertest.Recorder
 	mux *http.ServeMux
@@ -97,7 +98,7 @@ func newFuzzHost(f *testing.F) *fuzzHost {
 	})
 	mux := http.NewServeMux()
 	a.Mount(mux)
-	return &fuzzHost{srv: srv, box: box, mux: mux}
+	return &fuzzHost{a: a, srv: srv, box: box, mux: mux}
 }
 
 // post delivers body to the webhook with the right secret and returns

@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/parleybot/parley/adapters/adaptertest"
-	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/core/coretest"
 )
 
 // wireUpdate is the part of a Telegram update the oracle reads.
@@ -79,31 +74,8 @@ func FuzzWebhook(f *testing.F) {
 	} {
 		f.Add([]byte(s.body), s.chatType, s.chatID, s.fromID, s.isBot, s.text, s.caption)
 	}
-	srv := telegramtest.NewServer(f)
-	a := New()
-	a.Token = config.Secret(srv.Token())
-	a.APIURL = srv.URL()
-	a.Mode = ModeWebhook
-	a.WebhookSecret = webhookSecret
-	if err := a.Provision(context.Background(), core.Env{Logger: (&coretest.Logs{}).Logger()}); err != nil {
-		f.Fatal(err)
-	}
-	if err := a.Validate(); err != nil {
-		f.Fatal(err)
-	}
-	box := adaptertest.NewRecorder()
-	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-	defer cancel()
-	if err := a.Start(ctx, box); err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
-		defer cancel()
-		_ = a.Stop(ctx)
-	})
-	mux := http.NewServeMux()
-	a.Mount(mux)
+	h := newFuzzHost(f)
+	srv, box, mux := h.srv, h.box, h.mux
 	post := func(secret string, body []byte) (int, []core.InboundMessage) {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, WebhookPath, bytes.NewReader(body))

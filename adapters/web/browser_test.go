@@ -26,6 +26,26 @@ import (
 // on a loaded CI machine takes seconds.
 const browserTimeout = 90 * time.Second
 
+// servePage starts a web chat for the bot "Subaru" with host behind it,
+// served on a test server, both stopped at the test's end.
+func servePage(t *testing.T, host core.Host) (*web.Adapter, *httptest.Server) {
+	t.Helper()
+	a := web.New()
+	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
+	require.NoError(t, a.Validate())
+	require.NoError(t, a.Start(context.Background(), host))
+	mux := http.NewServeMux()
+	a.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, a.Stop(ctx))
+		srv.Close()
+	})
+	return a, srv
+}
+
 // pageCore is the core behind the page in the browser test: a canned
 // history and a model health the test changes.
 type pageCore struct {

@@ -3,8 +3,6 @@ package web_test
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/browsertest"
 )
@@ -49,19 +46,7 @@ func TestWebChatChoicesInABrowser(t *testing.T) {
 		{ID: 2, Seq: 2, Role: core.RoleAssistant, Source: core.SourceReply, Content: "Tea or coffee?", CreatedAt: at.Add(time.Second),
 			Metadata: map[string]any{core.ChoicesKey: []string{"Tea", "Coffee"}}},
 	}}}
-	a := web.New()
-	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
-	require.NoError(t, a.Validate())
-	require.NoError(t, a.Start(context.Background(), pc))
-	mux := http.NewServeMux()
-	a.Mount(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, a.Stop(ctx))
-		srv.Close()
-	})
+	_, srv := servePage(t, pc)
 
 	bctx := browsertest.Start(t, browser, 800, 700, browserTimeout)
 	require.NoError(t, chromedp.Do(bctx,

@@ -6,8 +6,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -16,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/browsertest"
 )
@@ -31,19 +28,7 @@ func TestWebChatShowsFilesInABrowser(t *testing.T) {
 	pc := &pageCore{history: []core.Message{
 		{ID: 1, Seq: 1, Role: core.RoleUser, Source: core.SourceUser, Content: "show me Miso", CreatedAt: at},
 	}}
-	a := web.New()
-	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
-	require.NoError(t, a.Validate())
-	require.NoError(t, a.Start(context.Background(), pc))
-	mux := http.NewServeMux()
-	a.Mount(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, a.Stop(ctx))
-		srv.Close()
-	})
+	a, srv := servePage(t, pc)
 
 	bctx := browsertest.Start(t, browser, 800, 700, browserTimeout)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live")),

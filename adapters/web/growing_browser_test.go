@@ -2,8 +2,6 @@ package web_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/parleybot/parley/adapters/web"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/internal/browsertest"
 )
@@ -42,19 +39,7 @@ func TestWebChatShowsAReplyGrowing(t *testing.T) {
 	pc := &pageCore{history: []core.Message{
 		{ID: 1, Seq: 1, Role: core.RoleUser, Source: core.SourceUser, Content: "How do I run the tests?", CreatedAt: at},
 	}}
-	a := web.New()
-	require.NoError(t, a.Provision(context.Background(), core.Env{BotName: "Subaru"}))
-	require.NoError(t, a.Validate())
-	require.NoError(t, a.Start(context.Background(), pc))
-	mux := http.NewServeMux()
-	a.Mount(mux)
-	srv := httptest.NewServer(mux)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		require.NoError(t, a.Stop(ctx))
-		srv.Close()
-	})
+	a, srv := servePage(t, pc)
 
 	bctx := browsertest.Start(t, browser, 900, 700, browserTimeout)
 	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live")),
