@@ -72,6 +72,15 @@ func TestDiscordEditsAndDeletesReachTheModel(t *testing.T) {
 	close(hold)
 	fake.WaitSent(t, channel, 4, waitFor)
 
+	requireEditsReachedTheModel(t, b, discord.Platform, channel, pin)
+}
+
+// requireEditsReachedTheModel checks the last turn of an edit test: it
+// answers "what do you know?" (edited from a typo while it waited), reads
+// "my cat is Tim" (edited from Tom) and not "my pin is 1234" (deleted),
+// whose row, message pin of thread on p, is kept without its text.
+func requireEditsReachedTheModel(t *testing.T, b *testBundle, p core.Platform, thread, pin string) {
+	t.Helper()
 	reqs := b.model.Requests()
 	last := userTexts(reqs[len(reqs)-1])
 	require.Equal(t, "what do you know?", last[len(last)-1], "the queued turn answers the edited text")
@@ -80,7 +89,7 @@ func TestDiscordEditsAndDeletesReachTheModel(t *testing.T) {
 	require.NotContains(t, last, "my pin is 1234", "a deleted message leaves the window")
 
 	var deleted *core.Message
-	for _, m := range b.storedMessagesOn(t, discord.Platform, channel) {
+	for _, m := range b.storedMessagesOn(t, p, thread) {
 		if m.PlatformMessageID == pin {
 			deleted = &m
 		}

@@ -29,11 +29,9 @@ const idleTimers = 4
 // companion is a bot with every plugin on, talking through the fake
 // Telegram, on a clock the test moves.
 type companion struct {
-	*testBundle
-	fake  *telegramtest.Server
-	clock *coretest.Clock
-	app   *app
-	user  telegramtest.User
+	clockedBot // settle and advance
+	fake       *telegramtest.Server
+	user       telegramtest.User
 	// logs is what the bot logged, for a failing test to show.
 	logs    *coretest.Logs
 	cfgPath string
@@ -43,7 +41,7 @@ type companion struct {
 // YAML under plugins:, indented two spaces.
 func startCompanion(t *testing.T, plugins string) *companion {
 	t.Helper()
-	c := &companion{testBundle: setup(t), fake: telegramtest.NewServer(t), clock: coretest.NewClock(companionT0),
+	c := &companion{clockedBot: clockedBot{testBundle: setup(t), clock: coretest.NewClock(companionT0)}, fake: telegramtest.NewServer(t),
 		user: telegramtest.User{ID: 777, FirstName: "Ada"}}
 	path := c.writeConfig(t, fmt.Sprintf(`bot:
   timezone: Europe/Berlin
@@ -112,26 +110,6 @@ func (c *companion) say(t *testing.T, text string, n int) []telegramtest.SentMes
 	sent := c.fake.WaitSent(t, c.user.ID, n, waitFor)
 	c.settle(t)
 	return sent
-}
-
-// settle waits until no run is queued or running and every loop sleeps
-// on the clock again.
-func (c *companion) settle(t *testing.T) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		busy, err := c.app.store.HasPendingRuns(context.Background())
-		return err == nil && !busy && c.app.disp.SendsInFlight() == 0
-	}, waitFor, 2*time.Millisecond, "runs and scheduled sends never finished")
-	c.clock.WaitForTimers(t, idleTimers, waitFor)
-}
-
-// advance moves the clock and waits until the bot has done what the new
-// time asks of it.
-func (c *companion) advance(t *testing.T, d time.Duration) {
-	t.Helper()
-	c.clock.Advance(d)
-	c.clock.WaitForTimers(t, idleTimers, waitFor)
-	c.settle(t)
 }
 
 // stored is the conversation's messages.

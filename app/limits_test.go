@@ -123,7 +123,7 @@ runs:
 // and is told when that is, in their zone.
 func TestPerUserLimitsLiftOnTheBotsClock(t *testing.T) {
 	t.Parallel()
-	c := &companion{testBundle: setup(t), fake: telegramtest.NewServer(t), clock: coretest.NewClock(companionT0),
+	c := &companion{clockedBot: clockedBot{testBundle: setup(t), clock: coretest.NewClock(companionT0)}, fake: telegramtest.NewServer(t),
 		user: telegramtest.User{ID: 777, FirstName: "Ada"}}
 	c.cfgPath = c.writeConfig(t, fmt.Sprintf(`bot:
   timezone: Europe/Berlin

@@ -17,7 +17,7 @@ import (
 // the bot is writing: the wait is the model provider's, not silence.
 func TestAUserWaitingOnPacingSeesTyping(t *testing.T) {
 	t.Parallel()
-	c := &companion{testBundle: setup(t), fake: telegramtest.NewServer(t), clock: coretest.NewClock(companionT0),
+	c := &companion{clockedBot: clockedBot{testBundle: setup(t), clock: coretest.NewClock(companionT0)}, fake: telegramtest.NewServer(t),
 		user: telegramtest.User{ID: 777, FirstName: "Ada"}}
 	bob := telegramtest.User{ID: 778, FirstName: "Bob"}
 	// One request a minute, a burst of one: Ada's turn spends it, Bob's

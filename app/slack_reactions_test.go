@@ -126,20 +126,5 @@ func TestSlackEditsAndDeletesReachTheModel(t *testing.T) {
 	close(hold)
 	fake.WaitSent(t, channel, 4, waitFor)
 
-	reqs := b.model.Requests()
-	last := userTexts(reqs[len(reqs)-1])
-	require.Equal(t, "what do you know?", last[len(last)-1], "the queued turn answers the edited text")
-	require.Contains(t, last, "my cat is Tim")
-	require.NotContains(t, last, "my cat is Tom")
-	require.NotContains(t, last, "my pin is 1234", "a deleted message leaves the window")
-
-	var deleted *core.Message
-	for _, m := range b.storedMessagesOn(t, slack.Platform, channel) {
-		if m.PlatformMessageID == pin {
-			deleted = &m
-		}
-	}
-	require.NotNil(t, deleted, "the deleted message keeps its row")
-	require.Empty(t, deleted.Content, "without its text")
-	require.True(t, deleted.Deleted())
+	requireEditsReachedTheModel(t, b, slack.Platform, channel, pin)
 }
