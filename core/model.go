@@ -95,6 +95,11 @@ type Message struct {
 	// nor repeats it unbounded (DeliveryNone for everything else).
 	Delivery  Delivery
 	CreatedAt time.Time
+	// Files are the files a bot message carries (outfile.go), with their
+	// bytes: stored with it and kept until it is delivered, so that a
+	// send retried after a crash sends the same files. Set them with
+	// AttachFiles, which describes them in Metadata for good.
+	Files []OutboundFile
 }
 
 // Delivery is the state of a turn's outbound message.

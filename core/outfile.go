@@ -50,3 +50,27 @@ func FilesNotShown(text string, files []OutboundFile) string {
 	}
 	return b.String()
 }
+
+// FilesKey is the Message.Metadata key describing the files a message
+// carries (a list of Attachment: kind, MIME, size, name), kept after
+// their bytes are dropped.
+const FilesKey = "files"
+
+// MaxOutboundFileBytes bounds one file the bot sends: the largest any
+// platform takes from a bot (Telegram's 50 MB). A bigger one is not
+// kept nor sent; the text says so.
+const MaxOutboundFileBytes = 50 << 20
+
+// AttachFiles sets the files m carries and describes them in its
+// metadata.
+func (m *Message) AttachFiles(files []OutboundFile) {
+	m.Files = files
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	described := make([]Attachment, len(files))
+	for i, f := range files {
+		described[i] = Attachment{Kind: f.Kind, MIME: f.MIME, Size: int64(len(f.Data)), Name: f.Name}
+	}
+	m.Metadata[FilesKey] = described
+}

@@ -32,7 +32,7 @@ func settleDelivery(tx *gorm.DB, m *core.Message, meta string) error {
 	if err != nil {
 		return fmt.Errorf("recording the delivery of message %d: %w", m.ID, err)
 	}
-	return nil
+	return dropFiles(tx, m)
 }
 
 // PendingDeliveries returns the conversation's messages left sending by
@@ -43,6 +43,9 @@ func (s *MessageLog) PendingDeliveries(ctx context.Context, conversationID, exce
 		[]any{conversationID, exceptRun}, messageDest)
 	if err != nil {
 		return nil, fmt.Errorf("reading the unsent replies of conversation %d: %w", conversationID, err)
+	}
+	if err := s.withFiles(ctx, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -18,6 +18,8 @@ type Sent struct {
 	ChannelThreadID string
 	Text            string
 	IdempotencyKey  string
+	// Files are the files sent with Text as their caption (SendFiles).
+	Files []core.OutboundFile
 }
 
 // Adapter is an in-memory core.Adapter: Deliver plays a user's DM, and every
@@ -44,6 +46,7 @@ type Adapter struct {
 var (
 	_ core.Adapter         = (*Adapter)(nil)
 	_ core.TypingIndicator = (*Adapter)(nil)
+	_ core.FileSender      = (*Adapter)(nil)
 )
 
 // NewAdapter returns an adapter for platform p.
@@ -109,6 +112,20 @@ func (a *Adapter) Send(_ context.Context, m core.OutboundMessage) (core.SendResu
 	}
 	a.notify()
 	return res, nil
+}
+
+// SendFiles records msg's files with its text as their caption, as one
+// message (core.FileSender).
+func (a *Adapter) SendFiles(_ context.Context, m core.OutboundMessage) (core.SendResult, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sendErr != nil {
+		return core.SendResult{}, a.sendErr
+	}
+	a.next++
+	a.sent = append(a.sent, Sent{ChannelThreadID: m.ChannelThreadID, Text: m.Text, IdempotencyKey: m.IdempotencyKey, Files: m.Files})
+	a.notify()
+	return core.SendResult{PlatformMessageIDs: []string{fmt.Sprintf("%s-%d", a.PlatformName, a.next)}}, nil
 }
 
 // Typing counts typing indications.

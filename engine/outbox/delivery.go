@@ -126,6 +126,7 @@ func OutboundOf(conv core.Conversation, m core.Message, key string) core.Outboun
 		Format:          core.FormatOf(m), // what the model wrote is Markdown
 		IdempotencyKey:  key,
 		Choices:         core.MessageChoices(m),
+		Files:           m.Files,
 	}
 }
 

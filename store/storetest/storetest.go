@@ -107,6 +107,7 @@ func runCases() []storeCase {
 		{"ReapHandsOnGrownMessages", testReapHandsOnGrownMessages},
 		{"TapAnswersAQuestionOnce", testTapAnswersAQuestionOnce},
 		{"TapAnswersACommandsQuestionOnce", testTapAnswersACommandsQuestionOnce},
+		{"MessageFilesKeptUntilSent", testMessageFilesKeptUntilSent},
 		{"RunModelStored", testRunModelStored},
 	}
 }
