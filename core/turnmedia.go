@@ -26,6 +26,25 @@ type MediaConfig struct {
 	Transcriber Transcriber
 }
 
+// VoiceReplies says when a turn answers by voice (voice.*): Mode is
+// never, mirror (a user turn that answers a voice note) or always; a reply
+// of more than MaxChars characters goes as text.
+type VoiceReplies struct {
+	Mode     string
+	MaxChars int
+	// Speaker speaks the reply; nil: replies go as text.
+	Speaker Speaker
+}
+
+// Speaker turns a reply's text into speech: an Ogg Opus voice note.
+type Speaker interface {
+	Speak(ctx context.Context, text string) ([]byte, error)
+}
+
+// VoiceReplyKey marks a stored reply that went out as a voice note: its
+// text is what was spoken, sent as the voice note alone.
+const VoiceReplyKey = "voice_reply"
+
 // Transcriber turns speech into text (*llm.Transcriber).
 type Transcriber interface {
 	Transcribe(ctx context.Context, name string, data []byte) (string, error)

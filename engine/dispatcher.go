@@ -109,6 +109,8 @@ type Config struct {
 	MaxSendsInDoubt int
 	// Media says what turns do with the files users send.
 	Media core.MediaConfig
+	// Voice says when replies go out as voice notes (default never).
+	Voice core.VoiceReplies
 	// Metrics, when set, is told about turns, model calls, sends and jobs.
 	Metrics core.Metrics
 	// Listener, when set, tells this dispatcher when other processes queue
@@ -179,7 +181,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		MaxTurns: cfg.MaxTurns, RecordCacheSize: cfg.HistoryCacheSize, JobMaxAttempts: cfg.JobMaxAttempts,
 		StaleAfter: cfg.StaleAfter, HeartbeatInterval: cfg.HeartbeatInterval, ReapInterval: cfg.ReapInterval,
 		TurnTimeout: cfg.TurnTimeout, PollInterval: cfg.PollInterval, TypingInterval: cfg.TypingInterval,
-		LateGrace: cfg.LateGrace, Media: cfg.Media,
+		LateGrace: cfg.LateGrace, Media: cfg.Media, Voice: cfg.Voice,
 	}
 	// The turns engine is made first (intake stops its runs), and told
 	// about the limits once intake has checked them.

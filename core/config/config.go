@@ -16,6 +16,7 @@ type Config struct {
 	Runs      Runs               `yaml:"runs"`
 	Scheduler Scheduler          `yaml:"scheduler"`
 	Media     Media              `yaml:"media"`
+	Voice     Voice              `yaml:"voice"`
 	MCP       MCP                `yaml:"mcp"`
 	Commands  Commands           `yaml:"commands"`
 	Console   Console            `yaml:"console"`
@@ -97,6 +98,32 @@ type Transcription struct {
 	// APIKey (default "": llm.api_key).
 	APIKey Secret `yaml:"api_key"`
 }
+
+// Voice is how the bot answers by voice: the reply's text goes to an
+// OpenAI-compatible speech service (POST {base_url}/audio/speech, Ogg
+// Opus) and out as a voice note; the text is what is stored.
+type Voice struct {
+	// Replies is never, mirror (a voice note is answered by voice) or
+	// always (default never).
+	Replies string `yaml:"replies"`
+	// Model is the speech model (default tts-1).
+	Model string `yaml:"model"`
+	// Voice is the speech service's voice (default alloy).
+	Voice string `yaml:"voice"`
+	// BaseURL (default "": llm.base_url).
+	BaseURL string `yaml:"base_url"`
+	// APIKey (default "": llm.api_key).
+	APIKey Secret `yaml:"api_key"`
+	// MaxCharacters: a longer reply goes as text (default 1000).
+	MaxCharacters int `yaml:"max_characters"`
+}
+
+// Voice reply modes (voice.replies).
+const (
+	VoiceNever  = "never"
+	VoiceMirror = "mirror"
+	VoiceAlways = "always"
+)
 
 // Media bounds what is done with the files users send.
 type Media struct {

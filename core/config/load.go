@@ -66,6 +66,7 @@ func Default() *Config {
 			MaxSendsInDoubt:           4,
 		},
 		Media:    Media{MaxBytes: 20 << 20, MaxImagePx: 1568, MaxDocumentChars: 20000, MaxPerTurn: 10},
+		Voice:    Voice{Replies: VoiceNever, Model: "tts-1", Voice: "alloy", MaxCharacters: 1000},
 		MCP:      MCP{Servers: map[string]MCPServer{}},
 		Commands: Commands{Enabled: true},
 		Console:  Console{Prices: map[string]Price{}},

@@ -189,6 +189,20 @@ func (c *Config) intakeProblems(l *problemList) {
 			l.add("llm.transcription.base_url", "must be an absolute http or https URL, or empty for llm.base_url", b)
 		}
 	}
+	switch c.Voice.Replies {
+	case VoiceNever, VoiceMirror, VoiceAlways:
+	default:
+		l.add("voice.replies", "must be never, mirror or always", c.Voice.Replies)
+	}
+	if b := c.Voice.BaseURL; b != "" {
+		if u, err := url.Parse(b); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			l.add("voice.base_url", "must be an absolute http or https URL, or empty for llm.base_url", b)
+		}
+	}
+	if c.Voice.Replies != VoiceNever && (strings.TrimSpace(c.Voice.Model) == "" || strings.TrimSpace(c.Voice.Voice) == "") {
+		l.add("voice.model", "voice replies need a speech model and a voice (voice.model, voice.voice)", c.Voice.Model)
+	}
+	atLeastOne(l.add, "voice.max_characters", c.Voice.MaxCharacters)
 	if c.Store.Spool.MaxSize < 64<<10 {
 		l.add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
 	}

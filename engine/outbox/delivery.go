@@ -118,11 +118,15 @@ func finishInPlace(ctx context.Context, a core.Adapter, conv core.Conversation, 
 
 // OutboundOf is a stored message m as sent into conv with key.
 func OutboundOf(conv core.Conversation, m core.Message, key string) core.OutboundMessage {
+	text := m.Content
+	if m.Metadata[core.VoiceReplyKey] == true && len(m.Files) > 0 {
+		text = "" // the voice note says it
+	}
 	return core.OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,
 		ChannelUserID:   conv.ChannelUserID,
-		Text:            m.Content,
+		Text:            text,
 		Format:          core.FormatOf(m), // what the model wrote is Markdown
 		IdempotencyKey:  key,
 		Choices:         core.MessageChoices(m),

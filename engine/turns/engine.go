@@ -89,6 +89,7 @@ type Config struct {
 	TypingInterval    time.Duration
 	LateGrace         time.Duration
 	Media             core.MediaConfig
+	Voice             core.VoiceReplies
 }
 
 // Engine runs turns; see the package doc. It owns the claim loop, the

@@ -127,7 +127,11 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 		o, c := s.fail(ctx, log, t, a, err, record)
 		return o, c, false
 	}
-	g := s.grow(ctx, t, a)
+	voice := voicer{s.cfg.Voice}.wanted(t, a)
+	var g *outbox.Grower
+	if !voice {
+		g = s.grow(ctx, t, a)
+	}
 	res, err := s.callModel(ctx, llm.Request{Messages: ask.prompt, Tools: ask.tools, MaxToolRounds: s.cfg.MaxToolRounds,
 		OnPartial: g.OnRaw()})
 	record.ToolCalls = toolRecords(res.ToolCalls)
@@ -158,6 +162,9 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 		return failed(context.Cause(ctx))
 	}
 	msg := s.replyMessage(t, reply)
+	if voice {
+		voicer{s.cfg.Voice}.speak(ctx, log, msg)
+	}
 	if err := s.courier.deliver(ctx, g.Via(a), t, msg); err != nil {
 		g.Abandon(ctx) // when the send never began (no send slot); else a no-op
 		if stopped(ctx) && len(msg.PlatformMessageID) == 0 {
