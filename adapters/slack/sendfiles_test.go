@@ -57,6 +57,11 @@ func TestSendFilesSharesThemAsOneMessageWithTheCaption(t *testing.T) {
 	require.Equal(t, []string{"Here"}, shown.Styled(markuptest.Bold))
 	require.Equal(t, fileIDs(ups[0]), res.PlatformMessageIDs, "the file ids: Slack answers no ts")
 	require.Empty(t, b.srv.Sent(ch), "the caption is the files' comment, not a message of its own")
+
+	// Slack echoes the upload into the DM as the bot's file_share.
+	id := b.srv.LastEventID()
+	requireOnlySentinelAfter(t, b, 1, "the echo of the bot's upload")
+	b.srv.WaitAcked(t, id, waitFor)
 }
 
 func TestSendFilesPlainCaptionIsEscapedAndAUserIDFindsTheDM(t *testing.T) {

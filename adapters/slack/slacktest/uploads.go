@@ -140,7 +140,8 @@ func uploadBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 }
 
 // filesCompleteUploadExternal completes uploaded files and, with a
-// channel_id, shares them there as one message holding initial_comment.
+// channel_id, shares them there as one message holding initial_comment
+// (echoed as an event in a DM, as chat.postMessage's are).
 // It answers the files as Slack does ([{id, title}]), without the
 // message's ts.
 func (s *uploads) filesCompleteUploadExternal(p params) (result, string) {
@@ -172,6 +173,7 @@ func (s *uploads) filesCompleteUploadExternal(p params) (result, string) {
 		}
 		up.Channel, up.TS = ch, s.nextTSLocked()
 		s.completed = append(s.completed, up)
+		s.echoUploadLocked(up)
 	}
 	for _, f := range files {
 		delete(s.pending, s.byID[f.ID])
@@ -179,6 +181,24 @@ func (s *uploads) filesCompleteUploadExternal(p params) (result, string) {
 	}
 	s.notify()
 	return result{"files": answer}, ""
+}
+
+// echoUploadLocked emits the message an upload made in a DM, as Slack
+// does for message.im: subtype file_share, from the bot (WithEchoOwn).
+// Callers hold s.mu.
+func (s *uploads) echoUploadLocked(up Upload) {
+	if !s.echo || s.channels[up.Channel] != channelIM {
+		return
+	}
+	files := make([]any, len(up.Files))
+	for i, f := range up.Files {
+		files[i] = map[string]any{"id": f.ID, "name": f.Name, "title": f.Title, "size": len(f.Data),
+			"user": botUserID, "mode": "hosted", "is_external": false}
+	}
+	m := s.botMessageLocked(up.Channel, up.Comment, up.TS, "")
+	m["subtype"], m["files"], m["upload"] = "file_share", files, true
+	m["event_ts"], m["channel_type"] = up.TS, channelIM
+	s.emitLocked(mustJSON(m))
 }
 
 // Uploads returns the messages files.completeUploadExternal made in a

@@ -173,3 +173,27 @@ func postForm(t *testing.T, tb *testBundle, method string, form url.Values) stri
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
 	return body.Error
 }
+
+func TestUploadIntoADMIsEchoedAsTheBotsFileShare(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	rc := newReceiver(t, tb.srv.SigningSecret(), always(http.StatusOK))
+	tb.srv.UseEventsAPI(rc.url)
+	dm := openDM(t, tb, tb.alice)
+
+	f, err := tb.api.UploadFileContext(context.Background(), slack.UploadFileParameters{
+		Content: "hello", FileSize: 5, Filename: "hi.txt", Channel: dm, InitialComment: "a note",
+	})
+	require.NoError(t, err)
+
+	msg, _ := messageOf(t, receive(t, rc.hits).event)
+	require.Equal(t, "file_share", msg.SubType)
+	require.Equal(t, tb.srv.BotID(), msg.BotID)
+	require.Equal(t, tb.srv.BotUserID(), msg.User)
+	require.Equal(t, "a note", msg.Text)
+	require.Equal(t, dm, msg.Channel)
+	require.Equal(t, tb.srv.Uploads(dm)[0].TS, msg.TimeStamp)
+	require.Len(t, msg.Message.Files, 1)
+	require.Equal(t, f.ID, msg.Message.Files[0].ID)
+	require.Equal(t, 5, msg.Message.Files[0].Size)
+}
