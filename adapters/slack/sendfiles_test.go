@@ -52,6 +52,8 @@ func TestSendFilesSharesThemAsOneMessageWithTheCaption(t *testing.T) {
 		require.Equal(t, want.Name, got.Title)
 		require.Equal(t, want.Data, got.Data)
 	}
+	require.Equal(t, "Here you go: <cat> & a voice note", ups[0].Files[0].AltText, "a picture's alt text is its caption")
+	require.Empty(t, ups[0].Files[1].AltText)
 	shown := markuptest.Slack(ups[0].Comment, true)
 	require.Equal(t, "Here you go: <cat> & a voice note", shown.Text)
 	require.Equal(t, []string{"Here"}, shown.Styled(markuptest.Bold))
@@ -160,4 +162,17 @@ func TestSendFilesRefusalsArePermanent(t *testing.T) {
 	_, err = b.sendFiles(core.OutboundMessage{ChannelThreadID: ch, Files: []core.OutboundFile{picture}})
 	require.ErrorContains(t, err, "invalid_auth")
 	require.False(t, core.IsPermanent(err))
+}
+
+func TestSendFilesRateLimitPastTheDeadlineIsKept(t *testing.T) {
+	t.Parallel()
+	b := setup(t, ModeSocket, func(a *Adapter) { a.sendTimeout = 500 * time.Millisecond })
+	ch := b.greet(t, ada)
+	b.srv.RateLimitNext(slacktest.FileUploads, 5*time.Second)
+
+	_, err := b.sendFiles(core.OutboundMessage{ChannelThreadID: ch, Files: []core.OutboundFile{picture}})
+	require.ErrorContains(t, err, "past the deadline")
+	require.False(t, core.IsPermanent(err), "the message is kept for later")
+	require.Zero(t, b.srv.Calls("files.completeUploadExternal"))
+	require.Empty(t, b.srv.Uploads(ch))
 }

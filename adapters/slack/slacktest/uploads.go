@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // FileUploads is the name the POSTs to an upload_url go by in the fault
@@ -35,16 +36,18 @@ type UploadedFile struct {
 	ID    string // "F…", as getUploadURLExternal gave it
 	Name  string // the filename given to getUploadURLExternal
 	Title string // the title given to completeUploadExternal ("" for none)
-	Data  []byte // the bytes POSTed to the upload_url
+	// AltText is getUploadURLExternal's alt_txt ("" for none).
+	AltText string
+	Data    []byte // the bytes POSTed to the upload_url
 }
 
 // pendingUpload is a file between getUploadURLExternal and
 // completeUploadExternal.
 type pendingUpload struct {
-	id, name string
-	length   int
-	data     []byte
-	uploaded bool
+	id, name, alt string
+	length        int
+	data          []byte
+	uploaded      bool
 }
 
 // uploads is Slack's external upload flow: files.getUploadURLExternal,
@@ -60,12 +63,15 @@ type uploads struct {
 	completed []Upload
 }
 
+// maxFileAltText is the longest alt_txt of a file Slack takes.
+const maxFileAltText = 1000
+
 // filesGetUploadURLExternal answers an upload_url on the fake's own
 // listener and a file id, as Slack does; filename and a positive length
-// are required.
+// are required, alt_txt is at most 1,000 characters.
 func (s *uploads) filesGetUploadURLExternal(p params) (result, string) {
 	length, err := strconv.Atoi(p["length"])
-	if strings.TrimSpace(p["filename"]) == "" || err != nil || length <= 0 {
+	if strings.TrimSpace(p["filename"]) == "" || err != nil || length <= 0 || utf8.RuneCountInString(p["alt_txt"]) > maxFileAltText {
 		return nil, "invalid_arguments"
 	}
 	s.mu.Lock()
@@ -73,7 +79,7 @@ func (s *uploads) filesGetUploadURLExternal(p params) (result, string) {
 	s.nextFile++
 	id := fmt.Sprintf("F0UPLD%05d", s.nextFile)
 	key := randomHex(12)
-	s.pending[key] = &pendingUpload{id: id, name: p["filename"], length: length}
+	s.pending[key] = &pendingUpload{id: id, name: p["filename"], alt: p["alt_txt"], length: length}
 	s.byID[id] = key
 	return result{"upload_url": s.srv.URL + "/upload/v1/" + key, "file_id": id}, ""
 }
@@ -161,7 +167,7 @@ func (s *uploads) filesCompleteUploadExternal(p params) (result, string) {
 		if pu == nil || !pu.uploaded {
 			return nil, "file_not_found"
 		}
-		up.Files = append(up.Files, UploadedFile{ID: pu.id, Name: pu.name, Title: f.Title, Data: pu.data})
+		up.Files = append(up.Files, UploadedFile{ID: pu.id, Name: pu.name, Title: f.Title, AltText: pu.alt, Data: pu.data})
 		answer = append(answer, map[string]any{"id": pu.id, "title": f.Title})
 	}
 	if ch := p["channel_id"]; ch != "" {

@@ -95,6 +95,10 @@ func TestUploadFlowErrors(t *testing.T) {
 	require.Equal(t, "invalid_arguments", postForm(t, tb, "files.getUploadURLExternal", url.Values{"filename": {"x.txt"}}))
 	require.Equal(t, "invalid_arguments", postForm(t, tb, "files.getUploadURLExternal", url.Values{"length": {"3"}}))
 	require.Equal(t, "invalid_arguments", postForm(t, tb, "files.completeUploadExternal", url.Values{"files": {"[]"}}))
+	require.Equal(t, "invalid_arguments", postForm(t, tb, "files.getUploadURLExternal",
+		url.Values{"filename": {"x.png"}, "length": {"3"}, "alt_txt": {strings.Repeat("a", 1001)}}))
+	require.Empty(t, postForm(t, tb, "files.getUploadURLExternal",
+		url.Values{"filename": {"x.png"}, "length": {"3"}, "alt_txt": {strings.Repeat("a", 1000)}}))
 
 	_, err := tb.api.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{Files: []slack.FileSummary{{ID: "F0NOPE"}}, Channel: dm})
 	require.EqualError(t, err, "file_not_found")

@@ -51,7 +51,8 @@ type Host struct {
 // channel, with msg.Text as their comment: mrkdwn rendered by
 // markup.Slack for rich text, & < > escaped otherwise. A caption over
 // h.MaxComment, or one with choices (a comment holds no buttons), goes
-// after the files as messages of its own through h.Send. Every kind goes
+// after the files as messages of its own through h.Send. A picture's
+// alt_txt is the caption as plain text (cut at 1,000 characters). Every kind goes
 // as a Slack file: Slack previews images and plays audio, and has no
 // voice note a bot can send, so a voice note is an audio file. An empty
 // file is a *core.PermanentError, before anything is sent; Slack's own
@@ -89,7 +90,7 @@ func Send(ctx context.Context, h Host, msg core.OutboundMessage) (core.SendResul
 	if apart {
 		comment = ""
 	}
-	ids, err := share(ctx, h, api, channel, msg.Files, comment)
+	ids, err := share(ctx, h, api, channel, msg.Files, comment, altText(msg))
 	res := core.SendResult{PlatformMessageIDs: ids}
 	if err != nil || !apart {
 		return res, err
@@ -105,11 +106,11 @@ func Send(ctx context.Context, h Host, msg core.OutboundMessage) (core.SendResul
 }
 
 // share uploads files and completes them into channel with comment,
-// returning their ids.
-func share(ctx context.Context, h Host, api *slack.Client, channel string, files []core.OutboundFile, comment string) ([]string, error) {
+// returning their ids; alt is the pictures' alt text.
+func share(ctx context.Context, h Host, api *slack.Client, channel string, files []core.OutboundFile, comment, alt string) ([]string, error) {
 	summaries := make([]slack.FileSummary, 0, len(files))
 	for i, f := range files {
-		id, err := put(ctx, h, api, channel, f)
+		id, err := put(ctx, h, api, channel, f, alt)
 		if err != nil {
 			if len(files) > 1 {
 				err = fmt.Errorf("file %d of %d: %w", i+1, len(files), err)
@@ -144,13 +145,17 @@ func share(ctx context.Context, h Host, api *slack.Client, channel string, files
 }
 
 // put gets an upload_url for f and POSTs its bytes there, each step
-// retried on its own: a failed POST is sent again to the same URL.
-func put(ctx context.Context, h Host, api *slack.Client, channel string, f core.OutboundFile) (string, error) {
+// retried on its own: a failed POST is sent again to the same URL. A
+// picture's alt text is alt.
+func put(ctx context.Context, h Host, api *slack.Client, channel string, f core.OutboundFile, alt string) (string, error) {
 	name := nameOf(f)
+	if f.Kind != core.AttachImage {
+		alt = ""
+	}
 	var u *slack.GetUploadURLExternalResponse
 	err := h.Call(ctx, fmt.Sprintf("getting an upload URL for slack file %q", name), channel, false, func(ctx context.Context) error {
 		var err error
-		u, err = api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.Data)})
+		u, err = api.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.Data), AltTxt: alt})
 		return err
 	})
 	if err != nil {
@@ -177,6 +182,23 @@ func caption(msg core.OutboundMessage) string {
 		return markup.Slack(msg.Text)
 	}
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(msg.Text)
+}
+
+// maxAltText is the longest alt_txt Slack takes.
+const maxAltText = 1000
+
+// altText is the caption as plain text, at most maxAltText characters:
+// what a screen reader says for a picture ("" without a caption).
+func altText(msg core.OutboundMessage) string {
+	alt := msg.Text
+	if msg.Format == core.FormatRichText {
+		alt = markup.Plain(alt)
+	}
+	alt = strings.TrimSpace(alt)
+	if utf8.RuneCountInString(alt) > maxAltText {
+		alt = string([]rune(alt)[:maxAltText-1]) + "…"
+	}
+	return alt
 }
 
 // nameOf is f's name, "file" when it has none.
