@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/parleybot/parley/adapters/slack/wire"
 	"github.com/parleybot/parley/core"
 )
 
@@ -57,7 +58,7 @@ func unreachableReason(code string) string {
 	case "user_not_found":
 		return "slack has no user with this id in the workspace"
 	case "user_disabled", "cannot_dm_bot":
-		return permanentReason(code)
+		return wire.PermanentReason(code)
 	case "user_not_visible":
 		return "the bot is not allowed to see this user (a guest or another organisation's user?)"
 	}

@@ -267,40 +267,6 @@ func isAuthError(err error) bool {
 	return false
 }
 
-// permanentReason explains the Web API errors retrying cannot fix; ""
-// for the others.
-func permanentReason(code string) string {
-	switch code {
-	case "channel_not_found":
-		return "channel not found: the DM does not exist or the bot cannot see it"
-	case "is_archived":
-		return "the DM is archived (is the user's account deactivated?)"
-	case "user_not_found":
-		return "user not found"
-	case "user_disabled":
-		return "the user's account is deactivated"
-	case "cannot_dm_bot":
-		return "the user is a bot, which cannot be sent DMs"
-	case "messages_tab_disabled":
-		return "the app's Messages tab is turned off (App Home settings)"
-	case "not_in_channel":
-		return "the bot is not in this conversation"
-	case "restricted_action":
-		return "the workspace does not allow the bot to post here"
-	case "msg_too_long":
-		return "the message is too long for Slack"
-	case "no_text":
-		return "slack rejected the message as empty"
-	case "message_not_found":
-		return "the message is gone (deleted, or never the bot's)"
-	case "cant_update_message", "edit_window_closed":
-		return "slack does not let the bot edit this message"
-	case "invalid_blocks":
-		return "slack rejected the message's blocks"
-	}
-	return ""
-}
-
 // apiError explains a Web API error; the ones retrying cannot fix are
 // *core.PermanentError. Slack's error code stays in the chain, for
 // errorCode.
@@ -312,7 +278,7 @@ func (st *state) apiError(what string, err error) error {
 	if !errors.As(err, &se) {
 		se.Err = code
 	}
-	if reason := permanentReason(code); reason != "" {
+	if reason := wire.PermanentReason(code); reason != "" {
 		return &core.PermanentError{Reason: reason, Err: fmt.Errorf("slack error %w", se)}
 	}
 	var status slack.StatusCodeError
@@ -320,7 +286,7 @@ func (st *state) apiError(what string, err error) error {
 	case isAuthError(err):
 		return fmt.Errorf("%s: %s (is bot_token wrong or revoked?)", what, code)
 	case code == "missing_scope":
-		return fmt.Errorf("%s: missing_scope (the bot token needs chat:write, im:history, im:write and users:read)", what)
+		return fmt.Errorf("%s: missing_scope (the bot token needs chat:write, files:write, im:history, im:write and users:read)", what)
 	case code != "":
 		return fmt.Errorf("%s: slack error %w", what, se)
 	case errors.As(err, &status) && status.Code >= 400 && status.Code < 500 && status.Code != http.StatusRequestTimeout:

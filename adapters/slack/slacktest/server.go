@@ -123,6 +123,7 @@ type Server struct {
 	*socketMode    // Socket Mode connections
 	*taps          // button taps, chat.postEphemeral
 	*reactions     // reactions.add and .remove; users' reactions, deletions, unfurls
+	*uploads       // files.getUploadURLExternal, the upload POST, files.completeUploadExternal
 }
 
 // NewServer starts a fake Slack on a local httptest server. It is closed
@@ -172,6 +173,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("/api/{method}", s.serveAPI)
 	mux.HandleFunc("GET /socket", s.serveSocket)
 	mux.HandleFunc("GET /files-pri/{file}/download/{name}", s.serveFile)
+	mux.HandleFunc("POST /upload/v1/{key}", s.serveUpload)
 	s.srv = httptest.NewServer(mux)
 	s.wg.Add(1)
 	go s.httpWorker()
@@ -190,10 +192,11 @@ func newServer(st *state) *Server {
 	msgs := &botMessages{st, d}
 	tp := &taps{st, d}
 	rx := &reactions{st, d}
+	up := &uploads{state: st, delivery: d, pending: map[string]*pendingUpload{}, byID: map[string]string{}}
 	return &Server{
 		state:         st,
 		delivery:      d,
-		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs, taps: tp, react: rx},
+		webAPI:        &webAPI{state: st, chat: chat, msgs: msgs, taps: tp, react: rx, files: up},
 		chatAPI:       chat,
 		botMessages:   msgs,
 		faultInjector: &faultInjector{st},
@@ -204,6 +207,7 @@ func newServer(st *state) *Server {
 		socketMode:    &socketMode{st, d},
 		taps:          tp,
 		reactions:     rx,
+		uploads:       up,
 	}
 }
 

@@ -17,6 +17,7 @@ type webAPI struct {
 	msgs  *botMessages
 	taps  *taps
 	react *reactions
+	files *uploads
 }
 
 // maxBody bounds a Web API request body.
@@ -66,6 +67,10 @@ func (s *webAPI) method(name string) (apiMethod, tokenKind, bool) {
 		return s.react.reactionsAdd, botTokenKind, true
 	case "reactions.remove":
 		return s.react.reactionsRemove, botTokenKind, true
+	case "files.getUploadURLExternal":
+		return s.files.filesGetUploadURLExternal, botTokenKind, true
+	case "files.completeUploadExternal":
+		return s.files.filesCompleteUploadExternal, botTokenKind, true
 	case "users.info":
 		return s.usersInfo, botTokenKind, true
 	}
