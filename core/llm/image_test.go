@@ -154,6 +154,15 @@ func TestGenerateImageTimesOut(t *testing.T) {
 	require.True(t, e.Timeout)
 }
 
+func TestGenerateImageTimesOutMidAnswer(t *testing.T) {
+	t.Parallel()
+	b := setupImager(t, nil, func(c *llm.ImagerConfig) { c.Timeout = 100 * time.Millisecond })
+	b.srv.Images.Enqueue(llmtest.Generated().WithStall(time.Minute))
+	_, _, err := b.im.GenerateImage(context.Background(), "slow")
+	e := requireLLMError(t, err, "llm: image generation: request timed out (timeout 100ms)")
+	require.True(t, e.Timeout)
+}
+
 func TestGenerateImageUnauthorizedHidesKey(t *testing.T) {
 	t.Parallel()
 	b := setupImager(t, []llmtest.Option{llmtest.WithAPIKey("sk-right-0123456789wxyz")})

@@ -166,6 +166,17 @@ func TestSpeakTimesOut(t *testing.T) {
 	require.Len(t, b.srv.Speech.Requests(), 1, "a timeout is not retried")
 }
 
+// A server that stops halfway through the audio is cut off by the same
+// timeout.
+func TestSpeakTimesOutMidAnswer(t *testing.T) {
+	t.Parallel()
+	b := setupSpeaker(t, nil, func(c *llm.SpeakerConfig) { c.Timeout = 100 * time.Millisecond })
+	b.srv.Speech.Enqueue(llmtest.Generated().WithStall(time.Minute))
+	_, err := b.sp.Speak(context.Background(), "hi")
+	e := requireLLMError(t, err, "llm: speech: request timed out (timeout 100ms)")
+	require.True(t, e.Timeout)
+}
+
 func TestSpeakUnauthorizedHidesKey(t *testing.T) {
 	t.Parallel()
 	b := setupSpeaker(t, []llmtest.Option{llmtest.WithAPIKey("sk-right-0123456789wxyz")},

@@ -62,7 +62,8 @@ func handleImages(s *Server) http.HandlerFunc {
 		if req.ResponseFormat == "url" {
 			item = map[string]string{"url": "https://llmtest.invalid/images/" + strconv.Itoa(len(body)) + ".png"}
 		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"created": time.Now().Unix(), "data": []any{item}})
+		out, _ := json.Marshal(map[string]any{"created": time.Now().Unix(), "data": []any{item}})
+		writeMedia(s, w, r, resp, out)
 	}
 }
 

@@ -15,9 +15,10 @@ type MediaResponse struct {
 	message     string
 	retryAfter  string
 	delay       time.Duration
-	body        []byte // AudioBytes, ImageBytes: sent instead of what the fake makes
-	contentType string // AudioBytes
-	own         bool   // body is set
+	stall       time.Duration // WithStall
+	body        []byte        // AudioBytes, ImageBytes: sent instead of what the fake makes
+	contentType string        // AudioBytes
+	own         bool          // body is set
 	malformed   bool
 }
 
@@ -72,6 +73,30 @@ func (r MediaResponse) WithRetryAfter(v string) MediaResponse {
 func (r MediaResponse) WithDelay(d time.Duration) MediaResponse {
 	r.delay = d
 	return r
+}
+
+// WithStall makes the server send the headers and the first half of the
+// body, then wait d (or until the client gives up) before the rest: a
+// server that stops in the middle of an answer.
+func (r MediaResponse) WithStall(d time.Duration) MediaResponse {
+	r.stall = d
+	return r
+}
+
+// writeMedia writes a 200's body, stalling midway as resp says.
+func writeMedia(s *Server, w http.ResponseWriter, r *http.Request, resp MediaResponse, body []byte) {
+	if resp.stall > 0 {
+		half := len(body) / 2
+		_, _ = w.Write(body[:half])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		if !s.wait(r, resp.stall) {
+			return
+		}
+		body = body[half:]
+	}
+	_, _ = w.Write(body)
 }
 
 // answerMedia waits out the latency and the answer's delay, then writes the

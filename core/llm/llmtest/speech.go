@@ -56,7 +56,7 @@ func handleSpeech(s *Server) http.HandlerFunc {
 			body, contentType = OggOpus(req.Input), "audio/ogg"
 		}
 		w.Header().Set("Content-Type", contentType)
-		_, _ = w.Write(body)
+		writeMedia(s, w, r, resp, body)
 	}
 }
 

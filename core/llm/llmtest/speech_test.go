@@ -153,6 +153,27 @@ func TestSpeechFaults(t *testing.T) {
 	require.Len(t, b.srv.Speech.WaitRequests(t, 4, time.Second), 4)
 }
 
+func TestSpeechStallsMidAnswer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.srv.Speech.Enqueue(llmtest.Generated().WithStall(time.Minute))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp, err := b.client.CreateSpeech(ctx, openai.CreateSpeechRequest{
+		Model: openai.TTSModel1, Input: "hello", Voice: openai.VoiceAlloy, ResponseFormat: openai.SpeechResponseFormatOpus,
+	})
+	require.NoError(t, err, "the headers came")
+	defer resp.Close()
+	whole := llmtest.OggOpus("hello")
+	half := make([]byte, len(whole)/2)
+	_, err = io.ReadFull(resp, half)
+	require.NoError(t, err)
+	require.Equal(t, whole[:len(whole)/2], half, "the first half came")
+	cancel() // the rest would take a minute
+	_, err = io.ReadAll(resp)
+	require.Error(t, err)
+}
+
 func TestSpeechNeedsTheKey(t *testing.T) {
 	t.Parallel()
 	b := setup(t, llmtest.WithAPIKey("sk-other-key-9876"))
