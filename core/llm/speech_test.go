@@ -70,7 +70,7 @@ func TestSpeakAcceptsAudioTypes(t *testing.T) {
 	t.Parallel()
 	b := setupSpeaker(t, nil)
 	ogg := llmtest.OggOpus("hi")
-	for _, ct := range []string{"audio/opus", "audio/ogg; codecs=opus", "application/ogg", "application/octet-stream"} {
+	for _, ct := range []string{"audio/ogg", "audio/ogg; codecs=opus", "application/ogg", "application/octet-stream"} {
 		b.srv.Speech.Enqueue(llmtest.AudioBytes(ct, ogg))
 		audio, err := b.sp.Speak(context.Background(), "hi")
 		require.NoError(t, err, ct)

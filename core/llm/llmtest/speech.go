@@ -53,7 +53,7 @@ func handleSpeech(s *Server) http.HandlerFunc {
 		}
 		body, contentType := resp.body, resp.contentType
 		if !resp.own {
-			body, contentType = OggOpus(req.Input), "audio/ogg"
+			body, contentType = OggOpus(req.Input), "audio/opus" // what OpenAI sends for opus
 		}
 		w.Header().Set("Content-Type", contentType)
 		writeMedia(s, w, r, resp, body)

@@ -37,7 +37,7 @@ func TestSpeechMakesOggOpus(t *testing.T) {
 	b.srv.Speech.Enqueue(llmtest.Generated())
 	audio, ct, err := speak(context.Background(), b.client, "Hello, Ada", openai.SpeechResponseFormatOpus)
 	require.NoError(t, err)
-	require.Equal(t, "audio/ogg", ct)
+	require.Equal(t, "audio/opus", ct)
 	require.Equal(t, llmtest.OggOpus("Hello, Ada"), audio)
 	said, err := llmtest.SpokenInput(audio)
 	require.NoError(t, err)
