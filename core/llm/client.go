@@ -13,6 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/parleybot/parley/core/llm/internal/output"
 	"github.com/parleybot/parley/internal/httpclient"
 )
 
@@ -221,7 +222,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = streamDoer{next: toolsDoer{next: &hc}}
+	oc.HTTPClient = output.CapDoer{Next: streamDoer{next: toolsDoer{next: &hc}}}
 	cn.api = openai.NewClientWithConfig(oc)
 	return cn, u, nil
 }

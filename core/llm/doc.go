@@ -45,7 +45,14 @@
 //
 // A Transcriber turns voice and audio into text through POST
 // {base}/audio/transcriptions, sending the file as received, over the same
-// retrying transport and with the same errors as a Client.
+// retrying transport and with the same errors as a Client. A Speaker says
+// text through POST {base}/audio/speech and returns Ogg Opus (what Telegram
+// plays as a voice note); an Imager draws a prompt through POST
+// {base}/images/generations and returns the picture (b64_json decoded).
+// Both check the answer before returning it (an audio Content-Type and a
+// whole Ogg Opus stream; base64 that decodes whole as an image) and bound
+// its size (internal/output), so garbage is an *Error, never a file sent
+// to a user.
 //
 // Client.Models lists the server's models (GET {base}/models), for `parley
 // doctor`; NoModelList tells a server without that endpoint.

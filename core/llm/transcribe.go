@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -61,24 +60,7 @@ type Transcriber struct {
 
 // NewTranscriber validates cfg, applies defaults and builds a Transcriber.
 func NewTranscriber(cfg TranscriberConfig) (*Transcriber, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("llm: transcription: no model")
-	}
-	var lim *limits
-	if cfg.ShareLimits != nil {
-		lim = cfg.ShareLimits.lim
-	}
-	cn, _, err := newConn(Config{
-		BaseURL:    cfg.BaseURL,
-		APIKey:     cfg.APIKey,
-		Model:      cfg.Model,
-		Timeout:    cfg.Timeout,
-		MaxRetries: cfg.MaxRetries,
-		HTTPClient: cfg.HTTPClient,
-		Logger:     cfg.Logger,
-		AuthHint:   cfg.AuthHint,
-		Sleep:      cfg.Sleep,
-	}, lim)
+	cn, err := serviceConn(opTranscription, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -113,23 +95,9 @@ func (t *Transcriber) Transcribe(ctx context.Context, name string, data []byte) 
 		Format: openai.AudioResponseFormatJSON,
 	})
 	if err != nil {
-		return "", t.fail(ctx, err, int(attempts.Load()))
+		return "", t.failAs(ctx, opTranscription, err, int(attempts.Load()))
 	}
 	return strings.TrimSpace(resp.Text), nil
-}
-
-// fail converts err as the Client does and names the transcription in the
-// message, so a log line says which call failed.
-func (t *Transcriber) fail(ctx context.Context, err error, attempts int) error {
-	err = t.convertError(ctx, opTranscription, err, attempts)
-	e, ok := err.(*Error)
-	if !ok || strings.HasPrefix(e.Message, "llm: "+opTranscription) {
-		return err
-	}
-	// A copy: the transport's *Error may be the one converted.
-	named := *e
-	named.Message = "llm: " + opTranscription + ": " + strings.TrimPrefix(e.Message, "llm: ")
-	return &named
 }
 
 // audioReader gives go-openai the file part's Content-Type, which it would

@@ -5,7 +5,10 @@
 // "stream": true, as server-sent events ending in "data: [DONE]"; GET
 // {base}/models; and POST {base}/audio/transcriptions, answered from its own
 // queue (EnqueueTranscription, WithTranscriber) and recorded apart
-// (TranscriptionRequests). So the real go-openai client, and anything built on it such
+// (TranscriptionRequests); POST {base}/audio/speech (valid Ogg Opus, see
+// OggOpus) and POST {base}/images/generations (b64_json of a PNG drawn from
+// the prompt, see PNGFor), each scripted and recorded through its Endpoint
+// (Server.Speech, Server.Images). So the real go-openai client, and anything built on it such
 // as llm.Client, can be pointed at it unchanged.
 //
 // A test scripts the model's answers in order with Enqueue (text, tool calls,

@@ -62,10 +62,10 @@ func WithMaxTokensField(name string) Option {
 	return func(s *Server) { s.maxTokensField = name }
 }
 
-// WithLatency makes every model answer (chat and transcription) wait d (or
-// until the client gives up) before it is sent, on top of any response's
-// own WithDelay: a model that takes a while, without scripting each
-// response. Refusals the server itself makes (authentication, unsupported
+// WithLatency makes every model answer (chat, transcription, speech,
+// images) wait d (or until the client gives up) before it is sent, on top
+// of any response's own WithDelay: a model that takes a while, without
+// scripting each response. Refusals the server itself makes (authentication, unsupported
 // parameter) are not delayed.
 func WithLatency(d time.Duration) Option {
 	return func(s *Server) { s.latency = d }
@@ -73,6 +73,12 @@ func WithLatency(d time.Duration) Option {
 
 // Server is a fake OpenAI-compatible server. It is safe for concurrent use.
 type Server struct {
+	// Speech and Images are POST /audio/speech and
+	// POST /images/generations: script their answers and read their
+	// requests through them.
+	Speech *Endpoint[SpeechRequest]
+	Images *Endpoint[ImageRequest]
+
 	srv            *httptest.Server
 	model          string
 	models         []string // WithModels: listed, and the only ones answered
@@ -101,6 +107,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		model:   DefaultModel,
 		done:    make(chan struct{}),
 		arrived: make(chan struct{}),
+		Speech:  newEndpoint[SpeechRequest]("speech"),
+		Images:  newEndpoint[ImageRequest]("image"),
 	}
 	for _, o := range opts {
 		o(s)
@@ -109,6 +117,8 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
 	mux.HandleFunc("POST /v1/audio/transcriptions", s.handleTranscription)
+	mux.HandleFunc("POST /v1/audio/speech", handleSpeech(s))
+	mux.HandleFunc("POST /v1/images/generations", handleImages(s))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "llmtest: unknown endpoint", "")
 	})
