@@ -23,6 +23,7 @@ type builder struct {
 	opts        appOptions
 	model       *llm.Client
 	transcriber core.Transcriber
+	speaker     core.Speaker // nil: replies go as text
 	// env is what adapters and plugins are provisioned with; the store
 	// and the model join it once the store is open.
 	env      core.Env
@@ -59,6 +60,9 @@ func (b *builder) buildModel() error {
 	b.model = model
 	logModel(log, cfg)
 	if b.transcriber, err = newTranscriber(cfg, model, log); err != nil {
+		return usageError{err}
+	}
+	if b.speaker, err = newSpeaker(cfg, model, log); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -189,6 +193,7 @@ func (b *builder) buildDispatcher() error {
 			MaxPerTurn:       cfg.Media.MaxPerTurn,
 			Transcriber:      b.transcriber,
 		},
+		Voice:           core.VoiceReplies{Mode: cfg.Voice.Replies, MaxChars: cfg.Voice.MaxCharacters, Speaker: b.speaker},
 		JobMaxAttempts:  cfg.Scheduler.MaxAttempts,
 		LateGrace:       cfg.Scheduler.LateGrace,
 		JobLease:        cfg.Scheduler.JobLease,

@@ -77,3 +77,40 @@ func newTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (co
 	}
 	return t, nil
 }
+
+// newSpeaker builds the speech service voice replies use (voice.*), nil
+// when voice.replies is never.
+func newSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Speaker, error) {
+	vc := cfg.Voice
+	if vc.Replies == config.VoiceNever {
+		return nil, nil
+	}
+	base, key := vc.BaseURL, vc.APIKey
+	if base == "" {
+		base = cfg.LLM.BaseURL
+	}
+	if key == "" {
+		key = cfg.LLM.APIKey
+	}
+	var share *llm.Client
+	if base == cfg.LLM.BaseURL {
+		// One server: speech counts against llm.max_concurrency and a 429
+		// pauses both.
+		share = model
+	}
+	sp, err := llm.NewSpeaker(llm.SpeakerConfig{Voice: vc.Voice, ServiceConfig: llm.ServiceConfig{
+		ShareLimits: share,
+		BaseURL:     base,
+		APIKey:      key.Reveal(),
+		Model:       vc.Model,
+		Timeout:     cfg.LLM.Timeout,
+		MaxRetries:  cfg.LLM.MaxRetries,
+		AuthHint:    "check voice.api_key (or llm.api_key)",
+		Logger:      log.With("component", "speech"),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("voice: %w", err)
+	}
+	log.Info("voice replies are on", "replies", vc.Replies, "model", vc.Model, "voice", vc.Voice)
+	return sp, nil
+}

@@ -1,0 +1,83 @@
+package app
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/llm/llmtest"
+)
+
+// voiceMessage is a "message" event with its files.
+type voiceMessage struct {
+	ID, Text string
+	Files    []struct{ Kind, Name, MIME, URL string }
+}
+
+// Through parley run with voice.replies: always, on the web chat: the
+// reply is spoken by the speech service (the fake's /audio/speech), goes
+// to the page as a voice note alone, and the page loads the Ogg Opus
+// bytes; the text is stored as the message. With the speech service
+// failing, the next reply goes as text.
+func TestVoiceRepliesThroughTheWebChat(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, "voice:\n  replies: always\n  voice: nova\n"))
+	b.model.Enqueue(llmtest.Text("The tea is *ready*."), llmtest.Text("Still here."))
+	b.model.Speech.Enqueue(llmtest.Generated(), llmtest.MediaStatus(http.StatusServiceUnavailable))
+
+	const client = "client-voice-1"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "is the tea ready?")
+	m := events.nextVoice(t)
+	require.Empty(t, m.Text, "the voice note alone")
+	require.Len(t, m.Files, 1)
+	require.Equal(t, "voice", m.Files[0].Kind)
+	require.Equal(t, "audio/ogg", m.Files[0].MIME)
+
+	resp, err := http.Get("http://" + r.addr + m.Files[0].URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	audio, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, llmtest.OggOpus("The tea is ready."), audio, "the plain text, spoken")
+	speech := b.model.Speech.Requests()
+	require.Len(t, speech, 1)
+	require.Equal(t, "nova", speech[0].Voice)
+
+	stored := b.storedMessages(t, client)
+	reply := stored[len(stored)-1]
+	require.Equal(t, "The tea is *ready*.", reply.Content, "the text is the message")
+	require.Equal(t, true, reply.Metadata[core.VoiceReplyKey])
+
+	postMessage(t, r.addr, client, "and now?")
+	m = events.nextVoice(t)
+	require.Equal(t, "Still here.", m.Text, "speech failed: the text goes")
+	require.Empty(t, m.Files)
+}
+
+// nextVoice returns the next "message" event with its files.
+func (s *sseReader) nextVoice(t testing.TB) voiceMessage {
+	t.Helper()
+	deadline := time.After(waitFor)
+	for {
+		select {
+		case ev, ok := <-s.events:
+			require.True(t, ok, "event stream ended")
+			if ev[0] != "message" {
+				continue
+			}
+			var m voiceMessage
+			require.NoError(t, json.Unmarshal([]byte(ev[1]), &m))
+			return m
+		case <-deadline:
+			t.Fatal("no message event arrived")
+		}
+	}
+}
