@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -318,4 +319,34 @@ func (f finisher) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 		return f.Adapter.Send(ctx, msg)
 	}
 	return f.g.stream.Finish(ctx, msg)
+}
+
+// SendFiles finishes the stream with msg's text, then sends its files
+// once, without a caption (the text is above them), through the reply's
+// adapter: a streamed reply that ends with files. An adapter that cannot
+// send files gets a line per file in the finished text instead.
+func (f finisher) SendFiles(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	fs, ok := f.Adapter.(core.FileSender)
+	if !ok {
+		msg.Text, msg.Files = core.FilesNotShown(msg.Text, msg.Files), nil
+		return f.Send(ctx, msg)
+	}
+	files := msg.Files
+	msg.Files = nil
+	var res core.SendResult
+	if strings.TrimSpace(msg.Text) != "" {
+		var err error
+		if res, err = f.Send(ctx, msg); err != nil {
+			return res, err
+		}
+	} else if f.g.end() {
+		// No text to finish with: what grew goes.
+		if err := f.g.stream.Abandon(ctx); err != nil {
+			f.g.log.Warn("taking back a partial reply", "platform", f.g.adapter.Platform(), "err", err)
+		}
+	}
+	msg.Text, msg.Files, msg.Choices = "", files, nil
+	more, err := fs.SendFiles(ctx, msg)
+	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
+	return res, err
 }

@@ -265,3 +265,34 @@ func TestResendFinishesAGrownReplyInPlace(t *testing.T) {
 	require.Equal(t, "delete g2", a.waitCalls(t, 2)[1])
 	require.Len(t, a.Sent(), 2, "sent anew, in the two parts it takes")
 }
+
+// A streamed reply that ends with files finishes its text first, then
+// sends the files once, without the text again; with no text, what grew
+// is taken back and the files go alone.
+func TestAStreamedReplyWithFilesFinishesItsTextThenSendsThem(t *testing.T) {
+	t.Parallel()
+	clock := coretest.NewClock(t0)
+	a := newStreamingAdapter()
+	o := newOutbox(t, a, clock, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond, Visible: upper})
+	pic := []core.OutboundFile{{Kind: core.AttachImage, Name: "miso.png", MIME: "image/png", Data: []byte("png")}}
+
+	g := o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"}, nil)
+	g.Raw("here is")
+	clock.WaitForTimer(t, t0.Add(outbox.FirstHold), waitFor)
+	clock.Advance(outbox.FirstHold)
+	require.Equal(t, []string{"update HERE IS"}, a.waitCalls(t, 1))
+	res, err := o.Send(context.Background(), g.Via(a), core.OutboundMessage{ChannelThreadID: "c1", Text: "Here is Miso.", Files: pic})
+	require.NoError(t, err)
+	require.Equal(t, []string{"update HERE IS", "finish Here is Miso."}, a.waitCalls(t, 2))
+	sent := a.Sent()
+	require.Len(t, sent, 1, "the files, once")
+	require.Equal(t, pic, sent[0].Files)
+	require.Empty(t, sent[0].Text, "the text is above them already")
+	require.Len(t, res.PlatformMessageIDs, 2, "the finished text's message and the files'")
+
+	g = o.Grow(context.Background(), a, core.OutboundMessage{ChannelThreadID: "c1"}, nil)
+	_, err = o.Send(context.Background(), g.Via(a), core.OutboundMessage{ChannelThreadID: "c1", Files: pic})
+	require.NoError(t, err)
+	require.Equal(t, "abandon", a.waitCalls(t, 3)[2], "nothing to finish with: what grew goes")
+	require.Len(t, a.Sent(), 2)
+}
