@@ -139,6 +139,7 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	b.env.Store, b.env.Database, b.env.LLM, b.env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(b.model), cfg.LLM.LightModel
 	b.env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	b.env.JobsChanged = b.jobWaker.Wake
+	b.env.NewImageMaker = func(model string) (core.ImageMaker, error) { return newImageMaker(cfg, b.model, model, a.log) }
 	if b.env.LightModel == "" {
 		b.env.LightModel = cfg.LLM.Model
 	}

@@ -114,3 +114,22 @@ func newSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.S
 	log.Info("voice replies are on", "replies", vc.Replies, "model", vc.Model, "voice", vc.Voice)
 	return sp, nil
 }
+
+// newImageMaker builds the picture maker of plugin images for model, on
+// the model's server (its limits shared).
+func newImageMaker(cfg *config.Config, chat *llm.Client, model string, log *slog.Logger) (core.ImageMaker, error) {
+	im, err := llm.NewImager(llm.ImagerConfig{ServiceConfig: llm.ServiceConfig{
+		ShareLimits: chat,
+		BaseURL:     cfg.LLM.BaseURL,
+		APIKey:      cfg.LLM.APIKey.Reveal(),
+		Model:       model,
+		Timeout:     cfg.LLM.Timeout,
+		MaxRetries:  cfg.LLM.MaxRetries,
+		AuthHint:    "check llm.api_key",
+		Logger:      log.With("component", "images"),
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("plugins.images: %w", err)
+	}
+	return im, nil
+}

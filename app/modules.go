@@ -88,7 +88,7 @@ func cleanup(m any) {
 // decodePlugins decodes every registered plugin's section (so a disabled
 // plugin's typos are still reported) and returns the enabled ones, in name
 // order, not yet provisioned. Every plugin is enabled unless its section
-// says otherwise.
+// says otherwise, or it is off by default and has none.
 func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	reg := core.Plugins()
 	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names(), nil); err != nil {
@@ -98,7 +98,7 @@ func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	for _, name := range reg.Names() {
 		info, _ := reg.Lookup(name)
 		p := info.New()
-		enabled, err := decodeSection(cfg.Plugins, name, p, true)
+		enabled, err := decodeSection(cfg.Plugins, name, p, !info.OffByDefault)
 		if err != nil {
 			return nil, usageError{err}
 		}

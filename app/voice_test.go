@@ -81,3 +81,48 @@ func (s *sseReader) nextVoice(t testing.TB) voiceMessage {
 		}
 	}
 }
+
+// Through parley run with plugins.images on, on the web chat: the model
+// calls generate_image, the fake's /images/generations draws it, and the
+// picture follows the reply's streamed text. When the image
+// service fails, the model is told by a tool error and the user gets its
+// words.
+func TestGeneratedPictureThroughTheWebChat(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.start(t, b.writeConfig(t, "plugins:\n  images:\n    model: gpt-image-1\n"))
+	b.model.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "generate_image", `{"prompt":"a grey cat asleep on a teapot"}`)),
+		llmtest.Text("Miso, as you asked."),
+		llmtest.ToolCalls(llmtest.Call("c2", "generate_image", `{"prompt":"a dog"}`)),
+		llmtest.Text("Sorry, I couldn't draw that just now."),
+	)
+	b.model.Images.Enqueue(llmtest.Generated(), llmtest.MediaStatus(http.StatusInternalServerError))
+
+	const client = "client-picture-1"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "draw Miso")
+	m := events.nextVoice(t)
+	require.Equal(t, "Miso, as you asked.", m.Text, "the streamed reply's text first")
+	require.Empty(t, m.Files)
+	m = events.nextVoice(t)
+	require.Empty(t, m.Text, "then its picture, once")
+	require.Len(t, m.Files, 1)
+	require.Equal(t, "image", m.Files[0].Kind)
+	require.Equal(t, "image/png", m.Files[0].MIME)
+	resp, err := http.Get("http://" + r.addr + m.Files[0].URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	pic, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, llmtest.PNGFor("a grey cat asleep on a teapot"), pic, "the picture drawn for the prompt")
+
+	postMessage(t, r.addr, client, "and a dog?")
+	m = events.nextVoice(t)
+	require.Equal(t, "Sorry, I couldn't draw that just now.", m.Text)
+	require.Empty(t, m.Files)
+	reqs := b.model.Requests()
+	result, ok := reqs[len(reqs)-1].ToolMessage("c2")
+	require.True(t, ok)
+	require.Contains(t, result.Content, "generate_image: the picture could not be made")
+}

@@ -74,3 +74,9 @@ func (m *Message) AttachFiles(files []OutboundFile) {
 	}
 	m.Metadata[FilesKey] = described
 }
+
+// ImageMaker makes a picture from a prompt (*llm.Imager): its bytes and
+// MIME type.
+type ImageMaker interface {
+	GenerateImage(ctx context.Context, prompt string) (data []byte, mime string, err error)
+}

@@ -36,6 +36,9 @@ type Env struct {
 	// JobsChanged, when set, is called after a plugin creates a job, so
 	// that the scheduler looks at once.
 	JobsChanged func()
+	// NewImageMaker builds a picture maker for model on the bot's model
+	// server (llm.base_url, llm.api_key); nil for adapters.
+	NewImageMaker func(model string) (ImageMaker, error)
 }
 
 // Completer asks the model once, without tools; *llm.Client implements it.
@@ -73,6 +76,10 @@ type Plugin interface {
 type PluginInfo struct {
 	Name string
 	New  func() Plugin
+	// OffByDefault leaves the plugin off when the config has no section
+	// for it (images); any other is on unless its section says
+	// enabled: false.
+	OffByDefault bool
 }
 
 // AdapterInfo registers an adapter module. New returns a fresh adapter with
@@ -140,6 +147,9 @@ type Turn struct {
 	// React reacts with an emoji to the user's latest message (tool
 	// react); nil when the platform has no reactions.
 	React func(ctx context.Context, emoji string) error
+	// Files go with the turn's reply (a picture of tool generate_image),
+	// its text their caption.
+	Files []OutboundFile
 }
 
 // PromptContributor is an optional plugin capability: add layers to the

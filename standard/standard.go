@@ -13,6 +13,7 @@ import (
 	_ "github.com/parleybot/parley/adapters/web"      // the browser chat
 	_ "github.com/parleybot/parley/plugins/choices"
 	_ "github.com/parleybot/parley/plugins/controltokens"
+	_ "github.com/parleybot/parley/plugins/images"
 	_ "github.com/parleybot/parley/plugins/memory"
 	_ "github.com/parleybot/parley/plugins/mood"
 	_ "github.com/parleybot/parley/plugins/persona"

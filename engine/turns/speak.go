@@ -162,6 +162,9 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 		return failed(context.Cause(ctx))
 	}
 	msg := s.replyMessage(t, reply)
+	if len(t.Files) > 0 {
+		msg.AttachFiles(t.Files)
+	}
 	if voice {
 		voicer{s.cfg.Voice}.speak(ctx, log, msg)
 	}

@@ -71,6 +71,6 @@ func (v voicer) speak(ctx context.Context, log *slog.Logger, msg *core.Message) 
 		log.Warn("speaking the reply failed; sending it as text", "err", err)
 		return
 	}
-	msg.AttachFiles([]core.OutboundFile{{Kind: core.AttachVoice, Name: "reply.ogg", MIME: "audio/ogg", Data: data}})
+	msg.AttachFiles(append(msg.Files, core.OutboundFile{Kind: core.AttachVoice, Name: "reply.ogg", MIME: "audio/ogg", Data: data}))
 	msg.Metadata[core.VoiceReplyKey] = true
 }
