@@ -277,3 +277,19 @@ func TestSendFilesToABlockedUserIsPermanent(t *testing.T) {
 	require.Contains(t, permanentReason(t, err), "does not accept DMs")
 	require.ErrorContains(t, err, `"a.txt"`)
 }
+
+func TestSendFilesLostAnswerIsNotSentTwice(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+	b.srv.LoseNextAnswer("messages")
+
+	res, err := b.sendFiles(core.OutboundMessage{ChannelThreadID: ch, IdempotencyKey: "run-61", Text: "once",
+		Files: []core.OutboundFile{{Kind: core.AttachVoice, Name: "reply.ogg", MIME: "audio/ogg", Data: voiceNote(t)}}})
+	require.NoError(t, err)
+	sent := b.srv.Sent(ch)
+	require.Len(t, sent, 2, "the voice message once, then its text")
+	require.Equal(t, voiceFlag, sent[0].Flags)
+	require.Equal(t, ids(sent), res.PlatformMessageIDs)
+	require.Equal(t, 3, b.srv.Calls("messages"), "the create whose answer was lost, its repeat, the text")
+}
