@@ -293,3 +293,23 @@ func TestSendFilesLostAnswerIsNotSentTwice(t *testing.T) {
 	require.Equal(t, ids(sent), res.PlatformMessageIDs)
 	require.Equal(t, 3, b.srv.Calls("messages"), "the create whose answer was lost, its repeat, the text")
 }
+
+func TestSendFilesChoicesGoOnTheTextAfterTheFiles(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ch := b.greet(t, ada)
+
+	_, err := b.sendFiles(core.OutboundMessage{ChannelThreadID: ch, IdempotencyKey: "run-62", Text: "Keep it?", Choices: choicesOf("Yes", "No"),
+		Files: []core.OutboundFile{{Kind: core.AttachImage, Name: "a.png", MIME: "image/png", Data: smallPNG(t)}}})
+	require.NoError(t, err)
+	sent := b.srv.Sent(ch)
+	require.Len(t, sent, 2)
+	require.Empty(t, sent[0].Content)
+	require.Empty(t, sent[0].Buttons())
+	require.Equal(t, "Keep it?", sent[1].Content)
+	var labels []string
+	for _, btn := range sent[1].Buttons() {
+		labels = append(labels, btn.Label)
+	}
+	require.Equal(t, []string{"Yes", "No"}, labels)
+}
