@@ -2,22 +2,19 @@ package discord
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/parleybot/parley/adapters/discord/nonce"
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
@@ -35,9 +32,6 @@ const (
 	codeCannotSendToUser = 50007
 	codeInvalidFormBody  = 50035
 )
-
-// maxNonceLen is the longest nonce Discord accepts.
-const maxNonceLen = 25
 
 // nonceWindow is how long Discord is relied on to remember an enforced
 // nonce (its documentation says "a few minutes").
@@ -149,7 +143,7 @@ func (sd *sender) deliver(ctx context.Context, s *discordgo.Session, msg core.Ou
 	key := msg.IdempotencyKey
 	if key == "" {
 		// Still dedupe this call's own retries.
-		key = randomKey()
+		key = nonce.RandomKey()
 	}
 	ctx, cancel := context.WithTimeout(ctx, sd.sendTimeout)
 	defer cancel()
@@ -164,7 +158,7 @@ func (sd *sender) deliverFrom(ctx context.Context, s *discordgo.Session, channel
 	ids := make([]string, 0, len(bodies)-from)
 	for i := from; i < len(bodies); i++ {
 		body := bodies[i]
-		body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce(key, i), true, noPings()
+		body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce.For(key, i), true, noPings()
 		id, err := sd.sendPart(ctx, s, channelID, body)
 		switch {
 		case err == nil:
@@ -203,7 +197,7 @@ func (sd *sender) resendPlain(ctx context.Context, s *discordgo.Session, channel
 	}
 	var ids []string
 	for j, p := range plain {
-		b := &messageBody{Content: p, Nonce: nonce(key, j), EnforceNonce: true, AllowedMentions: noPings()}
+		b := &messageBody{Content: p, Nonce: nonce.For(key, j), EnforceNonce: true, AllowedMentions: noPings()}
 		if j == len(plain)-1 {
 			b.Components = body.Components // the buttons stay on the last part
 		}
@@ -285,7 +279,7 @@ func (sd *sender) sendPart(ctx context.Context, s *discordgo.Session, channelID 
 			// That message is gone (the reply was abandoned): a new one,
 			// under a nonce of its own.
 			again := *body
-			again.Nonce = nonce(body.Nonce+"/n", 0)
+			again.Nonce = nonce.For(body.Nonce+"/n", 0)
 			return sd.sendPart(ctx, s, channelID, &again)
 		case err != nil:
 			return "", err
@@ -411,29 +405,10 @@ func (st *state) requestError(what string, err error) error {
 	}
 }
 
-// nonce is the nonce of part i of the send with the given idempotency key:
-// "<key>.<i>" when that fits Discord's 25 characters, else a hash of the
-// key in its place.
-func nonce(key string, i int) string {
-	suffix := "." + strconv.Itoa(i)
-	if len(key)+len(suffix) <= maxNonceLen {
-		return key + suffix
-	}
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])[:maxNonceLen-len(suffix)] + suffix
-}
-
 // sameText reports whether Discord's content of a message is the content
 // sent, which Discord may have trimmed.
 func sameText(discords, sent string) bool {
 	return strings.TrimSpace(discords) == strings.TrimSpace(sent)
-}
-
-// randomKey stands in for a missing idempotency key.
-func randomKey() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "r" + hex.EncodeToString(b[:])
 }
 
 // Typing shows "typing…" in the DM channel for about 10 seconds; the core

@@ -191,18 +191,3 @@ func TestOpenDM(t *testing.T) {
 	_, err = b.adapter.OpenDM(ctx, "not-an-id")
 	require.True(t, core.IsPermanent(err))
 }
-
-func TestNonce(t *testing.T) {
-	t.Parallel()
-	require.Equal(t, "run-12.0", nonce("run-12", 0))
-	require.Equal(t, "run-12.10", nonce("run-12", 10))
-	long := "conversation-12345-reply-67890"
-	for i := range 120 {
-		n := nonce(long, i)
-		require.LessOrEqual(t, len(n), maxNonceLen)
-		require.True(t, strings.HasSuffix(n, "."+strconv.Itoa(i)))
-		require.Equal(t, n, nonce(long, i), "stable")
-	}
-	require.NotEqual(t, nonce(long, 0), nonce(long+"x", 0))
-	require.NotEqual(t, randomKey(), randomKey())
-}

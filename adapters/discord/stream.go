@@ -11,6 +11,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/parleybot/parley/adapters/discord/nonce"
 	"github.com/parleybot/parley/core"
 )
 
@@ -55,7 +56,7 @@ func (sm *streamer) Stream(ctx context.Context, msg core.OutboundMessage) (core.
 	}
 	key := msg.IdempotencyKey
 	if key == "" {
-		key = randomKey()
+		key = nonce.RandomKey()
 	}
 	return &stream{sd: sd, s: s, channel: msg.ChannelThreadID, format: msg.Format, key: key}, nil
 }
@@ -119,7 +120,7 @@ func (r *stream) Update(ctx context.Context, text string) error {
 
 // createPartial creates the message of part i with body.
 func (r *stream) createPartial(ctx context.Context, i int, body *messageBody) error {
-	body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce(r.key, i), true, noPings()
+	body.Nonce, body.EnforceNonce, body.AllowedMentions = nonce.For(r.key, i), true, noPings()
 	endpoint := discordgo.EndpointChannelMessages(r.channel)
 	raw, err := r.sd.tryRequest(ctx, r.s, http.MethodPost, endpoint, endpoint, r.channel, false, body)
 	if err != nil {

@@ -237,5 +237,6 @@ func (m SentMessage) clone() SentMessage {
 		m.Edits[i].Components = cloneRows(m.Edits[i].Components)
 	}
 	m.Components = cloneRows(m.Components)
+	m.Attachments = append([]SentAttachment(nil), m.Attachments...)
 	return m
 }

@@ -48,6 +48,8 @@ type File struct {
 	// DurationSecs is a voice message's length (default 1 for
 	// SendVoiceMessage).
 	DurationSecs float64
+	// Waveform is a voice message's waveform, base64 ("": silence).
+	Waveform string
 }
 
 // Sticker is a sticker a user sends (SendSticker). The fake serves Data
@@ -174,7 +176,7 @@ func (s *fileStore) SendSticker(from User, content string, st Sticker) (channelI
 
 // storeAttachmentLocked stores f in channelID and returns its attachment
 // object. Callers hold s.mu.
-func (s *fileStore) storeAttachmentLocked(channelID string, f File, voice bool) json.RawMessage {
+func (s *state) storeAttachmentLocked(channelID string, f File, voice bool) json.RawMessage {
 	id := s.newIDLocked()
 	path := "/attachments/" + channelID + "/" + id + "/" + f.Filename
 	s.files[path] = storedFile{contentType: f.ContentType, data: bytes.Clone(f.Data)}
@@ -196,7 +198,10 @@ func (s *fileStore) storeAttachmentLocked(channelID string, f File, voice bool) 
 	if voice {
 		d := f.DurationSecs
 		w.DurationSecs = &d
-		w.Waveform = "AAAAAAAAAAAA" // base64 of silence
+		w.Waveform = f.Waveform
+		if w.Waveform == "" {
+			w.Waveform = "AAAAAAAAAAAA" // base64 of silence
+		}
 	}
 	raw, _ := json.Marshal(w)
 	return raw

@@ -34,6 +34,9 @@ type messageBody struct {
 	EnforceNonce     bool              `json:"enforce_nonce"`
 	MessageReference *wireReference    `json:"message_reference"`
 	Components       json.RawMessage   `json:"components"`
+	Flags            int               `json:"flags"`
+	// Attachments describe the files[n] parts of a multipart body.
+	Attachments []payloadAttachment `json:"attachments"`
 }
 
 // decodeJSON decodes a JSON body, returning Discord's error on failure.
@@ -44,26 +47,30 @@ func decodeJSON(r io.Reader, v any) (apiError, bool) {
 	return apiError{}, true
 }
 
-// readMessageBody reads a JSON body, or the payload_json part of a
-// multipart body (what discordgo sends when files are attached; the files
-// themselves are ignored but count as content).
-func readMessageBody(r *http.Request) (messageBody, bool, apiError, bool) {
+// readMessageBody reads a JSON body, or the payload_json part and the
+// files[n] parts of a multipart body (what discordgo sends when files are
+// attached).
+func readMessageBody(r *http.Request) (messageBody, []upload, apiError, bool) {
 	var body messageBody
 	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
 		e, ok := decodeJSON(r.Body, &body)
-		return body, false, e, ok
+		return body, nil, e, ok
 	}
 	if err := r.ParseMultipartForm(8 << 20); err != nil {
-		return body, false, apiError{Message: "400: Bad Request"}, false
+		return body, nil, apiError{Message: "400: Bad Request"}, false
 	}
-	hasFiles := len(r.MultipartForm.File) > 0
+	defer func() { _ = r.MultipartForm.RemoveAll() }()
+	ups, err := readUploads(r.MultipartForm)
+	if err != nil {
+		return body, nil, apiError{Message: "400: Bad Request"}, false
+	}
 	payload := r.FormValue("payload_json")
 	if payload == "" {
-		return body, hasFiles, apiError{}, true
+		return body, ups, apiError{}, true
 	}
 	e, ok := decodeJSON(strings.NewReader(payload), &body)
-	return body, hasFiles, e, ok
+	return body, ups, e, ok
 }
 
 // nonceText is the nonce as recorded: a string's value, a number's digits.
@@ -95,9 +102,13 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 		writeError(w, http.StatusNotFound, unknownChannel())
 		return
 	}
-	body, hasFiles, e, ok := readMessageBody(r)
+	body, ups, e, ok := readMessageBody(r)
 	if !ok {
 		writeError(w, http.StatusBadRequest, e)
+		return
+	}
+	if status, e, ok := checkUploads(ups, body); !ok {
+		writeError(w, status, e)
 		return
 	}
 	nonce, e, ok := nonceText(body.Nonce)
@@ -119,7 +130,7 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 		writeError(w, http.StatusBadRequest, e)
 		return
 	}
-	if body.Content == "" && len(body.Embeds) == 0 && len(body.StickerIDs) == 0 && !hasFiles {
+	if body.Content == "" && len(body.Embeds) == 0 && len(body.StickerIDs) == 0 && len(ups) == 0 {
 		writeError(w, http.StatusBadRequest, apiError{Message: "Cannot send an empty message", Code: codeEmptyMessage})
 		return
 	}
@@ -151,6 +162,7 @@ func (s *chatAPI) createMessage(w http.ResponseWriter, r *http.Request, channelI
 		EnforceNonce: body.EnforceNonce,
 		At:           s.now(),
 	}
+	m.Flags, m.Attachments = body.Flags, s.attachLocked(channelID, ups, body)
 	if body.MessageReference != nil {
 		m.ReplyTo = body.MessageReference.MessageID
 	}
@@ -190,6 +202,7 @@ func (s *chatAPI) sentWire(ch *channel, m SentMessage, body messageBody) wireMes
 	}
 	out.Nonce = body.Nonce
 	out.Components = componentsWire(m.Components)
+	out.Attachments, out.Flags = attachmentsWire(m.Attachments), m.Flags
 	if m.ReplyTo != "" {
 		out.Type = 19 // REPLY
 		out.MessageReference = &wireReference{MessageID: m.ReplyTo, ChannelID: ch.id, GuildID: ch.guildID}

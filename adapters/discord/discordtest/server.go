@@ -103,7 +103,11 @@ type SentMessage struct {
 	EnforceNonce bool
 	// ReplyTo is message_reference.message_id, "" if not a reply.
 	ReplyTo string
-	At      time.Time
+	// Attachments are the files sent with the message, in order; Flags
+	// its flags (1<<13: a voice message).
+	Attachments []SentAttachment
+	Flags       int
+	At          time.Time
 	// Edits are the message's edits (PATCH), in order; EditedAt is its
 	// edited_timestamp (zero: never edited).
 	Edits    []Edit
