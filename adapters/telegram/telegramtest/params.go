@@ -13,8 +13,10 @@ import (
 	"strings"
 )
 
-// maxBody bounds what the fake reads of one request.
-const maxBody = 32 << 20
+// maxBody bounds what the fake reads of one request: over the Bot API's
+// 50 MB upload limit, so that a file a little over it reaches the limit
+// check and gets Telegram's answer.
+const maxBody = 64 << 20
 
 // params are the parameters of one Bot API call, as strings the way they
 // arrive in a form; JSON objects and arrays stay JSON text.
@@ -46,8 +48,11 @@ func readParams(r *http.Request) (params, error) {
 		for k, v := range form.Value {
 			p[k] = v[0]
 		}
-		for k := range form.File {
+		for k, fh := range form.File {
 			p[k] = "attach://" + k
+			if err := p.keepUpload(k, fh[0]); err != nil {
+				return nil, err
+			}
 		}
 	case "application/json":
 		var m map[string]json.RawMessage
