@@ -186,3 +186,26 @@ func TestSendFilesRefusedCaptionGoesPlain(t *testing.T) {
 	require.Empty(t, got[0].ParseMode)
 	require.Contains(t, b.logs.String(), "refused a file caption's markup")
 }
+
+func TestSendFilesChoicesGoOnTheText(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.greet(t, ada)
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	res, err := b.adapter.SendFiles(ctx, core.OutboundMessage{
+		ChannelThreadID: strconv.FormatInt(ada.ID, 10), Text: "Keep this file?",
+		Files:   []core.OutboundFile{{Kind: core.AttachDocument, Name: "a.txt", Data: []byte("a")}},
+		Choices: []core.Choice{{Label: "Yes", Data: "yes"}, {Label: "No", Data: "no"}},
+	})
+	require.NoError(t, err)
+
+	sent := b.srv.Sent(ada.ID)
+	require.Len(t, sent, 2)
+	require.Equal(t, "document", sent[0].Kind)
+	require.Empty(t, sent[0].Text, "the question is not the file's caption")
+	require.Equal(t, "Keep this file?", sent[1].Plain)
+	require.NotEmpty(t, sent[1].Buttons, "the buttons are under the question")
+	require.Equal(t, "yes", sent[1].Buttons[0][0].Data)
+	require.Equal(t, ids(sent), res.PlatformMessageIDs)
+}

@@ -258,7 +258,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := readParams(r)
 	if err != nil {
-		writeFault(w, badRequest("can't parse request: "+err.Error()))
+		writeFault(w, paramsFault(err))
 		return
 	}
 	if s.limiter.limited(key) {

@@ -99,6 +99,10 @@ func TestUploadsRefusedLikeTelegram(t *testing.T) {
 	_, err = b.SendDocument(ctx, &bot.SendDocumentParams{ChatID: tb.alice.ID,
 		Document: upload("huge.bin", make([]byte, telegramtest.MaxFileUpload+1))})
 	require.ErrorContains(t, err, "Bad Request: file is too big")
+	// A request past what the front takes never reaches the Bot API.
+	_, err = b.SendDocument(ctx, &bot.SendDocumentParams{ChatID: tb.alice.ID,
+		Document: upload("vast.bin", make([]byte, 64<<20+1))})
+	require.ErrorContains(t, err, "Request Entity Too Large")
 
 	_, err = b.SendPhoto(ctx, &bot.SendPhotoParams{ChatID: tb.alice.ID, Photo: upload("not.png", []byte("not a picture"))})
 	require.ErrorContains(t, err, "IMAGE_PROCESS_FAILED")

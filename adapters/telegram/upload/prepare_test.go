@@ -2,6 +2,8 @@ package upload
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"image"
 	"image/png"
 	"testing"
@@ -28,6 +30,7 @@ func TestPrepareChoosesTheMethod(t *testing.T) {
 	}{
 		{"a picture is a photo", core.OutboundFile{Kind: core.AttachImage, Name: "a.png", Data: small}, photo},
 		{"an unreadable picture is a document", core.OutboundFile{Kind: core.AttachImage, Name: "a.svg", Data: []byte("<svg/>")}, document},
+		{"a picture too vast to decode is a document", core.OutboundFile{Kind: core.AttachImage, Name: "v.png", Data: vastPNG(t)}, document},
 		{"a 1:30 strip is a document", core.OutboundFile{Kind: core.AttachImage, Name: "s.png", Data: pngOf(t, 3000, 100)}, document},
 		{"an Ogg voice note is a voice note", core.OutboundFile{Kind: core.AttachVoice, Name: "v.ogg", Data: []byte("OggS..")}, voice},
 		{"a voice note in another format is audio", core.OutboundFile{Kind: core.AttachVoice, Name: "v.mp3", MIME: "audio/mpeg", Data: []byte("ID3")}, audio},
@@ -65,4 +68,20 @@ func TestPrepareRefuses(t *testing.T) {
 	_, err = prepare(core.OutboundFile{Kind: core.AttachDocument, Name: "empty.txt"})
 	require.ErrorAs(t, err, &perm)
 	require.Contains(t, perm.Reason, `"empty.txt" is empty`)
+}
+
+// vastPNG is a small file claiming 12000×12000 pixels: only its header is
+// real, which is all DecodeConfig reads.
+func vastPNG(t *testing.T) []byte {
+	t.Helper()
+	data := pngOf(t, 1, 1)
+	// The IHDR chunk's width and height follow the 8-byte signature and
+	// the chunk's length and type.
+	copy(data[16:24], []byte{0, 0, 0x2e, 0xe0, 0, 0, 0x2e, 0xe0})
+	// The chunk's CRC covers its type and data.
+	binary.BigEndian.PutUint32(data[29:33], crc32.ChecksumIEEE(data[12:29]))
+	cfg, err := png.DecodeConfig(bytes.NewReader(data))
+	require.NoError(t, err)
+	require.Equal(t, 12000, cfg.Width)
+	return data
 }

@@ -13,6 +13,11 @@ import (
 	"golang.org/x/image/draw"
 )
 
+// maxPixels bounds the pictures decoded to be scaled: a small file may
+// claim a vast size (a PNG of one colour), and decoding it would take
+// that much memory. A bigger one goes as a document.
+const maxPixels = 64 << 20
+
 // maxSide is the longest side of a scaled photo: Telegram shows none
 // larger (it keeps 2560 px at most).
 const maxSide = 2560
@@ -33,6 +38,9 @@ func fitPhoto(data []byte, name string) ([]byte, string, bool) {
 	}
 	if len(data) <= MaxPhoto && w+h <= 10000 {
 		return data, name, true
+	}
+	if w*h > maxPixels {
+		return nil, "", false
 	}
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
