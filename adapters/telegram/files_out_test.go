@@ -209,3 +209,20 @@ func TestSendFilesChoicesGoOnTheText(t *testing.T) {
 	require.Equal(t, "yes", sent[1].Buttons[0][0].Data)
 	require.Equal(t, ids(sent), res.PlatformMessageIDs)
 }
+
+func TestSendFilesRetriesA5xx(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.greet(t, ada)
+	b.srv.FailNext("sendPhoto", telegramtest.ServerError())
+	pic := noisePNG(t, 8, 8)
+
+	res, err := b.sendFiles(ada.ID, "", core.FormatText, core.OutboundFile{Kind: core.AttachImage, Name: "p.png", Data: pic})
+	require.NoError(t, err)
+
+	got := b.srv.Files(ada.ID)
+	require.Len(t, got, 1, "delivered exactly once")
+	require.Equal(t, pic, got[0].Data)
+	require.Equal(t, 2, b.srv.Calls("sendPhoto"))
+	require.Equal(t, []string{strconv.Itoa(got[0].MessageID)}, res.PlatformMessageIDs)
+}
