@@ -96,6 +96,10 @@ type Rig struct {
 	// FailNextFetch makes the fake fail the next downloads of a file (a
 	// 5xx each time, more than the adapter retries), then serve again.
 	FailNextFetch func(t *testing.T)
+	// FilesSent lists the files the bot uploaded to channelThreadID, in
+	// order, as the fake received them; nil skips SendFiles (as does an
+	// adapter that is not a core.FileSender).
+	FilesSent func(t *testing.T, channelThreadID string) []SentFile
 	// Block makes user block the bot: sends to them fail permanently.
 	Block func(t *testing.T, user User)
 	// UnknownThread is a chat id the platform does not know (a user who

@@ -70,6 +70,7 @@ func cases() []testCase {
 		{"ImageLongCaption", testImageLongCaption},
 		{"Files", testFiles},
 		{"FileFetchFails", testFileFetchFails},
+		{"SendFiles", testSendFiles},
 		{"Tap", testTap},
 		{"UserEdit", testUserEdit},
 		{"UserDelete", testUserDelete},

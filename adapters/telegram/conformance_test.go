@@ -123,6 +123,21 @@ func TestConformance(t *testing.T) {
 				}
 				return nil
 			},
+			FilesSent: func(t *testing.T, thread string) []adaptertest.SentFile {
+				id, err := strconv.ParseInt(thread, 10, 64)
+				require.NoError(t, err)
+				kinds := map[string]core.AttachmentKind{"photo": core.AttachImage, "voice": core.AttachVoice, "audio": core.AttachAudio}
+				var out []adaptertest.SentFile
+				for _, f := range srv.Files(id) {
+					kind, ok := kinds[f.Kind]
+					if !ok {
+						kind = core.AttachDocument
+					}
+					out = append(out, adaptertest.SentFile{Kind: kind, Name: f.Name, MIME: f.MIME, Data: f.Data,
+						Caption: f.CaptionPlain, PlatformMessageID: strconv.Itoa(f.MessageID)})
+				}
+				return out
+			},
 			Block:         func(t *testing.T, u adaptertest.User) { srv.Block(userOf(t, u).ID) },
 			UnknownThread: "555000111",
 			TypingShown: func(t *testing.T, thread string) int {

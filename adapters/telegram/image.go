@@ -9,15 +9,11 @@ import (
 	"github.com/go-telegram/bot"
 	"github.com/go-telegram/bot/models"
 
-	"github.com/parleybot/parley/adapters/markup"
+	"github.com/parleybot/parley/adapters/telegram/upload"
 	"github.com/parleybot/parley/core"
 )
 
 var _ core.ImageSender = (*Adapter)(nil)
-
-// maxCaptionLength is Telegram's limit for a photo's caption, in UTF-16
-// code units.
-const maxCaptionLength = 1024
 
 // SendImage shows msg.ImageURL as a photo (sendPhoto; Telegram fetches
 // the URL) with msg.Text as its caption, written per msg.Format as Send
@@ -44,7 +40,7 @@ func (s *sender) SendImage(ctx context.Context, msg core.OutboundMessage) (core.
 		return core.SendResult{}, &core.PermanentError{Reason: "no image URL"}
 	}
 	params := &bot.SendPhotoParams{ChatID: chatID, Photo: &models.InputFileString{Data: msg.ImageURL}}
-	caption, mode, fits := s.caption(msg)
+	caption, mode, fits := upload.Caption(msg, s.formatted())
 	apart := false
 	switch {
 	case strings.TrimSpace(caption.Text) == "":
@@ -76,28 +72,4 @@ func (s *sender) SendImage(ctx context.Context, msg core.OutboundMessage) (core.
 		return res, fmt.Errorf("sending the caption after the telegram photo: %w", err)
 	}
 	return res, nil
-}
-
-// caption is msg.Text as a photo's caption (Text as sent, Plain its plain
-// text for a resend), its parse mode, and whether it fits one caption:
-// rendered in one part of at most 1024 UTF-16 units.
-func (s *sender) caption(msg core.OutboundMessage) (markup.Part, models.ParseMode, bool) {
-	var parts []markup.Part
-	var mode models.ParseMode
-	switch {
-	case msg.Format != core.FormatRichText:
-		return markup.Part{Text: msg.Text, Plain: msg.Text}, "", utf16Len(msg.Text) <= maxCaptionLength
-	case s.formatted():
-		parts, mode = markup.SplitTelegram(msg.Text, maxCaptionLength), models.ParseModeMarkdown
-	default:
-		parts = markup.SplitPlain(msg.Text, maxCaptionLength)
-	}
-	switch len(parts) {
-	case 0:
-		return markup.Part{}, mode, true
-	case 1:
-		return parts[0], mode, utf16Len(parts[0].Text) <= maxCaptionLength
-	}
-	// Over one caption: the text follows the photo through Send.
-	return markup.Part{Text: msg.Text, Plain: markup.Plain(msg.Text)}, mode, false
 }

@@ -86,7 +86,11 @@ func (s *throttle) SendStats() SendStats {
 // createsMessage reports whether a (lower-cased) method creates a message,
 // so that the rate limits apply to it.
 func createsMessage(method string) bool {
-	return method == "sendmessage" || method == "sendphoto"
+	switch method {
+	case "sendmessage", "sendphoto", "senddocument", "sendvoice", "sendaudio":
+		return true
+	}
+	return false
 }
 
 // limited reports whether the rate limits apply to a (lower-cased)

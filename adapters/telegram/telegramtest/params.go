@@ -3,6 +3,7 @@ package telegramtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -13,8 +14,22 @@ import (
 	"strings"
 )
 
-// maxBody bounds what the fake reads of one request.
-const maxBody = 32 << 20
+// maxBody bounds what the fake reads of one request: over the Bot API's
+// 50 MB upload limit, so that a file a little over it reaches the limit
+// check and gets Telegram's answer.
+const maxBody = 64 << 20
+
+// errTooLarge is a request over maxBody: Telegram's front answers such a
+// request 413 before the Bot API reads it.
+var errTooLarge = errors.New("request entity too large")
+
+// paramsFault is Telegram's answer to a request readParams could not read.
+func paramsFault(err error) Fault {
+	if errors.Is(err, errTooLarge) {
+		return Fault{Code: http.StatusRequestEntityTooLarge, Description: "Request Entity Too Large"}
+	}
+	return badRequest("can't parse request: " + err.Error())
+}
 
 // params are the parameters of one Bot API call, as strings the way they
 // arrive in a form; JSON objects and arrays stay JSON text.
@@ -28,9 +43,12 @@ func readParams(r *http.Request) (params, error) {
 	for k, v := range r.URL.Query() {
 		p[k] = v[0]
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	if len(body) > maxBody {
+		return nil, errTooLarge
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return p, nil
@@ -46,8 +64,11 @@ func readParams(r *http.Request) (params, error) {
 		for k, v := range form.Value {
 			p[k] = v[0]
 		}
-		for k := range form.File {
+		for k, fh := range form.File {
 			p[k] = "attach://" + k
+			if err := p.keepUpload(k, fh[0]); err != nil {
+				return nil, err
+			}
 		}
 	case "application/json":
 		var m map[string]json.RawMessage

@@ -67,6 +67,7 @@ func (s *chatAPI) sendPhoto(_ context.Context, p params) (any, *Fault) {
 		ParseMode:        p["parse_mode"],
 		Entities:         ents,
 		Photo:            photo,
+		Kind:             "photo",
 		ReplyToMessageID: replyTo,
 		At:               s.now(),
 	})

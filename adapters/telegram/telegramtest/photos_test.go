@@ -62,7 +62,7 @@ func TestSendPhotoAcceptsJSONAndUploads(t *testing.T) {
 	b, _ := tb.newBot(t)
 	_, err = b.SendPhoto(context.Background(), &bot.SendPhotoParams{
 		ChatID: 77,
-		Photo:  &models.InputFileUpload{Filename: "cat.png", Data: bytes.NewReader([]byte("\x89PNG"))},
+		Photo:  &models.InputFileUpload{Filename: "cat.png", Data: bytes.NewReader(pngOf(t, 8, 8))},
 	})
 	require.NoError(t, err)
 

@@ -62,6 +62,10 @@ type SentMessage struct {
 	// Photo is sendPhoto's photo parameter: the URL the bot gave, or
 	// "attach://<name>" for an upload; "" for a text message.
 	Photo string
+	// Kind is "" for a text message, else the file it shows as Telegram
+	// does: "photo", "document", "voice" or "audio" (Files has an
+	// upload's bytes).
+	Kind string
 	// ReplyToMessageID is reply_parameters.message_id (or the legacy
 	// reply_to_message_id), 0 if the message is not a reply.
 	ReplyToMessageID int
@@ -109,6 +113,7 @@ type Server struct {
 	*editAPI         // editMessageText, deleteMessage, messages as they are now
 	*callbackAPI     // taps on the bot's buttons; answerCallbackQuery
 	*reactionAPI     // setMessageReaction; the bot's reactions
+	*uploadAPI       // sendPhoto/sendDocument/sendVoice/sendAudio uploads; Files
 }
 
 // NewServer starts a fake Bot API server. It is closed in t.Cleanup, which
@@ -176,6 +181,7 @@ func newServer(st *state) *Server {
 		editAPI:         &editAPI{st},
 		callbackAPI:     &callbackAPI{st},
 		reactionAPI:     &reactionAPI{st},
+		uploadAPI:       &uploadAPI{st},
 	}
 }
 
@@ -252,7 +258,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := readParams(r)
 	if err != nil {
-		writeFault(w, badRequest("can't parse request: "+err.Error()))
+		writeFault(w, paramsFault(err))
 		return
 	}
 	if s.limiter.limited(key) {
@@ -305,7 +311,9 @@ func (s *Server) handler(method string) (handlerFunc, bool) {
 	case "sendmessage":
 		return s.sendMessage, true
 	case "sendphoto":
-		return s.sendPhoto, true
+		return s.sendPhotoAny, true
+	case "senddocument", "sendvoice", "sendaudio":
+		return s.uploadAPI.send(uploadMethods[method]), true
 	case "sendchataction":
 		return s.sendChatAction, true
 	case "sendmessagedraft":

@@ -37,9 +37,11 @@ type state struct {
 	revoked      bool // every request answers 401, as for a revoked token
 	sent         []SentMessage
 	sentIdx      map[int64][]int
-	actions      map[int64][]string
-	calls        map[string]int
-	faults       map[string][]*scheduledFault
+	// outFiles are the files the bot uploaded, in order.
+	outFiles []SentFile
+	actions  map[int64][]string
+	calls    map[string]int
+	faults   map[string][]*scheduledFault
 	// markupFaults are RefuseMarkupAfter's pass counts, in order.
 	markupFaults []int
 	// files are the files users sent, by file_id and by file_path.
