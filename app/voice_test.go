@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
@@ -125,4 +126,30 @@ func TestGeneratedPictureThroughTheWebChat(t *testing.T) {
 	result, ok := reqs[len(reqs)-1].ToolMessage("c2")
 	require.True(t, ok)
 	require.Contains(t, result.Content, "generate_image: the picture could not be made")
+}
+
+// Through parley run on Telegram with voice.replies: mirror: a voice note
+// (transcribed) is answered by a voice note (sendVoice, the fake TTS's
+// Ogg Opus), a text by text.
+func TestTelegramVoiceNoteAnsweredByVoice(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	b.model.EnqueueTranscription(llmtest.Transcript("is the bread ready?"))
+	b.model.Enqueue(llmtest.Text("Yes, it's out of the oven."), llmtest.Text("You're welcome."))
+	b.model.Speech.Respond(llmtest.Generates[llmtest.SpeechRequest])
+	b.start(t, b.writeConfig(t, telegramConfig(fake, "")+"voice:\n  replies: mirror\n"))
+
+	fake.SendVoice(ada, telegramtest.Media{Data: []byte("OggS\x00\x02a voice note"), Seconds: 2})
+	files := fake.WaitFiles(t, ada.ID, 1, waitFor)
+	require.Equal(t, "sendVoice", files[0].Method)
+	require.Equal(t, "voice", files[0].Kind)
+	require.Equal(t, llmtest.OggOpus("Yes, it's out of the oven."), files[0].Data)
+	require.Empty(t, files[0].Caption, "the voice note alone")
+
+	fake.SendPrivate(ada, "thanks")
+	sent := fake.WaitSent(t, ada.ID, 2, waitFor)
+	require.Equal(t, "You're welcome.", sent[len(sent)-1].Plain, "a text is answered by text")
+	require.Len(t, fake.Files(ada.ID), 1)
+	require.Len(t, b.model.Speech.Requests(), 1)
 }
