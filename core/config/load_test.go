@@ -149,10 +149,11 @@ func TestLoadExampleEqualsDefaults(t *testing.T) {
 	require.Equal(t, "adapters.web", web.Path)
 	require.Equal(t, "../../config.example.yaml", web.File)
 
-	require.Len(t, c.Plugins, 6)
+	require.Len(t, c.Plugins, 7)
 	for _, name := range []string{"persona", "memory", "mood", "control_tokens", "proactive", "schedule"} {
 		require.True(t, c.Plugins[name].Enabled, "plugins.%s is on by default", name)
 	}
+	require.False(t, c.Plugins["images"].Enabled, "plugins.images is off by default")
 	persona := c.Plugins["persona"]
 	var pc struct {
 		Name string `yaml:"name"`
