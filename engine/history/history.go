@@ -110,7 +110,13 @@ func (h *Cache) join(cached, fresh []core.Message) []core.Message {
 	} else {
 		drop -= len(cached)
 	}
-	return append(win, fresh[drop:]...)
+	win = append(win, fresh[drop:]...)
+	for i := range win {
+		// The window keeps no file's bytes: the store keeps them until
+		// the message is sent, and a turn never reads them.
+		win[i].Files = nil
+	}
+	return win
 }
 
 func (h *Cache) get(conv core.Conversation) []core.Message {
@@ -152,6 +158,7 @@ func (h *Cache) Replaced(convID int64, m core.Message) {
 		if e.window[i].ID == m.ID {
 			win := append([]core.Message(nil), e.window...)
 			win[i] = m
+			win[i].Files = nil
 			e.window = win
 			return
 		}

@@ -137,3 +137,19 @@ func TestHistoryCacheWindowIsNotChangedByLaterAppends(t *testing.T) {
 	h.Appended(st.conv(time.Time{}), st.add(1)...)
 	require.Equal(t, before, win, "a turn's window stays as it was given")
 }
+
+// The window keeps no file's bytes.
+func TestCacheKeepsNoFileBytes(t *testing.T) {
+	t.Parallel()
+	h := New(10, 10)
+	conv := core.Conversation{ID: 1, LastSeq: 1}
+	m := core.Message{ID: 1, ConversationID: 1, Seq: 1, Role: core.RoleAssistant, Content: "Here is Miso."}
+	m.AttachFiles([]core.OutboundFile{{Kind: core.AttachImage, Name: "miso.png", Data: make([]byte, 1<<20)}})
+	h.Appended(conv, m)
+	win, err := h.Window(context.Background(), nil, conv)
+	require.NoError(t, err)
+	require.Len(t, win, 1)
+	require.Nil(t, win[0].Files)
+	require.NotNil(t, win[0].Metadata[core.FilesKey], "described all the same")
+	require.NotNil(t, m.Files, "the caller's message is left as it was")
+}
