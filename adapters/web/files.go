@@ -135,6 +135,9 @@ func (rt *routes) handleFile(w http.ResponseWriter, r *http.Request) {
 		typ, disposition = "application/octet-stream", "attachment"
 	}
 	h.Set("Content-Type", typ)
-	h.Set("Content-Disposition", mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}))
+	if d := mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}); d != "" {
+		disposition = d
+	} // else a name no header can carry: the browser names it
+	h.Set("Content-Disposition", disposition)
 	_, _ = w.Write(f.Data)
 }
