@@ -95,6 +95,7 @@ runs:
 type wireMessage struct {
 	ID, Role, Text, HTML, At string
 	Choices                  []struct{ Label, Data string }
+	Files                    []struct{ Kind, Name, MIME, URL string }
 }
 
 // nextWireMessage returns the next "message" event.

@@ -1,11 +1,9 @@
 package app
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -13,12 +11,6 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
-
-// voiceMessage is a "message" event with its files.
-type voiceMessage struct {
-	ID, Text string
-	Files    []struct{ Kind, Name, MIME, URL string }
-}
 
 // Through parley run with voice.replies: always, on the web chat: the
 // reply is spoken by the speech service (the fake's /audio/speech), goes
@@ -35,7 +27,7 @@ func TestVoiceRepliesThroughTheWebChat(t *testing.T) {
 	const client = "client-voice-1"
 	events := openEvents(t, r.addr, client)
 	postMessage(t, r.addr, client, "is the tea ready?")
-	m := events.nextVoice(t)
+	m := events.nextWireMessage(t)
 	require.Empty(t, m.Text, "the voice note alone")
 	require.Len(t, m.Files, 1)
 	require.Equal(t, "voice", m.Files[0].Kind)
@@ -58,29 +50,9 @@ func TestVoiceRepliesThroughTheWebChat(t *testing.T) {
 	require.Equal(t, true, reply.Metadata[core.VoiceReplyKey])
 
 	postMessage(t, r.addr, client, "and now?")
-	m = events.nextVoice(t)
+	m = events.nextWireMessage(t)
 	require.Equal(t, "Still here.", m.Text, "speech failed: the text goes")
 	require.Empty(t, m.Files)
-}
-
-// nextVoice returns the next "message" event with its files.
-func (s *sseReader) nextVoice(t testing.TB) voiceMessage {
-	t.Helper()
-	deadline := time.After(waitFor)
-	for {
-		select {
-		case ev, ok := <-s.events:
-			require.True(t, ok, "event stream ended")
-			if ev[0] != "message" {
-				continue
-			}
-			var m voiceMessage
-			require.NoError(t, json.Unmarshal([]byte(ev[1]), &m))
-			return m
-		case <-deadline:
-			t.Fatal("no message event arrived")
-		}
-	}
 }
 
 // Through parley run with plugins.images on, on the web chat: the model
@@ -103,10 +75,10 @@ func TestGeneratedPictureThroughTheWebChat(t *testing.T) {
 	const client = "client-picture-1"
 	events := openEvents(t, r.addr, client)
 	postMessage(t, r.addr, client, "draw Miso")
-	m := events.nextVoice(t)
+	m := events.nextWireMessage(t)
 	require.Equal(t, "Miso, as you asked.", m.Text, "the streamed reply's text first")
 	require.Empty(t, m.Files)
-	m = events.nextVoice(t)
+	m = events.nextWireMessage(t)
 	require.Empty(t, m.Text, "then its picture, once")
 	require.Len(t, m.Files, 1)
 	require.Equal(t, "image", m.Files[0].Kind)
@@ -119,7 +91,7 @@ func TestGeneratedPictureThroughTheWebChat(t *testing.T) {
 	require.Equal(t, llmtest.PNGFor("a grey cat asleep on a teapot"), pic, "the picture drawn for the prompt")
 
 	postMessage(t, r.addr, client, "and a dog?")
-	m = events.nextVoice(t)
+	m = events.nextWireMessage(t)
 	require.Equal(t, "Sorry, I couldn't draw that just now.", m.Text)
 	require.Empty(t, m.Files)
 	reqs := b.model.Requests()
