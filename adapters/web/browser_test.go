@@ -26,6 +26,28 @@ import (
 // on a loaded CI machine takes seconds.
 const browserTimeout = 90 * time.Second
 
+// evaluator runs JavaScript in the page of bctx and returns its value.
+func evaluator(t *testing.T, bctx context.Context) func(js string) any {
+	return func(js string) any {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[any](js))
+		require.NoError(t, err, js)
+		return v
+	}
+}
+
+// openLivePage opens the chat of srv in a browser of width×height, waits
+// until its event stream is live and the history shows, and returns the
+// page, its evaluator and the page's client id.
+func openLivePage(t *testing.T, browser string, srv *httptest.Server, width, height int) (context.Context, func(string) any, string) {
+	t.Helper()
+	bctx := browsertest.Start(t, browser, width, height, browserTimeout)
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live")),
+		chromedp.WaitVisible(chromedp.CSS(".msg.user"))))
+	eval := evaluator(t, bctx)
+	return bctx, eval, eval(`localStorage.getItem("parley.client_id")`).(string)
+}
+
 // servePage starts a web chat for the bot "Subaru" with host behind it,
 // served on a test server, both stopped at the test's end.
 func servePage(t *testing.T, host core.Host) (*web.Adapter, *httptest.Server) {
@@ -138,12 +160,7 @@ func TestWebChatInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(".msg.assistant.rich strong")),
 		chromedp.WaitVisible(chromedp.ID("banner")),
 	))
-	eval := func(js string) any {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[any](js))
-		require.NoError(t, err, js)
-		return v
-	}
+	eval := evaluator(t, bctx)
 
 	// The banner: one line, in words for users, announced politely.
 	require.Equal(t, "The bot can't reach its model right now — replies may fail.", eval(`document.getElementById("banner").textContent`))

@@ -53,12 +53,7 @@ func TestWebChatChoicesInABrowser(t *testing.T) {
 		chromedp.Navigate(srv.URL+"/"),
 		chromedp.WaitVisible(chromedp.CSS(".msg.assistant .choices button")),
 	))
-	eval := func(js string) any {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[any](js))
-		require.NoError(t, err, js)
-		return v
-	}
+	eval := evaluator(t, bctx)
 	require.Equal(t, []any{"Tea", "Coffee"}, eval(`[...document.querySelectorAll(".choices button")].map(b => b.textContent)`))
 	// Clicked in the page, not through a node id: the page may draw the
 	// message again (its history, then the event stream) between finding

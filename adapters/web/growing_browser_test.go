@@ -41,16 +41,7 @@ func TestWebChatShowsAReplyGrowing(t *testing.T) {
 	}}
 	a, srv := servePage(t, pc)
 
-	bctx := browsertest.Start(t, browser, 900, 700, browserTimeout)
-	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#status.live")),
-		chromedp.WaitVisible(chromedp.CSS(".msg.user"))))
-	eval := func(js string) any {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[any](js))
-		require.NoError(t, err, js)
-		return v
-	}
-	clientID := eval(`localStorage.getItem("parley.client_id")`).(string)
+	bctx, eval, clientID := openLivePage(t, browser, srv, 900, 700)
 	bubbles := `document.querySelectorAll(".msg.assistant").length`
 	shown := `(document.querySelector(".msg.assistant") || {}).innerText`
 
