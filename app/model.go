@@ -40,6 +40,34 @@ func redactedURL(base string) string {
 	return u.Redacted()
 }
 
+// service is the connection of a model-side service (transcription,
+// speech, pictures) whose base URL and key, "" for llm's, are base and
+// key: on llm's own server it shares the chat's limits, so that it counts
+// against llm.max_concurrency and a 429 pauses both. component names it
+// in the log, keyHint the key to check when the server refuses it.
+func service(cfg *config.Config, chat *llm.Client, log *slog.Logger, base string, key config.Secret, model, component, keyHint string) llm.ServiceConfig {
+	if base == "" {
+		base = cfg.LLM.BaseURL
+	}
+	if key == "" {
+		key = cfg.LLM.APIKey
+	}
+	var share *llm.Client
+	if base == cfg.LLM.BaseURL {
+		share = chat
+	}
+	return llm.ServiceConfig{
+		ShareLimits: share,
+		BaseURL:     base,
+		APIKey:      key.Reveal(),
+		Model:       model,
+		Timeout:     cfg.LLM.Timeout,
+		MaxRetries:  cfg.LLM.MaxRetries,
+		AuthHint:    "check " + keyHint,
+		Logger:      log.With("component", component),
+	}
+}
+
 // newTranscriber is the speech-to-text client of llm.transcription (nil,
 // with no error, when its model is ""), its empty base URL and key taken
 // from llm's.
@@ -49,29 +77,8 @@ func newTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (co
 		log.Info("voice transcription is off (llm.transcription.model is empty)")
 		return nil, nil
 	}
-	base, key := tc.BaseURL, tc.APIKey
-	if base == "" {
-		base = cfg.LLM.BaseURL
-	}
-	if key == "" {
-		key = cfg.LLM.APIKey
-	}
-	var share *llm.Client
-	if base == cfg.LLM.BaseURL {
-		// One server: transcriptions count against llm.max_concurrency and
-		// a 429 pauses both.
-		share = model
-	}
-	t, err := llm.NewTranscriber(llm.TranscriberConfig{
-		ShareLimits: share,
-		BaseURL:     base,
-		APIKey:      key.Reveal(),
-		Model:       tc.Model,
-		Timeout:     cfg.LLM.Timeout,
-		MaxRetries:  cfg.LLM.MaxRetries,
-		AuthHint:    "check llm.transcription.api_key (or llm.api_key)",
-		Logger:      log.With("component", "transcription"),
-	})
+	t, err := llm.NewTranscriber(service(cfg, model, log, tc.BaseURL, tc.APIKey, tc.Model, "transcription",
+		"llm.transcription.api_key (or llm.api_key)"))
 	if err != nil {
 		return nil, fmt.Errorf("llm.transcription: %w", err)
 	}
@@ -85,29 +92,8 @@ func newSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.S
 	if vc.Replies == config.VoiceNever {
 		return nil, nil
 	}
-	base, key := vc.BaseURL, vc.APIKey
-	if base == "" {
-		base = cfg.LLM.BaseURL
-	}
-	if key == "" {
-		key = cfg.LLM.APIKey
-	}
-	var share *llm.Client
-	if base == cfg.LLM.BaseURL {
-		// One server: speech counts against llm.max_concurrency and a 429
-		// pauses both.
-		share = model
-	}
-	sp, err := llm.NewSpeaker(llm.SpeakerConfig{Voice: vc.Voice, ServiceConfig: llm.ServiceConfig{
-		ShareLimits: share,
-		BaseURL:     base,
-		APIKey:      key.Reveal(),
-		Model:       vc.Model,
-		Timeout:     cfg.LLM.Timeout,
-		MaxRetries:  cfg.LLM.MaxRetries,
-		AuthHint:    "check voice.api_key (or llm.api_key)",
-		Logger:      log.With("component", "speech"),
-	}})
+	sp, err := llm.NewSpeaker(llm.SpeakerConfig{Voice: vc.Voice,
+		ServiceConfig: service(cfg, model, log, vc.BaseURL, vc.APIKey, vc.Model, "speech", "voice.api_key (or llm.api_key)")})
 	if err != nil {
 		return nil, fmt.Errorf("voice: %w", err)
 	}
@@ -118,16 +104,7 @@ func newSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.S
 // newImageMaker builds the picture maker of plugin images for model, on
 // the model's server (its limits shared).
 func newImageMaker(cfg *config.Config, chat *llm.Client, model string, log *slog.Logger) (core.ImageMaker, error) {
-	im, err := llm.NewImager(llm.ImagerConfig{ServiceConfig: llm.ServiceConfig{
-		ShareLimits: chat,
-		BaseURL:     cfg.LLM.BaseURL,
-		APIKey:      cfg.LLM.APIKey.Reveal(),
-		Model:       model,
-		Timeout:     cfg.LLM.Timeout,
-		MaxRetries:  cfg.LLM.MaxRetries,
-		AuthHint:    "check llm.api_key",
-		Logger:      log.With("component", "images"),
-	}})
+	im, err := llm.NewImager(llm.ImagerConfig{ServiceConfig: service(cfg, chat, log, "", "", model, "images", "llm.api_key")})
 	if err != nil {
 		return nil, fmt.Errorf("plugins.images: %w", err)
 	}
