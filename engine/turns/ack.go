@@ -101,16 +101,32 @@ func (k *ack) takeBack(ctx context.Context) {
 // button tap (whose id, "tap:…", names no message); nil when there is
 // none.
 func latestUserMessage(history []core.Message) *core.Message {
-	for i := len(history) - 1; i >= 0; i-- {
-		m := &history[i]
-		switch {
-		case isCommandMessage(*m):
-		case m.Role == core.RoleAssistant:
-			return nil
-		case m.Role == core.RoleUser && m.PlatformMessageID != "" && !m.Deleted() &&
-			!strings.HasPrefix(m.PlatformMessageID, "tap:"):
+	waiting := waitingMessages(history)
+	for i := len(waiting) - 1; i >= 0; i-- {
+		if m := &waiting[i]; m.PlatformMessageID != "" && !m.Deleted() && !strings.HasPrefix(m.PlatformMessageID, "tap:") {
 			return m
 		}
 	}
 	return nil
+}
+
+// waitingMessages are the user's messages since the bot last spoke, chat
+// commands aside, oldest first: what the turn answers (a slice of
+// history).
+func waitingMessages(history []core.Message) []core.Message {
+	start := len(history)
+	for start > 0 {
+		m := history[start-1]
+		if m.Role == core.RoleAssistant && !isCommandMessage(m) {
+			break
+		}
+		start--
+	}
+	var out []core.Message
+	for _, m := range history[start:] {
+		if m.Role == core.RoleUser && !isCommandMessage(m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package turns
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/adapters/markup"
@@ -36,18 +37,10 @@ func (v voicer) wanted(t *core.Turn, a core.Adapter) bool {
 	if t.Run.Kind != core.RunUserTurn {
 		return false
 	}
-	for i := len(t.History) - 1; i >= 0; i-- {
-		m := t.History[i]
-		switch {
-		case m.Role == core.RoleAssistant && !isCommandMessage(m):
-			return false
-		case m.Role == core.RoleUser && !isCommandMessage(m) && !m.Deleted():
-			for _, at := range core.AttachmentsOf(m) {
-				if at.Kind == core.AttachVoice {
-					return true
-				}
-			}
-			return false
+	waiting := waitingMessages(t.History)
+	for i := len(waiting) - 1; i >= 0; i-- {
+		if m := waiting[i]; !m.Deleted() {
+			return slices.ContainsFunc(core.AttachmentsOf(m), func(a core.Attachment) bool { return a.Kind == core.AttachVoice })
 		}
 	}
 	return false
