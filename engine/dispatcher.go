@@ -206,7 +206,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		Store: cfg.Store, Outbox: d.outbox, Logger: cfg.Logger, Clock: cfg.Clock, Owner: cfg.Owner,
 		Location: cfg.Location, Metrics: cfg.Metrics, Kinds: jobKinds(cfg, proactive), Proactive: proactive,
 		Wake: d.jobWake, TurnWake: d.turnWake, PollInterval: cfg.PollInterval, JobLease: cfg.JobLease,
-		LateGrace: cfg.LateGrace, JobMaxAttempts: cfg.JobMaxAttempts,
+		LateGrace: cfg.LateGrace, JobMaxAttempts: cfg.JobMaxAttempts, Voice: cfg.Voice,
 	})
 	return d, nil
 }

@@ -51,6 +51,8 @@ type Config struct {
 	JobLease       time.Duration
 	LateGrace      time.Duration
 	JobMaxAttempts int
+	// Voice: with voice.replies always, scheduled messages are spoken too.
+	Voice core.VoiceReplies
 }
 
 // Engine runs due jobs; see the package doc.

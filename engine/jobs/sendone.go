@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/parleybot/parley/core"
@@ -26,6 +27,10 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 	if !ok {
 		return
 	}
+	choices := reminderChoices(j, a)
+	// Spoken before a send slot is taken: the slot bounds sends in doubt,
+	// not the speech service.
+	voice := e.voiceNote(ctx, log, j, a)
 	// The send must end while the lease holds, or another process (or
 	// this one) may claim the job again and send it twice: a platform's
 	// flood-control waits could otherwise outlast it.
@@ -53,7 +58,7 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 		sendCtx = slot.In(sendCtx)
 	}
 	// Background: a paced platform lets waiting users' replies go first.
-	res, sendErr := e.cfg.Outbox.Send(core.WithBackground(sendCtx), a, core.OutboundMessage{
+	out := core.OutboundMessage{
 		ConversationID:  conv.ID,
 		ChannelThreadID: conv.ChannelThreadID,
 		ChannelUserID:   conv.ChannelUserID,
@@ -61,8 +66,13 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 		Format:          j.Format,
 		ImageURL:        j.ImageURL,
 		IdempotencyKey:  fmt.Sprintf("job-%d", j.ID),
-		Choices:         reminderChoices(j, a),
-	})
+		Choices:         choices,
+		Files:           voice,
+	}
+	if len(voice) > 0 && len(choices) == 0 {
+		out.Text = "" // the voice note says it; buttons need the text
+	}
+	res, sendErr := e.cfg.Outbox.Send(core.WithBackground(sendCtx), a, out)
 	if sendErr != nil {
 		e.cfg.Metrics.SendFailed(conv.Platform)
 	}
@@ -77,7 +87,11 @@ func (e *Engine) sendOne(ctx context.Context, j core.Job) {
 		e.sendFailed(ctx, log, j, now, sendErr)
 		return
 	}
-	e.sent(ctx, log, j, conv, sentMessage(j, conv, res, sendErr, now, e.cfg.Clock.Now().UTC(), reminderChoices(j, a)), now.Sub(j.DueAt))
+	msg := sentMessage(j, conv, res, sendErr, now, e.cfg.Clock.Now().UTC(), choices)
+	if len(voice) > 0 {
+		msg.Metadata[core.VoiceReplyKey] = true
+	}
+	e.sent(ctx, log, j, conv, msg, now.Sub(j.DueAt))
 }
 
 // sendable finds where a claimed job goes, or settles it when it must not
@@ -223,4 +237,23 @@ func reminderChoices(j core.Job, a core.Adapter) []core.Choice {
 		return nil
 	}
 	return outbox.ReminderChoices(j.ID)
+}
+
+// voiceNote is a scheduled message's voice note when voice.replies is
+// always and the platform takes files: its text spoken (a message with a
+// picture keeps its picture). None when it cannot be spoken: the text
+// goes, and the log says why.
+func (e *Engine) voiceNote(ctx context.Context, log *slog.Logger, j core.Job, a core.Adapter) []core.OutboundFile {
+	v := e.cfg.Voice
+	if v.Mode != "always" || v.Speaker == nil || j.ImageURL != "" || strings.TrimSpace(j.Text) == "" {
+		return nil
+	}
+	if _, ok := a.(core.FileSender); !ok {
+		return nil
+	}
+	note, ok := outbox.VoiceNote(ctx, log, v, j.Text, j.Format)
+	if !ok {
+		return nil
+	}
+	return []core.OutboundFile{note}
 }

@@ -119,7 +119,7 @@ func finishInPlace(ctx context.Context, a core.Adapter, conv core.Conversation, 
 // OutboundOf is a stored message m as sent into conv with key.
 func OutboundOf(conv core.Conversation, m core.Message, key string) core.OutboundMessage {
 	text := m.Content
-	if m.Metadata[core.VoiceReplyKey] == true && len(m.Files) > 0 {
+	if speaksAlone(m) {
 		text = "" // the voice note says it
 	}
 	return core.OutboundMessage{

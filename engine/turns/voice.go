@@ -4,10 +4,9 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"unicode/utf8"
 
-	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/engine/outbox"
 )
 
 // Voice reply modes (voice.replies).
@@ -46,24 +45,14 @@ func (v voicer) wanted(t *core.Turn, a core.Adapter) bool {
 	return false
 }
 
-// speak speaks msg's text and attaches it as a voice note, sent
-// alone, the text stored as the message. A reply longer than
-// voice.max_characters, or one the speech service fails on (down, slow,
-// garbage), goes as text, and the log says why.
+// speak speaks msg's text and attaches it as a voice note, the text
+// stored as the message (and sent after the voice note only when it
+// carries buttons). A reply outbox.VoiceNote cannot speak goes as text.
 func (v voicer) speak(ctx context.Context, log *slog.Logger, msg *core.Message) {
-	text := msg.Content
-	if core.FormatOf(*msg) == core.FormatRichText {
-		text = markup.Plain(text)
-	}
-	if n := utf8.RuneCountInString(text); v.MaxChars > 0 && n > v.MaxChars {
-		log.Info("the reply is too long to speak; sending it as text", "characters", n, "max_characters", v.MaxChars)
+	note, ok := outbox.VoiceNote(ctx, log, v.VoiceReplies, msg.Content, core.FormatOf(*msg))
+	if !ok {
 		return
 	}
-	data, err := v.Speaker.Speak(ctx, text)
-	if err != nil {
-		log.Warn("speaking the reply failed; sending it as text", "err", err)
-		return
-	}
-	msg.AttachFiles(append(msg.Files, core.OutboundFile{Kind: core.AttachVoice, Name: "reply.ogg", MIME: "audio/ogg", Data: data}))
+	msg.AttachFiles(append(msg.Files, note))
 	msg.Metadata[core.VoiceReplyKey] = true
 }
