@@ -72,3 +72,23 @@ func TestScheduledMessageIsSpokenWithVoiceAlways(t *testing.T) {
 	msgs = c.stored(t)
 	require.Equal(t, "Your build passed.", msgs[len(msgs)-1].Content, "the text is the message")
 }
+
+// With voice.replies always, a question the model asks with choices is
+// spoken, and its text follows the voice note carrying the buttons (a
+// voice note has nowhere to put them).
+func TestSpokenQuestionKeepsItsButtons(t *testing.T) {
+	t.Parallel()
+	c := startCompanion(t, "voice:\n  replies: always\n")
+	c.model.Speech.Respond(llmtest.Generates[llmtest.SpeechRequest])
+	c.model.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "offer_choices", `{"question":"Tea or coffee?","choices":["Tea","Coffee"]}`)),
+		llmtest.Text(""),
+	)
+	c.fake.SendPrivate(c.user, "make me a drink")
+	sent := c.fake.WaitSent(t, c.user.ID, 2, waitFor)
+	require.Equal(t, "voice", sent[0].Kind)
+	require.Equal(t, llmtest.OggOpus("Tea or coffee?"), c.fake.Files(c.user.ID)[0].Data)
+	require.Equal(t, "Tea or coffee?", sent[1].Plain)
+	require.Len(t, sent[1].Buttons, 1)
+	require.Equal(t, "Tea", sent[1].Buttons[0][0].Text)
+}
