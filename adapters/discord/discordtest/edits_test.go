@@ -187,3 +187,31 @@ func patch(t *testing.T, srv *discordtest.Server, channelID, messageID, content 
 	_ = json.NewDecoder(resp.Body).Decode(&out.body)
 	return out
 }
+
+// A held answer: the message is created at once, the client hears only
+// once released, and a nonce sent again finds it.
+func TestHeldAnswerActsFirst(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	c := tb.restClient(t)
+	chID, _ := tb.srv.SendDM(tb.alice, "hi")
+	tb.srv.HoldAnswers("messages")
+	done := make(chan error, 1)
+	go func() {
+		_, err := sendWithNonce(c, chID, nonceSend{Content: "held", Nonce: "h.0", EnforceNonce: true})
+		done <- err
+	}()
+	tb.srv.WaitHeld(t, "messages", 1, wait)
+	require.Len(t, tb.srv.Sent(chID), 1, "created before the answer")
+	select {
+	case err := <-done:
+		t.Fatalf("answered while held: %v", err)
+	default:
+	}
+	tb.srv.ReleaseAnswers("messages")
+	require.NoError(t, <-done)
+	again, err := sendWithNonce(c, chID, nonceSend{Content: "held", Nonce: "h.0", EnforceNonce: true})
+	require.NoError(t, err)
+	require.Len(t, tb.srv.Sent(chID), 1)
+	require.Equal(t, tb.srv.Sent(chID)[0].MessageID, again.ID)
+}

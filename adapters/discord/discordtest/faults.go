@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"testing"
 	"time"
 )
 
@@ -239,4 +240,20 @@ func writeRateLimit(w http.ResponseWriter, route string, limit int, retryAfter t
 		"retry_after": secs,
 		"global":      false,
 	})
+}
+
+// HoldAnswers makes calls of route (e.g. "messages"), from now on, act
+// (the message is created) and then hold their answer until
+// ReleaseAnswers or until the client goes away, which then never hears
+// of it: a bot killed in that window does not know its message exists.
+func (s *faultInjector) HoldAnswers(route string) { s.holds.Hold(route) }
+
+// ReleaseAnswers answers the held calls of route and holds no more.
+func (s *faultInjector) ReleaseAnswers(route string) { s.holds.Release(route) }
+
+// WaitHeld waits until n calls of route have had their answer held.
+func (s *faultInjector) WaitHeld(t testing.TB, route string, n int, timeout time.Duration) {
+	t.Helper()
+	s.waitFor(t, timeout, func() bool { return s.holds.Held(route) >= n },
+		func() string { return fmt.Sprintf("%d held answers of %s, got %d", n, route, s.holds.Held(route)) })
 }

@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,6 +68,17 @@ func (s *restAPI) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.takeLost(rt.name) {
 		rt.handle(httptest.NewRecorder(), r, rt.channelID)
 		writeError(w, http.StatusInternalServerError, apiError{Message: "500: Internal Server Error"})
+		return
+	}
+	if s.holds.Holding(rt.name) {
+		rec := httptest.NewRecorder()
+		rt.handle(rec, r, rt.channelID)
+		if rec.Code < 300 && !s.holds.Wait(rt.name, r.Context().Done()) {
+			return // acted, and the client went away: it never hears
+		}
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
 		return
 	}
 	rt.handle(w, r, rt.channelID)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/internal/fakehold"
 	"github.com/parleybot/parley/adapters/internal/fakelimit"
 )
 
@@ -193,6 +194,11 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		sessions:           map[string]*gwSession{},
 		conns:              map[*gwConn]struct{}{},
 	}
+	st.holds = fakehold.New(func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.notify()
+	}, st.done)
 	s := newServer(st)
 	for _, o := range opts {
 		o(s)

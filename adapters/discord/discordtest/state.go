@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/parleybot/parley/adapters/internal/fakehold"
 	"github.com/parleybot/parley/adapters/internal/fakelimit"
 	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
@@ -16,6 +17,8 @@ import (
 // state is the fake Discord that every part of the Server reads and
 // changes, under mu.
 type state struct {
+	// holds are answers held after the call acted (HoldAnswers).
+	holds         *fakehold.Holds
 	token         string
 	bot           User
 	heartbeat     time.Duration

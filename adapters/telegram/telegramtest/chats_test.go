@@ -74,3 +74,39 @@ func TestRevokedTokenIsRefusedUntilRestored(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, tb.srv.Sent(tb.alice.ID), 1)
 }
+
+// A held answer: the message is sent at once, the client hears only once
+// released; a client that gives up never hears.
+func TestHeldAnswerActsFirst(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	b, _ := tb.newBot(t)
+	tb.srv.SendPrivate(tb.alice, "hi")
+	tb.srv.HoldAnswers("sendMessage")
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.SendMessage(context.Background(), &bot.SendMessageParams{ChatID: tb.alice.ID, Text: "held"})
+		done <- err
+	}()
+	tb.srv.WaitHeld(t, "sendMessage", 1, wait)
+	require.Len(t, tb.srv.Sent(tb.alice.ID), 1, "sent before the answer")
+	select {
+	case err := <-done:
+		t.Fatalf("answered while held: %v", err)
+	default:
+	}
+	tb.srv.ReleaseAnswers("sendMessage")
+	require.NoError(t, <-done)
+
+	tb.srv.HoldAnswers("sendMessage")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		_, err := b.SendMessage(ctx, &bot.SendMessageParams{ChatID: tb.alice.ID, Text: "never heard"})
+		done <- err
+	}()
+	tb.srv.WaitHeld(t, "sendMessage", 2, wait)
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+	require.Len(t, tb.srv.Sent(tb.alice.ID), 2, "it was sent all the same")
+	tb.srv.ReleaseAnswers("sendMessage")
+}

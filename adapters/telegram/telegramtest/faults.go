@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"testing"
+	"time"
+
+	"github.com/parleybot/parley/adapters/internal/fakewait"
 )
 
 // Fault is an error answer of the Bot API: error_code, description and, for
@@ -171,4 +175,22 @@ func (s *state) takeMarkupFault(text string) *Fault {
 // the name Telegram gives it in errors.
 var entityOpeners = map[byte]string{
 	'*': "Bold", '_': "Italic", '~': "Strikethrough", '`': "Code", '[': "TextUrl", '|': "Spoiler",
+}
+
+// HoldAnswers makes calls of method (e.g. "sendVoice"), from now on, act
+// (the message is sent) and then hold their answer until ReleaseAnswers
+// or until the client goes away, which then never hears of it: a bot
+// killed in that window does not know its message went out.
+func (s *faultInjector) HoldAnswers(method string) { s.holds.Hold(strings.ToLower(method)) }
+
+// ReleaseAnswers answers the held calls of method and holds no more.
+func (s *faultInjector) ReleaseAnswers(method string) { s.holds.Release(strings.ToLower(method)) }
+
+// WaitHeld waits until n calls of method have had their answer held.
+func (s *faultInjector) WaitHeld(t testing.TB, method string, n int, timeout time.Duration) {
+	t.Helper()
+	key := strings.ToLower(method)
+	fakewait.Until(t, "telegramtest", &s.mu, func() <-chan struct{} { return s.changed }, s.done, timeout,
+		func() bool { return s.holds.Held(key) >= n },
+		func() string { return fmt.Sprintf("%d held answers of %s, got %d", n, method, s.holds.Held(key)) })
 }

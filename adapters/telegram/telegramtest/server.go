@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/parleybot/parley/adapters/internal/fakehold"
 )
 
 // Option configures a Server.
@@ -153,6 +154,11 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		whWake:       make(chan struct{}, 1),
 		whClient:     &http.Client{Transport: &http.Transport{}},
 	}
+	st.holds = fakehold.New(func() {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.notify()
+	}, st.done)
 	s := newServer(st)
 	for _, o := range opts {
 		o(s)
@@ -272,7 +278,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, f := h(r.Context(), p)
-	if f == errClientGone {
+	if f == errClientGone || (f == nil && !s.holds.Wait(key, r.Context().Done())) {
 		return
 	}
 	if f != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-telegram/bot/models"
+	"github.com/parleybot/parley/adapters/internal/fakehold"
 )
 
 // state is the fake Bot API's data that every part of the Server reads
@@ -63,6 +64,9 @@ type state struct {
 	// dropped counts the updates it kept from the bot.
 	allowed map[string]bool
 	dropped int
+
+	// holds are answers held after the call acted (HoldAnswers).
+	holds *fakehold.Holds
 
 	// latency is the round trip of a Bot API call (WithLatency).
 	latency time.Duration
