@@ -34,7 +34,11 @@
 // Rig.RefuseMarkupAfter); Image and
 // ImageLongCaption (a core.ImageSender shows the image with its caption,
 // and a caption too long to go with it whole after it; skipped for other
-// adapters); Tap (a tap on a sent question's button reaches
+// adapters); SendFiles (a core.FileSender's picture, document and voice
+// note arrive in order as the platform shows each kind, with their names,
+// types and bytes, the text once as the first one's caption, one result
+// id per message made; a FileSender whose Rig has no FilesSent fails);
+// Tap (a tap on a sent question's button reaches
 // Host.HandleTap with its data, message and user, and is acknowledged);
 // UserEdit and UserDelete (reach Host.HandleChange with the platform id
 // the DM had); UserReaction (added and taken back, reach

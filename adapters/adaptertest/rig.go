@@ -97,9 +97,22 @@ type Rig struct {
 	// 5xx each time, more than the adapter retries), then serve again.
 	FailNextFetch func(t *testing.T)
 	// FilesSent lists the files the bot uploaded to channelThreadID, in
-	// order, as the fake received them; nil skips SendFiles (as does an
-	// adapter that is not a core.FileSender).
+	// order, as the fake received them. Required of a core.FileSender
+	// (SendFiles fails without it); the case skips for other adapters.
 	FilesSent func(t *testing.T, channelThreadID string) []SentFile
+	// VoiceAs is how the platform shows a voice note the bot sends when
+	// it has no voice note of its own (Slack: an audio file; the web
+	// page: an audio player); "" for a voice note.
+	VoiceAs core.AttachmentKind
+	// VoiceLength says the platform shows a voice note's length
+	// (Discord's duration_secs), which FilesSent reports in
+	// SentFile.Seconds; SendFiles then checks it.
+	VoiceLength bool
+	// FileIDs says SendFiles's result names the files rather than the
+	// messages they make (Slack's files.completeUploadExternal answers
+	// file ids, not the message's ts): SentFile.PlatformMessageID is then
+	// each file's id.
+	FileIDs bool
 	// Block makes user block the bot: sends to them fail permanently.
 	Block func(t *testing.T, user User)
 	// UnknownThread is a chat id the platform does not know (a user who

@@ -54,6 +54,7 @@ func TestRun(t *testing.T) {
 			Block:             func(_ *testing.T, u adaptertest.User) { p.block(u.ID) },
 			UnknownThread:     "999999999",
 			TypingShown:       func(_ *testing.T, thread string) int { return p.typingIn(thread) },
+			FilesSent:         func(_ *testing.T, thread string) []adaptertest.SentFile { return p.filesTo(thread) },
 		}
 	})
 }
@@ -85,6 +86,7 @@ type platform struct {
 	known   map[string]bool
 	blocked map[string]bool
 	sent    []adaptertest.Sent
+	files   map[string][]adaptertest.SentFile // by thread
 	typing  map[string]int
 	seq     int
 	okLeft  int           // sends to allow before limiting
@@ -100,6 +102,7 @@ func newPlatform() *platform {
 		known:   map[string]bool{},
 		blocked: map[string]bool{},
 		typing:  map[string]int{},
+		files:   map[string][]adaptertest.SentFile{},
 	}
 }
 
@@ -140,6 +143,7 @@ type message struct {
 	markdown bool
 	plain    string
 	imageURL string
+	file     *core.OutboundFile
 }
 
 func (p *platform) post(thread string, m message) (string, error) {
@@ -172,7 +176,17 @@ func (p *platform) post(thread string, m message) (string, error) {
 	p.sent = append(p.sent, adaptertest.Sent{
 		ChannelThreadID: thread, Text: m.text, Shown: &shown, ImageURL: m.imageURL, PlatformMessageID: id, At: time.Now(),
 	})
+	if f := m.file; f != nil {
+		p.files[thread] = append(p.files[thread], adaptertest.SentFile{Kind: f.Kind, Name: f.Name, MIME: f.MIME,
+			Data: f.Data, Caption: shown.Text, CaptionShown: &shown, PlatformMessageID: id})
+	}
 	return id, nil
+}
+
+func (p *platform) filesTo(thread string) []adaptertest.SentFile {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]adaptertest.SentFile(nil), p.files[thread]...)
 }
 
 func (p *platform) sentTo(thread string) []adaptertest.Sent {
@@ -206,6 +220,7 @@ var (
 	_ core.Adapter         = (*refAdapter)(nil)
 	_ core.TypingIndicator = (*refAdapter)(nil)
 	_ core.ImageSender     = (*refAdapter)(nil)
+	_ core.FileSender      = (*refAdapter)(nil)
 )
 
 func (a *refAdapter) Name() string            { return "ref" }
@@ -280,6 +295,20 @@ func (a *refAdapter) SendImage(ctx context.Context, msg core.OutboundMessage) (c
 	more, err := a.Send(ctx, msg)
 	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
 	return res, err
+}
+
+// SendFiles posts a message per file, the text (rendered as Send
+// renders it) with the first.
+func (a *refAdapter) SendFiles(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
+	msgs := make([]message, len(msg.Files))
+	for i := range msg.Files {
+		msgs[i].file = &msg.Files[i]
+	}
+	msgs[0].text = msg.Text
+	if msg.Format == core.FormatRichText {
+		msgs[0].text, msgs[0].markdown = markup.Discord(msg.Text), true
+	}
+	return a.post(ctx, msg.ChannelThreadID, msgs)
 }
 
 func (a *refAdapter) post(ctx context.Context, thread string, msgs []message) (core.SendResult, error) {

@@ -122,6 +122,30 @@ func TestConformance(t *testing.T) {
 			Block:         func(_ *testing.T, u adaptertest.User) { srv.Block(u.ID) },
 			UnknownThread: "555000111222333444",
 			TypingShown:   func(_ *testing.T, thread string) int { return srv.Typing(thread) },
+			FilesSent:     func(_ *testing.T, thread string) []adaptertest.SentFile { return filesSent(srv, thread) },
+			// A voice note shows as one (flag, length, waveform) only
+			// for Ogg Opus, which the suite's is.
+			VoiceLength: true,
 		}
 	})
+}
+
+// filesSent is every attachment of the bot's messages in thread as
+// Discord shows it; a message's content is its first file's caption.
+func filesSent(srv *discordtest.Server, thread string) []adaptertest.SentFile {
+	kinds := map[string]core.AttachmentKind{"image": core.AttachImage, "voice": core.AttachVoice,
+		"audio": core.AttachAudio, "video": core.AttachVideo, "file": core.AttachDocument}
+	var out []adaptertest.SentFile
+	for _, m := range srv.Sent(thread) {
+		shown := m.Shown()
+		for i, a := range m.Attachments {
+			f := adaptertest.SentFile{Kind: kinds[a.Shown()], Name: a.Filename, MIME: a.ContentType, Data: a.Data,
+				Seconds: a.DurationSecs, PlatformMessageID: m.MessageID}
+			if i == 0 && m.Content != "" {
+				f.Caption, f.CaptionShown = shown.Text, &shown
+			}
+			out = append(out, f)
+		}
+	}
+	return out
 }

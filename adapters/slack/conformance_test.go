@@ -139,6 +139,12 @@ func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
 		FileKinds: []core.AttachmentKind{core.AttachImage, core.AttachVoice, core.AttachDocument},
 		// One more failure than the adapter retries.
 		FailNextFetch: func(*testing.T) { srv.FailNextDownloads(b.adapter.maxServerRetries + 1) },
+		FilesSent:     func(_ *testing.T, thread string) []adaptertest.SentFile { return filesSent(srv, thread) },
+		// A bot has no voice clip to send: a voice note is an audio file.
+		VoiceAs: core.AttachAudio,
+		// files.completeUploadExternal answers the files, not the ts of
+		// the message they make.
+		FileIDs: true,
 	}
 	// The fake goes on delivering after Stop (the echo of the last reply,
 	// retried while the adapter refuses it), and its POSTs leave
@@ -151,4 +157,23 @@ func conformanceRig(t *testing.T, b *testBundle) *adaptertest.Rig {
 		}
 	}
 	return rig
+}
+
+// filesSent is every file the bot shared in thread as Slack shows it; an
+// upload's comment is its first file's caption.
+func filesSent(srv *slacktest.Server, thread string) []adaptertest.SentFile {
+	kinds := map[string]core.AttachmentKind{"image": core.AttachImage, "audio": core.AttachAudio,
+		"video": core.AttachVideo, "file": core.AttachDocument}
+	var out []adaptertest.SentFile
+	for _, up := range srv.Uploads(thread) {
+		shown := markuptest.Slack(up.Comment, true)
+		for i, f := range up.Files {
+			sf := adaptertest.SentFile{Kind: kinds[f.Shown()], Name: f.Name, MIME: f.MIMEType, Data: f.Data, PlatformMessageID: f.ID}
+			if i == 0 && up.Comment != "" {
+				sf.Caption, sf.CaptionShown = shown.Text, &shown
+			}
+			out = append(out, sf)
+		}
+	}
+	return out
 }

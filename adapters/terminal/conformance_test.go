@@ -3,6 +3,9 @@ package terminal_test
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +27,7 @@ func TestConformance(t *testing.T) {
 	adaptertest.Run(t, func(t *testing.T) *adaptertest.Rig {
 		a := terminal.New()
 		a.User = adaptertest.Alice.Name
+		a.FilesDir = t.TempDir()
 		require.NoError(t, a.Provision(context.Background(), core.Env{BotName: botName}))
 		require.NoError(t, a.Validate())
 		user := adaptertest.User{ID: "console:" + a.User, Name: a.User}
@@ -45,11 +49,51 @@ func TestConformance(t *testing.T) {
 			SingleUser:   true,
 			NoMessageIDs: true, // a terminal shows text, not ids
 			Quiesce:      func(*testing.T) { term.closeInput() },
+			FilesSent: func(t *testing.T, thread string) []adaptertest.SentFile {
+				return savedFiles(t, a.FilesDir, term.sent(thread))
+			},
 			// The rest is nil: a terminal has no groups, channels, echoes,
 			// edits, rate limits, blocking, unknown chats or typing.
 		}
 	})
 }
+
+// savedLine is how the terminal prints a file it saved: its kind, its
+// path and its size.
+var savedLine = regexp.MustCompile(`^\[(\w+) saved: (.+) \(([^()]+)\)\]$`)
+
+// savedFiles reads the files the printed messages say were saved in dir,
+// in order, as the user would open them: the kind printed, the name the
+// file was saved under less the prefix that keeps it apart from others,
+// its bytes. A message's other lines are its first file's caption.
+func savedFiles(t *testing.T, dir string, messages []adaptertest.Sent) []adaptertest.SentFile {
+	t.Helper()
+	var out []adaptertest.SentFile
+	for _, m := range messages {
+		var caption []string
+		first := len(out)
+		for _, line := range strings.Split(m.Text, "\n") {
+			saved := savedLine.FindStringSubmatch(line)
+			if saved == nil {
+				caption = append(caption, line)
+				continue
+			}
+			require.Equal(t, dir, filepath.Dir(saved[2]), "the file is saved in files_dir")
+			data, err := os.ReadFile(saved[2])
+			require.NoError(t, err, "the printed path opens")
+			require.Equal(t, core.ByteSize(int64(len(data))), saved[3], "the printed size is the file's")
+			name := uniquePrefix.ReplaceAllString(filepath.Base(saved[2]), "")
+			out = append(out, adaptertest.SentFile{Kind: core.AttachmentKind(saved[1]), Name: name, Data: data})
+		}
+		if first < len(out) {
+			out[first].Caption = strings.TrimSpace(strings.Join(caption, "\n"))
+		}
+	}
+	return out
+}
+
+// uniquePrefix is what the terminal puts before a saved file's name.
+var uniquePrefix = regexp.MustCompile(`^c-[0-9a-f]+-[0-9]+-`)
 
 // screen plays the user at a terminal: lines typed go to the adapter's
 // In, and what the adapter prints on Out is parsed back into messages.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,6 +48,9 @@ func TestConformance(t *testing.T) {
 			TypingShown: func(_ *testing.T, thread string) int { return b.typing(thread) },
 			Tap:         b.tap,
 			Quiesce:     b.quiesce,
+			FilesSent:   b.filesSent,
+			// The page plays a voice note as it plays audio, with a player.
+			VoiceAs: core.AttachAudio,
 			// A page shows a reply's HTML whole, however long.
 			WholeRichText: true,
 			// Group, Channel, Own, Edit: a browser only ever writes in its own
@@ -74,7 +78,25 @@ type browsers struct {
 // page is what one client's open page has shown.
 type page struct {
 	sent   []adaptertest.Sent
+	files  []shownFiles
 	typing int
+}
+
+// shownFiles are the files under one message of a page, and the message's
+// text above them.
+type shownFiles struct {
+	messageID string
+	shown     *markuptest.Rendered
+	files     []pageFile
+}
+
+// pageFile is a file of a message event, as the page reads it.
+type pageFile struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	MIME string `json:"mime"`
+	Size int    `json:"size"`
+	URL  string `json:"url"`
 }
 
 func newBrowsers(t *testing.T, srv *httptest.Server) *browsers {
@@ -166,16 +188,21 @@ func (b *browsers) record(clientID string, p *page, name, data string) {
 	switch name {
 	case "message":
 		var m struct {
-			ID   string `json:"id"`
-			Text string `json:"text"`
-			HTML string `json:"html"`
+			ID    string     `json:"id"`
+			Text  string     `json:"text"`
+			HTML  string     `json:"html"`
+			Files []pageFile `json:"files"`
 		}
 		if err := json.Unmarshal([]byte(data), &m); err != nil {
 			// Shown as a message so the case that expects text fails on it.
 			m.Text = "undecodable message event: " + err.Error()
 		}
-		p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: clientID, Text: m.Text, Shown: pageShows(m.Text, m.HTML),
+		shown := pageShows(m.Text, m.HTML)
+		p.sent = append(p.sent, adaptertest.Sent{ChannelThreadID: clientID, Text: m.Text, Shown: shown,
 			PlatformMessageID: m.ID, At: at})
+		if len(m.Files) > 0 {
+			p.files = append(p.files, shownFiles{messageID: m.ID, shown: shown, files: m.Files})
+		}
 	case "typing":
 		p.typing++
 	}
@@ -232,6 +259,59 @@ func (b *browsers) sent(thread string) []adaptertest.Sent {
 		return append([]adaptertest.Sent(nil), p.sent...)
 	}
 	return nil
+}
+
+// filesSent is every file the page of thread has shown, as it shows it
+// (page.html's renderFiles), with the bytes its link loads; the text of
+// their message is the first one's caption.
+func (b *browsers) filesSent(t *testing.T, thread string) []adaptertest.SentFile {
+	t.Helper()
+	b.mu.Lock()
+	var shown []shownFiles
+	if p, ok := b.pages[thread]; ok {
+		shown = append(shown, p.files...)
+	}
+	b.mu.Unlock()
+	var out []adaptertest.SentFile
+	for _, m := range shown {
+		for i, f := range m.files {
+			sf := adaptertest.SentFile{Kind: shownAs(f), Name: f.Name, MIME: f.MIME, Data: b.load(t, f),
+				PlatformMessageID: m.messageID}
+			if i == 0 && m.shown.Text != "" {
+				sf.Caption, sf.CaptionShown = m.shown.Text, m.shown
+			}
+			out = append(out, sf)
+		}
+	}
+	return out
+}
+
+// shownAs is how the page shows f: a picture inline, audio with a player
+// (a voice note too), anything else as a download link.
+func shownAs(f pageFile) core.AttachmentKind {
+	switch {
+	case f.Kind == "image" && (f.MIME == "image/png" || f.MIME == "image/jpeg" || f.MIME == "image/gif" || f.MIME == "image/webp"):
+		return core.AttachImage
+	case (f.Kind == "voice" || f.Kind == "audio") && strings.HasPrefix(f.MIME, "audio/"):
+		return core.AttachAudio
+	}
+	return core.AttachDocument
+}
+
+// load fetches f's link as the page does, from the page's origin; the
+// browser saves it under the name the page shows.
+func (b *browsers) load(t *testing.T, f pageFile) []byte {
+	t.Helper()
+	resp, err := b.client.Get(b.srv.URL + f.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", f.URL, data)
+	_, params, err := mime.ParseMediaType(resp.Header.Get("Content-Disposition"))
+	require.NoError(t, err, "GET %s: Content-Disposition", f.URL)
+	require.Equal(t, f.Name, params["filename"], "GET %s: the file's name", f.URL)
+	return data
 }
 
 func (b *browsers) typing(thread string) int {

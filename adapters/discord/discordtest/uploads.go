@@ -41,7 +41,30 @@ type SentAttachment struct {
 	// attachments entry of payload_json.
 	DurationSecs float64
 	Waveform     string
-	raw          json.RawMessage
+	// Voice is set on the file of a voice message (flags
+	// IS_VOICE_MESSAGE, which the fake takes only with one audio file, its
+	// duration and waveform).
+	Voice bool
+	raw   json.RawMessage
+}
+
+// Shown is how a Discord client shows the attachment: "voice" (a voice
+// message, with its length and waveform), "image" (PNG, JPEG, GIF or
+// WebP, inline), "video" or "audio" (with a player), else "file" (a name
+// to download).
+func (a SentAttachment) Shown() string {
+	typ, _, _ := mime.ParseMediaType(a.ContentType)
+	switch {
+	case a.Voice:
+		return "voice"
+	case typ == "image/png" || typ == "image/jpeg" || typ == "image/gif" || typ == "image/webp":
+		return "image"
+	case strings.HasPrefix(typ, "video/"):
+		return "video"
+	case strings.HasPrefix(typ, "audio/"):
+		return "audio"
+	}
+	return "file"
 }
 
 // upload is one files[n] part of a multipart create-message request.
@@ -147,7 +170,7 @@ func (s *state) attachLocked(channelID string, ups []upload, body messageBody) [
 		var w wireAttachment
 		_ = json.Unmarshal(raw, &w)
 		out = append(out, SentAttachment{ID: w.ID, Filename: w.Filename, ContentType: w.ContentType, Size: w.Size,
-			Data: u.data, URL: w.URL, DurationSecs: f.DurationSecs, Waveform: w.Waveform, raw: raw})
+			Data: u.data, URL: w.URL, DurationSecs: f.DurationSecs, Waveform: w.Waveform, Voice: voice, raw: raw})
 	}
 	return out
 }

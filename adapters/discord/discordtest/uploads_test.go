@@ -110,4 +110,30 @@ func TestBotVoiceMessageNeedsOneAudioFileWithMetadata(t *testing.T) {
 	require.Equal(t, voice, sent[0].Flags)
 	require.InDelta(t, 2.5, sent[0].Attachments[0].DurationSecs, 1e-9)
 	require.Equal(t, []byte("OggS..."), sent[0].Attachments[0].Data)
+	require.True(t, sent[0].Attachments[0].Voice)
+	require.Equal(t, "voice", sent[0].Attachments[0].Shown(), "a voice message shows as a voice note")
+}
+
+func TestBotAttachmentsShowAsTheirTypeSays(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	c := tb.newClient(t, 0)
+	ch := dmWith(t, tb, c)
+	file := func(name, ct string) *discordgo.File {
+		return &discordgo.File{Name: name, ContentType: ct, Reader: bytes.NewReader([]byte("x"))}
+	}
+	_, err := c.dg.ChannelMessageSendComplex(ch, &discordgo.MessageSend{Files: []*discordgo.File{
+		file("a.png", ""), file("b.svg", "image/svg+xml"), file("c.ogg", "audio/ogg"), file("d.mp4", "video/mp4"),
+		file("e.txt", "text/plain; charset=utf-8"),
+	}})
+	require.NoError(t, err)
+	sent := tb.srv.Sent(ch)
+	require.Len(t, sent, 1)
+	var shown []string
+	for _, a := range sent[0].Attachments {
+		require.False(t, a.Voice, "no voice message without its flag")
+		shown = append(shown, a.Shown())
+	}
+	require.Equal(t, []string{"image", "file", "audio", "video", "file"}, shown,
+		"a picture inline, an SVG as a file, audio and video with a player, text as a file; audio without the flag is no voice note")
 }

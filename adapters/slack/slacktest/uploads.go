@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,46 @@ type UploadedFile struct {
 	// AltText is getUploadURLExternal's alt_txt ("" for none).
 	AltText string
 	Data    []byte // the bytes POSTed to the upload_url
+	// MIMEType is the file object's mimetype, which Slack works out
+	// itself, as the fake does: from the name's extension, else from the
+	// bytes. The uploader cannot give one.
+	MIMEType string
+}
+
+// slackTypes are the mimetypes the fake knows by extension.
+var slackTypes = map[string]string{
+	".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
+	".ogg": "audio/ogg", ".oga": "audio/ogg", ".opus": "audio/ogg", ".mp3": "audio/mpeg", ".m4a": "audio/mp4",
+	".wav": "audio/wav", ".webm": "video/webm", ".mp4": "video/mp4", ".mov": "video/quicktime",
+	".txt": "text/plain", ".md": "text/markdown", ".csv": "text/csv", ".json": "application/json",
+	".pdf": "application/pdf", ".zip": "application/zip",
+}
+
+// mimeTypeOf is the mimetype Slack gives a file named name holding data.
+func mimeTypeOf(name string, data []byte) string {
+	if t, ok := slackTypes[strings.ToLower(path.Ext(name))]; ok {
+		return t
+	}
+	t, _, _ := mime.ParseMediaType(http.DetectContentType(data))
+	if t == "" {
+		return "application/octet-stream"
+	}
+	return t
+}
+
+// Shown is how Slack shows the file in the channel: "image" (a preview
+// of a PNG, JPEG, GIF or WebP), "audio" or "video" (with a player), else
+// "file" (its name, to download).
+func (f UploadedFile) Shown() string {
+	switch t := f.MIMEType; {
+	case t == "image/png" || t == "image/jpeg" || t == "image/gif" || t == "image/webp":
+		return "image"
+	case strings.HasPrefix(t, "audio/"):
+		return "audio"
+	case strings.HasPrefix(t, "video/"):
+		return "video"
+	}
+	return "file"
 }
 
 // pendingUpload is a file between getUploadURLExternal and
@@ -167,7 +208,8 @@ func (s *uploads) filesCompleteUploadExternal(p params) (result, string) {
 		if pu == nil || !pu.uploaded {
 			return nil, "file_not_found"
 		}
-		up.Files = append(up.Files, UploadedFile{ID: pu.id, Name: pu.name, Title: f.Title, AltText: pu.alt, Data: pu.data})
+		up.Files = append(up.Files, UploadedFile{ID: pu.id, Name: pu.name, Title: f.Title, AltText: pu.alt, Data: pu.data,
+			MIMEType: mimeTypeOf(pu.name, pu.data)})
 		answer = append(answer, map[string]any{"id": pu.id, "title": f.Title})
 	}
 	if ch := p["channel_id"]; ch != "" {
@@ -198,7 +240,7 @@ func (s *uploads) echoUploadLocked(up Upload) {
 	}
 	files := make([]any, len(up.Files))
 	for i, f := range up.Files {
-		files[i] = map[string]any{"id": f.ID, "name": f.Name, "title": f.Title, "size": len(f.Data),
+		files[i] = map[string]any{"id": f.ID, "name": f.Name, "title": f.Title, "size": len(f.Data), "mimetype": f.MIMEType,
 			"user": botUserID, "mode": "hosted", "is_external": false}
 	}
 	m := s.botMessageLocked(up.Channel, up.Comment, up.TS, "")

@@ -52,7 +52,8 @@ func TestUploadFileV2SharesIntoTheDM(t *testing.T) {
 	require.Len(t, ups, 1)
 	require.Equal(t, "here it is &amp; *more*", ups[0].Comment)
 	require.NotEmpty(t, ups[0].TS)
-	require.Equal(t, []slacktest.UploadedFile{{ID: f.ID, Name: "report.pdf", Title: "Report", Data: []byte("%PDF-1.7 …")}}, ups[0].Files)
+	require.Equal(t, []slacktest.UploadedFile{{ID: f.ID, Name: "report.pdf", Title: "Report", Data: []byte("%PDF-1.7 …"),
+		MIMEType: "application/pdf"}}, ups[0].Files)
 	require.Equal(t, 1, tb.srv.Calls(slacktest.FileUploads))
 	require.Empty(t, tb.srv.Sent(dm), "an upload is not a chat.postMessage")
 }
@@ -76,6 +77,10 @@ func TestCompleteUploadExternalSharesSeveralFilesAsOneMessage(t *testing.T) {
 	require.Len(t, ups[0].Files, 2)
 	require.Equal(t, "png", string(ups[0].Files[0].Data))
 	require.Equal(t, "ogg!", string(ups[0].Files[1].Data))
+	require.Equal(t, "image/png", ups[0].Files[0].MIMEType, "Slack types a file by its name")
+	require.Equal(t, "image", ups[0].Files[0].Shown())
+	require.Equal(t, "audio/ogg", ups[0].Files[1].MIMEType)
+	require.Equal(t, "audio", ups[0].Files[1].Shown(), "an Ogg file plays as audio: a bot sends no voice clips")
 
 	// A completed file cannot be completed again.
 	_, err = tb.api.CompleteUploadExternalContext(context.Background(), slack.CompleteUploadExternalParameters{
@@ -200,4 +205,22 @@ func TestUploadIntoADMIsEchoedAsTheBotsFileShare(t *testing.T) {
 	require.Len(t, msg.Message.Files, 1)
 	require.Equal(t, f.ID, msg.Message.Files[0].ID)
 	require.Equal(t, 5, msg.Message.Files[0].Size)
+	require.Equal(t, "text/plain", msg.Message.Files[0].Mimetype)
+}
+
+func TestUploadWithoutAKnownExtensionIsTypedByItsBytes(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	dm := openDM(t, tb, tb.alice)
+	png := []byte("\x89PNG\r\n\x1a\n rest of a picture")
+	ids := []string{uploadURL(t, tb, "picture", png), uploadURL(t, tb, "blob.xyz", []byte{0, 1, 2, 3})}
+	_, err := tb.api.CompleteUploadExternalContext(context.Background(), slack.CompleteUploadExternalParameters{
+		Files: []slack.FileSummary{{ID: ids[0]}, {ID: ids[1]}}, Channel: dm,
+	})
+	require.NoError(t, err)
+	files := tb.srv.Uploads(dm)[0].Files
+	require.Equal(t, "image/png", files[0].MIMEType)
+	require.Equal(t, "image", files[0].Shown())
+	require.Equal(t, "application/octet-stream", files[1].MIMEType)
+	require.Equal(t, "file", files[1].Shown())
 }
