@@ -3,9 +3,12 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +20,7 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/mcp/mcptest"
 )
@@ -195,4 +199,62 @@ mcp:
 	logs := r.stderr.String()
 	require.Contains(t, logs, "server=broken", "the broken server is named in the log")
 	require.NotContains(t, logs, "DONOTLEAK", "a secret reached the log")
+}
+
+// Through parley run on Telegram with an MCP server whose tool returns a
+// PNG: the model calls the tool, whose result names the image's handle,
+// then share_image with it, and the user gets the model's reply and then
+// the picture (sendPhoto). In the next turn a handle names
+// nothing (images are kept per turn): the model is told by a tool error,
+// and the user gets its words alone.
+func TestMCPImageSharedThroughParleyRun(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := telegramtest.NewServer(t)
+	cfg := b.writeConfig(t, telegramConfig(fake, "")+fmt.Sprintf(`mcp:
+  servers:
+    tools:
+      command: %q
+      tools: [image]
+`, mcptest.TestServerBinary(t)))
+	r := b.start(t, cfg)
+	require.Eventually(t, func() bool {
+		_, h := getHealth(t, r.addr)
+		return h.Components["mcp:tools"] == "ok"
+	}, 60*time.Second, 20*time.Millisecond, "the mcp server never came up; stderr:\n%s", r.stderr)
+
+	b.model.Enqueue(
+		llmtest.ToolCalls(llmtest.Call("c1", "tools__image", `{}`)),
+		llmtest.ToolCalls(llmtest.Call("c2", "share_image", `{"image":"mcp-1"}`)),
+		llmtest.Text("Here is the red square."),
+		llmtest.ToolCalls(llmtest.Call("c3", "share_image", `{"image":"mcp-1"}`)),
+		llmtest.Text("I have no picture to show this time."),
+	)
+	fake.SendPrivate(ada, "show me the square")
+	files := fake.WaitFiles(t, ada.ID, 1, waitFor)
+	require.Equal(t, "sendPhoto", files[0].Method)
+	require.Equal(t, "photo", files[0].Kind)
+	// A streamed reply finishes its text first, then the picture follows
+	// alone, as a generated picture does.
+	sent := fake.WaitSent(t, ada.ID, 2, waitFor)
+	require.Len(t, sent, 2)
+	require.Equal(t, "Here is the red square.", sent[0].Plain)
+	require.Equal(t, files[0].MessageID, sent[1].MessageID, "the picture after its caption")
+	require.Empty(t, files[0].CaptionPlain)
+	pic, err := png.Decode(bytes.NewReader(files[0].Data))
+	require.NoError(t, err, "the tool's PNG")
+	require.Equal(t, image.Rect(0, 0, 2, 2), pic.Bounds())
+	r8, g8, b8, _ := pic.At(1, 1).RGBA()
+	require.Equal(t, [3]uint32{0xffff, 0, 0}, [3]uint32{r8, g8, b8}, "red, as the tool drew it")
+	require.Contains(t, toolResult(t, b.model, "c1"), `call share_image {"image":"mcp-1"}`)
+	require.Contains(t, toolResult(t, b.model, "c2"), "will be sent with your reply")
+	require.Contains(t, b.model.Requests()[0].ToolNames(), "share_image")
+
+	fake.SendPrivate(ada, "and again?")
+	sent = fake.WaitSent(t, ada.ID, 3, waitFor)
+	require.Equal(t, "I have no picture to show this time.", sent[len(sent)-1].Plain)
+	bad := toolResult(t, b.model, "c3")
+	require.Contains(t, bad, `"error"`)
+	require.Contains(t, bad, `share_image: there is no image \"mcp-1\": no MCP tool has returned an image`)
+	require.Len(t, fake.Files(ada.ID), 1, "no picture the second time")
 }

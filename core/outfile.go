@@ -61,6 +61,11 @@ const FilesKey = "files"
 // kept nor sent; the text says so.
 const MaxOutboundFileBytes = 50 << 20
 
+// MaxReplyPictures bounds the pictures tools attach to one reply
+// (Turn.Files: generate_image, MCP's share_image): a reply's worth, which
+// every platform shows together with one caption.
+const MaxReplyPictures = 4
+
 // AttachFiles sets the files m carries and describes them in its
 // metadata.
 func (m *Message) AttachFiles(files []OutboundFile) {

@@ -147,8 +147,8 @@ type Turn struct {
 	// React reacts with an emoji to the user's latest message (tool
 	// react); nil when the platform has no reactions.
 	React func(ctx context.Context, emoji string) error
-	// Files go with the turn's reply (a picture of tool generate_image),
-	// its text their caption.
+	// Files go with the turn's reply (a picture of tool generate_image, an
+	// MCP tool's image passed on by share_image), its text their caption.
 	Files []OutboundFile
 }
 

@@ -56,7 +56,13 @@ func (s *server) call(ctx context.Context, tool, name string, args json.RawMessa
 		outcome, err = s.callFailure(ctx, callCtx, c, name, err)
 		return out, err
 	}
-	out = convertResult(res, s.m.opts.Vision, s.m.opts.MaxResultChars)
+	var sh *shelf
+	if !res.IsError {
+		// The model reads only the error of a failed call: its images
+		// get no handle.
+		sh = shelfOf(ctx)
+	}
+	out = convertResult(res, s.m.opts.Vision, s.m.opts.MaxResultChars, sh)
 	if res.IsError {
 		outcome = OutcomeToolError
 		text := strings.TrimSpace(out.Text)

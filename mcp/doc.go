@@ -33,6 +33,22 @@
 // reads (unavailable server, removed tool, invalid arguments, timeout, the
 // tool's own error); none fails the user's turn.
 //
+// Images an MCP tool returns can be passed on to the user. In a turn
+// (Tools with a *core.Turn) with at least one MCP tool up, the model is
+// also offered share_image {"image": HANDLE}. Every PNG, JPEG, GIF or WebP
+// image (content or blob resource) of a successful result is kept for the
+// turn under a handle, "mcp-1", "mcp-2"…, that its note in the result
+// names, whether or not the model can see it: "[image/png image, 12 KB:
+// attached as image 1; to show it to the user, call share_image
+// {"image":"mcp-1"}]". share_image appends the image to core.Turn.Files,
+// so it goes with the turn's reply, the reply's text its caption. An
+// unknown, missing or mistyped handle, an image shared already, or a
+// reply with core.MaxReplyPictures files already is a tool error the model
+// reads. The images live in a shelf made by Tools for that turn and
+// reached only through its tools: nothing is kept across turns or users,
+// and a turn keeps at most 8 images, 16 MB together (later ones are named
+// in the result as not sendable).
+//
 // Env and header values, and the URL's password and query, are secrets:
 // they are taken out of everything logged or returned that came from a
 // server, its process or the network (values shorter than four characters

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -248,11 +249,31 @@ func (m *Manager) Stop(ctx context.Context) error {
 	}
 }
 
-// Tools returns the tools of the servers that are up now.
+// Tools returns the tools of the servers that are up now and, in a turn,
+// share_image, which sends the user an image one of them returned.
 func (m *Manager) Tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) {
-	// Clipped, so that a caller's append copies instead of writing into
-	// the shared array.
-	return slices.Clip(*m.catalogue.Load()), nil
+	cat := *m.catalogue.Load()
+	if t == nil || len(cat) == 0 {
+		// Without a turn there is no reply to attach to, and without an
+		// MCP tool no image to share. Clipped, so that a caller's append
+		// copies instead of writing into the shared array.
+		return slices.Clip(cat), nil
+	}
+	// share_image is offered whenever an MCP tool is, not only after one
+	// returned an image: the tools are fixed before the model's first
+	// call, and a list that does not change within a conversation keeps
+	// the provider's prompt cache. The shelf, reached only through this
+	// turn's tools, holds the turn's images and ends with it.
+	sh := &shelf{turn: t}
+	out := make([]llm.Tool, 0, len(cat)+1)
+	for _, tool := range cat {
+		call := tool.CallRich
+		tool.CallRich = func(ctx context.Context, args json.RawMessage) (llm.ToolOutput, error) {
+			return call(withShelf(ctx, sh), args)
+		}
+		out = append(out, tool)
+	}
+	return append(out, sh.tool()), nil
 }
 
 // State is a server's state: "starting", "ok" or "down: <short reason>".

@@ -24,19 +24,26 @@ const noOutput = "[the tool returned no output]"
 
 // convertResult turns a tool's result into what the model reads: the
 // parts as text, joined by blank lines, capped at maxChars (noOutput when
-// blank); images as data URLs when vision is on.
-func convertResult(res *sdk.CallToolResult, vision bool, maxChars int) llm.ToolOutput {
+// blank); images as data URLs when vision is on. With a shelf (the turn
+// offers share_image), each image is kept there and its note says how to
+// send it to the user, or why it cannot be.
+func convertResult(res *sdk.CallToolResult, vision bool, maxChars int, sh *shelf) llm.ToolOutput {
 	var parts, images []string
 	image := func(mime string, data []byte, what string) {
+		var note string
 		switch {
 		case !vision:
-			parts = append(parts, fmt.Sprintf("[%s %s, %s: not shown, the model cannot see images here]", mime, what, size(data)))
+			note = "not shown, the model cannot see images here"
 		case !visionTypes[mime]:
-			parts = append(parts, fmt.Sprintf("[%s %s, %s: not shown, the model cannot take this image type]", mime, what, size(data)))
+			note = "not shown, the model cannot take this image type"
 		default:
 			images = append(images, "data:"+mime+";base64,"+base64.StdEncoding.EncodeToString(data))
-			parts = append(parts, fmt.Sprintf("[%s %s, %s: attached as image %d]", mime, what, size(data), len(images)))
+			note = fmt.Sprintf("attached as image %d", len(images))
 		}
+		if sh != nil {
+			note += sh.keep(mime, data)
+		}
+		parts = append(parts, fmt.Sprintf("[%s %s, %s: %s]", mime, what, size(data), note))
 	}
 	for _, c := range res.Content {
 		switch c := c.(type) {

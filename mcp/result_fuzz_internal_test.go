@@ -84,7 +84,7 @@ func FuzzConvertResult(f *testing.F) {
 			}
 		}
 
-		out := convertResult(res, vision, limit)
+		out := convertResult(res, vision, limit, nil)
 		validIn := utf8.ValidString(text) && utf8.ValidString(mime) && utf8.ValidString(uri)
 		cut := checkOutput(t, out, vision, limit, validIn)
 		if !vision {
@@ -145,7 +145,7 @@ func FuzzConvertResultJSON(f *testing.F) {
 		if limit == 0 {
 			limit = DefaultMaxResultChars
 		}
-		out := convertResult(&res, vision, limit)
+		out := convertResult(&res, vision, limit, nil)
 		checkOutput(t, out, vision, limit, utf8.Valid(raw))
 		for _, img := range out.Images {
 			mime, b64, ok := strings.Cut(strings.TrimPrefix(img, "data:"), ";base64,")

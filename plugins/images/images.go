@@ -24,8 +24,8 @@ func init() {
 
 // Limits of a call.
 const (
-	maxPrompt   = 4000 // characters: what image models take
-	maxPictures = 4    // a turn's pictures: one reply's worth
+	maxPrompt   = 4000                  // characters: what image models take
+	maxPictures = core.MaxReplyPictures // a turn's pictures: one reply's worth
 )
 
 // Plugin offers generate_image.
