@@ -387,6 +387,9 @@ func (s *speaker) continueTurn(ctx context.Context, log *slog.Logger, t *core.Tu
 	msgs := make([]llm.Message, 0, len(prompt)+2)
 	msgs = append(msgs, prompt...)
 	msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: from.said}, llm.Message{Role: llm.RoleUser, Content: from.nudge})
+	// Files the continuation's tools make go with what it adds: the reply
+	// before it has gone with its own.
+	filesBefore := len(t.Files)
 	res, err := s.callModel(ctx, llm.Request{Messages: msgs, Tools: tools, MaxToolRounds: s.cfg.MaxToolRounds})
 	addUsage(c, res)
 	ans := readAnswer(res)
@@ -410,7 +413,8 @@ func (s *speaker) continueTurn(ctx context.Context, log *slog.Logger, t *core.Tu
 	}
 	c.Record.Notes = append(c.Record.Notes, reply.Notes...)
 	s.followUp(log, t, reply, c)
-	if reply.Silent || reply.Text == "" {
+	newFiles := t.Files[filesBefore:]
+	if reply.Silent || (reply.Text == "" && len(newFiles) == 0) {
 		rec.Dropped = "nothing more to say"
 		return nil
 	}
@@ -433,6 +437,9 @@ func (s *speaker) continueTurn(ctx context.Context, log *slog.Logger, t *core.Tu
 		msg.Metadata = map[string]any{}
 	}
 	msg.Metadata["continuation"] = true
+	if len(newFiles) > 0 {
+		msg.AttachFiles(newFiles)
+	}
 	if err := s.courier.deliver(ctx, a, t, msg); err != nil {
 		log.Error("sending continuation", "err", err)
 		if len(msg.PlatformMessageID) == 0 && stopped(ctx) {

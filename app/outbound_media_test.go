@@ -92,3 +92,28 @@ func TestSpokenQuestionKeepsItsButtons(t *testing.T) {
 	require.Len(t, sent[1].Buttons, 1)
 	require.Equal(t, "Tea", sent[1].Buttons[0][0].Text)
 }
+
+// A picture the model draws while it goes on after <WANT_MORE> goes with
+// what it adds, once; the reply before it went without it.
+func TestPictureDrawnInAContinuationIsSent(t *testing.T) {
+	t.Parallel()
+	c := startCompanion(t, "  images: {enabled: true}\n")
+	c.model.Images.Respond(llmtest.Generates[llmtest.ImageRequest])
+	c.model.Enqueue(
+		llmtest.Text("Let me draw it.\n<WANT_MORE>"),
+		llmtest.ToolCalls(llmtest.Call("c1", "generate_image", `{"prompt":"a red kite"}`)),
+		llmtest.Text("Here it is."),
+	)
+	c.fake.SendPrivate(c.user, "draw me a kite")
+	files := c.fake.WaitFiles(t, c.user.ID, 1, waitFor)
+	c.settle(t)
+	require.Equal(t, "sendPhoto", files[0].Method)
+	require.Equal(t, llmtest.PNGFor("a red kite"), files[0].Data)
+	var texts []string
+	for _, m := range c.fake.Sent(c.user.ID) {
+		texts = append(texts, m.Plain)
+	}
+	require.Contains(t, texts, "Let me draw it.")
+	require.Contains(t, texts, "Here it is.")
+	require.Len(t, c.fake.Files(c.user.ID), 1, "once")
+}
