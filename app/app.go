@@ -63,7 +63,11 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 // (nil otherwise).
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) (*store.Store, error) {
 	driver, dsn := cfg.Store.Driver, cfg.Store.DSN.Reveal()
-	st, err := store.Open(ctx, store.Options{Driver: driver, DSN: dsn, Logger: log, Disk: disk})
+	kept := int64(cfg.Store.MaxFileBytes)
+	if kept == 0 {
+		kept = -1 // store.max_file_bytes: 0 keeps none
+	}
+	st, err := store.Open(ctx, store.Options{Driver: driver, DSN: dsn, Logger: log, Disk: disk, KeptFileBytes: kept})
 	if err != nil {
 		return nil, store.Explain(driver, dsn, err) // "sqlite /data/parley.db: ..."
 	}

@@ -56,9 +56,16 @@ func FilesNotShown(text string, files []OutboundFile) string {
 // their bytes are dropped.
 const FilesKey = "files"
 
-// MaxOutboundFileBytes bounds one file the bot sends: the largest any
-// platform takes from a bot (Telegram's 50 MB). A bigger one is not
-// kept nor sent; the text says so.
+// FilesNotKeptKey marks a message whose files' bytes were not kept until
+// it was sent (over MaxOutboundFileBytes, or past store.max_file_bytes in
+// flight): sent again after a crash, it has only its text and a line
+// per file saying so.
+const FilesNotKeptKey = "files_not_kept"
+
+// MaxOutboundFileBytes bounds one file kept for a send in flight: the
+// largest Telegram takes from a bot (50 MB). A bigger one is never kept;
+// each platform sends what it can take, and the text says what it could
+// not.
 const MaxOutboundFileBytes = 50 << 20
 
 // MaxReplyPictures bounds the pictures tools attach to one reply

@@ -51,14 +51,21 @@ type Transcriber interface {
 }
 
 // AttachmentsOf returns the attachments stored with a message.
-func AttachmentsOf(m Message) []Attachment {
-	switch v := m.Metadata["attachments"].(type) {
+func AttachmentsOf(m Message) []Attachment { return attachmentList(m.Metadata["attachments"]) }
+
+// FilesOf returns the description of the files a bot message carried
+// (FilesKey), kept after their bytes are dropped.
+func FilesOf(m Message) []Attachment { return attachmentList(m.Metadata[FilesKey]) }
+
+// attachmentList reads a metadata value holding attachments: as set, or
+// read back from the database as JSON values.
+func attachmentList(v any) []Attachment {
+	switch v := v.(type) {
 	case nil:
 		return nil
 	case []Attachment:
 		return v
 	default:
-		// Read back from the database as JSON values.
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil

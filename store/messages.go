@@ -48,7 +48,7 @@ func (s *dbs) insertMessage(tx *gorm.DB, m *core.Message, meta string, createdAt
 	if err := row(tx, q, args...).Scan(&m.ID); err != nil {
 		return fmt.Errorf("inserting message: %w", err)
 	}
-	return keepFiles(tx, m)
+	return s.keepFiles(tx, m)
 }
 
 // reserveSeqs bumps the conversation's last_seq by n, notes the time of

@@ -46,6 +46,11 @@ type Options struct {
 	// Clock stamps rows whose caller gave no time, such as a message passed
 	// to AppendMessage without CreatedAt (default core.SystemClock).
 	Clock core.Clock
+	// KeptFileBytes bounds the bytes of outbound files kept for sends not
+	// yet settled (store.max_file_bytes): 0 is DefaultKeptFileBytes, a
+	// negative value keeps none. A message whose files would pass it is
+	// sent without them kept (core.FilesNotKeptKey).
+	KeptFileBytes int64
 	// Disk, for Parley's own tests where no small file system can be
 	// mounted and filled: while it is full every write fails as on a
 	// full disk (nil in production).
@@ -94,6 +99,8 @@ type dbs struct {
 	// /healthz (see classify).
 	failures writeFailures
 	disk     *diskfault.Disk
+	// keptFileBytes bounds message_files (Options.KeptFileBytes).
+	keptFileBytes int64
 }
 
 // newStore returns the Store, with every role, on d.
@@ -134,6 +141,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.clock, s.where, s.disk = opts.Clock, Describe(s.driver, opts.DSN), opts.Disk
+	s.keptFileBytes = opts.KeptFileBytes
+	if s.keptFileBytes == 0 {
+		s.keptFileBytes = DefaultKeptFileBytes
+	}
 	if s.driver == DriverSQLite {
 		s.file, s.readOnly = SQLiteFile(opts.DSN), strings.Contains(opts.DSN, "mode=ro")
 	}

@@ -34,6 +34,11 @@ type Store struct {
 	Driver string `yaml:"driver"`
 	// DSN is a file path for sqlite or a postgres:// URL (default parley.db).
 	DSN Secret `yaml:"dsn"`
+	// MaxFileBytes bounds the bytes of outbound files (voice notes,
+	// pictures, documents) kept in the database until they are sent, so
+	// that a send a crash cut is retried with the same bytes (default
+	// 500MiB; 0 keeps none). Past it a file is sent without being kept.
+	MaxFileBytes ByteSize `yaml:"max_file_bytes"`
 	// Spool keeps, on local disk, the DMs of platforms that never deliver
 	// a message again (Discord, the web chat) while the store cannot take
 	// them.

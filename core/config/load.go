@@ -31,7 +31,7 @@ const (
 // missing config file means.
 func Default() *Config {
 	return &Config{
-		Store: Store{Driver: "sqlite", DSN: "parley.db", Spool: Spool{MaxSize: 64 << 20}},
+		Store: Store{Driver: "sqlite", DSN: "parley.db", MaxFileBytes: 500 << 20, Spool: Spool{MaxSize: 64 << 20}},
 		LLM: LLM{
 			BaseURL:        "https://api.openai.com/v1",
 			Model:          "gpt-4o-mini",

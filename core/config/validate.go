@@ -203,6 +203,9 @@ func (c *Config) intakeProblems(l *problemList) {
 		l.add("voice.model", "voice replies need a speech model and a voice (voice.model, voice.voice)", c.Voice.Model)
 	}
 	atLeastOne(l.add, "voice.max_characters", c.Voice.MaxCharacters)
+	if c.Store.MaxFileBytes < 0 {
+		l.add("store.max_file_bytes", "must not be negative (0 keeps no file bytes)", c.Store.MaxFileBytes.String())
+	}
 	if c.Store.Spool.MaxSize < 64<<10 {
 		l.add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
 	}

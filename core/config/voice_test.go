@@ -31,3 +31,13 @@ func TestBadVoiceSettingsNameTheirLineAndKey(t *testing.T) {
 		require.ErrorContains(t, err, want, "source %q", src)
 	}
 }
+
+func TestKeptFileBytesDefaultAndBadValues(t *testing.T) {
+	t.Parallel()
+	c := setup(t).mustParse(t, "bot:\n  timezone: UTC\n")
+	require.Equal(t, config.ByteSize(500<<20), c.Store.MaxFileBytes)
+	c = setup(t).mustParse(t, "store:\n  max_file_bytes: 0\n")
+	require.Zero(t, c.Store.MaxFileBytes, "0 keeps none")
+	_, err := setup(t).parse("store:\n  max_file_bytes: -1MiB\n")
+	require.ErrorContains(t, err, "config.yaml:2: store.max_file_bytes")
+}

@@ -59,6 +59,10 @@ func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversa
 		// The history cache gets it from the completion, settled: one
 		// copy of the window a turn, not two.
 		key = msg.IdempotencyKey()
+		if msg.Metadata[core.FilesNotKeptKey] == true {
+			o.log.Warn("a reply's files are not kept until it is sent (over store.max_file_bytes in flight, or one file over 50MB): a crash before the send ends would send its text alone",
+				"run", run, "message", msg.ID, "files", len(msg.Files))
+		}
 	}
 	sendCtx := ctx
 	var slot *Slot
@@ -119,8 +123,12 @@ func finishInPlace(ctx context.Context, a core.Adapter, conv core.Conversation, 
 // OutboundOf is a stored message m as sent into conv with key.
 func OutboundOf(conv core.Conversation, m core.Message, key string) core.OutboundMessage {
 	text := m.Content
-	if speaksAlone(m) {
+	switch {
+	case speaksAlone(m):
 		text = "" // the voice note says it
+	case m.Metadata[core.FilesNotKeptKey] == true && len(m.Files) == 0 && m.Metadata[core.VoiceReplyKey] != true:
+		// Sent again after a crash, without the bytes it could not keep.
+		text = filesNotSentAgain(text, core.FilesOf(m))
 	}
 	return core.OutboundMessage{
 		ConversationID:  conv.ID,

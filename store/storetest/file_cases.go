@@ -11,9 +11,9 @@ import (
 
 // A reply's files are kept with it from when it is stored as sending: a
 // process that takes over its unsent replies gets the same bytes. Once it
-// is sent they go, and its metadata still describes them; a failed reply
-// keeps them, to be sent again. A message stored after its send (a
-// notice) keeps none.
+// is sent (or failed: nothing sends it again) they go, and its metadata
+// still describes them. A message stored after its send (a notice) keeps
+// none.
 func testMessageFilesKeptUntilSent(t *testing.T, open Opener) {
 	b := setup(t, open)
 	in := b.inbound(t, "ann", "a picture of Miso, please", b.t0, false)
@@ -33,20 +33,27 @@ func testMessageFilesKeptUntilSent(t *testing.T, open Opener) {
 	require.Len(t, pending, 1)
 	require.Equal(t, files, pending[0].Files, "the same bytes for a send after a crash")
 
-	reply.Delivery = core.DeliveryFailed
-	require.NoError(t, b.st.SettleDelivery(b.ctx, *reply))
 	kept, err := b.st.MessageFiles(b.ctx, reply.ID)
 	require.NoError(t, err)
-	require.Equal(t, files, kept, "a failed reply keeps its files")
-
+	require.Equal(t, files, kept)
 	reply.Delivery = core.DeliverySent
 	require.NoError(t, b.st.SettleDelivery(b.ctx, *reply))
 	kept, err = b.st.MessageFiles(b.ctx, reply.ID)
 	require.NoError(t, err)
 	require.Empty(t, kept, "sent: the bytes go")
+
+	failed := &core.Message{ConversationID: conv, Role: core.RoleAssistant, Content: "And again.", Source: core.SourceReply,
+		Delivery: core.DeliverySending, CreatedAt: b.at(time.Second)}
+	failed.AttachFiles(files)
+	require.NoError(t, b.st.AppendMessage(b.ctx, failed))
+	failed.Delivery = core.DeliveryFailed
+	require.NoError(t, b.st.SettleDelivery(b.ctx, *failed))
+	kept, err = b.st.MessageFiles(b.ctx, failed.ID)
+	require.NoError(t, err)
+	require.Empty(t, kept, "failed: the bytes go too")
 	msgs, err := b.st.RecentMessages(b.ctx, conv, 10)
 	require.NoError(t, err)
-	described := msgs[len(msgs)-1].Metadata[core.FilesKey]
+	described := msgs[len(msgs)-2].Metadata[core.FilesKey]
 	require.Len(t, described, 2, "the metadata still describes them")
 	require.Equal(t, "miso.png", described.([]any)[0].(map[string]any)["name"])
 
