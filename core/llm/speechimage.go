@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -71,7 +72,8 @@ func (s *Speaker) Speak(ctx context.Context, text string) ([]byte, error) {
 	var audio []byte
 	if err == nil {
 		defer resp.Close()
-		audio, err = output.Speech(resp, resp.Header().Get("Content-Type"), s.max)
+		size, _ := strconv.ParseInt(resp.Header().Get("Content-Length"), 10, 64)
+		audio, err = output.Speech(resp, resp.Header().Get("Content-Type"), size, s.max)
 	}
 	if err != nil {
 		return nil, s.failAs(ctx, opSpeech, err, int(attempts.Load()))

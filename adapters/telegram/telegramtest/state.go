@@ -65,6 +65,9 @@ type state struct {
 	allowed map[string]bool
 	dropped int
 
+	// digestUploads: uploads are read as they stream, not kept
+	// (WithUploadDigests).
+	digestUploads bool
 	// holds are answers held after the call acted (HoldAnswers).
 	holds *fakehold.Holds
 

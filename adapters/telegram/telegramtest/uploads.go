@@ -36,7 +36,11 @@ type SentFile struct {
 	// Name is the upload's file name; MIME the type Telegram gives it
 	// (from the name, else the bytes).
 	Name, MIME string
-	Data       []byte
+	// Data is the file's bytes; nil with WithUploadDigests, where Size
+	// and SHA256 (hex) say what arrived.
+	Data   []byte
+	Size   int
+	SHA256 string
 	// Caption is the caption parameter as sent; CaptionPlain what a user
 	// reads, with Entities its styles (MarkdownV2).
 	Caption, CaptionPlain, ParseMode string
@@ -111,13 +115,16 @@ func (s *uploadAPI) check(m uploadMethod, p params) (SentFile, *Fault) {
 		return bad("there is no " + m.field + " in the request")
 	case !uploaded && !photoRef(ref):
 		return bad("wrong file identifier/HTTP URL specified")
-	case uploaded && len(up.Data) == 0:
+	case uploaded && up.Size == 0:
 		return bad("file must be non-empty")
-	case len(up.Data) > m.limit:
+	case up.Size > m.limit:
 		return bad("file is too big")
 	}
-	f := SentFile{Method: m.name, Kind: m.kind, Name: up.Name, MIME: up.MIME, Data: up.Data,
+	f := SentFile{Method: m.name, Kind: m.kind, Name: up.Name, MIME: up.MIME, Data: up.Data, Size: up.Size, SHA256: up.SHA256,
 		Caption: p["caption"], ParseMode: p["parse_mode"]}
+	if up.digest {
+		f.Data = nil // only its head was kept, for the checks below
+	}
 	if uploaded && m.kind == "photo" {
 		cfg, _, err := image.DecodeConfig(bytes.NewReader(up.Data))
 		if err != nil {
@@ -160,7 +167,7 @@ func photoParam(m uploadMethod, p params) string {
 // attachObject puts f on msg as the object Telegram returns for its kind.
 func attachObject(msg *models.Message, f SentFile) {
 	id := "fake-" + f.Kind + "-" + strconv.Itoa(msg.ID)
-	size := int64(len(f.Data))
+	size := int64(f.Size)
 	switch f.Kind {
 	case "photo":
 		msg.Photo = []models.PhotoSize{

@@ -3,6 +3,8 @@ package telegramtest_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"image"
 	"image/color"
 	"image/png"
@@ -154,4 +156,36 @@ func TestUploadFaults(t *testing.T) {
 	_, err = b.SendDocument(ctx, &bot.SendDocumentParams{ChatID: tb.alice.ID, Document: upload("a.txt", []byte("x"))})
 	require.NoError(t, err)
 	require.Len(t, tb.srv.Files(tb.alice.ID), 1)
+}
+
+// WithUploadDigests: an upload is read as it streams; the fake keeps its
+// size and SHA-256, not its bytes, and still checks it as Telegram does
+// (a photo's size read, a voice note that is not Ogg a document, the
+// limit).
+func TestUploadDigestsKeepNoBytes(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, telegramtest.WithUploadDigests())
+	b, _ := tb.newBot(t)
+	tb.srv.SendPrivate(tb.alice, "hi")
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("minutes of the meeting\n"), 100_000)
+	doc, err := b.SendDocument(ctx, &bot.SendDocumentParams{ChatID: tb.alice.ID, Document: upload("minutes.txt", big), Caption: "The minutes."})
+	require.NoError(t, err)
+	require.Equal(t, int64(len(big)), doc.Document.FileSize)
+	pic, err := b.SendPhoto(ctx, &bot.SendPhotoParams{ChatID: tb.alice.ID, Photo: upload("cat.png", pngOf(t, 40, 30))})
+	require.NoError(t, err)
+	require.Equal(t, 40, pic.Photo[len(pic.Photo)-1].Width)
+	_, err = b.SendVoice(ctx, &bot.SendVoiceParams{ChatID: tb.alice.ID, Voice: upload("reply.mp3", []byte("ID3 not ogg"))})
+	require.NoError(t, err)
+	_, err = b.SendDocument(ctx, &bot.SendDocumentParams{ChatID: tb.alice.ID, Document: upload("empty.txt", nil)})
+	require.ErrorContains(t, err, "file must be non-empty")
+
+	files := tb.srv.WaitFiles(t, tb.alice.ID, 3, wait)
+	sum := sha256.Sum256(big)
+	require.Nil(t, files[0].Data)
+	require.Equal(t, len(big), files[0].Size)
+	require.Equal(t, hex.EncodeToString(sum[:]), files[0].SHA256)
+	require.Equal(t, "text/plain", files[0].MIME)
+	require.Equal(t, "The minutes.", files[0].CaptionPlain)
+	require.Equal(t, "document", files[2].Kind, "not Ogg: a document")
 }

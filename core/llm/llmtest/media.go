@@ -95,6 +95,10 @@ func writeMedia(s *Server, w http.ResponseWriter, r *http.Request, resp MediaRes
 			return
 		}
 		body = body[half:]
+	} else {
+		// A whole answer says its length, as Kokoro-FastAPI's does; a
+		// stalled one goes chunked.
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	_, _ = w.Write(body)
 }

@@ -101,6 +101,26 @@ var silence = []byte{0xf8, 0xff, 0xfe}
 // are: OpusHead (beginning the stream), OpusTags, then the audio, 50
 // packets a page, the last page ending the stream.
 func OggOpus(input string) []byte {
+	return oggOpus(input, max(utf8.RuneCountInString(input), 1), silence)
+}
+
+// OggOpusOfSize is a valid Ogg Opus stream of about n bytes (at least n),
+// its frames 60-byte packets, as a 24 kbit/s voice is: a voice note as
+// large as a test needs, for measuring what sending one costs. Its
+// OpusTags carry input as OggOpus's do.
+func OggOpusOfSize(input string, n int) []byte {
+	packet := make([]byte, 60)
+	packet[0] = 0xf8 // CELT-only, fullband, 20 ms, mono, one frame
+	for i := 1; i < len(packet); i++ {
+		packet[i] = byte(i * 37)
+	}
+	// A page of 50 packets is 3,000 bytes of audio and 77 of header.
+	frames := max(n/3077*framesAPage+framesAPage, 1)
+	return oggOpus(input, frames, packet)
+}
+
+// oggOpus is the stream of input's tags and frames copies of packet.
+func oggOpus(input string, frames int, packet []byte) []byte {
 	head := []byte("OpusHead\x01\x01")
 	head = binary.LittleEndian.AppendUint16(head, opusPreSkip)
 	head = binary.LittleEndian.AppendUint32(head, 48000)
@@ -113,12 +133,11 @@ func OggOpus(input string) []byte {
 	tags = append(append(tags, inputTag...), input...)
 
 	pages := []ogg.Page{{HeaderType: ogg.BOS, Packets: [][]byte{head}}, {Packets: [][]byte{tags}}}
-	frames := max(utf8.RuneCountInString(input), 1)
 	for done := 0; done < frames; {
 		n := min(framesAPage, frames-done)
 		p := ogg.Page{Packets: make([][]byte, n)}
 		for i := range p.Packets {
-			p.Packets[i] = silence
+			p.Packets[i] = packet
 		}
 		done += n
 		p.Granule = int64(done * frameSamples)

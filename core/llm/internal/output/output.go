@@ -51,12 +51,12 @@ func bad(format string, args ...any) error {
 // Speech reads an Ogg Opus answer of at most max bytes and checks it: an
 // audio Content-Type (or application/ogg, or application/octet-stream,
 // which some servers send for every file) and a whole Ogg Opus stream.
-func Speech(body io.Reader, contentType string, max int64) ([]byte, error) {
+func Speech(body io.Reader, contentType string, size, max int64) ([]byte, error) {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	if !strings.HasPrefix(mt, "audio/") && mt != "application/ogg" && mt != "application/octet-stream" {
 		return nil, bad("the answer is %q, not audio", contentType)
 	}
-	b, err := io.ReadAll(io.LimitReader(body, max+1))
+	b, err := readAll(body, size, max)
 	if err != nil {
 		return nil, err
 	}
@@ -144,4 +144,30 @@ func (c *capped) Read(p []byte) (int, error) {
 	}
 	c.left -= int64(n)
 	return n, err
+}
+
+// readAll reads body, at most max+1 bytes. A size the server announced
+// (Content-Length; -1 or 0: unknown) is read into one buffer of that
+// size: the audio is then held once, not grown by copies to twice it.
+func readAll(body io.Reader, size, max int64) ([]byte, error) {
+	if size <= 0 || size > max {
+		return io.ReadAll(io.LimitReader(body, max+1))
+	}
+	// One byte more, to see a body longer than announced.
+	b := make([]byte, 0, size+1)
+	for {
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			// Longer than announced: go on the slow way, up to max.
+			rest, err := io.ReadAll(io.LimitReader(body, max+1-int64(len(b))))
+			return append(b, rest...), err
+		}
+	}
 }

@@ -38,21 +38,31 @@ func TestSpeech(t *testing.T) {
 	t.Parallel()
 	stream := opusStream(t)
 	for _, ct := range []string{"audio/ogg", "audio/opus", "audio/ogg; codecs=opus", "application/ogg", "application/octet-stream"} {
-		got, err := output.Speech(bytes.NewReader(stream), ct, 1<<20)
+		got, err := output.Speech(bytes.NewReader(stream), ct, -1, 1<<20)
 		require.NoError(t, err, ct)
 		require.Equal(t, stream, got)
 	}
-	_, err := output.Speech(bytes.NewReader(stream), "application/json", 1<<20)
+	_, err := output.Speech(bytes.NewReader(stream), "application/json", -1, 1<<20)
 	require.ErrorContains(t, err, `the answer is "application/json", not audio`)
-	_, err = output.Speech(strings.NewReader("garbage, not audio at all"), "audio/ogg", 1<<20)
+	_, err = output.Speech(strings.NewReader("garbage, not audio at all"), "audio/ogg", -1, 1<<20)
 	require.ErrorContains(t, err, "not Ogg Opus audio (25 bytes)")
 	require.ErrorIs(t, err, output.ErrAnswer)
-	_, err = output.Speech(bytes.NewReader(stream[:len(stream)-1]), "audio/ogg", 1<<20)
+	_, err = output.Speech(bytes.NewReader(stream[:len(stream)-1]), "audio/ogg", -1, 1<<20)
 	require.ErrorContains(t, err, "cut short")
-	_, err = output.Speech(bytes.NewReader(stream), "audio/ogg", int64(len(stream)-1))
+	_, err = output.Speech(bytes.NewReader(stream), "audio/ogg", -1, int64(len(stream)-1))
 	require.ErrorIs(t, err, output.ErrTooLarge)
-	_, err = output.Speech(bytes.NewReader(stream), "audio/ogg", int64(len(stream)))
+	_, err = output.Speech(bytes.NewReader(stream), "audio/ogg", -1, int64(len(stream)))
 	require.NoError(t, err, "exactly the cap")
+
+	// A size the server announced is read into one buffer; a body longer
+	// or shorter than announced is still read whole, and checked.
+	for _, size := range []int64{int64(len(stream)), 10, int64(len(stream)) + 100} {
+		got, err := output.Speech(bytes.NewReader(stream), "audio/ogg", size, 1<<20)
+		require.NoError(t, err, "announced %d", size)
+		require.Equal(t, stream, got)
+	}
+	_, err = output.Speech(bytes.NewReader(stream), "audio/ogg", 10, int64(len(stream)-1))
+	require.ErrorIs(t, err, output.ErrTooLarge, "longer than announced and than the cap")
 }
 
 func pngBytes(t *testing.T, w, h int) []byte {
