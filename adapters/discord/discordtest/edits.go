@@ -2,7 +2,9 @@ package discordtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +210,31 @@ func (s *chatAPI) WaitVisible(t testing.TB, channelID string, cond func([]SentMe
 		func() bool { return cond(visible(s.sentToLocked(channelID))) },
 		func() string { return "a condition on the messages of channel " + channelID })
 	return s.Visible(channelID)
+}
+
+// WaitShows waits until the bot's messages a user sees in channelID (as
+// Visible returns them) read exactly want, in order, and returns them.
+// A reply the bot grows by edits shows its first words before it is
+// finished, so a test reading a streamed reply waits for the final text
+// here rather than after WaitSent. After timeout it fails the test (call
+// it from the test goroutine) with what the channel shows.
+func (s *chatAPI) WaitShows(t testing.TB, channelID string, timeout time.Duration, want ...string) []SentMessage {
+	t.Helper()
+	s.waitFor(t, timeout,
+		func() bool { return slices.Equal(contents(visible(s.sentToLocked(channelID))), want) },
+		func() string {
+			return fmt.Sprintf("channel %s to show %q, it shows %q", channelID, want, contents(s.Visible(channelID)))
+		})
+	return s.Visible(channelID)
+}
+
+// contents is each message's content, in order.
+func contents(ms []SentMessage) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Content
+	}
+	return out
 }
 
 func visible(all []SentMessage) []SentMessage {
