@@ -3,7 +3,6 @@ package app
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +31,7 @@ func TestDiscordAckReactionWhileTheModelWorks(t *testing.T) {
 	require.Empty(t, fake.Sent(channel), "no answer yet: the model is still working")
 
 	close(gate)
-	waitDiscordShows(t, fake, channel, "Let me think… yes.")
+	fake.WaitShows(t, channel, waitFor, "Let me think… yes.")
 	if _, ok := any(discord.New()).(core.Unreactor); ok {
 		waitBotReactions(t, fake, msg, nil)
 	}
@@ -51,19 +50,8 @@ func TestDiscordNoAckReactionByDefault(t *testing.T) {
 	channel, msg := fake.SendDM(lin, "is it going to rain?")
 	b.model.WaitRequests(t, 1, waitFor)
 	close(gate)
-	waitDiscordShows(t, fake, channel, "No rain today.")
+	fake.WaitShows(t, channel, waitFor, "No rain today.")
 	require.Empty(t, fake.BotReactions(msg))
-}
-
-// waitDiscordShows waits until the DM channel shows one message of the
-// bot's, reading want: a streamed reply shows its first words before it
-// is finished.
-func waitDiscordShows(t *testing.T, fake *discordtest.Server, channel, want string) {
-	t.Helper()
-	require.Eventually(t, func() bool {
-		ms := fake.Sent(channel)
-		return len(ms) == 1 && ms[0].Content == want
-	}, waitFor, 2*time.Millisecond, "the reply never read %q: %+v", want, fake.Sent(channel))
 }
 
 // waitBotReactions waits until the bot's reactions on the user's message

@@ -222,7 +222,7 @@ func TestDiscordModelReacts(t *testing.T) {
 	b.start(t, b.writeConfig(t, discordConfig(fake)))
 	fake.WaitReady(t, waitFor)
 	channel, msg := fake.SendDM(lin, "I passed my exam!")
-	require.Equal(t, "Congratulations!", fake.WaitSent(t, channel, 1, waitFor)[0].Content)
+	fake.WaitShows(t, channel, waitFor, "Congratulations!")
 	require.Equal(t, []string{"🎉"}, fake.BotReactions(msg))
 	reqs := b.model.Requests()
 	require.Contains(t, reqs[0].ToolNames(), "react")

@@ -180,8 +180,7 @@ func TestDiscordChoiceTapped(t *testing.T) {
 	require.NoError(t, err)
 	cb := fake.WaitCallback(t, id, waitFor)
 	require.Equal(t, 7, cb.Type, "acknowledged by closing the question")
-	done := fake.WaitSent(t, channel, 2, waitFor)
-	require.Equal(t, "Tea it is.", done[1].Content)
+	fake.WaitShows(t, channel, waitFor, "Tea or coffee?", "Tea it is.")
 	msg, ok := fake.Message(sent[0].MessageID)
 	require.True(t, ok)
 	for _, bt := range msg.Buttons() {
@@ -227,7 +226,7 @@ func TestSlackChoiceTapped(t *testing.T) {
 	require.NoError(t, err)
 	ack := fake.WaitTapAck(t, trigger, waitFor)
 	require.False(t, ack.Late, "acknowledged within Slack's 3 s")
-	require.Equal(t, "Coffee it is.", slacktest.Unescape(fake.WaitSent(t, channel, 2, waitFor)[1].Text))
+	fake.WaitShows(t, channel, waitFor, "Tea or coffee?", "Coffee it is.")
 	closed := fake.WaitBotMessages(t, channel, waitFor, func(ms []slacktest.BotMessage) bool {
 		return len(ms) >= 1 && len(ms[0].Buttons()) == 0
 	})

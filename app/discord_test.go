@@ -38,8 +38,7 @@ func TestDiscordDMInReplyOut(t *testing.T) {
 
 	fake.SendGuild("400000000000000001", "500000000000000001", lin, "hello server") // ignored
 	channel, _ := fake.SendDM(lin, "hi bot")
-	sent := fake.WaitSent(t, channel, 1, waitFor)
-	require.Equal(t, "Hi Lin!", sent[0].Content)
+	sent := fake.WaitShows(t, channel, waitFor, "Hi Lin!")
 	require.NotEmpty(t, sent[0].Nonce, "every message carries a nonce")
 	require.True(t, sent[0].EnforceNonce)
 	require.Empty(t, fake.Sent("500000000000000001"), "a guild message is never answered")
@@ -65,16 +64,21 @@ func TestDiscordLongReplyInThreeParts(t *testing.T) {
 	b.start(t, b.writeConfig(t, discordConfig(fake)))
 	fake.WaitReady(t, waitFor)
 	channel, _ := fake.SendDM(lin, "tell me about the sea")
-	sent := fake.WaitSent(t, channel, 3, waitFor)
-	require.Len(t, sent, 3)
-	var shown []string
+	// The parts were cut between lines; the line break at the cut is the
+	// message boundary. (A reply that takes a while grows part by part:
+	// wait until the whole of it reads.)
+	read := func(ms []discordtest.SentMessage) string {
+		shown := make([]string, len(ms))
+		for i, m := range ms {
+			shown[i] = markuptest.Discord(m.Content).Text
+		}
+		return strings.Join(shown, "\n")
+	}
+	sent := fake.WaitVisible(t, channel, func(ms []discordtest.SentMessage) bool { return read(ms) == text }, waitFor)
+	require.Len(t, sent, 3, "in order, nothing lost")
 	for _, s := range sent {
 		require.LessOrEqual(t, utf8.RuneCountInString(s.Content), 2000)
-		shown = append(shown, markuptest.Discord(s.Content).Text)
 	}
-	// The parts were cut between lines; the line break at the cut is the
-	// message boundary.
-	require.Equal(t, text, strings.Join(shown, "\n"), "in order, nothing lost")
 }
 
 func TestDiscordRateLimitHonouredOnce(t *testing.T) {
@@ -82,13 +86,14 @@ func TestDiscordRateLimitHonouredOnce(t *testing.T) {
 	b := setup(t)
 	fake := discordtest.NewServer(t)
 	b.model.Enqueue(llmtest.Text("after the limit"))
-	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	// Sent whole: a reply that grows (under load) would post its first
+	// words, and the limit would fall on them.
+	b.start(t, b.writeConfig(t, discordConfig(fake)+"bot: {streaming: {enabled: false}}\n"))
 	fake.WaitReady(t, waitFor)
 	fake.RateLimitNext("messages", 500*time.Millisecond)
 	start := time.Now()
 	channel, _ := fake.SendDM(lin, "hi")
-	sent := fake.WaitSent(t, channel, 1, waitFor)
-	require.Equal(t, "after the limit", sent[0].Content)
+	sent := fake.WaitShows(t, channel, waitFor, "after the limit")
 	require.GreaterOrEqual(t, sent[0].At.Sub(start), 500*time.Millisecond)
 	require.Equal(t, 2, fake.Calls("messages"), "one limited, one delivered")
 	require.Len(t, fake.Sent(channel), 1)
@@ -108,12 +113,10 @@ func TestDiscordGatewayDropDoesNotLoseTheReply(t *testing.T) {
 	// The gateway drops mid-turn; the reply goes out over REST anyway.
 	fake.DisconnectGateway()
 	close(release)
-	sent := fake.WaitSent(t, channel, 1, waitFor)
-	require.Equal(t, "sent over REST", sent[0].Content)
+	fake.WaitShows(t, channel, waitFor, "sent over REST")
 
 	// A DM sent while the gateway was down arrives after the RESUME.
 	fake.SendDM(lin, "second")
-	sent = fake.WaitSent(t, channel, 2, waitFor)
-	require.Equal(t, "second answer", sent[1].Content)
+	fake.WaitShows(t, channel, waitFor, "sent over REST", "second answer")
 	require.Eventually(t, func() bool { return fake.Resumes() >= 1 }, waitFor, 10*time.Millisecond)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/adapters/markup/markuptest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
@@ -72,11 +73,14 @@ runs:
 	require.Equal(t, shown.Text, tgSent[0].Plain, "the fake read it the same way")
 
 	channel, _ := dc.SendDM(lin, "how?")
-	dcSent := dc.WaitSent(t, channel, 1, waitFor)
+	// A reply that takes a while grows, showing its first words first:
+	// wait until it reads as sent whole (markup renders it as the
+	// adapters do), then check what that shows.
+	dcSent := dc.WaitShows(t, channel, waitFor, markup.Discord(markdownReply))
 	requireRendered(t, "discord", markuptest.Discord(dcSent[0].Content))
 
 	slChannel, _ := sl.SendDM(mei, "how?")
-	slSent := sl.WaitSent(t, slChannel, 1, waitFor)
+	slSent := sl.WaitShows(t, slChannel, waitFor, slacktest.Unescape(markup.Slack(markdownReply)))
 	require.True(t, slSent[0].Mrkdwn)
 	requireRendered(t, "slack", markuptest.Slack(slSent[0].Text, slSent[0].Mrkdwn))
 

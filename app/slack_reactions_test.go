@@ -77,7 +77,7 @@ func TestSlackModelReacts(t *testing.T) {
 	b.model.Enqueue(llmtest.Text("Congratulations!"))
 	fake, _ := startSlack(t, b, "socket")
 	channel, ts := fake.SendDM(mei, "I passed my exam!")
-	require.Equal(t, "Congratulations!", fake.WaitSent(t, channel, 1, waitFor)[0].Text)
+	fake.WaitShows(t, channel, waitFor, "Congratulations!")
 	fake.WaitBotReactions(t, channel, ts, []string{"tada"}, waitFor)
 	fake.WaitAcked(t, fake.LastEventID(), waitFor) // the echoes of the reaction and the reply
 	require.Contains(t, b.model.Requests()[0].ToolNames(), "react")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,11 +35,12 @@ runs:
 }
 
 // startSlack runs parley with the slack adapter in mode against a fresh
-// fake; in events mode the fake posts to the running server.
-func startSlack(t *testing.T, b *testBundle, mode string) (*slacktest.Server, *running) {
+// fake (extra: more YAML for its config); in events mode the fake posts
+// to the running server.
+func startSlack(t *testing.T, b *testBundle, mode string, extra ...string) (*slacktest.Server, *running) {
 	t.Helper()
 	fake := slacktest.NewServer(t)
-	r := b.start(t, b.writeConfig(t, slackConfig(fake, mode)))
+	r := b.start(t, b.writeConfig(t, slackConfig(fake, mode)+strings.Join(extra, "")))
 	if mode == "events" {
 		fake.UseEventsAPI("http://" + r.addr + "/webhooks/slack/events")
 	} else {
@@ -58,7 +60,7 @@ func TestSlackDMInReplyOut(t *testing.T) {
 
 			fake.SendChannel("C0GENERAL01", mei, "hello channel") // ignored
 			channel, _ := fake.SendDM(mei, "hi bot")
-			sent := fake.WaitSent(t, channel, 1, waitFor)
+			sent := fake.WaitShows(t, channel, waitFor, "Hi Mei! Fish & chips <3")
 			require.Equal(t, "Hi Mei! Fish &amp; chips &lt;3", sent[0].Text, "escaped for mrkdwn")
 			require.Empty(t, fake.Sent("C0GENERAL01"), "a channel message is never answered")
 
@@ -69,8 +71,7 @@ func TestSlackDMInReplyOut(t *testing.T) {
 			b.waitStored(t, slack.Platform, channel, 2)
 			b.model.Enqueue(llmtest.Text("second answer"))
 			fake.SendDM(mei, "and again")
-			sent = fake.WaitSent(t, channel, 2, waitFor)
-			require.Equal(t, "second answer", sent[1].Text)
+			sent = fake.WaitShows(t, channel, waitFor, "Hi Mei! Fish & chips <3", "second answer")
 			reqs := b.model.Requests()
 			require.Len(t, reqs, 2)
 			require.Equal(t, []string{"hi bot", "and again"}, userContents(reqs[1]))
@@ -117,8 +118,7 @@ func TestSlackEventsBadSignatureIsRejected(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, status)
 
 	channel, _ := fake.SendDM(mei, "signed")
-	sent := fake.WaitSent(t, channel, 1, waitFor)
-	require.Equal(t, "signed ones only", sent[0].Text)
+	fake.WaitShows(t, channel, waitFor, "signed ones only")
 	reqs := b.model.Requests()
 	require.Len(t, reqs, 1)
 	require.Equal(t, []string{"signed"}, userContents(reqs[0]), "the forged event was not processed")
@@ -138,8 +138,7 @@ func TestSlackRetriedEventIsAnsweredOnce(t *testing.T) {
 			fake.Redeliver(id)
 			require.Eventually(t, func() bool { return fake.Deliveries(id) == 2 && fake.Acked(id) }, waitFor, 5*time.Millisecond)
 			fake.SendDM(mei, "sentinel")
-			sent := fake.WaitSent(t, channel, 2, waitFor)
-			require.Equal(t, []string{"once", "sentinel answer"}, []string{sent[0].Text, sent[1].Text})
+			fake.WaitShows(t, channel, waitFor, "once", "sentinel answer")
 			require.Len(t, b.model.Requests(), 2, "the retried event made no second turn")
 		})
 	}
@@ -155,8 +154,7 @@ func TestSlackSocketDropCarriesOn(t *testing.T) {
 	fake.DropSockets()
 	fake.WaitConnections(t, 2, waitFor)
 	fake.SendDM(mei, "two")
-	sent := fake.WaitSent(t, channel, 2, waitFor)
-	require.Equal(t, "after", sent[1].Text)
+	fake.WaitShows(t, channel, waitFor, "before", "after")
 }
 
 func TestSlackRateLimitDeliversOnce(t *testing.T) {
@@ -166,12 +164,14 @@ func TestSlackRateLimitDeliversOnce(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			b.model.Enqueue(llmtest.Text("after the limit"))
-			fake, r := startSlack(t, b, mode)
+			// Sent whole: a reply that grows (under load) would post its
+			// first words, and the limit would fall on them.
+			fake, r := startSlack(t, b, mode, "bot: {streaming: {enabled: false}}\n")
 			fake.RateLimitNext("chat.postMessage", time.Second)
 			start := time.Now()
 			channel, _ := fake.SendDM(mei, "hi")
-			sent := fake.WaitSent(t, channel, 1, waitFor)
-			require.Equal(t, "after the limit", sent[0].Text)
+			fake.WaitShows(t, channel, waitFor, "after the limit")
+			sent := fake.Sent(channel)
 			require.GreaterOrEqual(t, sent[0].At.Sub(start), time.Second, "Retry-After was honoured")
 			require.Equal(t, 2, fake.Calls("chat.postMessage"), "one limited, one delivered")
 

@@ -3,11 +3,13 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/discord"
@@ -54,6 +56,10 @@ type tapUser interface {
 	// shown waits until the bot has sent at least n messages in the DM
 	// and returns them, as they show now.
 	shown(t *testing.T, n int) []shownMessage
+	// reads waits until the bot's messages in the DM read exactly want,
+	// in order (a reply the model writes may show its first words first),
+	// and returns them.
+	reads(t *testing.T, want ...string) []shownMessage
 	// press taps the button with data on m (forged: whether or not m
 	// shows it, as a client showing old buttons would) and returns the
 	// notice the acknowledgement showed, "" for none.
@@ -128,8 +134,29 @@ func (u *telegramUser) say(_ *testing.T, s string) { u.fake.SendPrivate(u.u, s) 
 
 func (u *telegramUser) shown(t *testing.T, n int) []shownMessage {
 	t.Helper()
+	return u.shownOf(u.fake.WaitSent(t, u.u.ID, n, waitFor))
+}
+
+// reads: Telegram grows a reply in a draft, never in the message, but
+// the wait is the same.
+func (u *telegramUser) reads(t *testing.T, want ...string) []shownMessage {
+	t.Helper()
+	texts := func() []string {
+		var out []string
+		for _, m := range u.fake.Sent(u.u.ID) {
+			out = append(out, m.Plain)
+		}
+		return out
+	}
+	if !assert.Eventually(t, func() bool { return slices.Equal(texts(), want) }, waitFor, 5*time.Millisecond) {
+		t.Fatalf("the DM never read %q; it shows %q", want, texts())
+	}
+	return u.shownOf(u.fake.Sent(u.u.ID))
+}
+
+func (u *telegramUser) shownOf(ms []telegramtest.SentMessage) []shownMessage {
 	var out []shownMessage
-	for _, m := range u.fake.WaitSent(t, u.u.ID, n, waitFor) {
+	for _, m := range ms {
 		s := shownMessage{ID: strconv.Itoa(m.MessageID), Text: m.Plain}
 		for _, row := range u.fake.Buttons(u.u.ID, m.MessageID) {
 			for _, b := range row {
@@ -214,15 +241,29 @@ func (u *discordUser) shown(t *testing.T, n int) []shownMessage {
 	var out []shownMessage
 	for _, m := range u.fake.WaitSent(t, u.thread(), n, waitFor) {
 		now, _ := u.fake.Message(m.MessageID)
-		s := shownMessage{ID: m.MessageID, Text: now.Content}
-		for _, b := range now.Buttons() {
-			if !b.Disabled {
-				s.Buttons = append(s.Buttons, core.Choice{Label: b.Label, Data: b.CustomID})
-			}
-		}
-		out = append(out, s)
+		out = append(out, discordShown(now))
 	}
 	return out
+}
+
+func (u *discordUser) reads(t *testing.T, want ...string) []shownMessage {
+	t.Helper()
+	var out []shownMessage
+	for _, m := range u.fake.WaitShows(t, u.thread(), waitFor, want...) {
+		out = append(out, discordShown(m))
+	}
+	return out
+}
+
+// discordShown is m as the user sees it: its buttons still enabled.
+func discordShown(m discordtest.SentMessage) shownMessage {
+	s := shownMessage{ID: m.MessageID, Text: m.Content}
+	for _, b := range m.Buttons() {
+		if !b.Disabled {
+			s.Buttons = append(s.Buttons, core.Choice{Label: b.Label, Data: b.CustomID})
+		}
+	}
+	return s
 }
 
 func (u *discordUser) press(t *testing.T, m shownMessage, data string, forged bool) string {
@@ -301,13 +342,27 @@ func (u *slackUser) shown(t *testing.T, n int) []shownMessage {
 	var out []shownMessage
 	for _, m := range u.fake.WaitSent(t, u.thread(), n, waitFor) {
 		now, _ := u.fake.BotMessage(m.Channel, m.TS)
-		s := shownMessage{ID: m.TS, Text: slacktest.Unescape(now.Text)}
-		for _, b := range now.Buttons() {
-			s.Buttons = append(s.Buttons, core.Choice{Label: b.Label, Data: b.Value})
-		}
-		out = append(out, s)
+		out = append(out, slackShown(now))
 	}
 	return out
+}
+
+func (u *slackUser) reads(t *testing.T, want ...string) []shownMessage {
+	t.Helper()
+	var out []shownMessage
+	for _, m := range u.fake.WaitShows(t, u.thread(), waitFor, want...) {
+		out = append(out, slackShown(m))
+	}
+	return out
+}
+
+// slackShown is m as the user sees it.
+func slackShown(m slacktest.BotMessage) shownMessage {
+	s := shownMessage{ID: m.TS, Text: slacktest.Unescape(m.Text)}
+	for _, b := range m.Buttons() {
+		s.Buttons = append(s.Buttons, core.Choice{Label: b.Label, Data: b.Value})
+	}
+	return s
 }
 
 // press waits for the ack, then for what the bot shows after it: its

@@ -13,7 +13,9 @@
 // with increasing sequence numbers. It then asserts on what the bot did:
 // Sent, AllSent, WaitSent, Typing, Calls, RateLimited, Downloads,
 // Identifies, Resumes, Intents, and the bot's edits and deletes: Message,
-// Edits, Visible, WaitVisible.
+// Edits, Visible, WaitVisible, and WaitShows, which waits until the
+// channel reads exactly the texts given: a reply the bot grows by edits
+// shows its first words first, so a test reading a reply waits there.
 //
 // Buttons: a message's components (action rows of buttons, checked
 // against Discord's limits) are recorded as the user sees them

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"testing"
 	"time"
 	"unicode/utf8"
 )
@@ -189,34 +188,6 @@ func (s *chatAPI) Edits(channelID string) []Edit {
 		out = append(out, m.Edits...)
 	}
 	sortEdits(out)
-	return out
-}
-
-// Visible returns the bot's messages in channelID that are not deleted,
-// in order, as a user sees them now.
-func (s *chatAPI) Visible(channelID string) []SentMessage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return visible(s.sentToLocked(channelID))
-}
-
-// WaitVisible waits until cond holds for Visible(channelID) and returns
-// it; after timeout it fails the test (call it from the test goroutine).
-func (s *chatAPI) WaitVisible(t testing.TB, channelID string, cond func([]SentMessage) bool, timeout time.Duration) []SentMessage {
-	t.Helper()
-	s.waitFor(t, timeout,
-		func() bool { return cond(visible(s.sentToLocked(channelID))) },
-		func() string { return "a condition on the messages of channel " + channelID })
-	return s.Visible(channelID)
-}
-
-func visible(all []SentMessage) []SentMessage {
-	out := all[:0]
-	for _, m := range all {
-		if !m.Deleted {
-			out = append(out, m)
-		}
-	}
 	return out
 }
 

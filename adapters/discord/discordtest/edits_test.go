@@ -87,6 +87,37 @@ func TestEditAndDeleteAnswerAsDiscordDoes(t *testing.T) {
 	require.Equal(t, 2, tb.srv.Calls("messages.delete"))
 }
 
+func TestWaitShowsWaitsForTheFinishedText(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	c := tb.restClient(t)
+	chID, _ := tb.srv.SendDM(tb.alice, "hi")
+	m, err := c.dg.ChannelMessageSend(chID, "Hel")
+	require.NoError(t, err)
+	gone, err := c.dg.ChannelMessageSend(chID, "to go")
+	require.NoError(t, err)
+	require.NoError(t, c.dg.ChannelMessageDelete(chID, gone.ID))
+
+	f := &failures{TB: t}
+	tb.srv.WaitShows(f, chID, 20*time.Millisecond, "Hello, world!")
+	require.Equal(t, []string{`discordtest: waited 20ms for channel ` + chID +
+		` to show ["Hello, world!"], it shows ["Hel"]`}, f.msgs, "the failure tells what the channel shows")
+
+	edited := make(chan error, 1)
+	go func() {
+		_, err := c.dg.ChannelMessageEdit(chID, m.ID, "Hello, wor")
+		if err == nil {
+			_, err = c.dg.ChannelMessageEdit(chID, m.ID, "Hello, world!")
+		}
+		edited <- err
+	}()
+	shown := tb.srv.WaitShows(t, chID, wait, "Hello, world!")
+	require.NoError(t, <-edited)
+	require.Len(t, shown, 1, "a deleted message is not shown")
+	require.Equal(t, m.ID, shown[0].MessageID)
+	require.Equal(t, "Hello, world!", shown[0].Content)
+}
+
 func TestSixthEditWithinFiveSecondsIsRateLimited(t *testing.T) {
 	t.Parallel()
 	clock := coretest.NewClock(t0)

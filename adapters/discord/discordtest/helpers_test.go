@@ -2,6 +2,7 @@ package discordtest_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -190,4 +191,15 @@ func (g *rawGateway) identify(token string) string {
 	}
 	require.NoError(g.t, json.Unmarshal(f.D, &ready))
 	return ready.SessionID
+}
+
+// failures stands in for a test to catch the failure a wait reports,
+// for tests of the waits' failure messages.
+type failures struct {
+	testing.TB
+	msgs []string
+}
+
+func (f *failures) Fatalf(format string, args ...any) {
+	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
 }

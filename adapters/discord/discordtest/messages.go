@@ -217,7 +217,9 @@ func (s *chatAPI) Sent(channelID string) []SentMessage {
 	return s.sentToLocked(channelID)
 }
 
-func (s *chatAPI) sentToLocked(channelID string) []SentMessage {
+// sentToLocked is the bot's messages in channelID, in order. Callers hold
+// s.mu.
+func (s *state) sentToLocked(channelID string) []SentMessage {
 	idx := s.sentIdx[channelID]
 	out := make([]SentMessage, 0, len(idx))
 	for _, i := range idx {

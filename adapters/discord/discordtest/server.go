@@ -150,6 +150,7 @@ type Server struct {
 	*restAPI       // routes REST requests; gateway discovery, the bot user
 	*directory     // users and channels, DMs
 	*chatAPI       // messages created, typing
+	*views         // what a user sees of them now
 	*faultInjector // rate limits, failures, refused markup, blocked users
 	*fileStore     // attachments, voice messages, stickers; the CDN
 	*eventFeed     // messages users send and edit
@@ -217,6 +218,7 @@ func newServer(st *state) *Server {
 		delivery:      d,
 		directory:     &directory{st},
 		chatAPI:       &chatAPI{st, d},
+		views:         &views{st},
 		faultInjector: &faultInjector{st},
 		fileStore:     &fileStore{st, d},
 		eventFeed:     &eventFeed{st, d},

@@ -213,6 +213,43 @@ func (s *botMessages) WaitBotMessages(t testing.TB, channel string, timeout time
 	return s.BotMessages(channel)
 }
 
+// WaitShows waits until the bot's messages a user sees in channel (not
+// deleted, as Visible lists them) read exactly want, in order, none of
+// them a stream still open, and returns them. want is the text as the
+// user reads it: each message's Text is compared after Unescape, so a
+// test writes "Fish & chips", whether the message was posted (escaped
+// mrkdwn) or is a stream's markdown; a test about escaping reads Text
+// itself. A reply that grows shows its first words before it is
+// finished, so a test reading a streamed reply waits for its final text
+// here rather than after WaitSent. After timeout it fails the test (call
+// it from the test goroutine) with what the channel shows.
+func (s *botMessages) WaitShows(t testing.TB, channel string, timeout time.Duration, want ...string) []BotMessage {
+	t.Helper()
+	s.waitFor(t, timeout, func() bool {
+		shown := notDeleted(s.botMessagesLocked(channel))
+		return slices.Equal(texts(shown), want) && !slices.ContainsFunc(shown, func(m BotMessage) bool { return m.Streaming })
+	}, func() string {
+		shown := notDeleted(s.BotMessages(channel))
+		return fmt.Sprintf("%s to show %q, it shows %q (streams open: %v)", channel, want, texts(shown),
+			slices.ContainsFunc(shown, func(m BotMessage) bool { return m.Streaming }))
+	})
+	return notDeleted(s.BotMessages(channel))
+}
+
+// notDeleted is the messages of ms not deleted, in order.
+func notDeleted(ms []BotMessage) []BotMessage {
+	return slices.DeleteFunc(ms, func(m BotMessage) bool { return m.Deleted })
+}
+
+// texts is each message's text as a user reads it (Unescape).
+func texts(ms []BotMessage) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = Unescape(m.Text)
+	}
+	return out
+}
+
 // snapshot copies m for a caller outside the lock.
 func snapshot(m *BotMessage) BotMessage {
 	b := *m

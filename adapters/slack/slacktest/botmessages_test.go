@@ -71,6 +71,45 @@ func TestStreamMethods(t *testing.T) {
 	require.Equal(t, []string{"Hello **world**, bye"}, tb.srv.Visible(dm.ID))
 }
 
+func TestWaitShowsWaitsForTheFinishedText(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	ctx := context.Background()
+	tb.srv.AddUser(tb.alice)
+	dm, _, _, err := tb.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{tb.alice.ID}})
+	require.NoError(t, err)
+	_, gone, err := tb.api.PostMessageContext(ctx, dm.ID, slack.MsgOptionText("to go", false))
+	require.NoError(t, err)
+	_, _, err = tb.api.DeleteMessageContext(ctx, dm.ID, gone)
+	require.NoError(t, err)
+	_, ts, err := tb.api.StartStreamContext(ctx, dm.ID, slack.MsgOptionMarkdownText("Fish "))
+	require.NoError(t, err)
+
+	f := &failures{TB: t}
+	tb.srv.WaitShows(f, dm.ID, 20*time.Millisecond, "Fish & chips")
+	require.Equal(t, []string{`slacktest: waited 20ms for ` + dm.ID +
+		` to show ["Fish & chips"], it shows ["Fish "] (streams open: true)`}, f.msgs, "the failure tells what the DM shows")
+
+	// The reply grows, stops, and is updated to its escaped mrkdwn, as the
+	// adapter finishes a streamed reply.
+	finished := make(chan error, 1)
+	go func() {
+		_, _, err := tb.api.AppendStreamContext(ctx, dm.ID, ts, slack.MsgOptionMarkdownText("& chips"))
+		if err == nil {
+			_, _, err = tb.api.StopStreamContext(ctx, dm.ID, ts)
+		}
+		if err == nil {
+			_, _, _, err = tb.api.UpdateMessageContext(ctx, dm.ID, ts, slack.MsgOptionText("Fish &amp; chips", false))
+		}
+		finished <- err
+	}()
+	shown := tb.srv.WaitShows(t, dm.ID, wait, "Fish & chips")
+	require.NoError(t, <-finished)
+	require.Len(t, shown, 1, "a deleted message is not shown")
+	require.Equal(t, ts, shown[0].TS)
+	require.False(t, shown[0].Streaming, "a stream still open has not settled")
+}
+
 func TestStreamOutsideADMWantsItsRecipient(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)

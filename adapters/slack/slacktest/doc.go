@@ -72,7 +72,9 @@
 //
 // Every message the bot makes keeps its history: BotMessage, BotMessages,
 // Visible, StreamOpen and WaitBotMessages read what it shows, how it got
-// there (Revision per call) and whether its stream is open. RefuseStreams
+// there (Revision per call) and whether its stream is open; WaitShows
+// waits until the channel reads exactly the texts given (unescaped), no
+// stream open: a reply that grows shows its first words first. RefuseStreams
 // answers the stream methods as a workspace without them; RateLimitCalls
 // is a 429 storm on a method (README, "Messages that grow").
 //

@@ -2,6 +2,7 @@ package slacktest_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -191,4 +192,15 @@ func newReceiver(t *testing.T, secret string, status func(n int64, r *http.Reque
 
 func always(status int) func(int64, *http.Request) int {
 	return func(int64, *http.Request) int { return status }
+}
+
+// failures stands in for a test to catch the failure a wait reports,
+// for tests of the waits' failure messages.
+type failures struct {
+	testing.TB
+	msgs []string
+}
+
+func (f *failures) Fatalf(format string, args ...any) {
+	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
 }
