@@ -268,11 +268,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeFault(w, *f)
 		return
 	}
-	read := readParams
-	if _, upload := uploadMethods[key]; s.digestUploads && upload && strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
-		read = readDigested
-	}
-	p, err := read(r)
+	p, err := s.readerOf(key, r)(r)
 	if err != nil {
 		writeFault(w, paramsFault(err))
 		return
@@ -307,6 +303,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"ok":true,"result":`))
 	_, _ = w.Write(body)
 	_, _ = w.Write([]byte(`}`))
+}
+
+// readerOf is how the parameters of a call to method (lower-cased) are
+// read: streamed and digested for an upload with WithUploadDigests.
+func (s *Server) readerOf(method string, r *http.Request) func(*http.Request) (params, error) {
+	if _, upload := uploadMethods[method]; s.digestUploads && upload && strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		return readDigested
+	}
+	return readParams
 }
 
 type handlerFunc func(ctx context.Context, p params) (any, *Fault)
