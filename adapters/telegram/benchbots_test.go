@@ -1,6 +1,7 @@
 package telegram_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -51,21 +52,25 @@ var bots = map[string]botFunc{
 	"shipped": shippedBot,
 	// BenchmarkStreamedReply's sides: Parley with streaming on and off.
 	"streamed": func(ctx context.Context, env botEnv) error {
-		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, false)
+		return parleyBotWith(ctx, env, parleyHow{streaming: outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}})
 	},
 	"whole": parleyBot,
 	// And the least that does the same job without a framework (the
 	// streaming floor of the SDKs): the durable baseline, whole and
 	// streamed into drafts.
 	"base-whole":    baselineBot,
-	"base-streamed": func(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, true) },
+	"base-streamed": func(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, baseStreamed) },
 	// BenchmarkStreamedCrowd's sides: the same, paced to Telegram's limits.
 	"crowd-streamed": func(ctx context.Context, env botEnv) error {
-		return parleyBotWith(ctx, env, outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, true)
+		return parleyBotWith(ctx, env, parleyHow{streaming: outbox.Streaming{Enabled: true, Interval: 400 * time.Millisecond}, paced: true})
 	},
 	"crowd-whole": func(ctx context.Context, env botEnv) error {
-		return parleyBotWith(ctx, env, outbox.Streaming{}, true)
+		return parleyBotWith(ctx, env, parleyHow{paced: true})
 	},
+	// BenchmarkVoiceReply's sides: every reply spoken and sent as a voice
+	// note, by Parley and by the bare SDKs.
+	"voice-parley": func(ctx context.Context, env botEnv) error { return parleyBotWith(ctx, env, parleyHow{voice: true}) },
+	"voice-base":   func(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, baseVoice) },
 }
 
 // handlerErrors counts what a bare bot's handler failed at while its
@@ -128,14 +133,24 @@ type baseMessage struct {
 // Parley's writer, one connection, so writers queue in database/sql instead
 // of retrying on SQLITE_BUSY; gorm's other settings are its defaults (each
 // Create in a transaction of its own).
-func baselineBot(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, false) }
+func baselineBot(ctx context.Context, env botEnv) error { return baselineBotWith(ctx, env, baseWhole) }
 
-// baselineBotWith is baselineBot, reading the answer as a stream when
-// streamed and showing it growing as bare go-telegram/bot code would: a
-// sendMessageDraft with the text so far when it first has some and then
-// at most every 400 ms (the interval Parley streams at), the finished
-// text with one sendMessage.
-func baselineBotWith(ctx context.Context, env botEnv, streamed bool) error {
+// How the baseline answers.
+const (
+	baseWhole = iota
+	// baseStreamed reads the answer as a stream and shows it growing as
+	// bare go-telegram/bot code would: a sendMessageDraft with the text
+	// so far when it first has some and then at most every 400 ms (the
+	// interval Parley streams at), the finished text with one
+	// sendMessage.
+	baseStreamed
+	// baseVoice speaks the stored reply with go-openai's CreateSpeech
+	// (Ogg Opus) and sends it with one sendVoice.
+	baseVoice
+)
+
+// baselineBotWith is baselineBot answering as how says (baseWhole…).
+func baselineBotWith(ctx context.Context, env botEnv, how int) error {
 	dsn := filepath.Join(env.Dir, "baseline.db") + "?_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000"
 	db, err := gorm.Open(sqlite.Open(dsn), &gorm.Config{Logger: logger.Discard})
 	if err != nil {
@@ -170,7 +185,7 @@ func baselineBotWith(ctx context.Context, env botEnv, streamed bool) error {
 				Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: u.Message.Text}},
 			}
 			var reply string
-			if streamed {
+			if how == baseStreamed {
 				reply, err = streamIntoDrafts(ctx, ai, bt, chat, u.Message.ID, req)
 			} else {
 				var resp openai.ChatCompletionResponse
@@ -186,6 +201,10 @@ func baselineBotWith(ctx context.Context, env botEnv, streamed bool) error {
 				errs.check(ctx, err)
 				return
 			}
+			if how == baseVoice {
+				errs.check(ctx, sendSpoken(ctx, ai, bt, chat, reply))
+				return
+			}
 			_, err = bt.SendMessage(ctx, &bot.SendMessageParams{ChatID: chat, Text: reply})
 			errs.check(ctx, err)
 		}))
@@ -194,6 +213,22 @@ func baselineBotWith(ctx context.Context, env botEnv, streamed bool) error {
 	}
 	bt.Start(ctx)
 	return errs.err()
+}
+
+// sendSpoken speaks text with go-openai and sends it as a voice note.
+func sendSpoken(ctx context.Context, ai *openai.Client, bt *bot.Bot, chat int64, text string) error {
+	audio, err := ai.CreateSpeech(ctx, openai.CreateSpeechRequest{Model: openai.TTSModel1, Input: text,
+		Voice: openai.VoiceAlloy, ResponseFormat: openai.SpeechResponseFormatOpus})
+	if err != nil {
+		return err
+	}
+	defer audio.Close()
+	data, err := io.ReadAll(audio)
+	if err != nil {
+		return err
+	}
+	_, err = bt.SendVoice(ctx, &bot.SendVoiceParams{ChatID: chat, Voice: &models.InputFileUpload{Filename: "reply.ogg", Data: bytes.NewReader(data)}})
+	return err
 }
 
 // streamIntoDrafts reads req's answer as a stream, showing the text so
@@ -232,12 +267,19 @@ func streamIntoDrafts(ctx context.Context, ai *openai.Client, bt *bot.Bot, chat 
 // real model client. Every DM is stored before it is confirmed, answered
 // by a durable run, and its reply stored.
 func parleyBot(ctx context.Context, env botEnv) error {
-	return parleyBotWith(ctx, env, outbox.Streaming{}, false)
+	return parleyBotWith(ctx, env, parleyHow{})
 }
 
-// parleyBotWith is parleyBot with streaming as st says, paced to
-// Telegram's limits (the adapter's default send_rate) when paced.
-func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming, paced bool) (err error) {
+// parleyHow is how parleyBotWith runs Parley: streaming as streaming
+// says, paced to Telegram's limits (the adapter's default send_rate) when
+// paced, every reply spoken (voice.replies: always) when voice.
+type parleyHow struct {
+	streaming    outbox.Streaming
+	paced, voice bool
+}
+
+// parleyBotWith is parleyBot as how says.
+func parleyBotWith(ctx context.Context, env botEnv, how parleyHow) (err error) {
 	client, err := llm.New(llm.Config{BaseURL: env.ModelURL, Model: llmtest.DefaultModel})
 	if err != nil {
 		return err
@@ -253,7 +295,7 @@ func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming, paced b
 	ad := telegram.New()
 	ad.Token = config.Secret(env.Token)
 	ad.APIURL = env.APIURL
-	if !paced {
+	if !how.paced {
 		// The fake has no flood limits, and pacing to Telegram's would
 		// measure the pace, not the cost of a turn.
 		ad.SendRate = pace.Limits{}
@@ -264,7 +306,15 @@ func parleyBotWith(ctx context.Context, env botEnv, st outbox.Streaming, paced b
 	if err := ad.Validate(); err != nil {
 		return err
 	}
-	d, err := engine.New(engine.Config{Store: db, LLM: client, Adapters: []core.Adapter{ad}, Streaming: st})
+	cfg := engine.Config{Store: db, LLM: client, Adapters: []core.Adapter{ad}, Streaming: how.streaming}
+	if how.voice {
+		sp, err := llm.NewSpeaker(llm.SpeakerConfig{ServiceConfig: llm.ServiceConfig{BaseURL: env.ModelURL, Model: "tts-1"}, Voice: "alloy"})
+		if err != nil {
+			return err
+		}
+		cfg.Voice = core.VoiceReplies{Mode: "always", MaxChars: 1000, Speaker: sp}
+	}
+	d, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}

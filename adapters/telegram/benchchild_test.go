@@ -60,7 +60,7 @@ func runChild(side string) int {
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }()
+	go func() { obeyParent(os.Stdin, os.Stdout); stop() }()
 	env := botEnv{APIURL: os.Getenv(childAPIEnv), Token: os.Getenv(childTokenEnv),
 		ModelURL: os.Getenv(childModelEnv), Dir: os.Getenv(childDirEnv)}
 	if err := run(ctx, env); err != nil {
@@ -76,10 +76,30 @@ func runChild(side string) int {
 // PARLEY_BENCH_CPUPROFILE_DIR, each child writes <side>.cpu.pprof there.
 func startChild(b *testing.B, side string, modelOpts ...llmtest.Option) (*telegramtest.Server, int) {
 	b.Helper()
-	fake := telegramtest.NewServer(b)
+	c := startChildWith(b, side, nil, nil, modelOpts...)
+	return c.fake, c.pid
+}
+
+// child is a bot running in a process of its own (startChildWith).
+type child struct {
+	fake  *telegramtest.Server
+	model *llmtest.Server
+	pid   int
+	stdin io.Writer
+	out   *lockedBuffer
+}
+
+// startChildWith is startChild with the fake's options and a setup of
+// the model (its speech, say) before the first DM, returning the child.
+func startChildWith(b *testing.B, side string, fakeOpts []telegramtest.Option, setup func(*llmtest.Server), modelOpts ...llmtest.Option) *child {
+	b.Helper()
+	fake := telegramtest.NewServer(b, fakeOpts...)
 	var model *llmtest.Server
 	if side != "echo" {
 		model = llmtest.NewServer(b, append([]llmtest.Option{llmtest.WithResponder(llmtest.Echo)}, modelOpts...)...)
+		if setup != nil {
+			setup(model)
+		}
 	}
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"="+side, childAPIEnv+"="+fake.URL(),
@@ -87,8 +107,8 @@ func startChild(b *testing.B, side string, modelOpts ...llmtest.Option) (*telegr
 	if model != nil {
 		cmd.Env = append(cmd.Env, childModelEnv+"="+model.URL())
 	}
-	var out lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	stdin, err := cmd.StdinPipe()
 	require.NoError(b, err)
 	require.NoError(b, cmd.Start())
@@ -110,7 +130,7 @@ func startChild(b *testing.B, side string, modelOpts ...llmtest.Option) (*telegr
 	warm := telegramtest.User{ID: 4_999_999, FirstName: "Warm"}
 	fake.SendPrivate(warm, "hello")
 	fake.WaitSent(b, warm.ID, 1, 30*time.Second)
-	return fake, cmd.Process.Pid
+	return &child{fake: fake, model: model, pid: cmd.Process.Pid, stdin: stdin, out: out}
 }
 
 // lockedBuffer is a child's output, written by the os/exec copiers.

@@ -63,22 +63,32 @@ func (p Page) Encode() ([]byte, error) {
 // pattern, version and CRC, and that nothing follows the last.
 func Parse(b []byte) ([]Page, error) {
 	var pages []Page
-	for len(b) > 0 {
-		p, n, err := parsePage(b)
-		if err != nil {
-			return nil, fmt.Errorf("ogg: page %d: %w", len(pages), err)
-		}
-		pages = append(pages, p)
-		b = b[n:]
-	}
-	if len(pages) == 0 {
-		return nil, errors.New("ogg: no page")
-	}
-	return pages, nil
+	err := walk(b, func(i int) bool { return true }, func(p Page) { pages = append(pages, p) })
+	return pages, err
 }
 
-// parsePage reads the page at the start of b and returns its length.
-func parsePage(b []byte) (Page, int, error) {
+// walk checks the pages of a whole stream as Parse does, handing keep's
+// pages, with their packets, to each; the others are checked and let go,
+// so a long stream is checked without holding its pages.
+func walk(b []byte, keep func(i int) bool, each func(Page)) error {
+	i := 0
+	for ; len(b) > 0; i++ {
+		p, n, err := parsePage(b, keep(i))
+		if err != nil {
+			return fmt.Errorf("ogg: page %d: %w", i, err)
+		}
+		each(p)
+		b = b[n:]
+	}
+	if i == 0 {
+		return errors.New("ogg: no page")
+	}
+	return nil
+}
+
+// parsePage reads the page at the start of b, with its packets when
+// packets, and returns its length.
+func parsePage(b []byte, packets bool) (Page, int, error) {
 	if len(b) < headerLen || !bytes.Equal(b[:4], []byte("OggS")) {
 		return Page{}, 0, errors.New(`does not start with "OggS"`)
 	}
@@ -98,10 +108,10 @@ func parsePage(b []byte) (Page, int, error) {
 	if len(b) < end {
 		return Page{}, 0, fmt.Errorf("body cut short (%d of %d bytes)", len(b)-headerLen-nseg, size)
 	}
-	page := append([]byte(nil), b[:end]...)
-	want := binary.LittleEndian.Uint32(page[22:])
-	binary.LittleEndian.PutUint32(page[22:], 0)
-	if got := CRC(page); got != want {
+	// The CRC is of the page with its CRC field zeroed, computed in place
+	// (a copy of every page would double a voice note in memory).
+	want := binary.LittleEndian.Uint32(b[22:])
+	if got := crcUpdate(crcUpdate(crcUpdate(0, b[:22]), zeroCRC[:]), b[26:end]); got != want {
 		return Page{}, 0, fmt.Errorf("CRC %08x, header says %08x", got, want)
 	}
 	p := Page{
@@ -109,6 +119,9 @@ func parsePage(b []byte) (Page, int, error) {
 		Granule:    int64(binary.LittleEndian.Uint64(b[6:])),
 		Serial:     binary.LittleEndian.Uint32(b[14:]),
 		Seq:        binary.LittleEndian.Uint32(b[18:]),
+	}
+	if !packets {
+		return p, end, nil
 	}
 	body, start, n := b[headerLen+nseg:end], 0, 0
 	for i, l := range lacing {
@@ -126,7 +139,12 @@ func parsePage(b []byte) (Page, int, error) {
 // ("OpusHead", RFC 7845 section 5.1), followed by its comment header
 // ("OpusTags").
 func CheckOpus(b []byte) error {
-	pages, err := Parse(b)
+	var pages []Page
+	err := walk(b, func(i int) bool { return i < 2 }, func(p Page) {
+		if len(pages) < 2 {
+			pages = append(pages, p)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -158,8 +176,13 @@ var crcTable = func() (t [256]uint32) {
 }()
 
 // CRC is the Ogg checksum of b (a page with its CRC field zeroed).
-func CRC(b []byte) uint32 {
-	var c uint32
+func CRC(b []byte) uint32 { return crcUpdate(0, b) }
+
+// zeroCRC stands for a page's CRC field while its CRC is computed.
+var zeroCRC [4]byte
+
+// crcUpdate goes on with the checksum c over b.
+func crcUpdate(c uint32, b []byte) uint32 {
 	for _, x := range b {
 		c = c<<8 ^ crcTable[byte(c>>24)^x]
 	}
