@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"unicode/utf8"
 
@@ -34,6 +35,7 @@ type Plugin struct {
 	Model string `yaml:"model"`
 
 	maker core.ImageMaker
+	log   *slog.Logger
 }
 
 // Interface guards.
@@ -67,7 +69,10 @@ func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 	if err != nil {
 		return err
 	}
-	p.maker = m
+	p.maker, p.log = m, env.Logger
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
 	return nil
 }
 
@@ -92,6 +97,7 @@ func (p *Plugin) Tools(_ context.Context, t *core.Turn) ([]llm.Tool, error) {
 			data, mime, err := p.maker.GenerateImage(ctx, prompt)
 			if err != nil {
 				// The model tells the user; the log has the details.
+				p.log.Warn("generate_image: the picture could not be made; the model is told", "conversation", t.Conversation.ID, "err", err)
 				return "", fmt.Errorf("generate_image: the picture could not be made: %w", err)
 			}
 			n := len(t.Files) + 1
