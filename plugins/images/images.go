@@ -70,10 +70,15 @@ func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 		return err
 	}
 	p.maker, p.log = m, env.Logger
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
 	return nil
+}
+
+// logger is the host's logger, or none before Provision.
+func (p *Plugin) logger() *slog.Logger {
+	if p.log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return p.log
 }
 
 // Tools offers generate_image, bound to the turn: its pictures wait on it
@@ -97,7 +102,7 @@ func (p *Plugin) Tools(_ context.Context, t *core.Turn) ([]llm.Tool, error) {
 			data, mime, err := p.maker.GenerateImage(ctx, prompt)
 			if err != nil {
 				// The model tells the user; the log has the details.
-				p.log.Warn("generate_image: the picture could not be made; the model is told", "conversation", t.Conversation.ID, "err", err)
+				p.logger().Warn("generate_image: the picture could not be made; the model is told", "conversation", t.Conversation.ID, "err", err)
 				return "", fmt.Errorf("generate_image: the picture could not be made: %w", err)
 			}
 			n := len(t.Files) + 1
