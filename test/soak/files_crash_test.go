@@ -5,8 +5,6 @@ package soak
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -105,39 +103,7 @@ func killDuringFileSend(t *testing.T, p filePlatform) {
 	model := llmtest.NewServer(t)
 	model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text(answer) })
 	model.Speech.Respond(llmtest.Generates[llmtest.SpeechRequest])
-	dbPath := filepath.Join(dir, "parley.db")
-	cfg := fmt.Sprintf(`store:
-  driver: sqlite
-  dsn: %q
-llm:
-  base_url: %s
-  api_key: files-key
-  model: files-model
-  timeout: 10s
-voice:
-  replies: always
-http:
-  listen: 127.0.0.1:0
-log:
-  level: info
-runs:
-  debounce: 0s
-  stale_after: 30s
-plugins:
-  memory: {enabled: false}
-  proactive: {enabled: false}
-adapters:
-  web: {enabled: false}
-%s`, dbPath, model.URL(), p.start(t))
-	cfgPath := filepath.Join(dir, "parley.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
-	rep := newReplica(0, parleyBinary(t), cfgPath, filepath.Join(dir, "parley.log"))
-	rep.lateReap = true
-	t.Cleanup(func() {
-		rep.kill(t)
-		rep.reapAll()
-	})
-	rep.start(t)
+	rep, dbPath := startKillBot(t, dir, model.URL(), "voice:\n  replies: always\n", p.start(t))
 	p.ready(t, 1)
 
 	p.hold()

@@ -4,8 +4,6 @@ package soak
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -164,37 +162,7 @@ func killMidStream(t *testing.T, p streamPlatform) {
 		}
 		return llmtest.Text(final)
 	})
-	adapters := p.start(t)
-	cfg := fmt.Sprintf(`store:
-  driver: sqlite
-  dsn: %q
-llm:
-  base_url: %s
-  api_key: stream-key
-  model: stream-model
-  timeout: 10s
-http:
-  listen: 127.0.0.1:0
-log:
-  level: info
-runs:
-  debounce: 0s
-  stale_after: 30s
-plugins:
-  memory: {enabled: false}
-  proactive: {enabled: false}
-adapters:
-  web: {enabled: false}
-%s`, filepath.Join(dir, "parley.db"), model.URL(), adapters)
-	cfgPath := filepath.Join(dir, "parley.yaml")
-	require.NoError(t, os.WriteFile(cfgPath, []byte(cfg), 0o600))
-	rep := newReplica(0, parleyBinary(t), cfgPath, filepath.Join(dir, "parley.log"))
-	rep.lateReap = true
-	t.Cleanup(func() {
-		rep.kill(t)
-		rep.reapAll()
-	})
-	rep.start(t)
+	rep, _ := startKillBot(t, dir, model.URL(), "", p.start(t))
 	p.ready(t, 1)
 
 	p.dm(t)
