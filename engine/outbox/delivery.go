@@ -84,7 +84,20 @@ func (o *Outbox) Deliver(ctx context.Context, a core.Adapter, conv core.Conversa
 // (once its outcome is stored), and notes the outcome on m.
 func (o *Outbox) Resend(ctx context.Context, a core.Adapter, conv core.Conversation, m *core.Message) (release func(), err error) {
 	if finishInPlace(ctx, a, conv, m) {
-		return func() {}, nil
+		if len(m.Files) == 0 {
+			return func() {}, nil
+		}
+		// Its files follow the finished text, as a streamed reply's do
+		// (finisher.SendFiles), under the same key: sent already, a
+		// platform that drops repeated keys drops them.
+		slot, err := o.TakeSlot(ctx, a)
+		if err != nil {
+			return func() {}, err
+		}
+		res, err := o.Send(slot.In(ctx), a, core.OutboundMessage{ConversationID: conv.ID, ChannelThreadID: conv.ChannelThreadID,
+			ChannelUserID: conv.ChannelUserID, Files: m.Files, IdempotencyKey: filesKey(m.IdempotencyKey())})
+		Settle(m, core.SendResult{PlatformMessageIDs: append(GrownIDs(*m), res.PlatformMessageIDs...)}, err)
+		return func() { slot.Give() }, err
 	}
 	if err := TakeBack(ctx, a, conv, *m); err != nil {
 		return func() {}, fmt.Errorf("deleting what grew of a reply before sending it again: %w", err)

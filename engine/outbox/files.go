@@ -20,3 +20,14 @@ func filesNotSentAgain(text string, files []core.Attachment) string {
 	}
 	return b.String()
 }
+
+// filesKey is the idempotency key of the files a streamed reply sends
+// after its text: a key of their own, for under the text's a platform
+// that drops repeated keys (Discord's nonce) would take them for the
+// text.
+func filesKey(key string) string {
+	if key == "" {
+		return ""
+	}
+	return key + ".files"
+}

@@ -346,6 +346,7 @@ func (f finisher) SendFiles(ctx context.Context, msg core.OutboundMessage) (core
 		}
 	}
 	msg.Text, msg.Files, msg.Choices = "", files, nil
+	msg.IdempotencyKey = filesKey(msg.IdempotencyKey)
 	more, err := fs.SendFiles(ctx, msg)
 	res.PlatformMessageIDs = append(res.PlatformMessageIDs, more.PlatformMessageIDs...)
 	return res, err

@@ -296,3 +296,29 @@ func TestAStreamedReplyWithFilesFinishesItsTextThenSendsThem(t *testing.T) {
 	require.Equal(t, "abandon", a.waitCalls(t, 3)[2], "nothing to finish with: what grew goes")
 	require.Len(t, a.Sent(), 2)
 }
+
+// A streamed reply with files a dead process left sending: its grown
+// message is finished in place, and its files follow under their own key
+// (the one a live finish sends them with, so a platform that drops
+// repeated keys drops them if they went already).
+func TestResendFinishesAGrownReplyThenItsFiles(t *testing.T) {
+	t.Parallel()
+	a := newStreamingAdapter()
+	a.MaxLength = 100
+	o := newOutbox(t, a, coretest.NewClock(t0), outbox.Streaming{})
+	conv := core.Conversation{ID: 1, ChannelThreadID: "c1"}
+	m := &core.Message{ID: 9, ConversationID: 1, Role: core.RoleAssistant, Content: "Your list.", Delivery: core.DeliverySending}
+	m.AttachFiles(miso)
+	outbox.NoteGrown(m, []string{"g1"})
+	release, err := o.Resend(context.Background(), a, conv, m)
+	require.NoError(t, err)
+	release()
+	require.Equal(t, []string{"edit g1 Your list."}, a.waitCalls(t, 1))
+	sent := a.Sent()
+	require.Len(t, sent, 1)
+	require.Equal(t, miso, sent[0].Files)
+	require.Empty(t, sent[0].Text)
+	require.Equal(t, m.IdempotencyKey()+".files", sent[0].IdempotencyKey)
+	require.Equal(t, core.DeliverySent, m.Delivery)
+	require.Equal(t, "g1", m.PlatformMessageID)
+}
