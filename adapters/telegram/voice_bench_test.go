@@ -36,6 +36,7 @@ func BenchmarkVoiceReply(b *testing.B) {
 		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
 			parley := startVoiceSide(b, "voice-parley", note)
 			base := startVoiceSide(b, "voice-base", note)
+			text := startVoiceSide(b, "whole", note)
 			b.ResetTimer()
 			p := parley.play(b, b.N)
 			q := base.play(b, b.N)
@@ -43,6 +44,11 @@ func BenchmarkVoiceReply(b *testing.B) {
 			p.report(b, "parley", len(note))
 			q.report(b, "base", len(note))
 			b.ReportMetric(float64(p.p50())/float64(q.p50()), "p50-ratio")
+			// The same turn answered in text: the heap a turn takes
+			// without any file, to tell the voice note's share.
+			g := text.playText(b, min(b.N, 20))
+			slices.Sort(g)
+			b.ReportMetric(float64(g[len(g)/2])/(1<<20), "parley-text-p50-heap-MiB")
 		})
 	}
 }
@@ -105,6 +111,21 @@ func (v *voiceSide) play(b *testing.B, n int) voiceRun {
 		run.lat = append(run.lat, sentAt.Sub(answered))
 	}
 	return run
+}
+
+// playText sends n DMs to a side answering in text and returns the
+// heap growth of each.
+func (v *voiceSide) playText(b *testing.B, n int) []uint64 {
+	b.Helper()
+	var growth []uint64
+	for i := range n {
+		user := telegramtest.User{ID: int64(7_200_000 + i), FirstName: "Reader"}
+		v.markHeap(b, i+1)
+		v.fake.SendPrivate(user, fmt.Sprintf("from %d, read me a story", user.ID))
+		v.fake.WaitSent(b, user.ID, 1, time.Minute)
+		growth = append(growth, v.heapGrowth(b, i+1))
+	}
+	return growth
 }
 
 func (r voiceRun) p50() time.Duration {
