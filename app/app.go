@@ -14,7 +14,6 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
 	"github.com/parleybot/parley/spool"
@@ -78,21 +77,17 @@ func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, disk *
 	return st, nil
 }
 
-// app is one running bot: store, model, plugins, adapters, dispatcher and,
-// for `parley run`, the HTTP server.
+// app is the running process: its bots, and what they share: the store,
+// the metrics, the inbound spool and, for `parley run`, the HTTP server.
 type app struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	store    *store.Store
-	plugins  []core.Plugin
-	adapters []core.Adapter
-	disp     *engine.Dispatcher
-	http     *httpapi.Server
-	started  []core.Adapter
-	// unlocks release the cross-replica locks the started adapters hold.
-	unlocks  []func()
-	services []core.Service
-	metrics  *metrics
+	cfg   *config.Config
+	log   *slog.Logger
+	store *store.Store
+	// bots are the process's bots, in config order (one, "default", for
+	// a config without bots:).
+	bots    []*bot
+	http    *httpapi.Server
+	metrics *metrics
 	// spool keeps the DMs of platforms that do not redeliver while the
 	// store cannot take them; spoolTemp is its directory when temporary.
 	spool     *spool.Spool
@@ -115,8 +110,9 @@ type appOptions struct {
 }
 
 // buildApp wires everything from the config without starting anything,
-// one phase at a time: model, adapters, store, plugins, dispatcher and,
-// for `parley run`, the spool and the HTTP server.
+// one phase at a time: each bot's model, plugins' sections and adapters,
+// then the store, each bot's plugins and dispatcher and, for `parley
+// run`, the spool and the HTTP server.
 func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts appOptions) (_ *app, err error) {
 	if opts.clock == nil {
 		opts.clock = core.SystemClock{}
@@ -128,41 +124,71 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		}
 	}()
 	a.metrics = newMetrics(log.With("component", "metrics"))
-	b := &builder{a: a, opts: opts, jobWaker: core.NewWaker()}
-	if err := b.buildModel(); err != nil {
+	builders := []*builder{newBuilder(a, defaultBotID, cfg, opts)}
+	// Every section of every bot is decoded before anything is opened, so
+	// a bad config fails (exit 2) without touching the database.
+	for _, b := range builders {
+		a.bots = append(a.bots, b.bt)
+		if err := b.buildModel(); err != nil {
+			return nil, err
+		}
+		if err := b.decodePlugins(); err != nil {
+			return nil, err
+		}
+		if err := b.buildAdapters(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.openStore(ctx, opts.storeDisk); err != nil {
 		return nil, err
 	}
-	// Every section is decoded before anything is opened, so a bad config
-	// fails (exit 2) without touching the database.
-	if err := b.decodePlugins(); err != nil {
-		return nil, err
+	for _, b := range builders {
+		if err := b.provisionPlugins(ctx); err != nil {
+			return nil, err
+		}
+		if err := b.buildDispatcher(); err != nil {
+			return nil, err
+		}
 	}
-	if err := b.buildAdapters(ctx); err != nil {
-		return nil, err
-	}
-	if err := b.openStore(ctx); err != nil {
-		return nil, err
-	}
-	if err := b.provisionPlugins(ctx); err != nil {
-		return nil, err
-	}
-	if err := b.buildDispatcher(); err != nil {
-		return nil, err
-	}
+	a.metrics.watchStore(a.store)
 	if opts.serveHTTP {
 		// `parley run` only: in `parley chat` the one typing sees a store
 		// error at once.
 		if err := a.openSpool(cfg, log, opts.spoolDisk); err != nil {
 			return nil, err
 		}
-		b.buildHTTP()
+		a.buildHTTP(builders, opts)
 	}
 	return a, nil
 }
 
-// startAdapter starts ad, first taking the lock its intake needs across
-// replicas (Telegram polling), which it then holds until stop.
-func (a *app) startAdapter(ctx context.Context, ad core.Adapter) error {
+// defaultBotID is the id of the one bot of a config without bots:.
+const defaultBotID = "default"
+
+// openStore opens the database and checks that it takes writes.
+func (a *app) openStore(ctx context.Context, disk *diskfault.Disk) error {
+	var err error
+	if a.store, err = openStore(ctx, a.cfg, a.log.With("component", "store"), disk); err != nil {
+		return err
+	}
+	// One write now: a read-only file or a full disk is found before any
+	// adapter starts, not by the first message. (Commands that only read,
+	// through withStore, do not write.)
+	return a.store.ProbeWrite(ctx)
+}
+
+// adapters are every bot's adapters.
+func (a *app) adapters() []core.Adapter {
+	var all []core.Adapter
+	for _, b := range a.bots {
+		all = append(all, b.adapters...)
+	}
+	return all
+}
+
+// startAdapter starts ad of bot b, first taking the lock its intake needs
+// across replicas (Telegram polling), which b then holds until stop.
+func (a *app) startAdapter(ctx context.Context, b *bot, ad core.Adapter) error {
 	unlock := func() {}
 	if el, ok := ad.(core.ExclusiveInbound); ok {
 		if name, exclusive := el.InboundLock(); exclusive {
@@ -177,22 +203,19 @@ func (a *app) startAdapter(ctx context.Context, ad core.Adapter) error {
 			unlock = u
 		}
 	}
-	if err := ad.Start(ctx, a.inbound(ad)); err != nil {
+	if err := ad.Start(ctx, a.inbound(b, ad)); err != nil {
 		unlock()
 		return err
 	}
-	a.unlocks = append(a.unlocks, unlock)
+	b.unlocks = append(b.unlocks, unlock)
 	return nil
 }
 
-// start brings the bot up: services, adapters, dispatcher, HTTP.
+// start brings the process up: services, adapters, dispatchers, HTTP.
 func (a *app) start(ctx context.Context) error {
-	for _, p := range a.plugins {
-		if s, ok := p.(core.Service); ok {
-			if err := s.Start(ctx); err != nil {
-				return fmt.Errorf("starting plugin %s: %w", p.Name(), err)
-			}
-			a.services = append(a.services, s)
+	for _, b := range a.bots {
+		if err := b.startServices(ctx); err != nil {
+			return err
 		}
 	}
 	if a.spool != nil {
@@ -202,27 +225,33 @@ func (a *app) start(ctx context.Context) error {
 	// One platform failing to start (a revoked token) must not take the
 	// others down: it is logged, shown on /healthz, and the rest run.
 	var failed []error
-	for _, ad := range a.adapters {
-		if err := a.startAdapter(ctx, ad); err != nil {
-			err = fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
-			a.log.Error("adapter did not start; the other adapters keep running", "adapter", ad.Name(), "err", err)
-			failed = append(failed, err)
-			if a.http != nil {
-				a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return err })
+	started := 0
+	for _, b := range a.bots {
+		for _, ad := range b.adapters {
+			if err := a.startAdapter(ctx, b, ad); err != nil {
+				err = fmt.Errorf("starting adapter %s: %w", ad.Name(), err)
+				a.log.Error("adapter did not start; the other adapters keep running", "adapter", ad.Name(), "err", err)
+				failed = append(failed, err)
+				if a.http != nil {
+					a.http.AddHealthCheck(adapterCheck(b, ad), func(context.Context) error { return err })
+				}
+				continue
 			}
-			continue
+			b.started = append(b.started, ad)
+			started++
+			a.log.Info("adapter started", "adapter", ad.Name())
 		}
-		a.started = append(a.started, ad)
-		a.log.Info("adapter started", "adapter", ad.Name())
 	}
-	if len(a.started) == 0 {
+	if started == 0 {
 		return fmt.Errorf("no adapter started: %w", errors.Join(failed...))
 	}
-	// The dispatcher starts once the adapters can send: scheduled messages
+	// The dispatchers start once the adapters can send: scheduled messages
 	// due at start-up go out at once. DMs that arrived meanwhile are stored
-	// and their runs wait for it.
-	if err := a.disp.Start(ctx); err != nil {
-		return fmt.Errorf("starting dispatcher: %w", err)
+	// and their runs wait for them.
+	for _, b := range a.bots {
+		if err := b.disp.Start(ctx); err != nil {
+			return fmt.Errorf("starting dispatcher: %w", err)
+		}
 	}
 	if a.http != nil {
 		if err := a.http.Start(); err != nil {
@@ -237,24 +266,14 @@ func (a *app) start(ctx context.Context) error {
 // turns drain are stored and answered on the next start.
 func (a *app) stop() error {
 	var errs []error
-	if a.disp != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
-		if err := a.disp.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		cancel()
+	if err := drainAll(a.bots); err != nil {
+		errs = append(errs, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), adapterStopTimeout)
 	defer cancel()
-	for _, ad := range a.started {
-		if err := ad.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("stopping adapter %s: %w", ad.Name(), err))
-		}
+	for _, b := range a.bots {
+		errs = append(errs, b.stopAdapters(ctx)...)
 	}
-	for _, unlock := range a.unlocks {
-		unlock()
-	}
-	a.unlocks = nil
 	// After the adapters: nothing more comes in.
 	if err := a.stopSpool(ctx); err != nil {
 		errs = append(errs, err)
@@ -264,10 +283,8 @@ func (a *app) stop() error {
 			errs = append(errs, err)
 		}
 	}
-	for _, s := range a.services {
-		if err := s.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("stopping service: %w", err))
-		}
+	for _, b := range a.bots {
+		errs = append(errs, b.stopServices(ctx)...)
 	}
 	a.close()
 	return errors.Join(errs...)
@@ -282,8 +299,9 @@ func (a *app) close() {
 		}
 		cancel()
 	}
-	cleanupAll(a.adapters)
-	cleanupAll(a.plugins)
+	for _, b := range a.bots {
+		b.close()
+	}
 	if a.store != nil {
 		if err := a.store.Close(); err != nil {
 			a.log.Error("closing store", "err", err)

@@ -8,33 +8,29 @@ import (
 
 	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/engine/outbox"
 	"github.com/parleybot/parley/httpapi"
-	"github.com/parleybot/parley/mcp"
 	"github.com/parleybot/parley/store"
 )
 
-// builder carries what buildApp's phases hand one another: the app being
-// built, and what a phase makes that a later one needs.
+// builder builds one bot of the app through buildApp's phases.
 type builder struct {
-	a           *app
-	opts        appOptions
-	model       *llm.Client
-	transcriber core.Transcriber
-	speaker     core.Speaker // nil: replies go as text
-	// env is what adapters and plugins are provisioned with; the store
-	// and the model join it once the store is open.
-	env      core.Env
-	decoded  []core.Plugin // the enabled plugins, not yet provisioned
-	jobWaker *core.Waker
-	mcpTools *mcp.Manager // nil without MCP servers
+	a    *app
+	bt   *bot
+	opts appOptions
+}
+
+// newBuilder starts building bot id from cfg, its effective config.
+func newBuilder(a *app, id string, cfg *config.Config, opts appOptions) *builder {
+	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: a.log, jobWaker: core.NewWaker()}}
 }
 
 // buildModel builds the model's client and the voice transcriber.
 func (b *builder) buildModel() error {
-	cfg, log := b.a.cfg, b.a.log
+	cfg, log := b.bt.cfg, b.bt.log
 	model, err := llm.New(llm.Config{
 		BaseURL:           cfg.LLM.BaseURL,
 		APIKey:            cfg.LLM.APIKey.Reveal(),
@@ -57,12 +53,12 @@ func (b *builder) buildModel() error {
 	if err != nil {
 		return usageError{fmt.Errorf("llm: %w", err)}
 	}
-	b.model = model
+	b.bt.model = model
 	logModel(log, cfg)
-	if b.transcriber, err = newTranscriber(cfg, model, log); err != nil {
+	if b.bt.transcriber, err = newTranscriber(cfg, model, log); err != nil {
 		return usageError{err}
 	}
-	if b.speaker, err = newSpeaker(cfg, model, log); err != nil {
+	if b.bt.speaker, err = newSpeaker(cfg, model, log); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -85,32 +81,32 @@ func clockSleep(clock core.Clock) func(context.Context, time.Duration) error {
 // decodePlugins decodes the plugins' sections and starts the env the
 // modules are provisioned with; a plugin may name the bot.
 func (b *builder) decodePlugins() error {
-	cfg := b.a.cfg
-	b.env = core.Env{Logger: b.a.log, Clock: b.opts.clock, Location: cfg.Location(), BotName: "Parley"}
+	cfg := b.bt.cfg
+	b.bt.env = core.Env{Logger: b.bt.log, Clock: b.opts.clock, Location: cfg.Location(), BotName: "Parley"}
 	decoded, err := decodePlugins(cfg)
 	if err != nil {
 		return err
 	}
 	for _, p := range decoded {
 		if n, ok := p.(interface{ BotName() string }); ok {
-			b.env.BotName = n.BotName()
+			b.bt.env.BotName = n.BotName()
 		}
 	}
-	b.decoded = decoded
+	b.bt.decoded = decoded
 	return nil
 }
 
 // buildAdapters builds the wanted adapters; an app needs one at least.
 func (b *builder) buildAdapters(ctx context.Context) error {
-	a := b.a
+	bt := b.bt
 	var err error
-	if a.adapters, err = buildAdapters(ctx, a.cfg, b.env, b.opts.wantAdapter); err != nil {
+	if bt.adapters, err = buildAdapters(ctx, bt.cfg, bt.env, b.opts.wantAdapter); err != nil {
 		return err
 	}
-	if len(a.adapters) == 0 {
+	if len(bt.adapters) == 0 {
 		return usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
 	}
-	for _, ad := range a.adapters {
+	for _, ad := range bt.adapters {
 		if b.opts.configure != nil {
 			b.opts.configure(ad)
 		}
@@ -118,62 +114,49 @@ func (b *builder) buildAdapters(ctx context.Context) error {
 	return nil
 }
 
-// openStore opens the database and checks that it takes writes.
-func (b *builder) openStore(ctx context.Context) error {
-	a := b.a
-	var err error
-	if a.store, err = openStore(ctx, a.cfg, a.log.With("component", "store"), b.opts.storeDisk); err != nil {
-		return err
-	}
-	// One write now: a read-only file or a full disk is found before any
-	// adapter starts, not by the first message. (Commands that only read,
-	// through withStore, do not write.)
-	return a.store.ProbeWrite(ctx)
-}
-
 // provisionPlugins provisions the decoded plugins on the store and the
 // model, then adds the MCP servers' tools.
 func (b *builder) provisionPlugins(ctx context.Context) error {
-	a, cfg := b.a, b.a.cfg
+	a, bt, cfg := b.a, b.bt, b.bt.cfg
+	env := &bt.env
 	// Summaries and facts must not keep a reasoning model's thinking.
-	b.env.Store, b.env.Database, b.env.LLM, b.env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(b.model), cfg.LLM.LightModel
-	b.env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
-	b.env.JobsChanged = b.jobWaker.Wake
-	b.env.NewImageMaker = func(model string) (core.ImageMaker, error) { return newImageMaker(cfg, b.model, model, a.log) }
-	if b.env.LightModel == "" {
-		b.env.LightModel = cfg.LLM.Model
+	env.Store, env.Database, env.LLM, env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(bt.model), cfg.LLM.LightModel
+	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
+	env.JobsChanged = bt.jobWaker.Wake
+	env.NewImageMaker = func(model string) (core.ImageMaker, error) { return newImageMaker(cfg, bt.model, model, bt.log) }
+	if env.LightModel == "" {
+		env.LightModel = cfg.LLM.Model
 	}
 	var err error
-	if a.plugins, err = provisionPlugins(ctx, b.decoded, b.env); err != nil {
+	if bt.plugins, err = provisionPlugins(ctx, bt.decoded, *env); err != nil {
 		return err
 	}
 	// MCP tools come after the built-in plugins' own. The client starts and
 	// stops with the plugins' services.
-	if b.mcpTools, err = newMCP(cfg, a.log, a.metrics); err != nil {
+	if bt.mcpTools, err = newMCP(cfg, bt.log, a.metrics); err != nil {
 		return usageError{fmt.Errorf("mcp: %w", err)}
 	}
-	if b.mcpTools != nil {
-		a.plugins = append(a.plugins, b.mcpTools)
+	if bt.mcpTools != nil {
+		bt.plugins = append(bt.plugins, bt.mcpTools)
 	}
-	a.metrics.watchStore(a.store)
 	return nil
 }
 
 // buildDispatcher builds the dispatcher on everything built so far.
 func (b *builder) buildDispatcher() error {
-	a, cfg := b.a, b.a.cfg
+	a, bt, cfg := b.a, b.bt, b.bt.cfg
 	var cmds core.CommandHandler // nil: every /word is text for the model
 	if cfg.Commands.Enabled {
-		cmds = commands.New(commands.Config{Store: a.store, Facts: pluginFacts(b.env.Database), BotName: b.env.BotName, Location: cfg.Location(),
-			Clock: b.opts.clock, Logger: a.log.With("component", "commands"), JobsChanged: b.jobWaker.Wake})
+		cmds = commands.New(commands.Config{Store: a.store, Facts: pluginFacts(bt.env.Database), BotName: bt.env.BotName, Location: cfg.Location(),
+			Clock: b.opts.clock, Logger: bt.log.With("component", "commands"), JobsChanged: bt.jobWaker.Wake})
 	}
 	var err error
-	a.disp, err = engine.New(engine.Config{
+	bt.disp, err = engine.New(engine.Config{
 		Store:            a.store,
-		LLM:              b.model,
-		Plugins:          a.plugins,
-		Adapters:         a.adapters,
-		Logger:           a.log.With("component", "dispatcher"),
+		LLM:              bt.model,
+		Plugins:          bt.plugins,
+		Adapters:         bt.adapters,
+		Logger:           bt.log.With("component", "dispatcher"),
 		Clock:            b.opts.clock,
 		Location:         cfg.Location(),
 		AllowUsers:       cfg.Bot.AllowUsers,
@@ -192,9 +175,9 @@ func (b *builder) buildDispatcher() error {
 			MaxImagePx:       cfg.Media.MaxImagePx,
 			MaxDocumentChars: cfg.Media.MaxDocumentChars,
 			MaxPerTurn:       cfg.Media.MaxPerTurn,
-			Transcriber:      b.transcriber,
+			Transcriber:      bt.transcriber,
 		},
-		Voice:           core.VoiceReplies{Mode: cfg.Voice.Replies, MaxChars: cfg.Voice.MaxCharacters, Speaker: b.speaker},
+		Voice:           core.VoiceReplies{Mode: cfg.Voice.Replies, MaxChars: cfg.Voice.MaxCharacters, Speaker: bt.speaker},
 		JobMaxAttempts:  cfg.Scheduler.MaxAttempts,
 		LateGrace:       cfg.Scheduler.LateGrace,
 		JobLease:        cfg.Scheduler.JobLease,
@@ -206,7 +189,7 @@ func (b *builder) buildDispatcher() error {
 		ScheduledMessages: true,
 		RecurringTurns:    true,
 		Metrics:           a.metrics,
-		JobWaker:          b.jobWaker,
+		JobWaker:          bt.jobWaker,
 		Commands:          cmds,
 		Limits: core.UserLimits{
 			MessagesPerMinute: cfg.Bot.Limits.MessagesPerMinute,
@@ -219,30 +202,9 @@ func (b *builder) buildDispatcher() error {
 }
 
 // buildHTTP builds the server of `parley run`: health, metrics, the API,
-// the console and the adapters' webhooks.
-func (b *builder) buildHTTP() {
-	a := b.a
+// the console and the bots' adapters' webhooks.
+func (a *app) buildHTTP(builders []*builder, opts appOptions) {
 	a.http = newHTTPServer(a.cfg, a.log.With("component", "http"))
-	b.addHealthChecks()
-	a.http.Mux().Handle("GET /metrics", a.metrics.handler())
-	b.mountAPI()
-	con := newConsole(a, a.cfg, a.log, b.opts.clock, b.jobWaker.Wake)
-	con.Mount(a.http.Mux())
-	a.http.OnShutdown(con.Close) // its live streams would hold the shutdown
-	for _, ad := range a.adapters {
-		if m, ok := ad.(core.HTTPMounter); ok {
-			m.Mount(a.http.Mux())
-		}
-		if h, ok := ad.(core.HealthReporter); ok {
-			a.http.AddHealthCheck("adapter:"+ad.Name(), func(context.Context) error { return h.Health() })
-		}
-	}
-}
-
-// addHealthChecks puts the store, the spool, the model and the MCP
-// servers on /healthz.
-func (b *builder) addHealthChecks() {
-	a := b.a
 	// A ping, and a write at most every 10 s: a full disk or a
 	// read-only file answers pings. Any write of the bot's that the
 	// database could not take fails it at once.
@@ -252,23 +214,62 @@ func (b *builder) addHealthChecks() {
 		// replica out.
 		a.http.AddHealthCheck("inbound_spool", func(context.Context) error { return sp.Health() })
 	}
+	a.http.Mux().Handle("GET /metrics", a.metrics.handler())
+	for _, b := range builders {
+		b.addHealthChecks()
+	}
+	a.mountAPI(opts)
+	con := newConsole(a, a.cfg, a.log, opts.clock, a.jobsChanged)
+	con.Mount(a.http.Mux())
+	a.http.OnShutdown(con.Close) // its live streams would hold the shutdown
+	for _, b := range a.bots {
+		for _, ad := range b.adapters {
+			if m, ok := ad.(core.HTTPMounter); ok {
+				m.Mount(a.http.Mux())
+			}
+			if h, ok := ad.(core.HealthReporter); ok {
+				a.http.AddHealthCheck(adapterCheck(b, ad), func(context.Context) error { return h.Health() })
+			}
+		}
+	}
+}
+
+// adapterCheck names ad's check on /healthz: adapter:PLATFORM, or
+// adapter:BOT/PLATFORM when the process has several bots.
+func adapterCheck(b *bot, ad core.Adapter) string {
+	if b.id == defaultBotID {
+		return "adapter:" + ad.Name()
+	}
+	return "adapter:" + b.id + "/" + ad.Name()
+}
+
+// jobsChanged wakes every bot's job loop (a job was created or changed
+// through the API or the console).
+func (a *app) jobsChanged() {
+	for _, b := range a.bots {
+		b.jobWaker.Wake()
+	}
+}
+
+// addHealthChecks puts the bot's model and MCP servers on /healthz.
+func (b *builder) addHealthChecks() {
 	// Reported, never failing the check: a load balancer must not take
 	// a replica out because the model provider is down.
-	a.http.AddHealthDetail("llm", modelHealth(b.model))
-	if b.mcpTools != nil {
-		reportMCP(a.http, b.mcpTools)
+	b.a.http.AddHealthDetail("llm", modelHealth(b.bt.model))
+	if b.bt.mcpTools != nil {
+		reportMCP(b.a.http, b.bt.mcpTools)
 	}
 }
 
 // mountAPI mounts the HTTP API (/api/).
-func (b *builder) mountAPI() {
-	a, cfg := b.a, b.a.cfg
+func (a *app) mountAPI(opts appOptions) {
+	cfg := a.cfg
 	httpapi.NewAPI(httpapi.APIConfig{
 		Token:       cfg.HTTP.APIToken.Reveal(),
 		Store:       a.store,
-		Adapters:    a.adapters,
-		JobsChanged: b.jobWaker.Wake,
-		Now:         b.opts.clock.Now,
+		Adapters:    a.adapters(),
+		JobsChanged: a.jobsChanged,
+		Now:         opts.clock.Now,
 		TimeZone:    cfg.Location().String(),
 		MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
 		Backoff:     a.http.Backoff(),

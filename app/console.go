@@ -20,7 +20,7 @@ import (
 func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, jobsChanged func()) *console.Console {
 	var platforms []core.Platform
 	seen := map[core.Platform]bool{}
-	for _, ad := range a.adapters {
+	for _, ad := range a.adapters() {
 		if p := ad.Platform(); !seen[p] {
 			seen[p] = true
 			platforms = append(platforms, p)
@@ -46,7 +46,7 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 // fetchAttachment downloads a user's file through the adapter of its
 // platform, for the console's thumbnails.
 func (a *app) fetchAttachment(ctx context.Context, p core.Platform, att core.Attachment, max int64) ([]byte, error) {
-	for _, ad := range a.adapters {
+	for _, ad := range a.adapters() {
 		if ad.Platform() != p {
 			continue
 		}

@@ -49,7 +49,7 @@ func needsSpool(adapters []core.Adapter) bool {
 // openSpool opens the inbound spool in front of the dispatcher, for the
 // adapters whose platform does not redeliver.
 func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) error {
-	if !needsSpool(a.adapters) {
+	if !needsSpool(a.adapters()) {
 		return nil
 	}
 	dir, temporary, err := spoolDir(cfg)
@@ -67,7 +67,7 @@ func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Di
 		Probe:  a.store.ProbeWrite,
 		Logger: log.With("component", "spool"),
 		Disk:   disk,
-	}, a.disp)
+	}, a.bots[0].disp) // one bot for now: its dispatcher takes what the spool holds
 	if err != nil {
 		if temporary {
 			_ = os.RemoveAll(dir)
@@ -82,13 +82,13 @@ func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Di
 	return nil
 }
 
-// inbound is the host ad hands its DMs to: the spool for a platform that
-// does not redeliver, the dispatcher itself otherwise.
-func (a *app) inbound(ad core.Adapter) core.Host {
+// inbound is the host ad of bot b hands its DMs to: the spool for a
+// platform that does not redeliver, the bot's dispatcher otherwise.
+func (a *app) inbound(b *bot, ad core.Adapter) core.Host {
 	if a.spool != nil && !ad.Capabilities().Redelivers {
 		return a.spool
 	}
-	return a.disp
+	return b.disp
 }
 
 // stopSpool hands what the spool holds in memory to the store, or spools

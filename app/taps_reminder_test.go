@@ -61,7 +61,7 @@ func (c *clockedBot) settle(t *testing.T) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		busy, err := c.app.store.HasPendingRuns(context.Background())
-		return err == nil && !busy && c.app.disp.SendsInFlight() == 0
+		return err == nil && !busy && c.app.bots[0].disp.SendsInFlight() == 0
 	}, waitFor, 2*time.Millisecond, "runs and scheduled sends never finished")
 	c.clock.WaitForTimers(t, idleTimers, waitFor)
 }
