@@ -82,7 +82,7 @@ func clockSleep(clock core.Clock) func(context.Context, time.Duration) error {
 // modules are provisioned with; a plugin may name the bot.
 func (b *builder) decodePlugins() error {
 	cfg := b.bt.cfg
-	b.bt.env = core.Env{Logger: b.bt.log, Clock: b.opts.clock, Location: cfg.Location(), BotName: "Parley"}
+	b.bt.env = core.Env{BotID: b.bt.id, Logger: b.bt.log, Clock: b.opts.clock, Location: cfg.Location(), BotName: "Parley"}
 	decoded, err := decodePlugins(cfg)
 	if err != nil {
 		return err

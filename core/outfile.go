@@ -2,8 +2,6 @@ package core
 
 import (
 	"context"
-	"fmt"
-	"strings"
 )
 
 // OutboundFile is a file the bot sends with a message: a picture, a
@@ -32,23 +30,9 @@ type OutboundFile struct {
 // longer than the platform allows goes as text after the files. Retries
 // and rate limits are as for Send; SendResult lists every platform
 // message made. Without FileSender the core sends the text with a line
-// per file it could not show (FilesNotShown).
+// per file it could not show (the outbox adds it).
 type FileSender interface {
 	SendFiles(ctx context.Context, msg OutboundMessage) (SendResult, error)
-}
-
-// FilesNotShown is text with a line per file of files saying it could
-// not be shown here: what a platform without FileSender gets.
-func FilesNotShown(text string, files []OutboundFile) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(text, "\n"))
-	for _, f := range files {
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "[%s %q (%s) cannot be shown here]", f.Kind, f.Name, ByteSize(int64(len(f.Data))))
-	}
-	return b.String()
 }
 
 // FilesKey is the Message.Metadata key describing the files a message

@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -12,6 +13,9 @@ import (
 
 // Env is what the host gives a plugin or adapter when it is provisioned.
 type Env struct {
+	// BotID is the bot's id (config bots[].id; "default" for a config
+	// without bots:). An adapter serves its webhooks at WebhookPath.
+	BotID  string
 	Logger *slog.Logger
 	Clock  Clock
 	// Location is the bot's default time zone (bot.timezone).
@@ -39,6 +43,17 @@ type Env struct {
 	// NewImageMaker builds a picture maker for model on the bot's model
 	// server (llm.base_url, llm.api_key); nil for adapters.
 	NewImageMaker func(model string) (ImageMaker, error)
+}
+
+// WebhookPath is where bot botID serves a platform's webhook whose path
+// is path ("/webhooks/telegram"): path itself for the default bot,
+// "/webhooks/BOT/telegram" for another, so several bots share one
+// server.
+func WebhookPath(botID, path string) string {
+	if botID == "" || botID == "default" {
+		return path
+	}
+	return "/webhooks/" + botID + strings.TrimPrefix(path, "/webhooks")
 }
 
 // Completer asks the model once, without tools; *llm.Client implements it.

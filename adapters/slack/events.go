@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/parleybot/parley/core"
+
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 )
@@ -20,15 +22,16 @@ const maxEventBody = 1 << 20
 
 // Mount serves POST /webhooks/slack/events and, for slash commands, POST
 // /webhooks/slack/commands and, for button taps, POST
-// /webhooks/slack/interactivity in events mode; in socket mode it
-// registers nothing.
+// /webhooks/slack/interactivity in events mode (for a bot other than the
+// default, under /webhooks/BOT/slack/); in socket mode it registers
+// nothing.
 func (in *inbound) Mount(mux *http.ServeMux) {
 	if in.cfg.Mode != ModeEvents {
 		return
 	}
-	mux.HandleFunc("POST "+EventsPath, in.serveEvents)
-	mux.HandleFunc("POST "+CommandsPath, in.serveCommand)
-	mux.HandleFunc("POST "+InteractivityPath, in.serveInteractivity)
+	mux.HandleFunc("POST "+core.WebhookPath(in.parleyBot, EventsPath), in.serveEvents)
+	mux.HandleFunc("POST "+core.WebhookPath(in.parleyBot, CommandsPath), in.serveCommand)
+	mux.HandleFunc("POST "+core.WebhookPath(in.parleyBot, InteractivityPath), in.serveInteractivity)
 }
 
 // serveEvents checks the request's signature and timestamp, then answers

@@ -23,6 +23,9 @@ import (
 type state struct {
 	// cfg is the decoded config (the Adapter's exported fields).
 	cfg *Adapter
+	// parleyBot is the Parley bot this adapter belongs to (core.Env.BotID),
+	// which places its webhooks (core.WebhookPath).
+	parleyBot string
 
 	log   *slog.Logger
 	clock core.Clock

@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,8 +54,8 @@ func (st *state) Probe(ctx context.Context) (string, error) {
 		return "", errors.New("no webhook is registered with Telegram and adapters.telegram.webhook_url is empty, " +
 			"so no update would arrive: set adapters.telegram.webhook_url (or register the webhook yourself)")
 	case info.LastErrorMessage != "":
-		detail += fmt.Sprintf(", webhook registered, but Telegram's last delivery failed (%s): check that it reaches /webhooks/telegram",
-			st.scrub(errors.New(info.LastErrorMessage)))
+		detail += fmt.Sprintf(", webhook registered, but Telegram's last delivery failed (%s): check that it reaches %s",
+			st.scrub(errors.New(info.LastErrorMessage)), cmp.Or(st.webhookPath, WebhookPath))
 	default:
 		detail += ", webhook registered"
 	}

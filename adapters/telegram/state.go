@@ -21,6 +21,8 @@ import (
 type state struct {
 	// cfg is the decoded config (the Adapter's exported fields).
 	cfg *Adapter
+	// webhookPath is where the bot's webhook is served (core.WebhookPath).
+	webhookPath string
 
 	log   *slog.Logger
 	clock core.Clock

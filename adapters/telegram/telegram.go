@@ -169,6 +169,7 @@ func (a *Adapter) Capabilities() core.Capabilities {
 
 // Provision takes the logger and clock from the host.
 func (a *Adapter) Provision(_ context.Context, env core.Env) error {
+	a.webhookPath = core.WebhookPath(env.BotID, WebhookPath)
 	if env.Logger != nil {
 		a.log = env.Logger.With("adapter", "telegram")
 	}

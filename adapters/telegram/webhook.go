@@ -1,6 +1,7 @@
 package telegram
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -16,13 +17,14 @@ const WebhookPath = "/webhooks/telegram"
 // maxWebhookBody bounds one webhook request; an update is a few KiB.
 const maxWebhookBody = 1 << 20
 
-// Mount serves POST /webhooks/telegram in webhook mode; in polling mode it
-// registers nothing.
+// Mount serves POST /webhooks/telegram (for a bot other than the default,
+// /webhooks/BOT/telegram) in webhook mode; in polling mode it registers
+// nothing.
 func (in *inbound) Mount(mux *http.ServeMux) {
 	if in.cfg.Mode != ModeWebhook {
 		return
 	}
-	mux.HandleFunc("POST "+WebhookPath, in.serveWebhook)
+	mux.HandleFunc("POST "+cmp.Or(in.webhookPath, WebhookPath), in.serveWebhook)
 }
 
 // serveWebhook checks the secret header and hands the update to the core

@@ -31,3 +31,17 @@ func filesKey(key string) string {
 	}
 	return key + ".files"
 }
+
+// filesNotShown is text with a line per file of files saying it could
+// not be shown here: what a platform without FileSender gets.
+func filesNotShown(text string, files []core.OutboundFile) string {
+	var b strings.Builder
+	b.WriteString(strings.TrimRight(text, "\n"))
+	for _, f := range files {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "[%s %q (%s) cannot be shown here]", f.Kind, f.Name, core.ByteSize(int64(len(f.Data))))
+	}
+	return b.String()
+}

@@ -111,7 +111,7 @@ func render(ctx context.Context, a core.Adapter, msg core.OutboundMessage) (core
 		if fs, ok := a.(core.FileSender); ok {
 			return fs.SendFiles(ctx, msg)
 		}
-		msg.Text, msg.Files = core.FilesNotShown(msg.Text, msg.Files), nil
+		msg.Text, msg.Files = filesNotShown(msg.Text, msg.Files), nil
 	}
 	if msg.ImageURL == "" {
 		return a.Send(ctx, msg)

@@ -62,3 +62,14 @@ func TestRenderFallsBackToWhatTheAdapterCanShow(t *testing.T) {
 	require.Equal(t, []core.OutboundMessage{{Text: "**hi**", Format: core.FormatRichText}}, rich.sent, "rendered by the adapter itself")
 	require.Equal(t, []core.OutboundMessage{{Text: "*A cat*", Format: core.FormatRichText, ImageURL: "https://img.test/cat.png"}}, rich.images)
 }
+
+func TestFilesNotShown(t *testing.T) {
+	t.Parallel()
+	files := []core.OutboundFile{
+		{Kind: core.AttachImage, Name: "cat.png", Data: make([]byte, 2048)},
+		{Kind: core.AttachVoice, Name: "reply.ogg", Data: []byte("ogg")},
+	}
+	require.Equal(t, "Here you go.\n[image \"cat.png\" (2 KB) cannot be shown here]\n[voice \"reply.ogg\" (3 bytes) cannot be shown here]",
+		filesNotShown("Here you go.\n", files))
+	require.Equal(t, "[image \"cat.png\" (2 KB) cannot be shown here]", filesNotShown("", files[:1]))
+}

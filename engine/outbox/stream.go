@@ -328,7 +328,7 @@ func (f finisher) Send(ctx context.Context, msg core.OutboundMessage) (core.Send
 func (f finisher) SendFiles(ctx context.Context, msg core.OutboundMessage) (core.SendResult, error) {
 	fs, ok := f.Adapter.(core.FileSender)
 	if !ok {
-		msg.Text, msg.Files = core.FilesNotShown(msg.Text, msg.Files), nil
+		msg.Text, msg.Files = filesNotShown(msg.Text, msg.Files), nil
 		return f.Send(ctx, msg)
 	}
 	files := msg.Files
