@@ -116,6 +116,7 @@ func (d *decoder) decodeBots(c *Config) {
 		d.lines[path] = item.Line
 		if item.Kind != yaml.MappingNode {
 			d.wrongShape(item, path, "a mapping")
+			d.failed[path+".id"] = true // it has none for being no mapping
 			continue
 		}
 		d.structure(d.withoutShared(item, path), reflect.ValueOf(&c.Bots[i]).Elem(), path, 1)
