@@ -292,3 +292,31 @@ func TestValidateChecksBotsBuiltInCode(t *testing.T) {
 		`config: bots[1].id: is required: 1 to 32 of a-z, 0-9, "-" and "_"`,
 	}, text)
 }
+
+// TestExampleBotsBlockLoads uncomments the bots: example at the end of
+// config.example.yaml, moving the top-level adapters out as it says.
+func TestExampleBotsBlockLoads(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	data, err := os.ReadFile("../../config.example.yaml")
+	require.NoError(t, err)
+	src := string(data)
+	start, end := strings.Index(src, "\nadapters:\n"), strings.Index(src, "\nruns:\n")
+	require.True(t, start > 0 && end > start, "the example has adapters: before runs:")
+	src = src[:start] + src[end:]
+	block := strings.Index(src, "# bots:\n")
+	require.Positive(t, block, "the example shows bots:")
+	var bots []string
+	for line := range strings.Lines(src[block:]) {
+		bots = append(bots, strings.TrimPrefix(line, "# "))
+	}
+	c := b.mustParse(t, src[:block]+strings.Join(bots, ""))
+
+	got := c.BotConfigs()
+	require.Len(t, got, 2)
+	require.Equal(t, "ada", got[0].BotID)
+	require.Equal(t, "gpt-4o", got[0].LLM.Model)
+	require.Equal(t, "support", got[1].BotID)
+	require.Equal(t, 50, got[1].Bot.Limits.TurnsPerDay)
+	require.Equal(t, []string{"discord", "telegram"}, keys(got[1].Adapters))
+}
