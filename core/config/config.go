@@ -23,9 +23,15 @@ type Config struct {
 	HTTP      HTTP               `yaml:"http"`
 	Log       Log                `yaml:"log"`
 	Plugins   map[string]Section `yaml:"plugins"`
+	// Bots runs several bots in one process (default none: the top-level
+	// sections are one bot, DefaultBotID). See BotConfig.
+	Bots []BotConfig `yaml:"bots"`
 
 	// File is the path the config was read from ("" for built-in defaults).
 	File string `yaml:"-"`
+	// BotID is the bot a Config from BotConfigs runs; "" in a file's own
+	// Config.
+	BotID string `yaml:"-"`
 }
 
 // Store selects the database.

@@ -20,6 +20,7 @@ var (
 	nodeType            = reflect.TypeFor[yaml.Node]()
 	secretType          = reflect.TypeFor[Secret]()
 	sectionType         = reflect.TypeFor[Section]()
+	botsType            = reflect.TypeFor[[]BotConfig]()
 	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
@@ -43,6 +44,9 @@ type decoder struct {
 	// takes out of every message: an alias, or the same text written
 	// under another key, would show them.
 	secrets []string
+	// bots is the bots: list, decoded by decodeBots once the top-level
+	// sections its bots inherit are decoded, wherever it is in the file.
+	bots *yaml.Node
 }
 
 // hiddenEnvValue stands for a value from the environment in error messages:
@@ -115,6 +119,9 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 		return
 	case t == durationType:
 		d.duration(n, v, path)
+		return
+	case t == botsType && path == "bots":
+		d.bots = n
 		return
 	case t == timeType, reflect.PointerTo(t).Implements(unmarshalerType),
 		reflect.PointerTo(t).Implements(textUnmarshalerType):

@@ -21,6 +21,12 @@
 //  4. Values are validated, each error naming the line of the offending value
 //     (or none when the value is a default).
 //
+// bots: is decoded last, whatever its place in the file: each entry is
+// decoded onto a copy of the top-level sections it inherits (BotConfig),
+// and its errors carry its path ("bots[1].llm.timeout"). BotConfigs gives
+// the Config each bot runs with; without bots: that is one bot,
+// DefaultBotID, with the top level's values.
+//
 // Every problem found is reported at once, in file order, as *Error values
 // joined with errors.Join, so an owner can fix a file in one pass.
 //

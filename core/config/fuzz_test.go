@@ -88,6 +88,13 @@ func FuzzParse(f *testing.F) {
 		"adapters:\n  web: {enabled: true}\n  web: {enabled: false}\n",
 		"? [a]\n: b\n",
 		"bot: {allow_users: [\"telegram:1\", \"nope\", \"x: y\"]}\n",
+		"bots:\n  - id: ada\n    llm: {model: gpt-4o, api_key: sk-ada-0123456789}\n    adapters: {telegram: {token: \"1:a\"}}\n" +
+			"  - id: bob\n    bot: {timezone: Europe/Paris}\n    plugins: {persona: {name: Bob}}\n    adapters: {discord: {token: d}}\n",
+		"bots:\n  - id: Ada\n  - id: ada\n  - id: ada\n  - bot: {}\n  - ~\n  - [1]\n",
+		"bots:\n  - &b {id: a, adapters: {telegram: {token: &t \"1:a\"}}}\n  - {<<: *b, id: b}\n  - {id: c, adapters: {slack: {bot_token: *t}}}\n",
+		"bots: [{id: a, store: {}, llm: {max_concurrency: 1, timeout: 1h}, mcp: {servers: {x: {}}}}]\nadapters: {web: {}}\n",
+		"bots: []\n",
+		"bots: {id: a}\nmcp: {servers: {x: {command: y, env: {K: v}}}}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -111,11 +118,18 @@ func FuzzParse(f *testing.F) {
 		if cfg.File != fuzzFile || cfg.Location() == nil {
 			t.Fatalf("loaded config: file %q, location %v", cfg.File, cfg.Location())
 		}
-		for _, sections := range []map[string]config.Section{cfg.Adapters, cfg.Plugins} {
-			for _, sec := range sections {
-				var m moduleSection
-				if err := sec.Decode(&m); err != nil {
-					checkErrors(t, err, data, appendSecret(nil, child(sec.Node, "token")))
+		ids := map[string]bool{}
+		for _, bot := range cfg.BotConfigs() {
+			if err := bot.Validate(); err != nil || ids[bot.BotID] || bot.BotID == "" {
+				t.Fatalf("bot %q of a config that loaded: %v (ids so far %v)", bot.BotID, err, ids)
+			}
+			ids[bot.BotID] = true
+			for _, sections := range []map[string]config.Section{bot.Adapters, bot.Plugins} {
+				for _, sec := range sections {
+					var m moduleSection
+					if err := sec.Decode(&m); err != nil {
+						checkErrors(t, err, data, appendSecret(nil, child(sec.Node, "token")))
+					}
 				}
 			}
 		}
@@ -166,7 +180,8 @@ func checkErrors(t *testing.T, err error, data []byte, secrets []string) {
 }
 
 // secretValues returns the values written for store.dsn, llm.api_key and
-// http.api_token in data, as far as yaml.v3 reads it, aliases followed.
+// http.api_token in data, and each bot's llm.api_key, as far as yaml.v3
+// reads it, aliases followed.
 func secretValues(data []byte) []string {
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
@@ -175,6 +190,11 @@ func secretValues(data []byte) []string {
 	var out []string
 	for section, key := range map[string]string{"store": "dsn", "llm": "api_key", "http": "api_token"} {
 		out = appendSecret(out, child(child(doc.Content[0], section), key))
+	}
+	if bots := child(doc.Content[0], "bots"); bots != nil && bots.Kind == yaml.SequenceNode {
+		for _, b := range bots.Content {
+			out = appendSecret(out, child(child(b, "llm"), "api_key"))
+		}
 	}
 	return out
 }

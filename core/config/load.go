@@ -136,12 +136,16 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 	if root.Kind != 0 && root.Kind != yaml.DocumentNode {
 		expandTree(root, "", lookup, d)
 		d.value(root, reflect.ValueOf(cfg).Elem(), "", 0)
+		d.decodeBots(cfg)
 	}
 	for _, p := range cfg.problems() {
 		if d.failed[p.key] {
 			continue
 		}
-		line := d.lines[p.key]
+		line := p.line
+		if line == 0 {
+			line = d.lines[p.key]
+		}
 		if line == 0 && p.lineOf != "" {
 			line = d.lines[p.lineOf]
 		}

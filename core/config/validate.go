@@ -21,6 +21,9 @@ type problem struct {
 	// lineOf is the key whose line the error points at when key itself is
 	// not in the file (a default at odds with a value that is).
 	lineOf string
+	// line is the value's line when it is inside a section kept undecoded
+	// (an adapter's token), which has no key's line to look up.
+	line int
 }
 
 // message joins msg and got. A value that came from the environment is not
@@ -54,12 +57,9 @@ func (c *Config) Validate() error {
 func (c *Config) problems() []problem {
 	var l problemList
 	c.storeProblems(&l)
-	c.llmProblems(&l)
-	c.botProblems(&l)
+	c.botSectionProblems(&l)
 	c.runsProblems(&l)
 	c.schedulerProblems(&l)
-	c.intakeProblems(&l)
-	c.mcpProblems(l.add)
 	for _, model := range slices.Sorted(maps.Keys(c.Console.Prices)) {
 		p := c.Console.Prices[model]
 		if p.Prompt < 0 || p.Completion < 0 {
@@ -72,11 +72,34 @@ func (c *Config) problems() []problem {
 	c.httpProblems(l.add)
 	l.oneOf("log.format", c.Log.Format, "text", "json")
 	l.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	c.botsProblems(&l)
 	return l.ps
 }
 
-// problemList collects problems in the order they are found.
-type problemList struct{ ps []problem }
+// botSectionProblems checks the sections a bot has (each bot's in
+// bots: too, under its prefix).
+func (c *Config) botSectionProblems(l *problemList) {
+	c.llmProblems(l)
+	c.botProblems(l)
+	c.intakeProblems(l)
+	c.mcpProblems(l.add)
+}
+
+// problemList collects problems in the order they are found, their keys
+// under prefix ("bots[1].").
+type problemList struct {
+	ps     []problem
+	prefix string
+}
+
+// push adds p with its keys under the list's prefix.
+func (l *problemList) push(p problem) {
+	p.key = l.prefix + p.key
+	if p.lineOf != "" {
+		p.lineOf = l.prefix + p.lineOf
+	}
+	l.ps = append(l.ps, p)
+}
 
 // add is a problem with key, got shown quoted when a string.
 func (l *problemList) add(key, msg string, got any) {
@@ -88,7 +111,7 @@ func (l *problemList) add(key, msg string, got any) {
 	default:
 		p.got = fmt.Sprint(got)
 	}
-	l.ps = append(l.ps, p)
+	l.push(p)
 }
 
 // oneOf is a problem unless got is one of allowed.
@@ -102,6 +125,12 @@ func (c *Config) storeProblems(l *problemList) {
 	l.oneOf("store.driver", c.Store.Driver, "sqlite", "postgres")
 	if c.Store.DSN == "" {
 		l.add("store.dsn", "must not be empty", nil)
+	}
+	if c.Store.MaxFileBytes < 0 {
+		l.add("store.max_file_bytes", "must not be negative (0 keeps no file bytes)", c.Store.MaxFileBytes.String())
+	}
+	if c.Store.Spool.MaxSize < 64<<10 {
+		l.add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
 	}
 }
 
@@ -123,7 +152,7 @@ func (c *Config) llmProblems(l *problemList) {
 
 func (c *Config) botProblems(l *problemList) {
 	if _, err := time.LoadLocation(c.Bot.Timezone); err != nil {
-		l.ps = append(l.ps, problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
+		l.push(problem{key: "bot.timezone", msg: "unknown time zone", got: strconv.Quote(c.Bot.Timezone), bare: true})
 	}
 	for i, u := range c.Bot.AllowUsers {
 		if !isUserID(u) {
@@ -165,7 +194,7 @@ func (c *Config) runsProblems(l *problemList) {
 		l.add("runs.turn_timeout", "must be greater than 0", c.Runs.TurnTimeout)
 	case c.LLM.Timeout > 0 && c.Runs.TurnTimeout <= c.LLM.Timeout:
 		// A turn makes at least one model call, often several.
-		l.ps = append(l.ps, problem{key: "runs.turn_timeout", lineOf: "llm.timeout",
+		l.push(problem{key: "runs.turn_timeout", lineOf: "llm.timeout",
 			msg: fmt.Sprintf("must be longer than llm.timeout (%s): a turn makes at least one model call", c.LLM.Timeout),
 			got: c.Runs.TurnTimeout.String()})
 	}
@@ -181,8 +210,8 @@ func (c *Config) schedulerProblems(l *problemList) {
 	between(l.add, "scheduler.max_sends_in_doubt", c.Scheduler.MaxSendsInDoubt, 1, 64)
 }
 
-// intakeProblems checks what takes in users' messages and files: the
-// transcription server, the inbound spool and the media limits.
+// intakeProblems checks what a bot does with users' voice and files: the
+// transcription server, voice replies and the media limits.
 func (c *Config) intakeProblems(l *problemList) {
 	if b := c.LLM.Transcription.BaseURL; b != "" {
 		if u, err := url.Parse(b); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -203,12 +232,6 @@ func (c *Config) intakeProblems(l *problemList) {
 		l.add("voice.model", "voice replies need a speech model and a voice (voice.model, voice.voice)", c.Voice.Model)
 	}
 	atLeastOne(l.add, "voice.max_characters", c.Voice.MaxCharacters)
-	if c.Store.MaxFileBytes < 0 {
-		l.add("store.max_file_bytes", "must not be negative (0 keeps no file bytes)", c.Store.MaxFileBytes.String())
-	}
-	if c.Store.Spool.MaxSize < 64<<10 {
-		l.add("store.spool.max_size", "must be at least 64KiB", c.Store.Spool.MaxSize.String())
-	}
 	if c.Media.MaxBytes < 1 {
 		l.add("media.max_bytes", "must be at least 1B", c.Media.MaxBytes.String())
 	}
