@@ -16,7 +16,6 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
-	"github.com/parleybot/parley/spool"
 	"github.com/parleybot/parley/store"
 )
 
@@ -88,10 +87,6 @@ type app struct {
 	bots    []*bot
 	http    *httpapi.Server
 	metrics *metrics
-	// spool keeps the DMs of platforms that do not redeliver while the
-	// store cannot take them; spoolTemp is its directory when temporary.
-	spool     *spool.Spool
-	spoolTemp string
 }
 
 // appOptions choose what kind of app to build.
@@ -124,7 +119,10 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		}
 	}()
 	a.metrics = newMetrics(log.With("component", "metrics"))
-	builders := []*builder{newBuilder(a, defaultBotID, cfg, opts)}
+	var builders []*builder
+	for _, bc := range cfg.BotConfigs() {
+		builders = append(builders, newBuilder(a, bc.BotID, bc, opts))
+	}
 	// Every section of every bot is decoded before anything is opened, so
 	// a bad config fails (exit 2) without touching the database.
 	for _, b := range builders {
@@ -138,6 +136,9 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		if err := b.buildAdapters(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := a.oneServesEach(); err != nil {
+		return nil, err
 	}
 	if err := a.openStore(ctx, opts.storeDisk); err != nil {
 		return nil, err
@@ -154,16 +155,45 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.serveHTTP {
 		// `parley run` only: in `parley chat` the one typing sees a store
 		// error at once.
-		if err := a.openSpool(cfg, log, opts.spoolDisk); err != nil {
-			return nil, err
+		for _, b := range a.bots {
+			if err := a.openSpool(b, b.cfg, log, opts.spoolDisk); err != nil {
+				return nil, err
+			}
 		}
 		a.buildHTTP(builders, opts)
 	}
 	return a, nil
 }
 
+// oneServesEach leaves the web chat and the terminal, which one process
+// has one of each, to the first bot that enables them: another bot's is
+// not started, and the log says so (the web adapter is on by default).
+func (a *app) oneServesEach() error {
+	servedBy := map[string]string{}
+	for _, b := range a.bots {
+		kept := b.adapters[:0]
+		for _, ad := range b.adapters {
+			name := ad.Name()
+			if (name == "web" || name == "terminal") && servedBy[name] != "" {
+				a.log.Warn("one "+name+" per process: this bot's is not started", "bot", b.id, "served_by", servedBy[name])
+				cleanupAll([]core.Adapter{ad})
+				continue
+			}
+			if name == "web" || name == "terminal" {
+				servedBy[name] = b.id
+			}
+			kept = append(kept, ad)
+		}
+		if len(kept) == 0 {
+			return usageError{fmt.Errorf("bot %s has no adapter of its own: give it one under bots[].adapters", b.id)}
+		}
+		b.adapters = kept
+	}
+	return nil
+}
+
 // defaultBotID is the id of the one bot of a config without bots:.
-const defaultBotID = "default"
+const defaultBotID = config.DefaultBotID
 
 // openStore opens the database and checks that it takes writes.
 func (a *app) openStore(ctx context.Context, disk *diskfault.Disk) error {
@@ -218,9 +248,11 @@ func (a *app) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.spool != nil {
-		// Before the adapters: what it kept from the last run goes first.
-		a.spool.Start(ctx)
+	for _, b := range a.bots {
+		if b.spool != nil {
+			// Before the adapters: what it kept from the last run goes first.
+			b.spool.Start(ctx)
+		}
 	}
 	// One platform failing to start (a revoked token) must not take the
 	// others down: it is logged, shown on /healthz, and the rest run.
@@ -275,8 +307,10 @@ func (a *app) stop() error {
 		errs = append(errs, b.stopAdapters(ctx)...)
 	}
 	// After the adapters: nothing more comes in.
-	if err := a.stopSpool(ctx); err != nil {
-		errs = append(errs, err)
+	for _, b := range a.bots {
+		if err := b.stopSpool(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if a.http != nil {
 		if err := a.http.Shutdown(ctx); err != nil {
@@ -292,15 +326,8 @@ func (a *app) stop() error {
 
 // close releases what build acquired; safe on a partly built app.
 func (a *app) close() {
-	if a.spool != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := a.stopSpool(ctx); err != nil {
-			a.log.Error("closing the inbound spool", "err", err)
-		}
-		cancel()
-	}
 	for _, b := range a.bots {
-		b.close()
+		b.close(a.log)
 	}
 	if a.store != nil {
 		if err := a.store.Close(); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/mcp"
+	"github.com/parleybot/parley/spool"
 )
 
 // bot is one bot of the process: its model, plugins, adapters and
@@ -41,6 +42,11 @@ type bot struct {
 	// unlocks release the cross-replica locks the started adapters hold.
 	unlocks  []func()
 	services []core.Service
+	// spool keeps the DMs of the bot's platforms that do not redeliver
+	// while the store cannot take them; spoolTemp is its directory when
+	// temporary.
+	spool     *spool.Spool
+	spoolTemp string
 }
 
 // startServices starts the plugins that run in the background.
@@ -94,7 +100,14 @@ func (b *bot) stopServices(ctx context.Context) []error {
 }
 
 // close releases what building the bot acquired.
-func (b *bot) close() {
+func (b *bot) close(log *slog.Logger) {
+	if b.spool != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), adapterStopTimeout)
+		if err := b.stopSpool(ctx); err != nil {
+			log.Error("closing the inbound spool", "bot", b.id, "err", err)
+		}
+		cancel()
+	}
 	cleanupAll(b.adapters)
 	cleanupAll(b.plugins)
 }

@@ -25,7 +25,11 @@ type builder struct {
 
 // newBuilder starts building bot id from cfg, its effective config.
 func newBuilder(a *app, id string, cfg *config.Config, opts appOptions) *builder {
-	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: a.log, jobWaker: core.NewWaker()}}
+	log := a.log
+	if id != defaultBotID {
+		log = log.With("bot", id)
+	}
+	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: log, jobWaker: core.NewWaker()}}
 }
 
 // buildModel builds the model's client and the voice transcriber.
@@ -209,10 +213,12 @@ func (a *app) buildHTTP(builders []*builder, opts appOptions) {
 	// read-only file answers pings. Any write of the bot's that the
 	// database could not take fails it at once.
 	a.http.AddHealthCheck("store", store.NewHealthCheck(a.store, 0).Check)
-	if sp := a.spool; sp != nil {
-		// Unable to write its file, it refuses messages: take the
-		// replica out.
-		a.http.AddHealthCheck("inbound_spool", func(context.Context) error { return sp.Health() })
+	for _, b := range a.bots {
+		if sp := b.spool; sp != nil {
+			// Unable to write its file, it refuses messages: take the
+			// replica out.
+			a.http.AddHealthCheck(spoolCheck(b), func(context.Context) error { return sp.Health() })
+		}
 	}
 	a.http.Mux().Handle("GET /metrics", a.metrics.handler())
 	for _, b := range builders {

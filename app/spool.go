@@ -46,15 +46,20 @@ func needsSpool(adapters []core.Adapter) bool {
 	return false
 }
 
-// openSpool opens the inbound spool in front of the dispatcher, for the
-// adapters whose platform does not redeliver.
-func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) error {
-	if !needsSpool(a.adapters()) {
+// openSpool opens bot b's inbound spool in front of its dispatcher, for
+// its adapters whose platform does not redeliver. Each bot has its own
+// (a bot other than the default in a folder of its own under the
+// directory), so that what it keeps goes back to that bot alone.
+func (a *app) openSpool(b *bot, cfg *config.Config, log *slog.Logger, disk *diskfault.Disk) error {
+	if !needsSpool(b.adapters) {
 		return nil
 	}
 	dir, temporary, err := spoolDir(cfg)
 	if err != nil {
 		return fmt.Errorf("inbound spool: %w", err)
+	}
+	if b.id != defaultBotID && !temporary {
+		dir = filepath.Join(dir, b.id)
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
@@ -67,52 +72,61 @@ func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Di
 		Probe:  a.store.ProbeWrite,
 		Logger: log.With("component", "spool"),
 		Disk:   disk,
-	}, a.bots[0].disp) // one bot for now: its dispatcher takes what the spool holds
+	}, b.disp)
 	if err != nil {
 		if temporary {
 			_ = os.RemoveAll(dir)
 		}
 		return fmt.Errorf("inbound spool (store.spool.dir): %w", err)
 	}
-	a.spool = sp
+	b.spool = sp
 	if temporary {
-		a.spoolTemp = dir
+		b.spoolTemp = dir
 	}
-	a.metrics.watchSpool(sp)
+	a.metrics.watchSpool(b.id, sp)
 	return nil
 }
 
-// inbound is the host ad of bot b hands its DMs to: the spool for a
-// platform that does not redeliver, the bot's dispatcher otherwise.
+// inbound is the host ad of bot b hands its DMs to: the bot's spool for a
+// platform that does not redeliver, its dispatcher otherwise.
 func (a *app) inbound(b *bot, ad core.Adapter) core.Host {
-	if a.spool != nil && !ad.Capabilities().Redelivers {
-		return a.spool
+	if b.spool != nil && !ad.Capabilities().Redelivers {
+		return b.spool
 	}
 	return b.disp
 }
 
-// stopSpool hands what the spool holds in memory to the store, or spools
+// stopSpool hands what b's spool holds in memory to the store, or spools
 // it, and closes it.
-func (a *app) stopSpool(ctx context.Context) error {
-	if a.spool == nil {
+func (b *bot) stopSpool(ctx context.Context) error {
+	if b.spool == nil {
 		return nil
 	}
-	err := a.spool.Stop(ctx)
-	a.spool = nil
-	if a.spoolTemp != "" {
-		_ = os.RemoveAll(a.spoolTemp)
-		a.spoolTemp = ""
+	err := b.spool.Stop(ctx)
+	b.spool = nil
+	if b.spoolTemp != "" {
+		_ = os.RemoveAll(b.spoolTemp)
+		b.spoolTemp = ""
 	}
 	if err != nil {
-		return fmt.Errorf("stopping the inbound spool: %w", err)
+		return fmt.Errorf("stopping the inbound spool of bot %s: %w", b.id, err)
 	}
 	return nil
 }
 
-// watchSpool reports the spool's backlog at each scrape.
-func (m *metrics) watchSpool(sp *spool.Spool) {
+// spoolCheck names b's spool on /healthz.
+func spoolCheck(b *bot) string {
+	if b.id == defaultBotID {
+		return "inbound_spool"
+	}
+	return "inbound_spool:" + b.id
+}
+
+// watchSpool reports a bot's spool backlog at each scrape.
+func (m *metrics) watchSpool(bot string, sp *spool.Spool) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "parley_inbound_spooled_bytes",
-		Help: "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
+		Name:        "parley_inbound_spooled_bytes",
+		Help:        "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
+		ConstLabels: prometheus.Labels{"bot": bot},
 	}, func() float64 { return float64(sp.State().Bytes) }))
 }
