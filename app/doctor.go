@@ -74,8 +74,53 @@ type check struct {
 
 // doctorChecks validates the config as buildApp does, with the same exit
 // status 2 for what is wrong in it, and returns the checks to run and a
-// function releasing what was built. Nothing is opened or started.
+// function releasing what was built. Nothing is opened or started. With
+// several bots each has its block (its lines named BOT/llm, BOT/telegram,
+// BOT/mcp:NAME), the store's line last.
 func doctorChecks(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ []check, _ func(), err error) {
+	bots := cfg.BotConfigs()
+	var checks []check
+	var releases []func()
+	release := func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	storeCheck := check{name: "store", timeout: probeTimeout,
+		probe: func(ctx context.Context) (string, error) { return probeStore(ctx, cfg, log) }}
+	for _, bc := range bots {
+		prefix := ""
+		if len(bots) > 1 {
+			prefix = bc.BotID + "/"
+		}
+		own, more, mcps, err := botChecks(ctx, bc, log, prefix)
+		if more != nil {
+			releases = append(releases, more)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		checks = append(checks, own...)
+		if len(bots) == 1 {
+			// One bot keeps the order it always had: the store before MCP.
+			checks = append(checks, storeCheck)
+		}
+		checks = append(checks, mcps...)
+	}
+	if len(bots) > 1 {
+		checks = append(checks, storeCheck)
+	}
+	return checks, release, nil
+}
+
+// botChecks are one bot's checks, their names after prefix: its model and
+// adapters, then its MCP servers; and a function releasing its adapters.
+func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix string) (own []check, release func(), mcps []check, err error) {
 	model, err := llm.New(llm.Config{
 		BaseURL: cfg.LLM.BaseURL,
 		APIKey:  cfg.LLM.APIKey.Reveal(),
@@ -86,16 +131,16 @@ func doctorChecks(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ 
 		Logger:     log.With("component", "llm"),
 	})
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("llm: %w", err)}
+		return nil, nil, nil, usageError{fmt.Errorf("llm: %w", err)}
 	}
 	if _, err := newTranscriber(cfg, model, log); err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, nil, usageError{err}
 	}
 	plugins, err := decodePlugins(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	env := core.Env{Logger: log, Clock: core.SystemClock{}, Location: cfg.Location(), BotName: "Parley"}
+	env := core.Env{BotID: cfg.BotID, Logger: log, Clock: core.SystemClock{}, Location: cfg.Location(), BotName: "Parley"}
 	for _, p := range plugins {
 		if n, ok := p.(interface{ BotName() string }); ok {
 			env.BotName = n.BotName()
@@ -103,45 +148,37 @@ func doctorChecks(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ 
 	}
 	adapters, err := buildAdapters(ctx, cfg, env, func(_ string, enabled bool) bool { return enabled })
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	release := func() { cleanupAll(adapters) }
-	defer func() {
-		if err != nil {
-			release()
-		}
-	}()
+	release = func() { cleanupAll(adapters) }
 	if len(adapters) == 0 {
-		return nil, nil, usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
+		return nil, release, nil, usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
 	}
 	if err := checkPlugins(ctx, cfg, env, model, plugins); err != nil {
-		return nil, nil, err
+		return nil, release, nil, err
 	}
 	mgr, err := newMCP(cfg, log, newMetrics(log.With("component", "metrics")))
 	if err != nil {
-		return nil, nil, usageError{fmt.Errorf("mcp: %w", err)}
+		return nil, release, nil, usageError{fmt.Errorf("mcp: %w", err)}
 	}
-
-	checks := []check{{name: "llm", timeout: probeTimeout + cfg.LLM.Timeout,
+	own = []check{{name: prefix + "llm", timeout: probeTimeout + cfg.LLM.Timeout,
 		probe: func(ctx context.Context) (string, error) { return probeModel(ctx, cfg, model) }}}
 	for _, ad := range adapters {
-		c := check{name: ad.Name(), timeout: probeTimeout, owner: ad,
+		c := check{name: prefix + ad.Name(), timeout: probeTimeout, owner: ad,
 			probe: func(context.Context) (string, error) { return "nothing to probe", nil }}
 		if p, ok := ad.(core.Prober); ok {
 			c.probe = p.Probe
 		}
 		c.probe = withStreamingMode(c.probe, cfg.Bot.Streaming, ad)
-		checks = append(checks, c)
+		own = append(own, c)
 	}
-	checks = append(checks, check{name: "store", timeout: probeTimeout,
-		probe: func(ctx context.Context) (string, error) { return probeStore(ctx, cfg, log) }})
 	if mgr != nil {
 		for _, n := range mgr.Names() {
-			checks = append(checks, check{name: "mcp:" + n, timeout: mcpProbeTimeout,
+			mcps = append(mcps, check{name: prefix + "mcp:" + n, timeout: mcpProbeTimeout,
 				probe: func(ctx context.Context) (string, error) { return probeMCP(ctx, cfg, mgr, n) }})
 		}
 	}
-	return checks, release, nil
+	return own, release, mcps, nil
 }
 
 // withStreamingMode adds to an adapter's line how its replies will grow
@@ -277,15 +314,18 @@ func secretsIn(cfg *config.Config, checks []check) []string {
 			out = append(out, v)
 		}
 	}
-	add(cfg.LLM.APIKey)
-	add(cfg.LLM.Transcription.APIKey)
 	add(cfg.HTTP.APIToken)
-	for _, s := range cfg.MCP.Servers {
-		for _, v := range s.Env {
-			add(v)
-		}
-		for _, v := range s.Headers {
-			add(v)
+	for _, bc := range cfg.BotConfigs() {
+		add(bc.LLM.APIKey)
+		add(bc.LLM.Transcription.APIKey)
+		add(bc.Voice.APIKey)
+		for _, s := range bc.MCP.Servers {
+			for _, v := range s.Env {
+				add(v)
+			}
+			for _, v := range s.Headers {
+				add(v)
+			}
 		}
 	}
 	for _, c := range checks {

@@ -451,3 +451,34 @@ func TestModelNames(t *testing.T) {
 	require.Equal(t, " (it lists a-model, b-model)", closeNames("qwen2.5:7b-instruct", []string{"a-model", "b-model"}))
 	require.Equal(t, 3, editDistance("kitten", "sitting"))
 }
+
+// With several bots the doctor prints a block per bot (its lines named
+// BOT/llm, BOT/telegram) and the shared store last; a failing part names
+// its bot.
+func TestDoctorSeveralBots(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tgAda := telegramtest.NewServer(t)
+	tgBob := telegramtest.NewServer(t, telegramtest.WithToken("222222:TEST-token-bob"), telegramtest.WithBotUser(222222, "bob_test_bot"))
+	tgBob.RevokeToken()
+	cfg := b.writeConfig(t, fmt.Sprintf(`bots:
+  - id: ada
+    adapters:
+      web: {enabled: false}
+      telegram: {token: %q, api_url: %q}
+  - id: bob
+    adapters:
+      web: {enabled: false}
+      telegram: {token: %q, api_url: %q}
+`, tgAda.Token(), tgAda.URL(), tgBob.Token(), tgBob.URL()))
+	code, out, stderr := b.cli(cfg, "doctor")
+	require.Equal(t, 1, code, "stderr:\n%s", stderr)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 5, out)
+	for i, prefix := range []string{"ada/llm ", "ada/telegram ", "bob/llm ", "bob/telegram ", "store "} {
+		require.True(t, strings.HasPrefix(lines[i], prefix), "line %d is %q", i, lines[i])
+	}
+	require.Contains(t, lines[1], "ok    @parley_test_bot")
+	require.Contains(t, lines[3], "FAIL")
+	require.NotContains(t, out, tgBob.Token())
+}
