@@ -3,7 +3,8 @@ package app
 import (
 	"fmt"
 	"log/slog"
-	"net/url"
+
+	"github.com/parleybot/parley/app/probes"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -15,7 +16,7 @@ import (
 // never logged, only whether there is one. With OpenAI's URL and no key
 // every turn would fail with 401, so it warns and says how to fix it.
 func logModel(log *slog.Logger, cfg *config.Config) {
-	log.Info("model", "base_url", redactedURL(cfg.LLM.BaseURL), "model", cfg.LLM.Model,
+	log.Info("model", "base_url", probes.RedactedURL(cfg.LLM.BaseURL), "model", cfg.LLM.Model,
 		"light_model", cfg.LightModel(), "api_key_set", cfg.LLM.APIKey != "")
 	if cfg.LLM.APIKey == "" && llm.IsOpenAI(cfg.LLM.BaseURL) {
 		log.Warn("llm.api_key is empty, so OpenAI will refuse every turn: set " + config.EnvOpenAIAPIKey +
@@ -29,15 +30,6 @@ func authHint(cfg *config.Config) string {
 		return "check llm.api_key (" + config.EnvOpenAIAPIKey + ")"
 	}
 	return "check llm.api_key"
-}
-
-// redactedURL is base without a password (a proxy URL may hold one).
-func redactedURL(base string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
 }
 
 // service is the connection of a model-side service (transcription,
