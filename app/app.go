@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,6 +89,15 @@ type app struct {
 	bots    []*bot
 	http    *httpapi.Server
 	metrics *metrics
+	// routes serve the bots' adapters' routes on http.
+	routes *botRoutes
+	// opts are what the app was built with, for the bots a reload builds.
+	opts appOptions
+	// reloading is held by a reload and by stop: one at a time.
+	reloading sync.Mutex
+	// botsMu guards bots for those who read them while a reload may
+	// change them (HTTP handlers).
+	botsMu sync.RWMutex
 }
 
 // appOptions choose what kind of app to build.
@@ -98,6 +109,9 @@ type appOptions struct {
 	// configure adjusts an adapter before it starts (the terminal's streams).
 	configure func(core.Adapter)
 	clock     core.Clock
+	// lookup reads the environment for ${VAR} when a reload reads the
+	// config again.
+	lookup func(string) (string, bool)
 	// storeDisk and spoolDisk, in tests that cannot mount a small file
 	// system, make the store's and the spool's writes fail as on a full
 	// disk while full.
@@ -112,7 +126,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.clock == nil {
 		opts.clock = core.SystemClock{}
 	}
-	a := &app{cfg: cfg, log: log}
+	a := &app{cfg: cfg, log: log, opts: opts}
 	defer func() {
 		if err != nil {
 			a.close() // release what was built before the failure
@@ -137,7 +151,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			return nil, err
 		}
 	}
-	if err := a.oneServesEach(); err != nil {
+	if err := oneServesEach(log, a.bots); err != nil {
 		return nil, err
 	}
 	if err := a.openStore(ctx, opts.storeDisk); err != nil {
@@ -160,22 +174,22 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 				return nil, err
 			}
 		}
-		a.buildHTTP(builders, opts)
+		a.buildHTTP(opts)
 	}
 	return a, nil
 }
 
 // oneServesEach leaves the web chat and the terminal, which one process
-// has one of each, to the first bot that enables them: another bot's is
-// not started, and the log says so (the web adapter is on by default).
-func (a *app) oneServesEach() error {
+// has one of each, to the first of bots that enables them: another bot's
+// is not started, and the log says so (the web adapter is on by default).
+func oneServesEach(log *slog.Logger, bots []*bot) error {
 	servedBy := map[string]string{}
-	for _, b := range a.bots {
+	for _, b := range bots {
 		kept := b.adapters[:0]
 		for _, ad := range b.adapters {
 			name := ad.Name()
 			if (name == "web" || name == "terminal") && servedBy[name] != "" {
-				a.log.Warn("one "+name+" per process: this bot's is not started", "bot", b.id, "served_by", servedBy[name])
+				log.Warn("one "+name+" per process: this bot's is not started", "bot", b.id, "served_by", servedBy[name])
 				cleanupAll([]core.Adapter{ad})
 				continue
 			}
@@ -207,10 +221,24 @@ func (a *app) openStore(ctx context.Context, disk *diskfault.Disk) error {
 	return a.store.ProbeWrite(ctx)
 }
 
+// liveBots are the bots now (a reload may change them).
+func (a *app) liveBots() []*bot {
+	a.botsMu.RLock()
+	defer a.botsMu.RUnlock()
+	return slices.Clone(a.bots)
+}
+
+// setBots makes bots the app's, after a reload.
+func (a *app) setBots(bots []*bot) {
+	a.botsMu.Lock()
+	defer a.botsMu.Unlock()
+	a.bots = bots
+}
+
 // adapters are every bot's adapters.
 func (a *app) adapters() []core.Adapter {
 	var all []core.Adapter
-	for _, b := range a.bots {
+	for _, b := range a.liveBots() {
 		all = append(all, b.adapters...)
 	}
 	return all
@@ -297,6 +325,8 @@ func (a *app) start(ctx context.Context) error {
 // server and services, and closes the store. Messages that arrive while
 // turns drain are stored and answered on the next start.
 func (a *app) stop() error {
+	a.reloading.Lock()
+	defer a.reloading.Unlock()
 	var errs []error
 	if err := drainAll(a.bots); err != nil {
 		errs = append(errs, err)

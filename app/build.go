@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parleybot/parley/app/modelside"
+
 	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
@@ -46,7 +48,7 @@ func (b *builder) buildModel() error {
 		MaxConcurrency:    cfg.LLM.MaxConcurrency,
 		RequestsPerMinute: cfg.LLM.RequestsPerMinute,
 		TokensPerMinute:   cfg.LLM.TokensPerMinute,
-		AuthHint:          authHint(cfg),
+		AuthHint:          modelside.AuthHint(cfg),
 		OnFinish:          b.a.metrics.Finished,
 		Logger:            log.With("component", "llm"),
 		// The pacer, the 429 pause and the retries wait on the app's
@@ -58,11 +60,11 @@ func (b *builder) buildModel() error {
 		return usageError{fmt.Errorf("llm: %w", err)}
 	}
 	b.bt.model = model
-	logModel(log, cfg)
-	if b.bt.transcriber, err = newTranscriber(cfg, model, log); err != nil {
+	modelside.LogModel(log, cfg)
+	if b.bt.transcriber, err = modelside.NewTranscriber(cfg, model, log); err != nil {
 		return usageError{err}
 	}
-	if b.bt.speaker, err = newSpeaker(cfg, model, log); err != nil {
+	if b.bt.speaker, err = modelside.NewSpeaker(cfg, model, log); err != nil {
 		return usageError{err}
 	}
 	return nil
@@ -127,7 +129,9 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	env.Store, env.Database, env.LLM, env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(bt.model), cfg.LLM.LightModel
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	env.JobsChanged = bt.jobWaker.Wake
-	env.NewImageMaker = func(model string) (core.ImageMaker, error) { return newImageMaker(cfg, bt.model, model, bt.log) }
+	env.NewImageMaker = func(model string) (core.ImageMaker, error) {
+		return modelside.NewImageMaker(cfg, bt.model, model, bt.log)
+	}
 	if env.LightModel == "" {
 		env.LightModel = cfg.LLM.Model
 	}
@@ -206,64 +210,30 @@ func (b *builder) buildDispatcher() error {
 }
 
 // buildHTTP builds the server of `parley run`: health, metrics, the API,
-// the console and the bots' adapters' webhooks.
-func (a *app) buildHTTP(builders []*builder, opts appOptions) {
+// the console and, through botRoutes, each bot's adapters' routes.
+func (a *app) buildHTTP(opts appOptions) {
 	a.http = newHTTPServer(a.cfg, a.log.With("component", "http"))
 	// A ping, and a write at most every 10 s: a full disk or a
 	// read-only file answers pings. Any write of the bot's that the
 	// database could not take fails it at once.
 	a.http.AddHealthCheck("store", store.NewHealthCheck(a.store, 0).Check)
-	for _, b := range a.bots {
-		if sp := b.spool; sp != nil {
-			// Unable to write its file, it refuses messages: take the
-			// replica out.
-			a.http.AddHealthCheck(spoolCheck(b), func(context.Context) error { return sp.Health() })
-		}
-	}
 	a.http.Mux().Handle("GET /metrics", a.metrics.handler())
-	for _, b := range builders {
-		b.addHealthChecks()
-	}
 	a.mountAPI(opts)
 	con := newConsole(a, a.cfg, a.log, opts.clock, a.jobsChanged)
 	con.Mount(a.http.Mux())
 	a.http.OnShutdown(con.Close) // its live streams would hold the shutdown
+	a.routes = newBotRoutes()
+	a.http.Mux().Handle("/", a.routes)
 	for _, b := range a.bots {
-		for _, ad := range b.adapters {
-			if m, ok := ad.(core.HTTPMounter); ok {
-				m.Mount(a.http.Mux())
-			}
-			if h, ok := ad.(core.HealthReporter); ok {
-				a.http.AddHealthCheck(adapterCheck(b, ad), func(context.Context) error { return h.Health() })
-			}
-		}
+		a.attachHTTP(b)
 	}
-}
-
-// adapterCheck names ad's check on /healthz: adapter:PLATFORM, or
-// adapter:BOT/PLATFORM when the process has several bots.
-func adapterCheck(b *bot, ad core.Adapter) string {
-	if b.id == defaultBotID {
-		return "adapter:" + ad.Name()
-	}
-	return "adapter:" + b.id + "/" + ad.Name()
 }
 
 // jobsChanged wakes every bot's job loop (a job was created or changed
 // through the API or the console).
 func (a *app) jobsChanged() {
-	for _, b := range a.bots {
+	for _, b := range a.liveBots() {
 		b.jobWaker.Wake()
-	}
-}
-
-// addHealthChecks puts the bot's model and MCP servers on /healthz.
-func (b *builder) addHealthChecks() {
-	// Reported, never failing the check: a load balancer must not take
-	// a replica out because the model provider is down.
-	b.a.http.AddHealthDetail("llm", modelHealth(b.bt.model))
-	if b.bt.mcpTools != nil {
-		reportMCP(b.a.http, b.bt.mcpTools)
 	}
 }
 
@@ -271,6 +241,7 @@ func (b *builder) addHealthChecks() {
 func (a *app) mountAPI(opts appOptions) {
 	cfg := a.cfg
 	httpapi.NewAPI(httpapi.APIConfig{
+		Reload:      a.reloadFile,
 		Token:       cfg.HTTP.APIToken.Reveal(),
 		Store:       a.store,
 		Adapters:    a.adapters(),

@@ -87,6 +87,7 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 		newConversationsCmd(env),
 		newVersionCmd(stdio),
 		newHealthCmd(env),
+		newReloadCmd(env),
 	)
 	// Unknown subcommands and positional args are usage errors too.
 	root.Args = func(c *cobra.Command, args []string) error {

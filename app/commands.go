@@ -26,6 +26,7 @@ func newRunCmd(e *cliEnv) *cobra.Command {
 				// The terminal belongs to `parley chat` unless the owner enabled it.
 				wantAdapter: func(_ string, enabled bool) bool { return enabled },
 				serveHTTP:   true,
+				lookup:      e.lookup,
 			})
 			if err != nil {
 				return err
@@ -37,7 +38,7 @@ func newRunCmd(e *cliEnv) *cobra.Command {
 			if a.http != nil {
 				e.logger.Info("parley is running", "web_chat", "http://"+a.http.Addr()+"/")
 			}
-			<-ctx.Done()
+			a.reloadOnHangUp(ctx)
 			e.logger.Info("stopping: draining in-flight turns")
 			if err := a.stop(); err != nil {
 				return err

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/parleybot/parley/app/modelside"
+
 	"github.com/parleybot/parley/app/probes"
 
 	"github.com/spf13/cobra"
@@ -130,7 +132,7 @@ func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix
 	if err != nil {
 		return nil, nil, nil, usageError{fmt.Errorf("llm: %w", err)}
 	}
-	if _, err := newTranscriber(cfg, model, log); err != nil {
+	if _, err := modelside.NewTranscriber(cfg, model, log); err != nil {
 		return nil, nil, nil, usageError{err}
 	}
 	plugins, err := decodePlugins(cfg)

@@ -95,3 +95,53 @@ func checkHealth(ctx context.Context, target string, timeout time.Duration, out 
 	}
 	return nil
 }
+
+// newReloadCmd is `parley reload`: ask the running parley on http.listen to
+// read its config again (POST /api/v1/reload with http.api_token), as
+// SIGHUP does. Its bots added, changed or removed are started, restarted
+// or stopped; the others run on. A config that does not load, or that
+// changes a section every bot shares, is refused: exit 1 with the reason,
+// the running config kept.
+func newReloadCmd(e *cliEnv) *cobra.Command {
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "reload",
+		Short: "Make the running parley read its config again (as SIGHUP does)",
+		Args:  noArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			cfg, err := e.loadConfig(c)
+			if err != nil {
+				return err
+			}
+			health, err := healthzURL(cfg.HTTP.Listen)
+			if err != nil {
+				return usageError{err}
+			}
+			if cfg.HTTP.APIToken.Reveal() == "" {
+				return usageError{fmt.Errorf("http.api_token is empty: the running parley has no API to ask (send it SIGHUP instead)")}
+			}
+			ctx, cancel := context.WithTimeout(c.Context(), timeout)
+			defer cancel()
+			target := strings.TrimSuffix(health, "/healthz") + "/api/v1/reload"
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, nil)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Authorization", "Bearer "+cfg.HTTP.APIToken.Reveal())
+			client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
+			resp, err := client.Do(req)
+			if err != nil {
+				return fmt.Errorf("reload: %w", err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			fmt.Fprintln(e.io.Out, strings.TrimSpace(string(body)))
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("reload: %s answered %s", target, resp.Status)
+			}
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "how long to wait (a bot stopped drains its turns first)")
+	return c
+}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/parleybot/parley/core/config"
-	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/mcp"
 )
 
@@ -47,13 +46,6 @@ func newMCP(cfg *config.Config, log *slog.Logger, m *metrics) (*mcp.Manager, err
 }
 
 // reportMCP shows each server on /healthz as mcp:NAME, without failing
-// the check: a load balancer must not take a replica out for a tool.
-func reportMCP(h *httpapi.Server, mgr *mcp.Manager) {
-	for _, n := range mgr.Names() {
-		h.AddHealthDetail("mcp:"+n, mcpHealth(mgr, n))
-	}
-}
-
 // revealAll is a map of secrets as the server needs them.
 func revealAll(m map[string]config.Secret) map[string]string {
 	if len(m) == 0 {

@@ -114,14 +114,6 @@ func (b *bot) stopSpool(ctx context.Context) error {
 	return nil
 }
 
-// spoolCheck names b's spool on /healthz.
-func spoolCheck(b *bot) string {
-	if b.id == defaultBotID {
-		return "inbound_spool"
-	}
-	return "inbound_spool:" + b.id
-}
-
 // watchSpool reports a bot's spool backlog at each scrape.
 func (m *metrics) watchSpool(bot string, sp *spool.Spool) {
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{

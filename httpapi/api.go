@@ -40,6 +40,10 @@ type Store interface {
 
 // APIConfig configures the API.
 type APIConfig struct {
+	// Reload, when set, serves POST /api/v1/reload (`parley reload`): it
+	// re-reads the config and applies its bots, returning what changed,
+	// or why the new config was refused (the running one kept).
+	Reload func(ctx context.Context) (string, error)
 	// Token is the bearer token every request must carry (http.api_token).
 	// Empty disables the API: it is never served without one.
 	Token string
@@ -124,6 +128,9 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 	a.mux.HandleFunc("DELETE /api/v1/conversations/{id}", a.deleteConversation)
 	a.mux.HandleFunc("GET /api/v1/jobs", a.listJobs)
 	a.mux.HandleFunc("DELETE /api/v1/jobs/{id}", a.cancelJob)
+	if c.Reload != nil {
+		a.mux.HandleFunc("POST /api/v1/reload", a.reload)
+	}
 	a.mux.HandleFunc("/api/", func(w http.ResponseWriter, _ *http.Request) {
 		WriteError(w, http.StatusNotFound, "no such endpoint")
 	})
@@ -235,4 +242,15 @@ func (a *API) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	default:
 		WriteJSON(w, http.StatusOK, deletedResponse{Deleted: true, ID: id})
 	}
+}
+
+// reload is POST /api/v1/reload: 200 with {"reloaded": what changed}, or
+// 409 with the reason the new config was refused.
+func (a *API) reload(w http.ResponseWriter, r *http.Request) {
+	what, err := a.cfg.Reload(r.Context())
+	if err != nil {
+		WriteError(w, http.StatusConflict, "the config was not reloaded, the running one is kept: "+err.Error())
+		return
+	}
+	WriteJSON(w, http.StatusOK, map[string]string{"reloaded": what})
 }

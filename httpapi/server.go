@@ -231,6 +231,15 @@ func (s *Server) AddHealthCheck(name string, c HealthCheck) {
 	s.checks[name] = c
 }
 
+// RemoveHealth takes the component name off /healthz (a check or a
+// report): its part is gone (a bot removed by a reload).
+func (s *Server) RemoveHealth(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.checks, name)
+	delete(s.reports, name)
+}
+
 // AddHealthReport adds a component that /healthz shows but that never
 // makes it unhealthy.
 func (s *Server) AddHealthReport(name string, r HealthReport) {

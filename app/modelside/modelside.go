@@ -1,4 +1,8 @@
-package app
+// Package modelside builds what runs beside the model's chat client on a
+// model server: the transcriber of voice notes, the speaker of voice
+// replies and the image maker, each on llm's server and key unless its own
+// section names others, and says which model the bot talks to.
+package modelside
 
 import (
 	"fmt"
@@ -11,11 +15,11 @@ import (
 	"github.com/parleybot/parley/core/llm"
 )
 
-// logModel says, before anything is served, which model the bot talks to
+// LogModel says, before anything is served, which model the bot talks to
 // and where: the first thing an owner checks when replies fail. The key is
 // never logged, only whether there is one. With OpenAI's URL and no key
 // every turn would fail with 401, so it warns and says how to fix it.
-func logModel(log *slog.Logger, cfg *config.Config) {
+func LogModel(log *slog.Logger, cfg *config.Config) {
 	log.Info("model", "base_url", probes.RedactedURL(cfg.LLM.BaseURL), "model", cfg.LLM.Model,
 		"light_model", cfg.LightModel(), "api_key_set", cfg.LLM.APIKey != "")
 	if cfg.LLM.APIKey == "" && llm.IsOpenAI(cfg.LLM.BaseURL) {
@@ -24,8 +28,8 @@ func logModel(log *slog.Logger, cfg *config.Config) {
 	}
 }
 
-// authHint ends the model's 401 errors: which key to check.
-func authHint(cfg *config.Config) string {
+// AuthHint ends the model's 401 errors: which key to check.
+func AuthHint(cfg *config.Config) string {
 	if llm.IsOpenAI(cfg.LLM.BaseURL) {
 		return "check llm.api_key (" + config.EnvOpenAIAPIKey + ")"
 	}
@@ -60,10 +64,10 @@ func service(cfg *config.Config, chat *llm.Client, log *slog.Logger, base string
 	}
 }
 
-// newTranscriber is the speech-to-text client of llm.transcription (nil,
+// NewTranscriber is the speech-to-text client of llm.transcription (nil,
 // with no error, when its model is ""), its empty base URL and key taken
 // from llm's.
-func newTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Transcriber, error) {
+func NewTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Transcriber, error) {
 	tc := cfg.LLM.Transcription
 	if tc.Model == "" {
 		log.Info("voice transcription is off (llm.transcription.model is empty)")
@@ -77,9 +81,9 @@ func newTranscriber(cfg *config.Config, model *llm.Client, log *slog.Logger) (co
 	return t, nil
 }
 
-// newSpeaker builds the speech service voice replies use (voice.*), nil
+// NewSpeaker builds the speech service voice replies use (voice.*), nil
 // when voice.replies is never.
-func newSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Speaker, error) {
+func NewSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.Speaker, error) {
 	vc := cfg.Voice
 	if vc.Replies == config.VoiceNever {
 		return nil, nil
@@ -93,9 +97,9 @@ func newSpeaker(cfg *config.Config, model *llm.Client, log *slog.Logger) (core.S
 	return sp, nil
 }
 
-// newImageMaker builds the picture maker of plugin images for model, on
+// NewImageMaker builds the picture maker of plugin images for model, on
 // the model's server (its limits shared).
-func newImageMaker(cfg *config.Config, chat *llm.Client, model string, log *slog.Logger) (core.ImageMaker, error) {
+func NewImageMaker(cfg *config.Config, chat *llm.Client, model string, log *slog.Logger) (core.ImageMaker, error) {
 	im, err := llm.NewImager(llm.ImagerConfig{ServiceConfig: service(cfg, chat, log, "", "", model, "images", "llm.api_key")})
 	if err != nil {
 		return nil, fmt.Errorf("plugins.images: %w", err)

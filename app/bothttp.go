@@ -1,0 +1,131 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/parleybot/parley/core"
+)
+
+// botRoutes serves what the bots' adapters mount on the HTTP server
+// (webhooks, the web chat), each bot's on a mux of its own, so that a bot
+// a reload adds or removes brings or takes its routes along. The server's
+// own routes (/healthz, /metrics, /api/, /console/) come first.
+type botRoutes struct {
+	mu    sync.RWMutex
+	ids   []string
+	muxes map[string]*http.ServeMux
+}
+
+func newBotRoutes() *botRoutes { return &botRoutes{muxes: map[string]*http.ServeMux{}} }
+
+// set serves bot id's routes from mux.
+func (r *botRoutes) set(id string, mux *http.ServeMux) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.muxes[id]; !ok {
+		r.ids = append(r.ids, id)
+	}
+	r.muxes[id] = mux
+}
+
+// remove drops bot id's routes.
+func (r *botRoutes) remove(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.muxes, id)
+	r.ids = slices.DeleteFunc(r.ids, func(s string) bool { return s == id })
+}
+
+// ServeHTTP hands req to the first bot whose mux has a route for it.
+func (r *botRoutes) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r.mu.RLock()
+	muxes := make([]*http.ServeMux, 0, len(r.ids))
+	for _, id := range r.ids {
+		muxes = append(muxes, r.muxes[id])
+	}
+	r.mu.RUnlock()
+	for _, m := range muxes {
+		if _, pattern := m.Handler(req); pattern != "" {
+			// The mux itself serves it: it sets the path's values.
+			m.ServeHTTP(w, req)
+			return
+		}
+	}
+	http.NotFound(w, req)
+}
+
+// attachHTTP puts bot b on the HTTP server: its adapters' routes, their
+// health, its model's and its MCP servers' reports, its spool's check.
+func (a *app) attachHTTP(b *bot) {
+	mux := http.NewServeMux()
+	for _, ad := range b.adapters {
+		if m, ok := ad.(core.HTTPMounter); ok {
+			m.Mount(mux)
+		}
+		if h, ok := ad.(core.HealthReporter); ok {
+			a.http.AddHealthCheck(adapterCheck(b, ad), func(context.Context) error { return h.Health() })
+		}
+	}
+	a.routes.set(b.id, mux)
+	if sp := b.spool; sp != nil {
+		// Unable to write its file, it refuses messages: take the
+		// replica out.
+		a.http.AddHealthCheck(spoolCheck(b), func(context.Context) error { return sp.Health() })
+	}
+	// Reported, never failing the check: a load balancer must not take
+	// a replica out because the model provider is down.
+	a.http.AddHealthDetail(b.part("llm"), modelHealth(b.model))
+	if b.mcpTools != nil {
+		for _, n := range b.mcpTools.Names() {
+			a.http.AddHealthDetail(b.part("mcp:"+n), mcpHealth(b.mcpTools, n))
+		}
+	}
+}
+
+// detachHTTP takes bot b off the HTTP server.
+func (a *app) detachHTTP(b *bot) {
+	a.routes.remove(b.id)
+	for _, ad := range b.adapters {
+		a.http.RemoveHealth(adapterCheck(b, ad))
+	}
+	a.http.RemoveHealth(spoolCheck(b))
+	a.http.RemoveHealth(b.part("llm"))
+	if b.mcpTools != nil {
+		for _, n := range b.mcpTools.Names() {
+			a.http.RemoveHealth(b.part("mcp:" + n))
+		}
+	}
+}
+
+// part names a part of bot b on /healthz: as is for the default bot,
+// with the bot's id for another ("llm:ada", "mcp:ada/tools").
+func (b *bot) part(name string) string {
+	if b.id == defaultBotID {
+		return name
+	}
+	kind, rest, ok := cutColon(name)
+	if !ok {
+		return name + ":" + b.id
+	}
+	return kind + ":" + b.id + "/" + rest
+}
+
+// cutColon splits "mcp:tools" at its colon.
+func cutColon(s string) (string, string, bool) {
+	for i := range len(s) {
+		if s[i] == ':' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// adapterCheck names ad's check on /healthz: adapter:PLATFORM, or
+// adapter:BOT/PLATFORM when the process has several bots.
+func adapterCheck(b *bot, ad core.Adapter) string { return b.part("adapter:" + ad.Name()) }
+
+// spoolCheck names b's spool on /healthz.
+func spoolCheck(b *bot) string { return b.part("inbound_spool") }
