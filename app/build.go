@@ -21,11 +21,13 @@ type builder struct {
 	a    *app
 	bt   *bot
 	opts appOptions
+	// metrics is the bot's view: what it counts carries its id.
+	metrics *botMetrics
 }
 
 // newBuilder starts building bot id from cfg, its effective config.
 func newBuilder(a *app, id string, cfg *config.Config, opts appOptions) *builder {
-	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: a.log, jobWaker: core.NewWaker()}}
+	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: a.log, jobWaker: core.NewWaker()}, metrics: a.metrics.forBot(id)}
 }
 
 // buildModel builds the model's client and the voice transcriber.
@@ -43,7 +45,7 @@ func (b *builder) buildModel() error {
 		RequestsPerMinute: cfg.LLM.RequestsPerMinute,
 		TokensPerMinute:   cfg.LLM.TokensPerMinute,
 		AuthHint:          authHint(cfg),
-		OnFinish:          b.a.metrics.Finished,
+		OnFinish:          b.metrics.Finished,
 		Logger:            log.With("component", "llm"),
 		// The pacer, the 429 pause and the retries wait on the app's
 		// clock, so that a test can move it.
@@ -133,7 +135,7 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	}
 	// MCP tools come after the built-in plugins' own. The client starts and
 	// stops with the plugins' services.
-	if bt.mcpTools, err = newMCP(cfg, bt.log, a.metrics); err != nil {
+	if bt.mcpTools, err = newMCP(cfg, bt.log, b.metrics.MCPCalled); err != nil {
 		return usageError{fmt.Errorf("mcp: %w", err)}
 	}
 	if bt.mcpTools != nil {
@@ -188,7 +190,7 @@ func (b *builder) buildDispatcher() error {
 		// serves; `parley chat` too, for the terminal's.
 		ScheduledMessages: true,
 		RecurringTurns:    true,
-		Metrics:           a.metrics,
+		Metrics:           b.metrics,
 		JobWaker:          bt.jobWaker,
 		Commands:          cmds,
 		Limits: core.UserLimits{

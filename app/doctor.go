@@ -117,7 +117,7 @@ func doctorChecks(ctx context.Context, cfg *config.Config, log *slog.Logger) (_ 
 	if err := checkPlugins(ctx, cfg, env, model, plugins); err != nil {
 		return nil, nil, err
 	}
-	mgr, err := newMCP(cfg, log, newMetrics(log.With("component", "metrics")))
+	mgr, err := newMCP(cfg, log, nil) // the doctor counts nothing
 	if err != nil {
 		return nil, nil, usageError{fmt.Errorf("mcp: %w", err)}
 	}
