@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
+	"github.com/parleybot/parley/internal/metrics"
 	"github.com/parleybot/parley/spool"
 	"github.com/parleybot/parley/store"
 )
@@ -87,7 +88,7 @@ type app struct {
 	// a config without bots:).
 	bots    []*bot
 	http    *httpapi.Server
-	metrics *metrics
+	metrics *metrics.Registry
 	// spool keeps the DMs of platforms that do not redeliver while the
 	// store cannot take them; spoolTemp is its directory when temporary.
 	spool     *spool.Spool
@@ -123,7 +124,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			a.close() // release what was built before the failure
 		}
 	}()
-	a.metrics = newMetrics(log.With("component", "metrics"))
+	a.metrics = metrics.New(log.With("component", "metrics"))
 	builders := []*builder{newBuilder(a, defaultBotID, cfg, opts)}
 	// Every section of every bot is decoded before anything is opened, so
 	// a bad config fails (exit 2) without touching the database.
@@ -150,7 +151,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			return nil, err
 		}
 	}
-	a.metrics.watchStore(a.store)
+	a.metrics.WatchStore(a.store)
 	if opts.serveHTTP {
 		// `parley run` only: in `parley chat` the one typing sees a store
 		// error at once.

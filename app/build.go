@@ -13,6 +13,7 @@ import (
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/engine/outbox"
 	"github.com/parleybot/parley/httpapi"
+	"github.com/parleybot/parley/internal/metrics"
 	"github.com/parleybot/parley/store"
 )
 
@@ -22,12 +23,12 @@ type builder struct {
 	bt   *bot
 	opts appOptions
 	// metrics is the bot's view: what it counts carries its id.
-	metrics *botMetrics
+	metrics *metrics.Bot
 }
 
 // newBuilder starts building bot id from cfg, its effective config.
 func newBuilder(a *app, id string, cfg *config.Config, opts appOptions) *builder {
-	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: a.log, jobWaker: core.NewWaker()}, metrics: a.metrics.forBot(id)}
+	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: a.log, jobWaker: core.NewWaker()}, metrics: a.metrics.ForBot(id)}
 }
 
 // buildModel builds the model's client and the voice transcriber.
@@ -216,7 +217,7 @@ func (a *app) buildHTTP(builders []*builder, opts appOptions) {
 		// replica out.
 		a.http.AddHealthCheck("inbound_spool", func(context.Context) error { return sp.Health() })
 	}
-	a.http.Mux().Handle("GET /metrics", a.metrics.handler())
+	a.http.Mux().Handle("GET /metrics", a.metrics.Handler())
 	for _, b := range builders {
 		b.addHealthChecks()
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/internal/diskfault"
@@ -78,7 +76,7 @@ func (a *app) openSpool(cfg *config.Config, log *slog.Logger, disk *diskfault.Di
 	if temporary {
 		a.spoolTemp = dir
 	}
-	a.metrics.watchSpool(sp)
+	a.metrics.WatchSpool(func() float64 { return float64(sp.State().Bytes) })
 	return nil
 }
 
@@ -107,12 +105,4 @@ func (a *app) stopSpool(ctx context.Context) error {
 		return fmt.Errorf("stopping the inbound spool: %w", err)
 	}
 	return nil
-}
-
-// watchSpool reports the spool's backlog at each scrape.
-func (m *metrics) watchSpool(sp *spool.Spool) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "parley_inbound_spooled_bytes",
-		Help: "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
-	}, func() float64 { return float64(sp.State().Bytes) }))
 }

@@ -1,4 +1,9 @@
-package app
+// Package metrics is what GET /metrics serves: a Prometheus registry of
+// its own (no global state) with Parley's figures, every name prefixed
+// parley_. What a bot does is counted through that bot's view (ForBot),
+// whose series carry its id as the label bot; the database's and the
+// spool's figures are the process's.
+package metrics
 
 import (
 	"context"
@@ -9,21 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/llm"
 )
 
-// metrics is what GET /metrics serves, in the Prometheus text format, from
-// a registry of its own (no global state), every name prefixed parley_:
+// Registry is what GET /metrics serves, in the Prometheus text format:
 // turns and how long they ran; model calls, their latency and tokens;
 // sends by platform and result; how late jobs fired; MCP tool calls by
 // server, tool and outcome, with durations; the queues (runs
 // queued and running, jobs due) and jobs by kind and status, both read
 // from the database at each scrape; and the Go runtime's and process's
 // figures. What a bot does carries its id as the label bot; a bot writes
-// through its own view (forBot), never through metrics itself.
-type metrics struct {
+// through its own view (ForBot), never through the Registry itself.
+type Registry struct {
 	reg       *prometheus.Registry
 	lateness  *prometheus.HistogramVec
 	failures  *prometheus.CounterVec
@@ -48,8 +49,8 @@ func byBot(labels ...string) []string {
 	return append([]string{botLabel}, labels...)
 }
 
-// metricsStore reads what the scrape-time collectors report.
-type metricsStore interface {
+// Store reads what the scrape-time collectors report.
+type Store interface {
 	JobCounts(ctx context.Context) (map[[2]string]int64, error)
 	QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error)
 }
@@ -57,8 +58,10 @@ type metricsStore interface {
 // secondsBuckets spans a fast send to a slow model call.
 var secondsBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
-func newMetrics(log *slog.Logger) *metrics {
-	m := &metrics{
+// New is a Registry with the Go runtime's and the process's figures; log
+// hears of a scrape that could not read the database.
+func New(log *slog.Logger) *Registry {
+	m := &Registry{
 		reg: prometheus.NewRegistry(),
 		log: log,
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -117,133 +120,22 @@ func newMetrics(log *slog.Logger) *metrics {
 	return m
 }
 
-// watchStore adds the figures read from the database at each scrape.
-func (m *metrics) watchStore(st metricsStore) {
+// WatchStore adds the figures read from the database at each scrape.
+func (m *Registry) WatchStore(st Store) {
 	m.reg.MustRegister(&storeCollector{st: st, log: m.log})
 }
 
-// botMetrics is one bot's view of the metrics: every series it writes
-// carries bot="ID". Its label is curried once, and the few series whose
-// other labels are known up front are looked up once, so that a turn pays
-// no more than it did with one bot.
-type botMetrics struct {
-	lateness  *prometheus.HistogramVec
-	failures  *prometheus.CounterVec
-	sends     *prometheus.CounterVec
-	turns     *prometheus.CounterVec
-	turnTime  *prometheus.HistogramVec
-	mcpCalls  *prometheus.CounterVec
-	mcpTime   *prometheus.HistogramVec
-	limited   *prometheus.CounterVec
-	llmOK     prometheus.Observer
-	llmFailed prometheus.Observer
-	prompt    prometheus.Counter
-	completed prometheus.Counter
-	// finishes holds a counter per known finish reason and "other"; it is
-	// only read after forBot.
-	finishes map[string]prometheus.Counter
-}
-
-var (
-	_ core.Metrics      = (*botMetrics)(nil)
-	_ core.LimitMetrics = (*botMetrics)(nil)
-)
-
-// finishReasons are the finish_reason values counted as themselves.
-var finishReasons = []string{"stop", "length", "tool_calls", "content_filter", "function_call", "unknown", "other"}
-
-// forBot is bot id's view of the metrics.
-func (m *metrics) forBot(id string) *botMetrics {
-	l := prometheus.Labels{botLabel: id}
-	b := &botMetrics{
-		lateness: curried(m.lateness, l),
-		failures: m.failures.MustCurryWith(l),
-		sends:    m.sends.MustCurryWith(l),
-		turns:    m.turns.MustCurryWith(l),
-		turnTime: curried(m.turnTime, l),
-		mcpCalls: m.mcpCalls.MustCurryWith(l),
-		mcpTime:  curried(m.mcpTime, l),
-		limited:  m.limited.MustCurryWith(l),
-		// Known at 0 from the start, for rate() and alerts.
-		llmOK:     m.llmTime.WithLabelValues(id, "ok"),
-		llmFailed: m.llmTime.WithLabelValues(id, "error"),
-		prompt:    m.llmTokens.WithLabelValues(id, "prompt"),
-		completed: m.llmTokens.WithLabelValues(id, "completion"),
-		finishes:  make(map[string]prometheus.Counter, len(finishReasons)),
-	}
-	for _, r := range finishReasons {
-		b.finishes[r] = m.finishes.WithLabelValues(id, r)
-	}
-	for _, l := range []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, core.LimitTokensPerDay} {
-		b.limited.WithLabelValues(l)
-	}
-	return b
-}
-
-// curried is v with l's values set. It stays a *HistogramVec: through the
-// ObserverVec interface, every observation's label values would escape to
-// the heap.
-func curried(v *prometheus.HistogramVec, l prometheus.Labels) *prometheus.HistogramVec {
-	return v.MustCurryWith(l).(*prometheus.HistogramVec)
-}
-
-// Finished counts a model answer by its finish reason. The label is the
-// server's word, so a server that invents reasons cannot grow the series
-// without bound: anything unknown counts as "other".
-func (b *botMetrics) Finished(_, reason string) {
-	c, ok := b.finishes[reason]
-	if !ok {
-		c = b.finishes["other"]
-	}
-	c.Inc()
-}
-
-// Fired observes a job's lateness.
-func (b *botMetrics) Fired(kind core.JobKind, late time.Duration) {
-	b.lateness.WithLabelValues(string(kind)).Observe(max(late, 0).Seconds())
-}
-
-// SendFailed counts a failed scheduled send.
-func (b *botMetrics) SendFailed(p core.Platform) {
-	b.failures.WithLabelValues(string(p)).Inc()
-}
-
-// Sent counts a send by platform and result.
-func (b *botMetrics) Sent(p core.Platform, result string) {
-	b.sends.WithLabelValues(string(p), result).Inc()
-}
-
-// TurnFinished counts a finished run and observes how long it ran.
-func (b *botMetrics) TurnFinished(kind core.RunKind, status core.RunStatus, took time.Duration) {
-	b.turns.WithLabelValues(string(kind), string(status)).Inc()
-	b.turnTime.WithLabelValues(string(kind)).Observe(max(took, 0).Seconds())
-}
-
-// ModelCalled observes a model call's latency and counts its tokens.
-func (b *botMetrics) ModelCalled(took time.Duration, usage llm.Usage, err error) {
-	o := b.llmOK
-	if err != nil {
-		o = b.llmFailed
-	}
-	o.Observe(took.Seconds())
-	b.prompt.Add(float64(usage.PromptTokens))
-	b.completed.Add(float64(usage.CompletionTokens))
-}
-
-// Limited counts a message a per-user limit held.
-func (b *botMetrics) Limited(limit string) {
-	b.limited.WithLabelValues(limit).Inc()
-}
-
-// MCPCalled counts an MCP tool call and observes how long it took.
-func (b *botMetrics) MCPCalled(server, tool, outcome string, took time.Duration) {
-	b.mcpCalls.WithLabelValues(server, tool, outcome).Inc()
-	b.mcpTime.WithLabelValues(server, tool).Observe(max(took, 0).Seconds())
-}
-
-// handler serves the registry.
-func (m *metrics) handler() http.Handler {
+// Handler serves the registry.
+func (m *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// WatchSpool reports the inbound spool's backlog, bytes() at each scrape.
+func (m *Registry) WatchSpool(bytes func() float64) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "parley_inbound_spooled_bytes",
+		Help: "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
+	}, bytes))
 }
 
 // storeCollector reads the queues and job counts at scrape time: pending
@@ -251,7 +143,7 @@ func (m *metrics) handler() http.Handler {
 // database's, without a bot label; once conversations carry their bot,
 // the two queries could group by it too.
 type storeCollector struct {
-	st  metricsStore
+	st  Store
 	log *slog.Logger
 }
 
