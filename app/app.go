@@ -18,6 +18,7 @@ import (
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
+	"github.com/parleybot/parley/internal/metrics"
 	"github.com/parleybot/parley/store"
 )
 
@@ -88,7 +89,7 @@ type app struct {
 	// a config without bots:).
 	bots    []*bot
 	http    *httpapi.Server
-	metrics *metrics
+	metrics *metrics.Registry
 	// routes serve the bots' adapters' routes on http.
 	routes *botRoutes
 	// opts are what the app was built with, for the bots a reload builds.
@@ -132,7 +133,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			a.close() // release what was built before the failure
 		}
 	}()
-	a.metrics = newMetrics(log.With("component", "metrics"))
+	a.metrics = metrics.New(log.With("component", "metrics"))
 	var builders []*builder
 	for _, bc := range cfg.BotConfigs() {
 		builders = append(builders, newBuilder(a, bc.BotID, bc, opts))
@@ -165,7 +166,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			return nil, err
 		}
 	}
-	a.metrics.watchStore(a.store)
+	a.metrics.WatchStore(a.store)
 	if opts.serveHTTP {
 		// `parley run` only: in `parley chat` the one typing sees a store
 		// error at once.

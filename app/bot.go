@@ -47,6 +47,8 @@ type bot struct {
 	// temporary.
 	spool     *spool.Spool
 	spoolTemp string
+	// unwatchSpool takes the spool off the metrics.
+	unwatchSpool func()
 }
 
 // startServices starts the plugins that run in the background.

@@ -15,6 +15,7 @@ import (
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/engine/outbox"
 	"github.com/parleybot/parley/httpapi"
+	"github.com/parleybot/parley/internal/metrics"
 	"github.com/parleybot/parley/store"
 )
 
@@ -23,6 +24,8 @@ type builder struct {
 	a    *app
 	bt   *bot
 	opts appOptions
+	// metrics is the bot's view: what it counts carries its id.
+	metrics *metrics.Bot
 }
 
 // newBuilder starts building bot id from cfg, its effective config.
@@ -31,7 +34,7 @@ func newBuilder(a *app, id string, cfg *config.Config, opts appOptions) *builder
 	if id != defaultBotID {
 		log = log.With("bot", id)
 	}
-	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: log, jobWaker: core.NewWaker()}}
+	return &builder{a: a, opts: opts, bt: &bot{id: id, cfg: cfg, log: log, jobWaker: core.NewWaker()}, metrics: a.metrics.ForBot(id)}
 }
 
 // buildModel builds the model's client and the voice transcriber.
@@ -49,7 +52,7 @@ func (b *builder) buildModel() error {
 		RequestsPerMinute: cfg.LLM.RequestsPerMinute,
 		TokensPerMinute:   cfg.LLM.TokensPerMinute,
 		AuthHint:          modelside.AuthHint(cfg),
-		OnFinish:          b.a.metrics.Finished,
+		OnFinish:          b.metrics.Finished,
 		Logger:            log.With("component", "llm"),
 		// The pacer, the 429 pause and the retries wait on the app's
 		// clock, so that a test can move it.
@@ -141,7 +144,7 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	}
 	// MCP tools come after the built-in plugins' own. The client starts and
 	// stops with the plugins' services.
-	if bt.mcpTools, err = newMCP(cfg, bt.log, a.metrics); err != nil {
+	if bt.mcpTools, err = newMCP(cfg, bt.log, b.metrics.MCPCalled); err != nil {
 		return usageError{fmt.Errorf("mcp: %w", err)}
 	}
 	if bt.mcpTools != nil {
@@ -196,7 +199,7 @@ func (b *builder) buildDispatcher() error {
 		// serves; `parley chat` too, for the terminal's.
 		ScheduledMessages: true,
 		RecurringTurns:    true,
-		Metrics:           a.metrics,
+		Metrics:           b.metrics,
 		JobWaker:          bt.jobWaker,
 		Commands:          cmds,
 		Limits: core.UserLimits{
@@ -217,7 +220,7 @@ func (a *app) buildHTTP(opts appOptions) {
 	// read-only file answers pings. Any write of the bot's that the
 	// database could not take fails it at once.
 	a.http.AddHealthCheck("store", store.NewHealthCheck(a.store, 0).Check)
-	a.http.Mux().Handle("GET /metrics", a.metrics.handler())
+	a.http.Mux().Handle("GET /metrics", a.metrics.Handler())
 	a.mountAPI(opts)
 	con := newConsole(a, a.cfg, a.log, opts.clock, a.jobsChanged)
 	con.Mount(a.http.Mux())

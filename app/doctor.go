@@ -156,7 +156,7 @@ func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix
 	if err := checkPlugins(ctx, cfg, env, model, plugins); err != nil {
 		return nil, release, nil, err
 	}
-	mgr, err := newMCP(cfg, log, newMetrics(log.With("component", "metrics")))
+	mgr, err := newMCP(cfg, log, nil) // the doctor counts nothing
 	if err != nil {
 		return nil, release, nil, usageError{fmt.Errorf("mcp: %w", err)}
 	}

@@ -51,7 +51,7 @@ func TestPerUserLimitsOnTheWebChat(t *testing.T) {
 runs:
   debounce: 0s
 `))
-	require.Contains(t, scrape(t, r.addr), `parley_limited_messages_total{limit="messages_per_minute"} 0`,
+	require.Contains(t, scrape(t, r.addr), `parley_limited_messages_total{bot="default",limit="messages_per_minute"} 0`,
 		"the series exist from the start")
 
 	const ann = "ann-00001"
@@ -103,10 +103,10 @@ runs:
 	var metrics string
 	require.Eventually(t, func() bool {
 		metrics = scrape(t, r.addr)
-		return strings.Contains(metrics, `parley_limited_messages_total{limit="messages_per_minute"} 3`)
+		return strings.Contains(metrics, `parley_limited_messages_total{bot="default",limit="messages_per_minute"} 3`)
 	}, waitFor, 10*time.Millisecond, "%s", metrics)
-	require.Contains(t, metrics, `parley_limited_messages_total{limit="tokens_per_day"} 1`)
-	require.Contains(t, metrics, `parley_limited_messages_total{limit="turns_per_day"} 0`)
+	require.Contains(t, metrics, `parley_limited_messages_total{bot="default",limit="tokens_per_day"} 1`)
+	require.Contains(t, metrics, `parley_limited_messages_total{bot="default",limit="turns_per_day"} 0`)
 
 	r.stop(t)
 	notices := requireHeld(t, b.storedMessages(t, ann), map[string]string{

@@ -3,14 +3,16 @@ package app
 import (
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/mcp"
 )
 
-// newMCP builds the client of the enabled mcp.servers; nil when there is
-// none. Nothing starts until the app does.
-func newMCP(cfg *config.Config, log *slog.Logger, m *metrics) (*mcp.Manager, error) {
+// newMCP builds the client of the enabled mcp.servers, telling observe
+// (when set) of every tool call; nil when there is none. Nothing starts
+// until the app does.
+func newMCP(cfg *config.Config, log *slog.Logger, observe func(server, tool, outcome string, took time.Duration)) (*mcp.Manager, error) {
 	names := make([]string, 0, len(cfg.MCP.Servers))
 	for n := range cfg.MCP.Servers {
 		names = append(names, n)
@@ -41,7 +43,7 @@ func newMCP(cfg *config.Config, log *slog.Logger, m *metrics) (*mcp.Manager, err
 		Servers: servers,
 		Logger:  log.With("component", "mcp"),
 		Vision:  cfg.LLM.Vision,
-		Observe: m.MCPCalled,
+		Observe: observe,
 	})
 }
 

@@ -181,12 +181,12 @@ mcp:
 
 	metrics := scrape(t, r.addr)
 	for _, want := range []string{
-		`parley_mcp_tool_calls_total{outcome="ok",server="tools",tool="echo"} 2`,
-		`parley_mcp_tool_calls_total{outcome="ok",server="everything",tool="echo"} 1`,
-		`parley_mcp_tool_calls_total{outcome="ok",server="dictionary",tool="lookup"} 1`,
-		`parley_mcp_tool_calls_total{outcome="invalid_arguments",server="tools",tool="add"} 1`,
-		`parley_mcp_tool_calls_total{outcome="timeout",server="tools",tool="sleep"} 1`,
-		`parley_mcp_tool_call_duration_seconds_count{server="tools",tool="echo"} 2`,
+		`parley_mcp_tool_calls_total{bot="default",outcome="ok",server="tools",tool="echo"} 2`,
+		`parley_mcp_tool_calls_total{bot="default",outcome="ok",server="everything",tool="echo"} 1`,
+		`parley_mcp_tool_calls_total{bot="default",outcome="ok",server="dictionary",tool="lookup"} 1`,
+		`parley_mcp_tool_calls_total{bot="default",outcome="invalid_arguments",server="tools",tool="add"} 1`,
+		`parley_mcp_tool_calls_total{bot="default",outcome="timeout",server="tools",tool="sleep"} 1`,
+		`parley_mcp_tool_call_duration_seconds_count{bot="default",server="tools",tool="echo"} 2`,
 	} {
 		require.Contains(t, metrics, want)
 	}

@@ -125,9 +125,9 @@ func TestOnlySilenceIsSilence(t *testing.T) {
 	require.Len(t, c.fake.Sent(c.user.ID), len(cases), "silence sends nothing")
 
 	body := scrape(t, c.app.http.Addr())
-	require.Contains(t, body, `parley_llm_finish_total{reason="content_filter"} 1`)
-	require.Contains(t, body, `parley_llm_finish_total{reason="length"} 1`)
-	require.Contains(t, body, `parley_llm_finish_total{reason="stop"} 5`, "empty, whitespace, reasoning only, refusal, silence")
+	require.Contains(t, body, `parley_llm_finish_total{bot="default",reason="content_filter"} 1`)
+	require.Contains(t, body, `parley_llm_finish_total{bot="default",reason="length"} 1`)
+	require.Contains(t, body, `parley_llm_finish_total{bot="default",reason="stop"} 5`, "empty, whitespace, reasoning only, refusal, silence")
 }
 
 // TestAnAnswerCutAtTheTokenLimitGoesOn: the server cuts the answer at

@@ -61,6 +61,9 @@ func (a *app) reload(ctx context.Context, next *config.Config) (string, error) {
 	what := describeReload(keep, gone, fresh, running)
 	for _, b := range gone {
 		a.stopBot(b)
+		if !wantedAgain(fresh, b.id) {
+			a.metrics.Forget(b.id) // removed: its series go too
+		}
 	}
 	var errs []error
 	for _, b := range fresh {
@@ -153,9 +156,18 @@ func (a *app) stopBot(b *bot) {
 	errs = append(errs, b.stopSpool(ctx))
 	errs = append(errs, b.stopServices(ctx)...)
 	b.close(a.log)
+	if b.unwatchSpool != nil {
+		b.unwatchSpool()
+	}
 	if err := errors.Join(errs...); err != nil {
 		a.log.Error("stopping a bot for a reload", "bot", b.id, "err", err)
 	}
+}
+
+// wantedAgain reports whether fresh, the bots a reload built, has one
+// named id (a bot changed, not removed).
+func wantedAgain(fresh []*bot, id string) bool {
+	return slices.ContainsFunc(fresh, func(f *bot) bool { return f.id == id })
 }
 
 // sharedChanges names the shared sections next changes.
@@ -190,7 +202,7 @@ func describeReload(keep, gone, fresh []*bot, running map[string]*bot) string {
 		}
 	}
 	for _, b := range gone {
-		if !slices.ContainsFunc(fresh, func(f *bot) bool { return f.id == b.id }) {
+		if !wantedAgain(fresh, b.id) {
 			removed = append(removed, b.id)
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/internal/diskfault"
@@ -83,7 +81,7 @@ func (a *app) openSpool(b *bot, cfg *config.Config, log *slog.Logger, disk *disk
 	if temporary {
 		b.spoolTemp = dir
 	}
-	a.metrics.watchSpool(b.id, sp)
+	b.unwatchSpool = a.metrics.WatchSpool(b.id, func() float64 { return float64(sp.State().Bytes) })
 	return nil
 }
 
@@ -112,13 +110,4 @@ func (b *bot) stopSpool(ctx context.Context) error {
 		return fmt.Errorf("stopping the inbound spool of bot %s: %w", b.id, err)
 	}
 	return nil
-}
-
-// watchSpool reports a bot's spool backlog at each scrape.
-func (m *metrics) watchSpool(bot string, sp *spool.Spool) {
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        "parley_inbound_spooled_bytes",
-		Help:        "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
-		ConstLabels: prometheus.Labels{"bot": bot},
-	}, func() float64 { return float64(sp.State().Bytes) }))
 }

@@ -1,4 +1,9 @@
-package app
+// Package metrics is what GET /metrics serves: a Prometheus registry of
+// its own (no global state) with Parley's figures, every name prefixed
+// parley_. What a bot does is counted through that bot's view (ForBot),
+// whose series carry its id as the label bot; the database's and the
+// spool's figures are the process's.
+package metrics
 
 import (
 	"context"
@@ -9,20 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/llm"
 )
 
-// metrics is what GET /metrics serves, in the Prometheus text format, from
-// a registry of its own (no global state), every name prefixed parley_:
+// Registry is what GET /metrics serves, in the Prometheus text format:
 // turns and how long they ran; model calls, their latency and tokens;
 // sends by platform and result; how late jobs fired; MCP tool calls by
 // server, tool and outcome, with durations; the queues (runs
 // queued and running, jobs due) and jobs by kind and status, both read
 // from the database at each scrape; and the Go runtime's and process's
-// figures.
-type metrics struct {
+// figures. What a bot does carries its id as the label bot; a bot writes
+// through its own view (ForBot), never through the Registry itself.
+type Registry struct {
 	reg       *prometheus.Registry
 	lateness  *prometheus.HistogramVec
 	failures  *prometheus.CounterVec
@@ -38,13 +40,17 @@ type metrics struct {
 	log       *slog.Logger
 }
 
-var (
-	_ core.Metrics      = (*metrics)(nil)
-	_ core.LimitMetrics = (*metrics)(nil)
-)
+// botLabel names the bot a series belongs to: bots[].id, "default" for a
+// config without bots:.
+const botLabel = "bot"
 
-// metricsStore reads what the scrape-time collectors report.
-type metricsStore interface {
+// byBot is labels with the bot's first.
+func byBot(labels ...string) []string {
+	return append([]string{botLabel}, labels...)
+}
+
+// Store reads what the scrape-time collectors report.
+type Store interface {
 	JobCounts(ctx context.Context) (map[[2]string]int64, error)
 	QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error)
 }
@@ -52,138 +58,106 @@ type metricsStore interface {
 // secondsBuckets spans a fast send to a slow model call.
 var secondsBuckets = []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
 
-func newMetrics(log *slog.Logger) *metrics {
-	m := &metrics{
+// New is a Registry with the Go runtime's and the process's figures; log
+// hears of a scrape that could not read the database.
+func New(log *slog.Logger) *Registry {
+	m := &Registry{
 		reg: prometheus.NewRegistry(),
 		log: log,
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "parley_job_fire_lateness_seconds",
 			Help:    "How long after its due time a job went out.",
 			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600},
-		}, []string{"kind"}),
+		}, byBot("kind")),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "parley_scheduled_send_errors_total",
 			Help: "Scheduled sends that failed, by platform.",
-		}, []string{"platform"}),
+		}, byBot("platform")),
 		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "parley_sends_total",
 			Help: "Messages sent to platforms (replies, notices, scheduled and routed messages), by platform and result (ok, error, permanent).",
-		}, []string{"platform", "result"}),
+		}, byBot("platform", "result")),
 		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "parley_turns_total",
 			Help: "Runs finished, by kind (user_turn, cron_turn, proactive, continue) and status.",
-		}, []string{"kind", "status"}),
+		}, byBot("kind", "status")),
 		turnTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "parley_turn_duration_seconds",
 			Help:    "How long a run ran, from its claim to its end.",
 			Buckets: secondsBuckets,
-		}, []string{"kind"}),
+		}, byBot("kind")),
 		llmTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "parley_llm_request_duration_seconds",
 			Help:    "Latency of a turn's model calls (tool rounds included), by result (ok, error).",
 			Buckets: secondsBuckets,
-		}, []string{"result"}),
+		}, byBot("result")),
 		llmTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "parley_llm_tokens_total",
 			Help: "Tokens the model reported for turns, by type (prompt, completion).",
-		}, []string{"type"}),
+		}, byBot("type")),
 	}
 	m.finishes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_llm_finish_total",
 		Help: "Model answers by finish_reason (stop, length, tool_calls, content_filter, ...), every call counted: turns, tool rounds, summaries.",
-	}, []string{"reason"})
+	}, byBot("reason"))
 	// The tool label is the server's own tool name: the allow-list and
 	// the servers the owner configured bound it.
 	m.mcpCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_mcp_tool_calls_total",
 		Help: "MCP tool calls by server, tool and outcome (ok, tool_error, invalid_arguments, timeout, unavailable, failed).",
-	}, []string{"server", "tool", "outcome"})
+	}, byBot("server", "tool", "outcome"))
 	m.mcpTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "parley_mcp_tool_call_duration_seconds",
 		Help:    "How long an MCP tool call took, by server and tool.",
 		Buckets: secondsBuckets,
-	}, []string{"server", "tool"})
+	}, byBot("server", "tool"))
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "parley_limited_messages_total",
 		Help: "Messages held by a per-user limit (bot.limits): stored, no turn, by limit (messages_per_minute, turns_per_day, tokens_per_day).",
-	}, []string{"limit"})
-	for _, l := range []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, core.LimitTokensPerDay} {
-		m.limited.WithLabelValues(l) // at 0 from the start, for rate() and alerts
-	}
+	}, byBot("limit"))
 	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// watchStore adds the figures read from the database at each scrape.
-func (m *metrics) watchStore(st metricsStore) {
+// WatchStore adds the figures read from the database at each scrape.
+func (m *Registry) WatchStore(st Store) {
 	m.reg.MustRegister(&storeCollector{st: st, log: m.log})
 }
 
-// Finished counts a model answer by its finish reason. The label is the
-// server's word, so a server that invents reasons cannot grow the series
-// without bound: anything unknown counts as "other".
-func (m *metrics) Finished(_, reason string) {
-	switch reason {
-	case "stop", "length", "tool_calls", "content_filter", "function_call", "unknown":
-	default:
-		reason = "other"
-	}
-	m.finishes.WithLabelValues(reason).Inc()
-}
-
-// Fired observes a job's lateness.
-func (m *metrics) Fired(kind core.JobKind, late time.Duration) {
-	m.lateness.WithLabelValues(string(kind)).Observe(max(late, 0).Seconds())
-}
-
-// SendFailed counts a failed scheduled send.
-func (m *metrics) SendFailed(p core.Platform) {
-	m.failures.WithLabelValues(string(p)).Inc()
-}
-
-// Sent counts a send by platform and result.
-func (m *metrics) Sent(p core.Platform, result string) {
-	m.sends.WithLabelValues(string(p), result).Inc()
-}
-
-// TurnFinished counts a finished run and observes how long it ran.
-func (m *metrics) TurnFinished(kind core.RunKind, status core.RunStatus, took time.Duration) {
-	m.turns.WithLabelValues(string(kind), string(status)).Inc()
-	m.turnTime.WithLabelValues(string(kind)).Observe(max(took, 0).Seconds())
-}
-
-// ModelCalled observes a model call's latency and counts its tokens.
-func (m *metrics) ModelCalled(took time.Duration, usage llm.Usage, err error) {
-	result := "ok"
-	if err != nil {
-		result = "error"
-	}
-	m.llmTime.WithLabelValues(result).Observe(took.Seconds())
-	m.llmTokens.WithLabelValues("prompt").Add(float64(usage.PromptTokens))
-	m.llmTokens.WithLabelValues("completion").Add(float64(usage.CompletionTokens))
-}
-
-// Limited counts a message a per-user limit held.
-func (m *metrics) Limited(limit string) {
-	m.limited.WithLabelValues(limit).Inc()
-}
-
-// MCPCalled counts an MCP tool call and observes how long it took.
-func (m *metrics) MCPCalled(server, tool, outcome string, took time.Duration) {
-	m.mcpCalls.WithLabelValues(server, tool, outcome).Inc()
-	m.mcpTime.WithLabelValues(server, tool).Observe(max(took, 0).Seconds())
-}
-
-// handler serves the registry.
-func (m *metrics) handler() http.Handler {
+// Handler serves the registry.
+func (m *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
+// WatchSpool reports bot's inbound spool's backlog, bytes() at each
+// scrape, until the returned function is called (the bot is gone).
+func (m *Registry) WatchSpool(bot string, bytes func() float64) (stop func()) {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "parley_inbound_spooled_bytes",
+		Help:        "Bytes of inbound messages kept on local disk while the store cannot take them (store.spool).",
+		ConstLabels: prometheus.Labels{botLabel: bot},
+	}, bytes)
+	m.reg.MustRegister(g)
+	return func() { m.reg.Unregister(g) }
+}
+
+// Forget drops every series of bot id: a reload removed it.
+func (m *Registry) Forget(id string) {
+	l := prometheus.Labels{botLabel: id}
+	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
+		m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited,
+	} {
+		v.DeletePartialMatch(l)
+	}
+}
+
 // storeCollector reads the queues and job counts at scrape time: pending
-// work stays in the database, not in memory.
+// work stays in the database, not in memory. Its figures are the whole
+// database's, without a bot label; once conversations carry their bot,
+// the two queries could group by it too.
 type storeCollector struct {
-	st  metricsStore
+	st  Store
 	log *slog.Logger
 }
 
