@@ -22,26 +22,39 @@ func (s *JobQueue) ClaimDueJobs(ctx context.Context, owner string, now, leaseUnt
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	t := s.q.t(now)
-	scope, scopeArgs := s.jobScope(platforms)
-	pick := `SELECT id FROM jobs WHERE kind IN ? AND ((status = 'pending' AND due_at <= ?) OR (status = 'sending' AND lease_until < ?))` +
-		scope + ` ORDER BY due_at, id LIMIT ?`
-	if !s.q.sqlite {
-		pick += ` FOR UPDATE SKIP LOCKED`
-	}
-	args := append([]any{owner, s.q.t(leaseUntil), t, kindNames(kinds), t, t}, scopeArgs...)
-	args = append(args, limit)
+	q, args := s.jobClaim(owner, now, leaseUntil, kinds, limit, platforms)
 	var out []core.Job
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var err error
-		out, err = queryAll(tx, `UPDATE jobs SET status = 'sending', owner = ?, lease_until = ?, updated_at = ?
-			WHERE id IN (`+pick+`) RETURNING `+jobCols, args, jobDest)
+		out, err = queryAll(tx, q, args, jobDest)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claiming due jobs: %w", err)
 	}
 	return out, nil
+}
+
+// jobClaim is ClaimDueJobs' statement and its arguments.
+func (s *JobQueue) jobClaim(owner string, now, leaseUntil time.Time, kinds []core.JobKind, limit int,
+	platforms []core.Platform) (string, []any) {
+	t := s.q.t(now)
+	// The bot's condition is repeated in each branch of the OR, so that
+	// each is a range of jobs_bot_status_due (SQLite's multi-index OR,
+	// PostgreSQL's BitmapOr): outside it, the bot's every job, sent ones
+	// included, would be walked.
+	bot, botArgs := s.botCond(`bot_id`)
+	scope, scopeArgs := platformScope(platforms)
+	pick := `SELECT id FROM jobs WHERE kind IN ? AND ((status = 'pending'` + bot + ` AND due_at <= ?)
+		OR (status = 'sending'` + bot + ` AND lease_until < ?))` + scope + ` ORDER BY due_at, id LIMIT ?`
+	if !s.q.sqlite {
+		pick += ` FOR UPDATE SKIP LOCKED`
+	}
+	args := append([]any{owner, s.q.t(leaseUntil), t, kindNames(kinds)}, botArgs...)
+	args = append(append(append(args, t), botArgs...), t)
+	args = append(append(args, scopeArgs...), limit)
+	return `UPDATE jobs SET status = 'sending', owner = ?, lease_until = ?, updated_at = ?
+		WHERE id IN (` + pick + `) RETURNING ` + jobCols, args
 }
 
 // NextJobDue is when the next job of the given kinds becomes claimable
@@ -187,9 +200,16 @@ func kindNames(kinds []core.JobKind) []string {
 // jobs_bot_status_due) and to conversations on platforms (none: all).
 func (s *dbs) jobScope(platforms []core.Platform) (string, []any) {
 	scope, args := s.botCond(`jobs.bot_id`)
-	if ps := platformNames(platforms); len(ps) > 0 {
-		scope += ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = jobs.conversation_id AND c.platform IN ?)`
-		args = append(args, ps)
+	ps, psArgs := platformScope(platforms)
+	return scope + ps, append(args, psArgs...)
+}
+
+// platformScope limits a jobs query to conversations on platforms (none:
+// all).
+func platformScope(platforms []core.Platform) (string, []any) {
+	ps := platformNames(platforms)
+	if len(ps) == 0 {
+		return "", nil
 	}
-	return scope, args
+	return ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = jobs.conversation_id AND c.platform IN ?)`, []any{ps}
 }
