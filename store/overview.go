@@ -303,11 +303,11 @@ func (s *Console) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobR
 	}
 	// The conversation's columns are renamed so that jobCols' names
 	// (id, created_at, ...) stay the job's.
-	q := `SELECT ` + jobCols + `, c.platform, c.display_name, c.time_zone FROM jobs
+	q := `SELECT ` + jobCols + `, c.platform, c.display_name, c.time_zone, jobs.bot_id FROM jobs
 		JOIN (SELECT id AS cid, platform, display_name, time_zone FROM conversations) c ON c.cid = jobs.conversation_id
 		WHERE ` + where + order + ` LIMIT ? OFFSET ?`
 	out, err := queryAll(s.r.WithContext(ctx), q, append(args, limit, max(f.Offset, 0)), func(r *core.JobRow) []any {
-		return append(jobDest(&r.Job), strCol[core.Platform]{&r.Platform}, &r.DisplayName, &r.TimeZone)
+		return append(jobDest(&r.Job), strCol[core.Platform]{&r.Platform}, &r.DisplayName, &r.TimeZone, &r.BotID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing jobs: %w", err)

@@ -186,6 +186,10 @@ func testBotsClaimTheirOwnJobs(t *testing.T, open Opener) {
 		rows, err := v.st.JobsAcross(b.ctx, core.JobFilter{})
 		require.NoError(t, err)
 		require.Len(t, rows, v.want, v.st.Bot())
+		for _, r := range rows {
+			want := map[int64]string{a.ID: "ada", o.ID: "bob"}[r.ConversationID]
+			require.Equal(t, want, r.BotID, "a row says whose job it is")
+		}
 		n, err := v.st.CountJobs(b.ctx, core.JobFilter{Platform: telegram})
 		require.NoError(t, err)
 		require.Equal(t, int64(v.want), n, v.st.Bot())
