@@ -90,6 +90,9 @@ func testBotsOwnTheirConversations(t *testing.T, open Opener) {
 	_, err = b.st.AllBots().RecordInbound(b.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "7", Text: "x", Now: b.t0})
 	require.Error(t, err, "a conversation must belong to a bot")
 	require.Panics(t, func() { b.st.ForBot("Not A Bot") })
+	db, ok := ada.Database().(interface{ Bot() string })
+	require.True(t, ok, "a plugin can ask its handle whose it is")
+	require.Equal(t, "ada", db.Bot())
 }
 
 // testBotsClaimTheirOwnRuns: a bot's claims, next-due times and pending
