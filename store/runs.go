@@ -316,13 +316,20 @@ func (s *RunQueue) Runs(ctx context.Context, conversationID int64) ([]core.Run, 
 // platforms' conversations when any are given (parley chat waits for its
 // last answer before it exits).
 func (s *RunQueue) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
-	cond, args := s.botCond(`r.bot_id`)
-	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status IN ('queued', 'running')` + cond
-	if ps := platformNames(platforms); len(ps) > 0 {
-		q += ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
-		args = append(args, ps)
+	_, scope := runScope(s.bot, platformNames(platforms))
+	sc := ""
+	if s.bot != "" {
+		sc += ` AND r.bot_id = ?`
 	}
-	q += `)`
+	if len(platforms) > 0 {
+		sc += ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
+	}
+	// One probe per status, so that each walks its partial index
+	// (runs_bot_queued_due or runs_queued_due, runs_one_running) and not
+	// the whole table when nothing is pending.
+	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'queued'` + sc + `)
+		OR EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running'` + sc + `)`
+	args := append(append([]any(nil), scope...), scope...)
 	var pending bool
 	if err := row(s.r.WithContext(ctx), q, args...).Scan(&pending); err != nil {
 		return false, fmt.Errorf("checking for pending runs: %w", err)
