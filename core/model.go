@@ -28,7 +28,11 @@ func (p Platform) Title() string {
 // Conversation is one direct-message channel between the bot and one user on
 // one platform. (Platform, ChannelThreadID) is unique.
 type Conversation struct {
-	ID              int64
+	ID int64
+	// BotID is the bot the conversation belongs to ("default" for a
+	// config without bots:); one user talking to two bots is two
+	// conversations.
+	BotID           string
 	Platform        Platform
 	ChannelThreadID string
 	ChannelUserID   string

@@ -59,4 +59,6 @@ type JobRow struct {
 	DisplayName string
 	// TimeZone is the user's zone ("" when unknown).
 	TimeZone string
+	// BotID is the bot whose conversation the job is in.
+	BotID string
 }

@@ -25,9 +25,9 @@ type Directory struct{ *dbs }
 // On PostgreSQL the row lock it takes serialises writers of one
 // conversation until commit, so seqs are gap-free and unique.
 const upsertConversation = `INSERT INTO conversations
-		(platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, last_message_at, created_at, updated_at)
-	VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
-	ON CONFLICT (platform, channel_thread_id) DO UPDATE SET
+		(bot_id, platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq, last_message_at, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)
+	ON CONFLICT (bot_id, platform, channel_thread_id) DO UPDATE SET
 		last_seq = conversations.last_seq + 1,
 		prev_message_at = conversations.last_message_at,
 		last_message_at = excluded.last_message_at,
@@ -43,8 +43,8 @@ const upsertConversation = `INSERT INTO conversations
 // and its turn sees the user's messages too). The partial unique index runs_one_queued is
 // the arbiter, so concurrent planners never create two queued runs.
 const planRun = `INSERT INTO runs
-		(conversation_id, kind, status, trigger_message_id, expected_last_message_id, run_after, created_at, updated_at)
-	VALUES (?, 'user_turn', 'queued', ?, ?, ?, ?, ?)
+		(conversation_id, bot_id, kind, status, trigger_message_id, expected_last_message_id, run_after, created_at, updated_at)
+	VALUES (?, ?, 'user_turn', 'queued', ?, ?, ?, ?, ?)
 	ON CONFLICT (conversation_id) WHERE status = 'queued' DO UPDATE SET
 		kind = CASE WHEN runs.kind = 'cron_turn' THEN runs.kind ELSE excluded.kind END,
 		job_id = CASE WHEN runs.kind = 'cron_turn' THEN runs.job_id ELSE NULL END,
@@ -54,14 +54,17 @@ const planRun = `INSERT INTO runs
 		updated_at = excluded.updated_at
 	RETURNING ` + runCols
 
-// RecordInbound finds or creates the conversation (updating a changed
-// display name or user id; the time zone is set only on create), appends the
-// user message with the next seq and, if asked, plans a run — all in one
-// transaction of three statements.
+// RecordInbound finds or creates the conversation of the view's bot
+// (updating a changed display name or user id; the time zone is set only
+// on create), appends the user message with the next seq and, if asked,
+// plans a run — all in one transaction of three statements.
 func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (core.InboundResult, error) {
 	var res core.InboundResult
 	if in.Platform == "" || in.ChannelThreadID == "" {
 		return res, errors.New("recording inbound message: platform and channel thread id are required")
+	}
+	if s.bot == "" {
+		return res, fmt.Errorf("recording inbound message: %w", errNoBot)
 	}
 	meta, err := encodeMetadata(in.Metadata)
 	if err != nil {
@@ -70,7 +73,7 @@ func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (c
 	now := s.q.t(in.Now)
 	err = s.write(ctx, func(tx *gorm.DB) error {
 		res = core.InboundResult{} // a batch may run this again after a rollback
-		prev, err := upsertInbound(tx, in, &res.Conversation, now)
+		prev, err := upsertInbound(tx, s.bot, in, &res.Conversation, now)
 		if err != nil {
 			return err
 		}
@@ -107,10 +110,10 @@ func (s *Directory) RecordInbound(ctx context.Context, in core.InboundRecord) (c
 // returns the time of its message before this one (nil for its first). A
 // platform message id the conversation already has from its user is a
 // redelivery: core.ErrDuplicateInbound.
-func upsertInbound(tx *gorm.DB, in core.InboundRecord, conv *core.Conversation, now any) (*time.Time, error) {
+func upsertInbound(tx *gorm.DB, bot string, in core.InboundRecord, conv *core.Conversation, now any) (*time.Time, error) {
 	var prev *time.Time
 	dest := append(conversationDest(conv), nullTimeCol{&prev})
-	if err := row(tx, upsertConversation, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
+	if err := row(tx, upsertConversation, bot, string(in.Platform), in.ChannelThreadID, in.ChannelUserID,
 		in.DisplayName, in.TimeZone, now, now, now).Scan(dest...); err != nil {
 		return nil, fmt.Errorf("upserting conversation: %w", err)
 	}
@@ -180,7 +183,7 @@ func (s *Directory) planInboundRun(tx *gorm.DB, in core.InboundRecord, res *core
 		runAfter = s.q.t(in.RunAfter)
 	}
 	run := new(core.Run)
-	if err := row(tx, planRun, res.Conversation.ID, res.Message.ID, res.Message.ID, runAfter, now, now).
+	if err := row(tx, planRun, res.Conversation.ID, res.Conversation.BotID, res.Message.ID, res.Message.ID, runAfter, now, now).
 		Scan(runDest(run)...); err != nil {
 		return fmt.Errorf("planning run: %w", err)
 	}
@@ -275,26 +278,29 @@ func (s *Directory) Conversation(ctx context.Context, id int64) (core.Conversati
 	return c, nil
 }
 
-// ConversationByThread returns the conversation at a platform address.
+// ConversationByThread returns the view's bot's conversation at a
+// platform address (on AllBots, any bot's: the first by id).
 func (s *Directory) ConversationByThread(ctx context.Context, p core.Platform, channelThreadID string) (core.Conversation, error) {
 	var c core.Conversation
-	err := s.r.WithContext(ctx).Raw(`SELECT `+conversationCols+` FROM conversations
-		WHERE platform = ? AND channel_thread_id = ?`, string(p), channelThreadID).
-		Row().Scan(conversationDest(&c)...)
+	cond, args := s.botCond(`bot_id`)
+	err := readRow(ctx, s.r, `SELECT `+conversationCols+` FROM conversations
+		WHERE platform = ? AND channel_thread_id = ?`+cond+` ORDER BY id LIMIT 1`,
+		append([]any{string(p), channelThreadID}, args...)...).Scan(conversationDest(&c)...)
 	if err != nil {
 		return core.Conversation{}, notFound(fmt.Sprintf("conversation %s/%s", p, channelThreadID), err)
 	}
 	return c, nil
 }
 
-// Conversations lists conversations by id, limit at a time (limit <= 0
-// means all).
+// Conversations lists the view's bot's conversations (AllBots: every
+// bot's) by id, limit at a time (limit <= 0 means all).
 func (s *Directory) Conversations(ctx context.Context, limit, offset int) ([]core.Conversation, error) {
 	if limit <= 0 {
 		limit = math.MaxInt32
 	}
-	q := `SELECT ` + conversationCols + ` FROM conversations ORDER BY id LIMIT ? OFFSET ?`
-	args := []any{limit, max(offset, 0)}
+	cond, args := s.botCond(`bot_id`)
+	q := `SELECT ` + conversationCols + ` FROM conversations WHERE 1 = 1` + cond + ` ORDER BY id LIMIT ? OFFSET ?`
+	args = append(args, limit, max(offset, 0))
 	out, err := queryAll(s.r.WithContext(ctx), q, args, conversationDest)
 	if err != nil {
 		return nil, fmt.Errorf("listing conversations: %w", err)

@@ -41,9 +41,9 @@ func (s *JobQueue) StartCronTurn(ctx context.Context, job core.Job, owner string
 		if c.Occurrence != nil {
 			occ := s.q.t(*c.Occurrence)
 			var runID int64
-			err := tx.Raw(`INSERT INTO runs (conversation_id, kind, status, run_after, job_id, occurrence_at, created_at, updated_at)
-				VALUES (?, 'cron_turn', 'queued', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-				job.ConversationID, t, job.ID, occ, t, t).Row().Scan(&runID)
+			err := tx.Raw(`INSERT INTO runs (conversation_id, bot_id, kind, status, run_after, job_id, occurrence_at, created_at, updated_at)
+				VALUES (?, `+botOf+`, 'cron_turn', 'queued', ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+				job.ConversationID, job.ConversationID, t, job.ID, occ, t, t).Row().Scan(&runID)
 			switch {
 			case errors.Is(err, sql.ErrNoRows):
 				var done bool

@@ -11,6 +11,10 @@
 // Sessions, ...) that share its database handles; it embeds them all, so
 // st.ClaimRun works, and a caller that needs one role can take only it.
 //
+// Several bots share one database: each conversation, and the runs and
+// jobs of it, belong to a bot, and Store.ForBot is that bot's view (Open's
+// Store is the "default" bot's; AllBots sees every bot's). See bots.go.
+//
 // The schema is versioned (Migrate, SchemaVersion): each migration is
 // explicit SQL per dialect, applied once in its own transaction and recorded
 // in schema_migrations.

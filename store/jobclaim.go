@@ -12,7 +12,7 @@ import (
 	"github.com/parleybot/parley/core"
 )
 
-// ClaimDueJobs marks up to limit jobs of the given kinds as sending for
+// ClaimDueJobs marks up to limit jobs (of the view's bot) of the given kinds as sending for
 // owner until leaseUntil and returns them: pending jobs that are due, and
 // sending jobs whose lease expired (their process died). Given platforms,
 // only jobs of conversations on them are taken (parley chat sends the
@@ -22,20 +22,11 @@ func (s *JobQueue) ClaimDueJobs(ctx context.Context, owner string, now, leaseUnt
 	if len(kinds) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	t := s.q.t(now)
-	scope, scopeArgs := jobScope(platforms)
-	pick := `SELECT id FROM jobs WHERE kind IN ? AND ((status = 'pending' AND due_at <= ?) OR (status = 'sending' AND lease_until < ?))` +
-		scope + ` ORDER BY due_at, id LIMIT ?`
-	if !s.q.sqlite {
-		pick += ` FOR UPDATE SKIP LOCKED`
-	}
-	args := append([]any{owner, s.q.t(leaseUntil), t, kindNames(kinds), t, t}, scopeArgs...)
-	args = append(args, limit)
+	q, args := s.jobClaim(owner, now, leaseUntil, kinds, limit, platforms)
 	var out []core.Job
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var err error
-		out, err = queryAll(tx, `UPDATE jobs SET status = 'sending', owner = ?, lease_until = ?, updated_at = ?
-			WHERE id IN (`+pick+`) RETURNING `+jobCols, args, jobDest)
+		out, err = queryAll(tx, q, args, jobDest)
 		return err
 	})
 	if err != nil {
@@ -44,11 +35,33 @@ func (s *JobQueue) ClaimDueJobs(ctx context.Context, owner string, now, leaseUnt
 	return out, nil
 }
 
+// jobClaim is ClaimDueJobs' statement and its arguments.
+func (s *JobQueue) jobClaim(owner string, now, leaseUntil time.Time, kinds []core.JobKind, limit int,
+	platforms []core.Platform) (string, []any) {
+	t := s.q.t(now)
+	// The bot's condition is repeated in each branch of the OR, so that
+	// each is a range of jobs_bot_status_due (SQLite's multi-index OR,
+	// PostgreSQL's BitmapOr): outside it, the bot's every job, sent ones
+	// included, would be walked.
+	bot, botArgs := s.botCond(`bot_id`)
+	scope, scopeArgs := platformScope(platforms)
+	pick := `SELECT id FROM jobs WHERE kind IN ? AND ((status = 'pending'` + bot + ` AND due_at <= ?)
+		OR (status = 'sending'` + bot + ` AND lease_until < ?))` + scope + ` ORDER BY due_at, id LIMIT ?`
+	if !s.q.sqlite {
+		pick += ` FOR UPDATE SKIP LOCKED`
+	}
+	args := append([]any{owner, s.q.t(leaseUntil), t, kindNames(kinds)}, botArgs...)
+	args = append(append(append(args, t), botArgs...), t)
+	args = append(append(args, scopeArgs...), limit)
+	return `UPDATE jobs SET status = 'sending', owner = ?, lease_until = ?, updated_at = ?
+		WHERE id IN (` + pick + `) RETURNING ` + jobCols, args
+}
+
 // NextJobDue is when the next job of the given kinds becomes claimable
 // (a pending job's due time or a sending job's lease end), nil if never.
 func (s *JobQueue) NextJobDue(ctx context.Context, kinds []core.JobKind, platforms ...core.Platform) (*time.Time, error) {
 	names := kindNames(kinds)
-	scope, scopeArgs := jobScope(platforms)
+	scope, scopeArgs := s.jobScope(platforms)
 	args := append(append([]any{names}, scopeArgs...), names)
 	args = append(args, scopeArgs...)
 	var a, b *time.Time
@@ -116,11 +129,11 @@ func (s *JobQueue) PlanJobRun(ctx context.Context, job core.Job, owner string, n
 				WHERE id = ? AND status = 'sending' AND owner = ?`, plan.Dropped, t, job.ID, owner).Error
 		}
 		var runID int64
-		err = tx.Raw(`INSERT INTO runs (conversation_id, kind, status, expected_last_message_id, run_after, job_id, created_at, updated_at)
-			VALUES (?, 'proactive', 'queued', (SELECT id FROM messages WHERE conversation_id = ? AND source <> 'command'
+		err = tx.Raw(`INSERT INTO runs (conversation_id, bot_id, kind, status, expected_last_message_id, run_after, job_id, created_at, updated_at)
+			VALUES (?, `+botOf+`, 'proactive', 'queued', (SELECT id FROM messages WHERE conversation_id = ? AND source <> 'command'
 				ORDER BY seq DESC LIMIT 1), ?, ?, ?, ?)
 			ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING RETURNING id`,
-			job.ConversationID, job.ConversationID, t, job.ID, t, t).Row().Scan(&runID)
+			job.ConversationID, job.ConversationID, job.ConversationID, t, job.ID, t, t).Row().Scan(&runID)
 		if errors.Is(err, sql.ErrNoRows) {
 			plan.Busy = true
 			return tx.Exec(`UPDATE jobs SET status = 'pending', due_at = ?, owner = '', lease_until = NULL, updated_at = ?
@@ -165,8 +178,8 @@ func (s *dbs) insertJobs(tx *gorm.DB, convID, afterSeq int64, jobs []core.Job, n
 	for i := range jobs {
 		j := &jobs[i]
 		j.ConversationID, j.AfterSeq = convID, afterSeq
-		if err := tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, session_record_id, after_seq, created_at, updated_at)
-			VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, convID, string(j.Kind), j.Text, j.Name, s.q.t(j.DueAt),
+		if err := tx.Raw(`INSERT INTO jobs (conversation_id, bot_id, kind, status, text, name, due_at, origin, session_record_id, after_seq, created_at, updated_at)
+			VALUES (?, `+botOf+`, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, convID, convID, string(j.Kind), j.Text, j.Name, s.q.t(j.DueAt),
 			j.Origin, nid(j.SessionRecordID), afterSeq, now, now).Row().Scan(&j.ID); err != nil {
 			return fmt.Errorf("creating job: %w", err)
 		}
@@ -183,8 +196,17 @@ func kindNames(kinds []core.JobKind) []string {
 	return names
 }
 
-// jobScope limits a jobs query to conversations on platforms (none: all).
-func jobScope(platforms []core.Platform) (string, []any) {
+// jobScope limits a jobs query to the view's bot's jobs (walking
+// jobs_bot_status_due) and to conversations on platforms (none: all).
+func (s *dbs) jobScope(platforms []core.Platform) (string, []any) {
+	scope, args := s.botCond(`jobs.bot_id`)
+	ps, psArgs := platformScope(platforms)
+	return scope + ps, append(args, psArgs...)
+}
+
+// platformScope limits a jobs query to conversations on platforms (none:
+// all).
+func platformScope(platforms []core.Platform) (string, []any) {
 	ps := platformNames(platforms)
 	if len(ps) == 0 {
 		return "", nil

@@ -30,12 +30,12 @@ func (s *JobQueue) CreateJob(ctx context.Context, j *core.Job) error {
 	if job.CatchUp == "" {
 		job.CatchUp = core.CatchUpLatest
 	}
-	err := s.w.WithContext(ctx).Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at,
+	err := s.w.WithContext(ctx).Raw(`INSERT INTO jobs (conversation_id, bot_id, kind, status, text, name, due_at,
 			recurrence, attempts, last_error, origin, created_by_tool_call_id, cancelled_by_tool_call_id, owner,
 			lease_until, platform_message_id, sent_at, session_record_id, after_seq, next_run_at, catch_up,
 			format, image_url, idempotency_key, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		job.ConversationID, string(job.Kind), string(job.Status), job.Text, job.Name, s.q.t(job.DueAt),
+		VALUES (?, `+botOf+`, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		job.ConversationID, job.ConversationID, string(job.Kind), string(job.Status), job.Text, job.Name, s.q.t(job.DueAt),
 		job.Recurrence, job.Attempts, job.LastError, job.Origin, job.CreatedByToolCallID,
 		job.CancelledByToolCallID, job.Owner, s.q.nt(job.LeaseUntil), job.PlatformMessageID, s.q.nt(job.SentAt),
 		nid(job.SessionRecordID), job.AfterSeq, s.q.nt(job.NextRunAt), string(job.CatchUp),
@@ -68,13 +68,16 @@ func nullString(s string) any {
 	return s
 }
 
-// JobCounts returns how many jobs there are by kind and status.
+// JobCounts returns how many jobs of the view's bot there are by kind and
+// status.
 func (s *JobQueue) JobCounts(ctx context.Context) (map[[2]string]int64, error) {
 	var rows []struct {
 		Kind, Status string
 		N            int64
 	}
-	if err := s.r.WithContext(ctx).Raw(`SELECT kind, status, COUNT(*) AS n FROM jobs GROUP BY kind, status`).Scan(&rows).Error; err != nil {
+	cond, args := s.botCond(`bot_id`)
+	if err := s.r.WithContext(ctx).Raw(`SELECT kind, status, COUNT(*) AS n FROM jobs WHERE 1 = 1`+cond+` GROUP BY kind, status`,
+		args...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("counting jobs: %w", err)
 	}
 	out := make(map[[2]string]int64, len(rows))
@@ -84,14 +87,17 @@ func (s *JobQueue) JobCounts(ctx context.Context) (map[[2]string]int64, error) {
 	return out, nil
 }
 
-// QueueDepth reads the work waiting or under way: runs queued and running,
-// and jobs due by now that no scheduler has taken yet.
+// QueueDepth reads the work of the view's bot waiting or under way: runs
+// queued and running, and jobs due by now that no scheduler has taken yet.
 func (s *JobQueue) QueueDepth(ctx context.Context, now time.Time) (map[string]int64, error) {
 	var queued, running, due int64
+	cond, bot := s.botCond(`bot_id`)
+	var args []any
+	args = append(append(append(append(args, bot...), bot...), s.q.t(now)), bot...)
 	err := s.r.WithContext(ctx).Raw(`SELECT
-			(SELECT COUNT(*) FROM runs WHERE status = 'queued'),
-			(SELECT COUNT(*) FROM runs WHERE status = 'running'),
-			(SELECT COUNT(*) FROM jobs WHERE status = 'pending' AND due_at <= ?)`, s.q.t(now)).Row().Scan(&queued, &running, &due)
+			(SELECT COUNT(*) FROM runs WHERE status = 'queued'`+cond+`),
+			(SELECT COUNT(*) FROM runs WHERE status = 'running'`+cond+`),
+			(SELECT COUNT(*) FROM jobs WHERE status = 'pending' AND due_at <= ?`+cond+`)`, args...).Row().Scan(&queued, &running, &due)
 	if err != nil {
 		return nil, fmt.Errorf("reading the queues: %w", err)
 	}

@@ -115,8 +115,10 @@ func (s *Limits) LimitUsage(ctx context.Context, q core.LimitQuery) (core.LimitU
 	where := `c.id = ?`
 	args = append(args, q.ConversationID)
 	if q.ConversationID == 0 {
-		where = `c.platform = ? AND c.channel_thread_id = ?`
-		args = append(args[:len(args)-1], string(q.Platform), q.ChannelThreadID)
+		// The thread's conversation with the view's bot.
+		cond, botArgs := s.botCond(`c.bot_id`)
+		where = `c.platform = ? AND c.channel_thread_id = ?` + cond
+		args = append(append(args[:len(args)-1], string(q.Platform), q.ChannelThreadID), botArgs...)
 	}
 	var u core.LimitUsage
 	err := row(s.r.WithContext(ctx), `SELECT `+strings.Join(cols, ", ")+` FROM conversations c WHERE `+where, args...).
@@ -149,7 +151,8 @@ func (s *Limits) TokenSpends(ctx context.Context, conversationID int64, since ti
 // limitNames are the limits LimitedMessages counts, in its columns' order.
 var limitNames = []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, core.LimitTokensPerDay}
 
-// LimitedMessages counts the messages limits held since since, per limit,
+// LimitedMessages counts the messages limits held since since (in the
+// view's bot's conversations), per limit,
 // and lists the top users with the most of them (most first, then the
 // most recent). It reads the held messages only, from the partial index
 // messages_limited.
@@ -163,12 +166,14 @@ func (s *Limits) LimitedMessages(ctx context.Context, since time.Time, top int) 
 		FROM (SELECT conversation_id, COUNT(*) AS n, MAX(created_at) AS last,
 				` + per[0] + ` AS l0, ` + per[1] + ` AS l1, ` + per[2] + ` AS l2
 			FROM messages WHERE ` + heldMessage + ` AND created_at >= ? GROUP BY conversation_id) m
-		JOIN conversations c ON c.id = m.conversation_id`
+		JOIN conversations c ON c.id = m.conversation_id WHERE 1 = 1`
+	cond, botArgs := s.botCond(`c.bot_id`)
+	q += cond
 	type row struct {
 		u      core.LimitedUser
 		counts [3]int64
 	}
-	rows, err := queryAll(s.r.WithContext(ctx), q, []any{s.q.t(since)}, func(r *row) []any {
+	rows, err := queryAll(s.r.WithContext(ctx), q, append([]any{s.q.t(since)}, botArgs...), func(r *row) []any {
 		return []any{&r.u.ConversationID, strCol[core.Platform]{&r.u.Platform}, &r.u.ChannelUserID, &r.u.DisplayName,
 			&r.u.Held, timeCol{&r.u.Last}, &r.counts[0], &r.counts[1], &r.counts[2]}
 	})

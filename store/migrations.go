@@ -479,6 +479,35 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		version: 18,
+		name:    "several bots",
+		statements: []string{
+			// The bot a conversation belongs to (core.Conversation.BotID):
+			// the rows of a database from before belong to the one bot
+			// of a config without bots:. Everything else hangs off its
+			// conversation.
+			`ALTER TABLE conversations ADD COLUMN bot_id TEXT NOT NULL DEFAULT 'default'`,
+			// One conversation per bot, platform and thread: the same
+			// person writing to two bots is two conversations.
+			`DROP INDEX conversations_thread`,
+			`CREATE UNIQUE INDEX conversations_thread ON conversations (bot_id, platform, channel_thread_id)`,
+			// A bot's conversations by id (Conversations).
+			`CREATE INDEX conversations_bot ON conversations (bot_id, id)`,
+			// Runs and jobs carry their conversation's bot (set from it
+			// when inserted), so that each bot's claims and next-due
+			// reads walk an index of that bot's rows only: walking every
+			// bot's due runs to find one bot's would make a busy bot's
+			// backlog the cost of every other bot's claim.
+			`ALTER TABLE runs ADD COLUMN bot_id TEXT NOT NULL DEFAULT 'default'`,
+			`CREATE INDEX runs_bot_queued_due ON runs (bot_id, run_after, id) WHERE status = 'queued'`,
+			`ALTER TABLE jobs ADD COLUMN bot_id TEXT NOT NULL DEFAULT 'default'`,
+			`CREATE INDEX jobs_bot_status_due ON jobs (bot_id, status, due_at, id)`,
+			// An API caller's Idempotency-Key is unique within its bot.
+			`DROP INDEX jobs_idempotency_key`,
+			`CREATE UNIQUE INDEX jobs_idempotency_key ON jobs (bot_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -59,8 +59,8 @@ func (s *Console) Activity(ctx context.Context, since, now time.Time, bucket tim
 	secs, base := int64(bucket/time.Second), start.Unix()
 	from, to := s.q.t(start), s.q.t(now)
 	db := s.r.WithContext(ctx)
-	add := func(what, q string, set func(b *core.ActivityBucket, x, y int64)) error {
-		rows, err := db.Raw(q, base, secs, from, to).Rows()
+	add := func(what, q string, set func(b *core.ActivityBucket, x, y int64), scope ...any) error {
+		rows, err := db.Raw(q, append([]any{base, secs, from, to}, scope...)...).Rows()
 		if err != nil {
 			return fmt.Errorf("counting %s: %w", what, err)
 		}
@@ -81,19 +81,22 @@ func (s *Console) Activity(ctx context.Context, since, now time.Time, bucket tim
 	}
 	// messages_created holds both columns the count of a user message
 	// needs; only the bot's messages are looked up, for the silence mark.
+	// A bot's view looks up each message's conversation for its bot.
+	mcond, margs := s.convBotCond(`messages`)
 	err := add("messages", `SELECT b, SUM(CASE WHEN role = 'user' THEN 1 ELSE 0 END),
 			SUM(CASE WHEN role = 'assistant' AND NOT (`+silentMessage+`) THEN 1 ELSE 0 END)
 		FROM (SELECT `+s.bucketOf("created_at")+` AS b, role, metadata FROM messages
-			WHERE created_at >= ? AND created_at <= ? AND role IN ('user', 'assistant')) m
-		GROUP BY b`, func(b *core.ActivityBucket, in, out int64) { b.Inbound, b.Outbound = in, out })
+			WHERE created_at >= ? AND created_at <= ? AND role IN ('user', 'assistant')`+mcond+`) m
+		GROUP BY b`, func(b *core.ActivityBucket, in, out int64) { b.Inbound, b.Outbound = in, out }, margs...)
 	if err != nil {
 		return nil, err
 	}
 	// runs_finished holds everything this reads.
+	rcond, rargs := s.botCond(`bot_id`)
 	err = add("turns", `SELECT b, COUNT(*), SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END)
 		FROM (SELECT `+s.bucketOf("finished_at")+` AS b, status FROM runs
-			WHERE finished_at >= ? AND finished_at <= ? AND status <> 'skipped') r
-		GROUP BY b`, func(b *core.ActivityBucket, turns, failed int64) { b.Turns, b.Failed = turns, failed })
+			WHERE finished_at >= ? AND finished_at <= ? AND status <> 'skipped'`+rcond+`) r
+		GROUP BY b`, func(b *core.ActivityBucket, turns, failed int64) { b.Turns, b.Failed = turns, failed }, rargs...)
 	if err != nil {
 		return nil, err
 	}
@@ -123,9 +126,12 @@ func (s *Console) RecentFailures(ctx context.Context, since time.Time, limit int
 	db := s.r.WithContext(ctx)
 	at := s.q.t(since)
 	var out []core.Failure
+	cond, botArgs := s.botCond(`bot_id`)
+	mcond, mArgs := s.convBotCond(`messages`)
+	args := func(scope []any) []any { return append(append([]any{at}, scope...), limit) }
 	// Each kind is read newest first up to limit, then merged.
 	turns, err := queryAll(db, `SELECT id, conversation_id, finished_at, error FROM runs
-		WHERE status = 'failed' AND finished_at >= ? ORDER BY finished_at DESC, id DESC LIMIT ?`, []any{at, limit},
+		WHERE status = 'failed' AND finished_at >= ?`+cond+` ORDER BY finished_at DESC, id DESC LIMIT ?`, args(botArgs),
 		func(f *core.Failure) []any { return []any{&f.RunID, &f.ConversationID, timeCol{&f.At}, &f.Error} })
 	if err != nil {
 		return nil, fmt.Errorf("reading failed turns: %w", err)
@@ -139,7 +145,7 @@ func (s *Console) RecentFailures(ctx context.Context, since time.Time, limit int
 		meta map[string]any
 	}
 	sends, err := queryAll(db, `SELECT conversation_id, COALESCE(run_id, 0), created_at, metadata FROM messages
-		WHERE `+undeliveredMessage+` AND created_at >= ? ORDER BY created_at DESC, id DESC LIMIT ?`, []any{at, limit},
+		WHERE `+undeliveredMessage+` AND created_at >= ?`+mcond+` ORDER BY created_at DESC, id DESC LIMIT ?`, args(mArgs),
 		func(m *send) []any {
 			return []any{&m.f.ConversationID, &m.f.RunID, timeCol{&m.f.At}, metadataCol{&m.meta}}
 		})
@@ -158,7 +164,7 @@ func (s *Console) RecentFailures(ctx context.Context, since time.Time, limit int
 		out = append(out, m.f)
 	}
 	jobs, err := queryAll(db, `SELECT id, conversation_id, updated_at, last_error FROM jobs
-		WHERE status = 'failed' AND updated_at >= ? ORDER BY updated_at DESC, id DESC LIMIT ?`, []any{at, limit},
+		WHERE status = 'failed' AND updated_at >= ?`+cond+` ORDER BY updated_at DESC, id DESC LIMIT ?`, args(botArgs),
 		func(f *core.Failure) []any { return []any{&f.JobID, &f.ConversationID, timeCol{&f.At}, &f.Error} })
 	if err != nil {
 		return nil, fmt.Errorf("reading failed jobs: %w", err)
@@ -204,10 +210,11 @@ func (s *Console) TokensByDay(ctx context.Context, since time.Time, loc *time.Lo
 		model string
 		p, c  int64
 	}
+	cond, botArgs := s.botCond(`bot_id`)
 	slots, err := queryAll(s.r.WithContext(ctx), `SELECT b, model, SUM(prompt_tokens), SUM(completion_tokens)
 		FROM (SELECT `+s.bucketOf("finished_at")+` AS b, model, prompt_tokens, completion_tokens FROM runs
-			WHERE finished_at >= ?) r
-		GROUP BY b, model`, []any{base, tokenSlot, s.q.t(since)},
+			WHERE finished_at >= ?`+cond+`) r
+		GROUP BY b, model`, append([]any{base, tokenSlot, s.q.t(since)}, botArgs...),
 		func(v *slot) []any { return []any{&v.i, &v.model, &v.p, &v.c} })
 	if err != nil {
 		return nil, fmt.Errorf("summing tokens per day: %w", err)
@@ -240,9 +247,14 @@ func (s *Console) TokensByDay(ctx context.Context, since time.Time, loc *time.Lo
 
 // jobFilter is the WHERE clause of f (without Limit, Offset and order),
 // over jobs and, as c, their conversations.
-func jobFilter(q *queries, f core.JobFilter) (string, []any) {
+func (s *dbs) jobFilter(f core.JobFilter) (string, []any) {
+	q := s.q
 	w := []string{"1 = 1"}
 	var args []any
+	if s.bot != "" {
+		w = append(w, "jobs.bot_id = ?")
+		args = append(args, s.bot)
+	}
 	if len(f.Statuses) > 0 {
 		names := make([]string, len(f.Statuses))
 		for i, st := range f.Statuses {
@@ -274,12 +286,13 @@ func jobFilter(q *queries, f core.JobFilter) (string, []any) {
 	return strings.Join(w, " AND "), args
 }
 
-// JobsAcross lists the jobs of every conversation that match f, each with
+// JobsAcross lists the jobs of every conversation of the view's bot
+// (AllBots: of every bot) that match f, each with
 // its conversation's platform, display name and time zone: by due time,
 // soonest first, or with f.Recent by the last change, newest first (ties
 // by id). Limit <= 0 lists them all.
 func (s *Console) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobRow, error) {
-	where, args := jobFilter(s.q, f)
+	where, args := s.jobFilter(f)
 	order := ` ORDER BY due_at, id`
 	if f.Recent {
 		order = ` ORDER BY updated_at DESC, id DESC`
@@ -290,11 +303,11 @@ func (s *Console) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobR
 	}
 	// The conversation's columns are renamed so that jobCols' names
 	// (id, created_at, ...) stay the job's.
-	q := `SELECT ` + jobCols + `, c.platform, c.display_name, c.time_zone FROM jobs
+	q := `SELECT ` + jobCols + `, c.platform, c.display_name, c.time_zone, jobs.bot_id FROM jobs
 		JOIN (SELECT id AS cid, platform, display_name, time_zone FROM conversations) c ON c.cid = jobs.conversation_id
 		WHERE ` + where + order + ` LIMIT ? OFFSET ?`
 	out, err := queryAll(s.r.WithContext(ctx), q, append(args, limit, max(f.Offset, 0)), func(r *core.JobRow) []any {
-		return append(jobDest(&r.Job), strCol[core.Platform]{&r.Platform}, &r.DisplayName, &r.TimeZone)
+		return append(jobDest(&r.Job), strCol[core.Platform]{&r.Platform}, &r.DisplayName, &r.TimeZone, &r.BotID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing jobs: %w", err)
@@ -305,7 +318,7 @@ func (s *Console) JobsAcross(ctx context.Context, f core.JobFilter) ([]core.JobR
 // CountJobs counts the jobs that match f (its Limit, Offset and order
 // aside).
 func (s *Console) CountJobs(ctx context.Context, f core.JobFilter) (int64, error) {
-	where, args := jobFilter(s.q, f)
+	where, args := s.jobFilter(f)
 	q := `SELECT COUNT(*) FROM jobs WHERE ` + where
 	if f.Platform != "" {
 		q = `SELECT COUNT(*) FROM jobs JOIN conversations c ON c.id = jobs.conversation_id WHERE ` + where

@@ -39,6 +39,13 @@ func (d pluginDB) Time(t time.Time) any { return d.s.q.t(t) }
 
 func (d pluginDB) ScanTime(t *time.Time) any { return timeCol{t} }
 
+// Bot is the id of the bot whose view (ForBot) the handle came from, ""
+// for AllBots: a plugin whose queries find conversations by something
+// other than their id (the memory plugin's ClaimWork) limits them to it
+// with conversations.bot_id. Not in core.Database: a plugin asks for it
+// with interface{ Bot() string }.
+func (d pluginDB) Bot() string { return d.s.bot }
+
 // migratePlugins runs the plugins' migrations the database lacks, after
 // the store's own (their tables refer to the store's). Each is recorded in
 // plugin_migrations under its plugin's name, so plugins and the store

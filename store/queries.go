@@ -10,13 +10,12 @@ import (
 // '?' placeholders, which gorm rewrites to $n for PostgreSQL.
 type queries struct {
 	sqlite bool
-	// claimRun and claimable pick from every conversation; the Scoped
-	// variants only from conversations on the platforms bound to '?'.
-	claimRun, claimRunScoped   string
-	claimMany, claimManyScoped string
-	claimable, claimableScoped string
-	nextRun, nextRunScoped     string
-	reapStale                  string
+	// claimRun, claimMany, claimable and nextRun are indexed by scope:
+	// they pick from every conversation, or only from one bot's
+	// (scopeBot: r.bot_id bound to '?'), or only from conversations on
+	// the platforms bound to '?' (scopePlatforms), or both.
+	claimRun, claimMany, claimable, nextRun [4]string
+	reapStale                               string
 	// messagesAfter reads a conversation's newest messages after a seq.
 	messagesAfter string
 	// unanswered is true when the conversation bound to its two '?' has a
@@ -89,16 +88,25 @@ func (q *queries) runClaims() {
 		return p
 	}
 	// A process serving only some platforms (parley chat serves the
-	// console) must not claim runs it cannot deliver.
-	const scope = `
+	// console) must not claim runs it cannot deliver; a bot's view claims
+	// only its bot's runs, walking runs_bot_queued_due.
+	scopes := func(i int) string {
+		sc := ""
+		if i&scopeBot != 0 {
+			sc += `
+		  AND r.bot_id = ?`
+		}
+		if i&scopePlatforms != 0 {
+			sc += `
 		  AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
+		}
+		return sc
+	}
 	claim := func(scope string) string {
 		return `UPDATE runs SET status = 'running', owner = ?, started_at = ?, heartbeat_at = ?, updated_at = ?
 		WHERE status = 'queued' AND id = (` + pick(scope) + `)
 		RETURNING ` + runCols
 	}
-	q.claimable, q.claimableScoped = strings.TrimSuffix(pick(""), ` FOR UPDATE SKIP LOCKED`), strings.TrimSuffix(pick(scope), ` FOR UPDATE SKIP LOCKED`)
-	q.claimRun, q.claimRunScoped = claim(""), claim(scope)
 	// Up to '?' runs in one statement: on PostgreSQL each claim of a
 	// one-at-a-time loop walks the index entries of the runs claimed
 	// before it (dead until vacuumed), so a batch of 64 cost 64 walks.
@@ -111,7 +119,6 @@ func (q *queries) runClaims() {
 		WHERE status = 'queued' AND id IN (SELECT id FROM picked)
 		RETURNING ` + runCols
 	}
-	q.claimMany, q.claimManyScoped = many(""), many(scope)
 	// The earliest run a claim could take once due, due or not.
 	next := func(scope string) string {
 		return `SELECT r.run_after FROM runs r
@@ -119,7 +126,32 @@ func (q *queries) runClaims() {
 		  AND NOT EXISTS (SELECT 1 FROM runs x WHERE x.conversation_id = r.conversation_id AND x.status = 'running')
 		ORDER BY r.run_after, r.id LIMIT 1`
 	}
-	q.nextRun, q.nextRunScoped = next(""), next(scope)
+	for i := range 4 {
+		sc := scopes(i)
+		q.claimable[i] = strings.TrimSuffix(pick(sc), ` FOR UPDATE SKIP LOCKED`)
+		q.claimRun[i], q.claimMany[i], q.nextRun[i] = claim(sc), many(sc), next(sc)
+	}
+}
+
+// The bits of a claim's scope (see queries.claimRun).
+const (
+	scopeBot = 1 << iota
+	scopePlatforms
+)
+
+// runScope is the index of a claim statement scoped to bot (none: "")
+// and platforms (none: nil), and the arguments its scope binds.
+func runScope(bot string, platforms []string) (int, []any) {
+	i, args := 0, []any(nil)
+	if bot != "" {
+		i |= scopeBot
+		args = append(args, bot)
+	}
+	if len(platforms) > 0 {
+		i |= scopePlatforms
+		args = append(args, platforms)
+	}
+	return i, args
 }
 
 // t binds a time: UTC, truncated to microseconds (what PostgreSQL keeps), as
@@ -152,34 +184,26 @@ func nid(id *int64) any {
 func utc(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 // claim returns the claim statement and its arguments for owner at t,
-// limited to platforms when any are given.
-func (q *queries) claim(owner string, t any, platforms []string) (string, []any) {
-	if len(platforms) == 0 {
-		return q.claimRun, []any{owner, t, t, t, t}
-	}
-	return q.claimRunScoped, []any{owner, t, t, t, t, platforms}
+// limited to bot's runs and to platforms when given.
+func (q *queries) claim(owner string, t any, bot string, platforms []string) (string, []any) {
+	i, scope := runScope(bot, platforms)
+	return q.claimRun[i], append([]any{owner, t, t, t, t}, scope...)
 }
 
 // probe returns the read-only "is anything claimable" query and arguments.
-func (q *queries) probe(t any, platforms []string) (string, []any) {
-	if len(platforms) == 0 {
-		return q.claimable, []any{t}
-	}
-	return q.claimableScoped, []any{t, platforms}
+func (q *queries) probe(t any, bot string, platforms []string) (string, []any) {
+	i, scope := runScope(bot, platforms)
+	return q.claimable[i], append([]any{t}, scope...)
 }
 
 // next returns the "earliest claimable run time" query and arguments.
-func (q *queries) next(platforms []string) (string, []any) {
-	if len(platforms) == 0 {
-		return q.nextRun, nil
-	}
-	return q.nextRunScoped, []any{platforms}
+func (q *queries) next(bot string, platforms []string) (string, []any) {
+	i, scope := runScope(bot, platforms)
+	return q.nextRun[i], scope
 }
 
 // claimN returns the statement claiming up to n runs and its arguments.
-func (q *queries) claimN(owner string, t any, n int, platforms []string) (string, []any) {
-	if len(platforms) == 0 {
-		return q.claimMany, []any{t, n, owner, t, t, t}
-	}
-	return q.claimManyScoped, []any{t, platforms, n, owner, t, t, t}
+func (q *queries) claimN(owner string, t any, n int, bot string, platforms []string) (string, []any) {
+	i, scope := runScope(bot, platforms)
+	return q.claimMany[i], append(append([]any{t}, scope...), n, owner, t, t, t)
 }

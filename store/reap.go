@@ -25,7 +25,8 @@ const maxDeadTurns = 3
 // (core.Store.PendingDeliveries).
 // now is the caller's time (a run queued again is due then). It
 // returns how many runs were failed and how many of them were queued
-// again.
+// again. Heartbeats are a process's, not a bot's: every view reaps every
+// bot's stale runs, so a bot removed from the config leaves none running.
 func (s *RunQueue) ReapStaleRuns(ctx context.Context, now, before time.Time) (reaped, retried int, err error) {
 	at := s.q.t(now)
 	reaped, retried, err = s.reap(ctx, now, s.q.reapStale, at, at, s.q.t(before))
@@ -93,11 +94,11 @@ func (s *RunQueue) reap(ctx context.Context, now time.Time, failQuery string, ar
 			// its conversation sends it again before anything else
 			// (core/delivery.go), and says nothing more if nobody wrote
 			// since.
-			res := tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
-				SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
+			res := tx.Exec(`INSERT INTO runs (conversation_id, bot_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
+				SELECT ?, `+botOf+`, 'user_turn', 'queued', ?, ?, ?, ?
 				WHERE EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = ? AND m.run_id = ? AND m.delivery = 'sending')
 				ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
-				r.conv, r.trigger, at, at, at, r.conv, r.id)
+				r.conv, r.conv, r.trigger, at, at, at, r.conv, r.id)
 			if res.Error != nil {
 				return fmt.Errorf("queuing run %d's unsent reply: %w", r.id, res.Error)
 			}
@@ -139,13 +140,13 @@ func (s *RunQueue) requeue(tx *gorm.DB, id, conv int64, kind string, trigger *in
 	}
 	// A turn that took its process down maxDeadTurns times (a message
 	// that crashes it) is not tried again.
-	res := tx.Exec(`INSERT INTO runs (conversation_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
-		SELECT ?, 'user_turn', 'queued', ?, ?, ?, ?
+	res := tx.Exec(`INSERT INTO runs (conversation_id, bot_id, kind, status, trigger_message_id, run_after, created_at, updated_at)
+		SELECT ?, `+botOf+`, 'user_turn', 'queued', ?, ?, ?, ?
 		WHERE (SELECT count(*) FROM runs p WHERE p.conversation_id = ? AND p.trigger_message_id = ?
 		                    AND p.status = 'failed' AND p.error LIKE 'stale:%') < ?
 		  AND `+s.q.unanswered+`
 		ON CONFLICT (conversation_id) WHERE status = 'queued' DO NOTHING`,
-		conv, *trigger, at, at, at, conv, *trigger, maxDeadTurns, conv, conv)
+		conv, conv, *trigger, at, at, at, conv, *trigger, maxDeadTurns, conv, conv)
 	if res.Error != nil {
 		return 0, fmt.Errorf("queuing run %d's turn again: %w", id, res.Error)
 	}

@@ -16,13 +16,17 @@ import (
 // ensuring the conversation, the idempotent job, and paging messages.
 type Routing struct{ *dbs }
 
-// EnsureConversation finds the conversation at ref's platform address or
-// creates it, with no message: a message routed by the API to a user the
-// bot has not talked with yet. A known conversation gets a changed user id
-// or display name; its time zone is set only on create.
+// EnsureConversation finds the view's bot's conversation at ref's
+// platform address or creates it, with no message: a message routed by
+// the API to a user the bot has not talked with yet. A known conversation
+// gets a changed user id or display name; its time zone is set only on
+// create.
 func (s *Routing) EnsureConversation(ctx context.Context, ref core.InboundRecord) (core.Conversation, error) {
 	if ref.Platform == "" || ref.ChannelThreadID == "" {
 		return core.Conversation{}, errors.New("ensuring a conversation: platform and channel thread id are required")
+	}
+	if s.bot == "" {
+		return core.Conversation{}, fmt.Errorf("ensuring a conversation: %w", errNoBot)
 	}
 	now := ref.Now
 	if now.IsZero() {
@@ -32,12 +36,12 @@ func (s *Routing) EnsureConversation(ctx context.Context, ref core.InboundRecord
 	var conv core.Conversation
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		return tx.Raw(`INSERT INTO conversations
-				(platform, channel_thread_id, channel_user_id, display_name, time_zone, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (platform, channel_thread_id) DO UPDATE SET
+				(bot_id, platform, channel_thread_id, channel_user_id, display_name, time_zone, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (bot_id, platform, channel_thread_id) DO UPDATE SET
 				channel_user_id = CASE WHEN excluded.channel_user_id <> '' THEN excluded.channel_user_id ELSE conversations.channel_user_id END,
 				display_name = CASE WHEN excluded.display_name <> '' THEN excluded.display_name ELSE conversations.display_name END
-			RETURNING `+conversationCols, string(ref.Platform), ref.ChannelThreadID, ref.ChannelUserID, ref.DisplayName,
+			RETURNING `+conversationCols, s.bot, string(ref.Platform), ref.ChannelThreadID, ref.ChannelUserID, ref.DisplayName,
 			ref.TimeZone, t, t).Row().Scan(conversationDest(&conv)...)
 	})
 	if err != nil {
@@ -46,12 +50,14 @@ func (s *Routing) EnsureConversation(ctx context.Context, ref core.InboundRecord
 	return conv, nil
 }
 
-// JobByIdempotencyKey returns the job created with key at or after since
-// (core.ErrNotFound when there is none).
+// JobByIdempotencyKey returns the view's bot's job created with key at
+// or after since (core.ErrNotFound when there is none; on AllBots, any
+// bot's, the first by id).
 func (s *Routing) JobByIdempotencyKey(ctx context.Context, key string, since time.Time) (core.Job, error) {
 	var j core.Job
-	err := s.r.WithContext(ctx).Raw(`SELECT `+jobCols+` FROM jobs WHERE idempotency_key = ? AND created_at >= ?`, key, s.q.t(since)).
-		Row().Scan(jobDest(&j)...)
+	cond, args := s.botCond(`bot_id`)
+	err := readRow(ctx, s.r, `SELECT `+jobCols+` FROM jobs WHERE idempotency_key = ? AND created_at >= ?`+cond+` ORDER BY id LIMIT 1`,
+		append([]any{key, s.q.t(since)}, args...)...).Scan(jobDest(&j)...)
 	if err != nil {
 		return core.Job{}, notFound("job by idempotency key", err)
 	}
@@ -97,7 +103,9 @@ func (s *Routing) routeMessage(ctx context.Context, j *core.Job, max int, since 
 		t := s.q.t(job.CreatedAt)
 		if job.IdempotencyKey != "" {
 			var prev core.Job
-			err := tx.Raw(`SELECT `+jobCols+` FROM jobs WHERE idempotency_key = ?`, job.IdempotencyKey).Row().Scan(jobDest(&prev)...)
+			// Keys are the bot's: another bot's caller may use the same.
+			err := tx.Raw(`SELECT `+jobCols+` FROM jobs WHERE bot_id = `+botOf+` AND idempotency_key = ?`,
+				job.ConversationID, job.IdempotencyKey).Row().Scan(jobDest(&prev)...)
 			switch {
 			case err == nil && !prev.CreatedAt.Before(since):
 				job = prev
@@ -113,9 +121,9 @@ func (s *Routing) routeMessage(ctx context.Context, j *core.Job, max int, since 
 		if err := checkPending(tx, job.ConversationID, max); err != nil {
 			return err
 		}
-		err := tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, format, image_url, idempotency_key,
+		err := tx.Raw(`INSERT INTO jobs (conversation_id, bot_id, kind, status, text, name, due_at, origin, format, image_url, idempotency_key,
 				created_at, updated_at)
-			VALUES (?, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.Text, job.Name,
+			VALUES (?, `+botOf+`, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.ConversationID, job.Text, job.Name,
 			s.q.t(job.DueAt), job.Origin, string(job.Format), job.ImageURL, nullString(job.IdempotencyKey), t, t).Row().Scan(&job.ID)
 		if isUniqueViolation(err) {
 			return errKeyTaken

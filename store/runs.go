@@ -19,8 +19,9 @@ import (
 // (reap.go), and reading them. It is core.RunStore.
 type RunQueue struct{ *dbs }
 
-// ClaimRun marks the oldest due queued run whose conversation has no running
-// run as running for owner, in one statement, and returns it; (nil, nil)
+// ClaimRun marks the oldest due queued run (of the view's bot) whose
+// conversation has no running run as running for owner, in one
+// statement, and returns it; (nil, nil)
 // when none is due. If a concurrent claimer took a run of the same
 // conversation first (the runs_one_running index refuses the second), that
 // too is "nothing claimed".
@@ -51,7 +52,7 @@ func (s *RunQueue) anyDue(ctx context.Context, t any, platforms []string) (bool,
 		return true, nil
 	}
 	var id int64
-	q, args := s.q.probe(t, platforms)
+	q, args := s.q.probe(t, s.bot, platforms)
 	err := readRow(ctx, s.r, q, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
@@ -115,7 +116,7 @@ var errLostClaim = errors.New("a concurrent claimer took a run of the same conve
 // errLostClaim, for the caller to roll back and claim none: tx holds
 // nothing else, so it needs no savepoint (a round trip on PostgreSQL).
 func (s *RunQueue) claimMany(tx *gorm.DB, owner string, t any, limit int, platforms []string) ([]*core.Run, error) {
-	q, args := s.q.claimN(owner, t, limit, platforms)
+	q, args := s.q.claimN(owner, t, limit, s.bot, platforms)
 	rows, err := query(tx, q, args...)
 	if err != nil {
 		return claimFailed(err)
@@ -157,7 +158,7 @@ func claimFailed(err error) ([]*core.Run, error) {
 // runs_queued_due in order and stops at the first such run.
 func (s *RunQueue) NextRunAfter(ctx context.Context, platforms ...core.Platform) (*time.Time, error) {
 	var next *time.Time
-	q, args := s.q.next(platformNames(platforms))
+	q, args := s.q.next(s.bot, platformNames(platforms))
 	err := readRow(ctx, s.r, q, args...).Scan(nullTimeCol{&next})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -235,7 +236,7 @@ func (s *RunQueue) claimOnce(tx *gorm.DB, owner string, t any, platforms []strin
 		}
 	}
 	run := new(core.Run)
-	q, args := s.q.claim(owner, t, platforms)
+	q, args := s.q.claim(owner, t, s.bot, platforms)
 	err := row(tx, q, args...).Scan(runDest(run)...)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -310,17 +311,25 @@ func (s *RunQueue) Runs(ctx context.Context, conversationID int64) ([]core.Run, 
 	return out, nil
 }
 
-// HasPendingRuns reports whether any run is queued or running, on the given
+// HasPendingRuns reports whether any run of the view's bot is queued or
+// running, on the given
 // platforms' conversations when any are given (parley chat waits for its
 // last answer before it exits).
 func (s *RunQueue) HasPendingRuns(ctx context.Context, platforms ...core.Platform) (bool, error) {
-	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status IN ('queued', 'running')`
-	var args []any
-	if ps := platformNames(platforms); len(ps) > 0 {
-		q += ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
-		args = append(args, ps)
+	_, scope := runScope(s.bot, platformNames(platforms))
+	sc := ""
+	if s.bot != "" {
+		sc += ` AND r.bot_id = ?`
 	}
-	q += `)`
+	if len(platforms) > 0 {
+		sc += ` AND EXISTS (SELECT 1 FROM conversations c WHERE c.id = r.conversation_id AND c.platform IN ?)`
+	}
+	// One probe per status, so that each walks its partial index
+	// (runs_bot_queued_due or runs_queued_due, runs_one_running) and not
+	// the whole table when nothing is pending.
+	q := `SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status = 'queued'` + sc + `)
+		OR EXISTS (SELECT 1 FROM runs r WHERE r.status = 'running'` + sc + `)`
+	args := append(append([]any(nil), scope...), scope...)
 	var pending bool
 	if err := row(s.r.WithContext(ctx), q, args...).Scan(&pending); err != nil {
 		return false, fmt.Errorf("checking for pending runs: %w", err)

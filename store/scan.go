@@ -254,11 +254,11 @@ func encodeRecord(r core.RunRecord) (string, error) {
 }
 
 const conversationCols = `id, platform, channel_thread_id, channel_user_id, display_name, time_zone, last_seq,
-	current_record_id, last_message_at, created_at, updated_at`
+	current_record_id, last_message_at, created_at, updated_at, bot_id`
 
 func conversationDest(c *core.Conversation) []any {
 	return []any{&c.ID, strCol[core.Platform]{&c.Platform}, &c.ChannelThreadID, &c.ChannelUserID, &c.DisplayName, &c.TimeZone,
-		&c.LastSeq, nullIDCol{&c.CurrentRecordID}, nullTimeCol{&c.LastMessageAt}, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}}
+		&c.LastSeq, nullIDCol{&c.CurrentRecordID}, nullTimeCol{&c.LastMessageAt}, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt}, &c.BotID}
 }
 
 const messageCols = `id, conversation_id, seq, role, content, source, platform_message_id, session_record_id, run_id, metadata, delivery, created_at`

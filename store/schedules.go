@@ -42,9 +42,9 @@ func (s *Schedules) ScheduleMessage(ctx context.Context, j *core.Job, replace bo
 		if err := checkPending(tx, job.ConversationID, max); err != nil {
 			return err
 		}
-		return tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, origin, created_by_tool_call_id,
+		return tx.Raw(`INSERT INTO jobs (conversation_id, bot_id, kind, status, text, name, due_at, origin, created_by_tool_call_id,
 			format, created_at, updated_at)
-			VALUES (?, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.Text, job.Name,
+			VALUES (?, `+botOf+`, 'message', 'pending', ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, job.ConversationID, job.ConversationID, job.Text, job.Name,
 			s.q.t(job.DueAt), job.Origin, job.CreatedByToolCallID, string(job.Format), t, t).Row().Scan(&job.ID)
 	})
 	if err != nil {
@@ -114,10 +114,16 @@ func (s *Schedules) ConversationJobs(ctx context.Context, conversationID int64, 
 }
 
 // Jobs lists jobs by id, newest first, at most limit: of one conversation
-// when conversationID is not 0, with one status when status is not "".
+// when conversationID is not 0 (else of the view's bot's), with one
+// status when status is not "".
 func (s *Schedules) Jobs(ctx context.Context, conversationID int64, status core.JobStatus, limit int) ([]core.Job, error) {
 	q := `SELECT ` + jobCols + ` FROM jobs WHERE 1 = 1`
 	var args []any
+	if conversationID == 0 {
+		cond, bot := s.botCond(`bot_id`)
+		q += cond
+		args = bot
+	}
 	if conversationID != 0 {
 		q += ` AND conversation_id = ?`
 		args = append(args, conversationID)
@@ -179,10 +185,10 @@ func (s *Schedules) CreateRecurringJob(ctx context.Context, j *core.Job, max int
 			return core.ErrTooManyRecurring
 		}
 		t := s.q.t(job.CreatedAt)
-		return tx.Raw(`INSERT INTO jobs (conversation_id, kind, status, text, name, due_at, next_run_at, recurrence, catch_up,
+		return tx.Raw(`INSERT INTO jobs (conversation_id, bot_id, kind, status, text, name, due_at, next_run_at, recurrence, catch_up,
 				origin, created_by_tool_call_id, created_at, updated_at)
-			VALUES (?, 'agent_turn', 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			job.ConversationID, job.Text, job.Name, s.q.t(job.DueAt), s.q.t(next), job.Recurrence, string(job.CatchUp),
+			VALUES (?, `+botOf+`, 'agent_turn', 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			job.ConversationID, job.ConversationID, job.Text, job.Name, s.q.t(job.DueAt), s.q.t(next), job.Recurrence, string(job.CatchUp),
 			job.Origin, job.CreatedByToolCallID, t, t).Row().Scan(&job.ID)
 	})
 	if errors.Is(err, core.ErrTooManyRecurring) {

@@ -302,7 +302,7 @@ func backfillSearch(s *dbs, tx *gorm.DB) error {
 	}
 }
 
-// SearchConversations finds the conversations whose display name or
+// SearchConversations finds the view's bot's conversations whose display name or
 // channel user id holds q (ignoring case: on SQLite, of ASCII letters
 // only), or with a message holding every word of q (as SearchMessages
 // finds them: words as prefixes; a failure or busy notice is not
@@ -355,8 +355,9 @@ func (s *Search) SearchConversations(ctx context.Context, q string, limit, offse
 		where += ` OR c.id IN (SELECT conversation_id FROM messages WHERE search @@ to_tsquery('simple', ?))`
 		args = append(args, strings.Join(parts, " & "))
 	}
-	sqlq := `SELECT ` + conversationCols + ` FROM conversations c WHERE ` + where + byActivity + ` LIMIT ? OFFSET ?`
-	out, err := queryAll(db, sqlq, append(args, limit, max(offset, 0)), conversationDest)
+	cond, botArgs := s.botCond(`c.bot_id`)
+	sqlq := `SELECT ` + conversationCols + ` FROM conversations c WHERE (` + where + `)` + cond + byActivity + ` LIMIT ? OFFSET ?`
+	out, err := queryAll(db, sqlq, append(append(args, botArgs...), limit, max(offset, 0)), conversationDest)
 	if err != nil {
 		return nil, fmt.Errorf("searching conversations: %w", err)
 	}

@@ -167,7 +167,8 @@ func (s *Sessions) RecordMessages(ctx context.Context, conversationID, recordID 
 	return r, msgs, nil
 }
 
-// ClaimEndedRecords takes up to limit records that are over and have no
+// ClaimEndedRecords takes up to limit records (of the view's bot's
+// conversations) that are over and have no
 // summary yet: ended ones, and current ones whose conversation has been
 // quiet for longer than gap at now (their end is found by the clock, not
 // only by the next message). A claimed record gets summarized_at now and
@@ -177,17 +178,19 @@ func (s *Sessions) ClaimEndedRecords(ctx context.Context, now time.Time, gap tim
 	var out []core.SessionRecord
 	t := s.q.t(now)
 	quietSince := s.q.t(now.Add(-gap))
+	cond, botArgs := s.botCond(`c.bot_id`)
+	args := append(append([]any{t, t, quietSince}, botArgs...), limit)
 	err := s.write(ctx, func(tx *gorm.DB) error {
 		var err error
 		pick := `SELECT r.id FROM session_records r JOIN conversations c ON c.id = r.conversation_id
-			WHERE r.summarized_at IS NULL AND (r.ended_at IS NOT NULL OR c.current_record_id <> r.id OR c.last_message_at < ?)
+			WHERE r.summarized_at IS NULL AND (r.ended_at IS NOT NULL OR c.current_record_id <> r.id OR c.last_message_at < ?)` + cond + `
 			ORDER BY r.id LIMIT ?`
 		if !s.q.sqlite {
 			pick += ` FOR UPDATE OF r SKIP LOCKED`
 		}
 		out, err = queryAll(tx, `UPDATE session_records SET summarized_at = ?, updated_at = ?,
 				ended_at = COALESCE(ended_at, (SELECT c.last_message_at FROM conversations c WHERE c.id = session_records.conversation_id))
-			WHERE id IN (`+pick+`) RETURNING `+sessionRecordCols, []any{t, t, quietSince, limit}, sessionRecordDest)
+			WHERE id IN (`+pick+`) RETURNING `+sessionRecordCols, args, sessionRecordDest)
 		return err
 	})
 	if err != nil {

@@ -77,10 +77,21 @@ type Store struct {
 	Schema
 }
 
-// dbs is the database handles and settings every role type shares, and
-// the writing steps that more than one of them takes (write, insertMessage,
-// startRecord, settleJob...).
+// dbs is one bot's view of the database: the handles and settings every
+// view shares, and the bot whose conversations its queries find. The
+// role types share it, with the writing steps that more than one of them
+// takes (write, insertMessage, startRecord, settleJob...).
 type dbs struct {
+	*shared
+	// bot is the id of the bot whose conversations this view finds,
+	// claims and lists (see ForBot); "" is every bot's (AllBots).
+	bot string
+}
+
+// shared is what every view of one opened database shares: the pools,
+// the SQLite write batcher, the failure tracking and the clock. Views
+// hold it by pointer, so none copies a lock.
+type shared struct {
 	driver string
 	q      *queries
 	// w runs writes and transactions; r runs plain reads. They are the same
@@ -97,7 +108,7 @@ type dbs struct {
 	readOnly    bool
 	// failures is the last write the database could not take, for
 	// /healthz (see classify).
-	failures writeFailures
+	failures *writeFailures
 	disk     *diskfault.Disk
 	// keptFileBytes bounds message_files (Options.KeptFileBytes).
 	keptFileBytes int64
@@ -116,7 +127,8 @@ var (
 	_ core.JobStore = (*JobQueue)(nil)
 )
 
-// Open connects to the database and checks that it answers. It does not
+// Open connects to the database and checks that it answers, and returns
+// the DefaultBot's view of it (ForBot gives another bot's). It does not
 // migrate: call Migrate.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Logger == nil {
@@ -179,7 +191,8 @@ func openSQLite(ctx context.Context, opts Options) (*Store, error) {
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
-	s := newStore(&dbs{driver: DriverSQLite, q: newQueries(DriverSQLite), w: w, r: w, pools: []*sql.DB{wdb}})
+	s := newStore(&dbs{shared: &shared{driver: DriverSQLite, q: newQueries(DriverSQLite), w: w, r: w, pools: []*sql.DB{wdb},
+		failures: new(writeFailures)}, bot: DefaultBot})
 	s.batch = newWriteBatcher(w)
 	if memory {
 		// Every connection to :memory: is a database of its own: one pool
@@ -263,7 +276,8 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 	sqlDB.SetMaxOpenConns(16)
 	sqlDB.SetMaxIdleConns(16)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	return newStore(&dbs{driver: DriverPostgres, q: newQueries(DriverPostgres), w: db, r: db, pools: []*sql.DB{sqlDB}}), nil
+	return newStore(&dbs{shared: &shared{driver: DriverPostgres, q: newQueries(DriverPostgres), w: db, r: db,
+		pools: []*sql.DB{sqlDB}, failures: new(writeFailures)}, bot: DefaultBot}), nil
 }
 
 // Close closes the connection pools.
@@ -290,7 +304,7 @@ func (s *Store) DB() *gorm.DB { return s.w }
 func (s *Store) Driver() string { return s.driver }
 
 // now is the store's clock in UTC.
-func (s *dbs) now() time.Time { return s.clock.Now().UTC() }
+func (s *shared) now() time.Time { return s.clock.Now().UTC() }
 
 // Ping checks that the database answers, for /healthz.
 func (s *Store) Ping(ctx context.Context) error {

@@ -243,13 +243,19 @@ func (s *FactStore) ForgetAllFacts(ctx context.Context, conversationID int64) (i
 // has not read, moving their facts_seq to their last_seq. The
 // conversations are looked for on a reader (a scan of every conversation
 // must not hold SQLite's one writer); a conversation another process
-// claimed meanwhile is not taken, so no two read the same messages.
+// claimed meanwhile is not taken, so no two read the same messages. On a
+// bot's database handle only that bot's conversations are taken: its
+// model reads them, and another bot's users' words must never reach it.
 func (s *FactStore) ClaimWork(ctx context.Context, limit int) ([]FactWork, error) {
 	var rows []struct {
 		ID, FactsSeq, LastSeq int64
 	}
-	if err := s.db.Read(ctx).Raw(`SELECT id, facts_seq, last_seq FROM conversations
-		WHERE last_seq > facts_seq ORDER BY id LIMIT ?`, limit).Scan(&rows).Error; err != nil {
+	q, args := `SELECT id, facts_seq, last_seq FROM conversations WHERE last_seq > facts_seq`, []any{}
+	if b, ok := s.db.(interface{ Bot() string }); ok && b.Bot() != "" {
+		q += ` AND bot_id = ?`
+		args = append(args, b.Bot())
+	}
+	if err := s.db.Read(ctx).Raw(q+` ORDER BY id LIMIT ?`, append(args, limit)...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("looking for fact work: %w", err)
 	}
 	if len(rows) == 0 {

@@ -60,6 +60,24 @@ func TestFactsScopedToConversation(t *testing.T) {
 	})
 }
 
+// A bot's fact engine reads its own bot's conversations only.
+func TestFactWorkScopedToBot(t *testing.T) {
+	t.Parallel()
+	onBothDatabases(t, func(b *factBundle) {
+		ctx, t := b.t.Context(), b.t
+		mine := b.inbound("a", "hi", t0)
+		other, err := b.st.ForBot("other").RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "a",
+			Text: "not for the default bot's model", Now: t0})
+		require.NoError(t, err)
+		work, err := b.facts.ClaimWork(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, []memory.FactWork{{ConversationID: mine.ID, FromSeq: 0, ToSeq: 1}}, work)
+		work, err = memory.NewFactStore(b.st.ForBot("other").Database()).ClaimWork(ctx, 10)
+		require.NoError(t, err)
+		require.Equal(t, []memory.FactWork{{ConversationID: other.Conversation.ID, FromSeq: 0, ToSeq: 1}}, work)
+	})
+}
+
 func TestRememberAndForgetFacts(t *testing.T) {
 	t.Parallel()
 	onBothDatabases(t, func(b *factBundle) {

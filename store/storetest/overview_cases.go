@@ -284,13 +284,13 @@ func testJobsAcross(t *testing.T, open Opener) {
 	rows, err := b.st.JobsAcross(b.ctx, core.JobFilter{Statuses: []core.JobStatus{core.JobPending}, Limit: 1})
 	require.NoError(t, err)
 	require.Len(t, rows, 1)
-	require.Equal(t, core.JobRow{Job: rows[0].Job, Platform: telegram, DisplayName: "Ann", TimeZone: "Europe/Berlin"}, rows[0])
+	require.Equal(t, core.JobRow{Job: rows[0].Job, Platform: telegram, DisplayName: "Ann", TimeZone: "Europe/Berlin", BotID: "default"}, rows[0])
 	j, err := b.st.Job(b.ctx, j3)
 	require.NoError(t, err)
 	require.Equal(t, j, rows[0].Job, "the job as stored")
 	rows, err = b.st.JobsAcross(b.ctx, core.JobFilter{Platform: discord, Limit: 1})
 	require.NoError(t, err)
-	require.Equal(t, core.JobRow{Job: rows[0].Job, Platform: discord, DisplayName: "Bob"}, rows[0])
+	require.Equal(t, core.JobRow{Job: rows[0].Job, Platform: discord, DisplayName: "Bob", BotID: "default"}, rows[0])
 	require.Equal(t, j4, rows[0].ID)
 }
 

@@ -42,6 +42,9 @@ func TableSchema(t testing.TB, st *store.Store, table string) []string {
 		var rows []string
 		require.NoError(t, st.DB().Raw(q, table).Scan(&rows).Error, table)
 		for _, r := range rows {
+			if strings.HasPrefix(r, "table ") {
+				r = sortedDefinitions(r)
+			}
 			// SQLite keeps a statement as written.
 			r = strings.Replace(space.ReplaceAllString(r, " "), "IF NOT EXISTS ", "", 1)
 			r = strings.ReplaceAll(strings.ReplaceAll(r, "( ", "("), " )", ")")
@@ -51,4 +54,36 @@ func TableSchema(t testing.TB, st *store.Store, table string) []string {
 	require.NotEmpty(t, out, fmt.Sprintf("table %s has no columns", table))
 	sort.Strings(out)
 	return out
+}
+
+var sqlComment = regexp.MustCompile(`--[^\n]*`)
+
+// sortedDefinitions is SQLite's CREATE TABLE text with its comments
+// dropped and its column definitions and constraints sorted: a column
+// added by ALTER TABLE is appended to the text, so the order of the
+// migrations that added them would otherwise tell two equal tables apart.
+func sortedDefinitions(create string) string {
+	create = sqlComment.ReplaceAllString(create, "")
+	open, end := strings.Index(create, "("), strings.LastIndex(create, ")")
+	if open < 0 || end < open {
+		return create
+	}
+	var defs []string
+	depth, start := 0, open+1
+	for i := open + 1; i < end; i++ {
+		switch create[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				defs = append(defs, strings.TrimSpace(create[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	defs = append(defs, strings.TrimSpace(create[start:end]))
+	sort.Strings(defs)
+	return create[:open+1] + strings.Join(defs, ", ") + create[end:]
 }
