@@ -16,6 +16,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
 	"github.com/parleybot/parley/internal/metrics"
@@ -94,6 +95,9 @@ type app struct {
 	routes *botRoutes
 	// opts are what the app was built with, for the bots a reload builds.
 	opts appOptions
+	// owner names this process in the runs and jobs its bots claim: one
+	// for all of them (engine.NewOwnerID).
+	owner string
 	// reloading is held by a reload and by stop: one at a time.
 	reloading sync.Mutex
 	// botsMu guards bots for those who read them while a reload may
@@ -127,7 +131,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.clock == nil {
 		opts.clock = core.SystemClock{}
 	}
-	a := &app{cfg: cfg, log: log, opts: opts}
+	a := &app{cfg: cfg, log: log, opts: opts, owner: engine.NewOwnerID()}
 	defer func() {
 		if err != nil {
 			a.close() // release what was built before the failure

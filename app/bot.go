@@ -14,6 +14,7 @@ import (
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/mcp"
 	"github.com/parleybot/parley/spool"
+	"github.com/parleybot/parley/store"
 )
 
 // bot is one bot of the process: its model, plugins, adapters and
@@ -25,6 +26,9 @@ type bot struct {
 	cfg *config.Config
 	log *slog.Logger
 
+	// store is the bot's view of the process's store: its conversations,
+	// runs and jobs only.
+	store       *store.Store
 	model       *llm.Client
 	transcriber core.Transcriber
 	speaker     core.Speaker // nil: replies go as text

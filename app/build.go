@@ -129,7 +129,8 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	a, bt, cfg := b.a, b.bt, b.bt.cfg
 	env := &bt.env
 	// Summaries and facts must not keep a reasoning model's thinking.
-	env.Store, env.Database, env.LLM, env.LightModel = a.store, a.store.Database(), core.WithoutReasoning(bt.model), cfg.LLM.LightModel
+	bt.store = a.store.ForBot(bt.id)
+	env.Store, env.Database, env.LLM, env.LightModel = bt.store, bt.store.Database(), core.WithoutReasoning(bt.model), cfg.LLM.LightModel
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
 	env.JobsChanged = bt.jobWaker.Wake
 	env.NewImageMaker = func(model string) (core.ImageMaker, error) {
@@ -155,15 +156,15 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 
 // buildDispatcher builds the dispatcher on everything built so far.
 func (b *builder) buildDispatcher() error {
-	a, bt, cfg := b.a, b.bt, b.bt.cfg
+	bt, cfg := b.bt, b.bt.cfg
 	var cmds core.CommandHandler // nil: every /word is text for the model
 	if cfg.Commands.Enabled {
-		cmds = commands.New(commands.Config{Store: a.store, Facts: pluginFacts(bt.env.Database), BotName: bt.env.BotName, Location: cfg.Location(),
+		cmds = commands.New(commands.Config{Store: bt.store, Facts: pluginFacts(bt.env.Database), BotName: bt.env.BotName, Location: cfg.Location(),
 			Clock: b.opts.clock, Logger: bt.log.With("component", "commands"), JobsChanged: bt.jobWaker.Wake})
 	}
 	var err error
 	bt.disp, err = engine.New(engine.Config{
-		Store:            a.store,
+		Store:            bt.store,
 		LLM:              bt.model,
 		Plugins:          bt.plugins,
 		Adapters:         bt.adapters,
@@ -194,7 +195,8 @@ func (b *builder) buildDispatcher() error {
 		JobLease:        cfg.Scheduler.JobLease,
 		MaxSendsInDoubt: cfg.Scheduler.MaxSendsInDoubt,
 		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
-		Listener: a.store,
+		Listener: bt.store,
+		Owner:    b.a.owner,
 		// Every process sends the scheduled messages of the platforms it
 		// serves; `parley chat` too, for the terminal's.
 		ScheduledMessages: true,

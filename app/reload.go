@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/parleybot/parley/core/config"
 )
 
@@ -39,7 +41,7 @@ func (a *app) reload(ctx context.Context, next *config.Config) (string, error) {
 	wanted := map[string]bool{}
 	for _, bc := range next.BotConfigs() {
 		wanted[bc.BotID] = true
-		if b, ok := running[bc.BotID]; ok && reflect.DeepEqual(b.cfg, bc) {
+		if b, ok := running[bc.BotID]; ok && sameBot(b.cfg, bc) {
 			keep = append(keep, b)
 			continue
 		}
@@ -162,6 +164,45 @@ func (a *app) stopBot(b *bot) {
 	if err := errors.Join(errs...); err != nil {
 		a.log.Error("stopping a bot for a reload", "bot", b.id, "err", err)
 	}
+}
+
+// sameBot reports whether a bot's config x and y are the same: its
+// adapters' and plugins' sections compared by what they say, not where
+// (a bot above it removed moves its lines and its bots[i] path).
+func sameBot(x, y *config.Config) bool {
+	cx, cy := *x, *y
+	if !sameSections(cx.Adapters, cy.Adapters) || !sameSections(cx.Plugins, cy.Plugins) {
+		return false
+	}
+	cx.Adapters, cy.Adapters, cx.Plugins, cy.Plugins = nil, nil, nil, nil
+	return reflect.DeepEqual(cx, cy)
+}
+
+// sameSections reports whether a and b hold the same sections, by their
+// "enabled" and their YAML.
+func sameSections(a, b map[string]config.Section) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, s := range a {
+		t, ok := b[k]
+		if !ok || s.Enabled != t.Enabled || nodeText(s.Node) != nodeText(t.Node) {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeText is a section's YAML as text, "" for none.
+func nodeText(n *yaml.Node) string {
+	if n == nil {
+		return ""
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return "\x00unreadable" // never equal to a section that reads
+	}
+	return string(b)
 }
 
 // wantedAgain reports whether fresh, the bots a reload built, has one

@@ -24,7 +24,7 @@ func withDefaults(cfg *Config, session core.SessionLimits) error {
 		cfg.Clock = core.SystemClock{}
 	}
 	if cfg.Owner == "" {
-		cfg.Owner = newOwnerID()
+		cfg.Owner = NewOwnerID()
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.UTC

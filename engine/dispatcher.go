@@ -345,7 +345,10 @@ func (d *Dispatcher) SendsInFlight() int { return d.jobs.SendsInFlight() }
 func (d *Dispatcher) signal()   { d.turnWake.Wake() }
 func (d *Dispatcher) wakeJobs() { d.jobWake.Wake() }
 
-func newOwnerID() string {
+// NewOwnerID is a new worker name (host-pid-random) for Config.Owner:
+// the dispatchers of one process's bots share one, so that none takes
+// another's runs for those of a process gone (reapPredecessors).
+func NewOwnerID() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)

@@ -1,0 +1,113 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/adapters/discord/discordtest"
+	"github.com/parleybot/parley/adapters/slack/slacktest"
+	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/core/llm/llmtest"
+)
+
+// personaModel answers as the persona its system prompt names, and keeps
+// each persona's requests.
+type personaModel struct {
+	mu   sync.Mutex
+	seen map[string][]llmtest.Request
+}
+
+func (m *personaModel) respond(r llmtest.Request) llmtest.Response {
+	who := "nobody"
+	if msgs := r.Messages(); len(msgs) > 0 {
+		for _, name := range []string{"Ada", "Bob"} {
+			if strings.Contains(msgs[0].Content, "You are "+name+",") {
+				who = name
+			}
+		}
+	}
+	m.mu.Lock()
+	m.seen[who] = append(m.seen[who], r)
+	m.mu.Unlock()
+	return llmtest.Text(who + " here.")
+}
+
+// said is everything the requests of persona who held.
+func (m *personaModel) said(who string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var b strings.Builder
+	for _, r := range m.seen[who] {
+		for _, msg := range r.Messages() {
+			b.WriteString(msg.Content + "\n")
+		}
+	}
+	return b.String()
+}
+
+// Through parley run with two bots in one process: ada on a Telegram bot
+// and Discord, bob on another Telegram bot and Slack. Each answers its
+// own users as its own persona; the same person writing to both is two
+// conversations, and what they told one bot never reaches the other's
+// model.
+func TestTwoBotsInOneProcessKeepTheirUsersApart(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	model := &personaModel{seen: map[string][]llmtest.Request{}}
+	b.model.Respond(model.respond)
+	tgAda := telegramtest.NewServer(t)
+	tgBob := telegramtest.NewServer(t, telegramtest.WithToken("222222:TEST-token-bob"), telegramtest.WithBotUser(222222, "bob_test_bot"))
+	dc := discordtest.NewServer(t)
+	sl := slacktest.NewServer(t)
+	b.start(t, b.writeConfig(t, fmt.Sprintf(`runs:
+  debounce: 0s
+bots:
+  - id: ada
+    plugins:
+      persona: {name: Ada, text: "You are Ada, a patient tutor."}
+    adapters:
+      web: {enabled: false}
+      telegram: {token: %q, api_url: %q}
+      discord: {token: %q, api_url: %q}
+  - id: bob
+    plugins:
+      persona: {name: Bob, text: "You are Bob, a cheerful companion."}
+    adapters:
+      web: {enabled: false}
+      telegram: {token: %q, api_url: %q}
+      slack: {mode: socket, bot_token: %q, app_token: %q, signing_secret: %q, api_url: %q}
+`, tgAda.Token(), tgAda.URL(), dc.Token(), dc.URL(), tgBob.Token(), tgBob.URL(),
+		sl.BotToken(), sl.AppToken(), sl.SigningSecret(), sl.APIURL())))
+	sl.WaitConnections(t, 1, waitFor)
+
+	tgAda.SendPrivate(ada, "my secret for Ada is apricot")
+	require.Equal(t, "Ada here.", tgAda.WaitSent(t, ada.ID, 1, waitFor)[0].Plain)
+	tgBob.SendPrivate(ada, "my secret for Bob is blueberry")
+	require.Equal(t, "Bob here.", tgBob.WaitSent(t, ada.ID, 1, waitFor)[0].Plain)
+	tgAda.SendPrivate(ada, "what was my secret?")
+	require.Equal(t, "Ada here.", tgAda.WaitSent(t, ada.ID, 2, waitFor)[1].Plain)
+
+	channel, _ := dc.SendDM(lin, "hello Ada")
+	dc.WaitShows(t, channel, waitFor, "Ada here.")
+	dm, _ := sl.SendDM(mei, "hello Bob")
+	sl.WaitShows(t, dm, waitFor, "Bob here.")
+
+	require.Contains(t, model.said("Ada"), "apricot")
+	require.NotContains(t, model.said("Ada"), "blueberry", "what Ada's user told Bob never reaches Ada's model")
+	require.Contains(t, model.said("Bob"), "blueberry")
+	require.NotContains(t, model.said("Bob"), "apricot")
+	require.NotContains(t, model.said("Bob"), "hello Ada")
+	require.Empty(t, model.said("nobody"), "every request is one persona's")
+
+	var convs []struct {
+		BotID, Platform string
+	}
+	st := b.openStoreFile(t)
+	require.NoError(t, st.DB().Raw(`SELECT bot_id, platform FROM conversations ORDER BY bot_id, platform`).Scan(&convs).Error)
+	require.Equal(t, []struct{ BotID, Platform string }{{"ada", "discord"}, {"ada", "telegram"}, {"bob", "slack"}, {"bob", "telegram"}}, convs,
+		"the same Telegram user is two conversations, one per bot")
+}
