@@ -170,7 +170,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 			return nil, err
 		}
 	}
-	a.metrics.WatchStore(a.store)
+	a.metrics.WatchStore(a.store.AllBots()) // the queues of every bot
 	if opts.serveHTTP {
 		// `parley run` only: in `parley chat` the one typing sees a store
 		// error at once.

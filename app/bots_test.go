@@ -1,7 +1,11 @@
 package app
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -110,4 +114,83 @@ bots:
 	require.NoError(t, st.DB().Raw(`SELECT bot_id, platform FROM conversations ORDER BY bot_id, platform`).Scan(&convs).Error)
 	require.Equal(t, []struct{ BotID, Platform string }{{"ada", "discord"}, {"ada", "telegram"}, {"bob", "slack"}, {"bob", "telegram"}}, convs,
 		"the same Telegram user is two conversations, one per bot")
+}
+
+// Through parley run with two bots, the routing API takes a bot: a
+// message by channel needs one (a 400 names the bots), goes out through
+// that bot's adapter into its own conversation, and a conversation_id of
+// the other bot's is refused; lists take ?bot= and say each row's bot.
+func TestRoutingAPIWithTwoBots(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("hi") })
+	tgAda := telegramtest.NewServer(t)
+	tgBob := telegramtest.NewServer(t, telegramtest.WithToken("222222:TEST-token-bob"), telegramtest.WithBotUser(222222, "bob_test_bot"))
+	r := b.start(t, b.writeConfig(t, "runs:\n  debounce: 0s\nbots:\n"+telegramBot("ada", tgAda)+telegramBot("bob", tgBob)))
+	tgAda.SendPrivate(ada, "hello ada")
+	tgAda.WaitSent(t, ada.ID, 1, waitFor)
+	tgBob.SendPrivate(ada, "hello bob")
+	tgBob.WaitSent(t, ada.ID, 1, waitFor)
+
+	api := func(method, path string, body any) (int, map[string]any) {
+		t.Helper()
+		return callAPI(t, b, r.addr, method, path, body)
+	}
+	to := map[string]any{"channel_type": "telegram", "channel_thread_id": fmt.Sprint(ada.ID), "origin": "connector", "text": "Your parcel is here."}
+	code, out := api(http.MethodPost, "/api/v1/messages", to)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "bot is required: this parley runs ada or bob", out["error"])
+	to["bot"] = "carol"
+	code, out = api(http.MethodPost, "/api/v1/messages", to)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, out["error"], `bot "carol"`)
+
+	to["bot"] = "bob"
+	code, out = api(http.MethodPost, "/api/v1/messages", to)
+	require.Equal(t, http.StatusAccepted, code, out)
+	require.Equal(t, "Your parcel is here.", tgBob.WaitSent(t, ada.ID, 2, waitFor)[1].Plain)
+	require.Len(t, tgAda.Sent(ada.ID), 1, "not through ada's bot")
+
+	code, all := api(http.MethodGet, "/api/v1/conversations", nil)
+	require.Equal(t, http.StatusOK, code)
+	convs := all["conversations"].([]any)
+	require.Len(t, convs, 2, "one conversation per bot")
+	var adaConv float64
+	for _, c := range convs {
+		if c.(map[string]any)["bot"] == "ada" {
+			adaConv = c.(map[string]any)["id"].(float64)
+		}
+	}
+	require.NotZero(t, adaConv)
+	code, only := api(http.MethodGet, "/api/v1/conversations?bot=bob", nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Len(t, only["conversations"].([]any), 1)
+	require.Equal(t, "bob", only["conversations"].([]any)[0].(map[string]any)["bot"])
+
+	code, out = api(http.MethodPost, "/api/v1/messages", map[string]any{"conversation_id": adaConv, "bot": "bob", "origin": "api", "text": "x"})
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, out["error"], "is bot ada's, not bob's")
+	code, out = api(http.MethodPost, "/api/v1/messages", map[string]any{"conversation_id": adaConv, "origin": "api", "text": "From the front desk."})
+	require.Equal(t, http.StatusAccepted, code, out)
+	require.Equal(t, "From the front desk.", tgAda.WaitSent(t, ada.ID, 2, waitFor)[1].Plain, "its conversation says the bot")
+}
+
+// callAPI calls the running bot's API with the token and decodes its JSON.
+func callAPI(t *testing.T, b *testBundle, addr, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, "http://"+addr+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+b.env["PARLEY_API_TOKEN"])
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	return resp.StatusCode, out
 }

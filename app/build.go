@@ -242,14 +242,23 @@ func (a *app) jobsChanged() {
 	}
 }
 
+// apiBots are the bots the API routes for, as they are now.
+func (a *app) apiBots() []httpapi.Bot {
+	var out []httpapi.Bot
+	for _, b := range a.liveBots() {
+		out = append(out, httpapi.Bot{ID: b.id, Store: b.store, Adapters: b.adapters})
+	}
+	return out
+}
+
 // mountAPI mounts the HTTP API (/api/).
 func (a *app) mountAPI(opts appOptions) {
 	cfg := a.cfg
 	httpapi.NewAPI(httpapi.APIConfig{
 		Reload:      a.reloadFile,
 		Token:       cfg.HTTP.APIToken.Reveal(),
-		Store:       a.store,
-		Adapters:    a.adapters(),
+		Store:       a.store.AllBots(),
+		Bots:        a.apiBots,
 		JobsChanged: a.jobsChanged,
 		Now:         opts.clock.Now,
 		TimeZone:    cfg.Location().String(),

@@ -48,6 +48,10 @@ type APIConfig struct {
 	// Empty disables the API: it is never served without one.
 	Token string
 	Store Store
+	// Bots, when set, are the bots the API routes for; Store then sees
+	// every bot's rows (lists without a bot, lookups by id) and Adapters
+	// are unused. Nil: one bot, Store and Adapters.
+	Bots func() []Bot
 	// Adapters are the enabled adapters. A channel_type is the platform of
 	// one of them (anything else is a 400 that names them), and a routed
 	// message to a user the bot has not talked with is opened through it.
@@ -81,11 +85,18 @@ type API struct {
 	platforms []string
 	log       *slog.Logger
 	mux       *http.ServeMux
-	// unavailableLogged spaces the lines about a store that cannot take
-	// writes: one a minute, not one a request.
-	unavailableMu     sync.Mutex
-	unavailableLogged time.Time
-	unavailableHeld   int
+	// unavailable spaces the lines about a store that cannot take
+	// writes: one a minute, not one a request. Shared by the API's views
+	// for a bot (forBot).
+	unavailable *unavailableLog
+}
+
+// unavailableLog is when the API last logged a store refusing writes, and
+// how many refusals it held back since.
+type unavailableLog struct {
+	mu     sync.Mutex
+	logged time.Time
+	held   int
 }
 
 // NewAPI returns the API; mount it with Mount.
@@ -106,21 +117,15 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 		c.Backoff = NewBackoff(BackoffConfig{Now: c.Now})
 	}
 	a := &API{
-		tokenSum: sha256.Sum256([]byte(c.Token)),
-		enabled:  c.Token != "",
-		cfg:      c,
-		store:    c.Store,
-		log:      log,
-		mux:      http.NewServeMux(),
-		adapters: map[core.Platform]core.Adapter{},
+		tokenSum:    sha256.Sum256([]byte(c.Token)),
+		enabled:     c.Token != "",
+		cfg:         c,
+		store:       c.Store,
+		log:         log,
+		mux:         http.NewServeMux(),
+		unavailable: &unavailableLog{},
 	}
-	for _, ad := range c.Adapters {
-		if _, dup := a.adapters[ad.Platform()]; !dup {
-			a.adapters[ad.Platform()] = ad
-			a.platforms = append(a.platforms, string(ad.Platform()))
-		}
-	}
-	slices.Sort(a.platforms)
+	a.adapters, a.platforms = byPlatform(c.Adapters)
 	a.mux.HandleFunc("POST /api/v1/messages", a.postMessage)
 	a.mux.HandleFunc("GET /api/v1/messages/{id}", a.getMessage)
 	a.mux.HandleFunc("GET /api/v1/conversations", a.listConversations)
@@ -253,4 +258,19 @@ func (a *API) reload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	WriteJSON(w, http.StatusOK, map[string]string{"reloaded": what})
+}
+
+// byPlatform indexes adapters by platform (the first of each), with the
+// platforms sorted, for the error that names them.
+func byPlatform(adapters []core.Adapter) (map[core.Platform]core.Adapter, []string) {
+	m := map[core.Platform]core.Adapter{}
+	var names []string
+	for _, ad := range adapters {
+		if _, dup := m[ad.Platform()]; !dup {
+			m[ad.Platform()] = ad
+			names = append(names, string(ad.Platform()))
+		}
+	}
+	slices.Sort(names)
+	return m, names
 }

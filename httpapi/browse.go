@@ -18,6 +18,7 @@ const (
 
 type conversationJSON struct {
 	ID              int64   `json:"id"`
+	Bot             string  `json:"bot,omitempty"`
 	Platform        string  `json:"platform"`
 	ChannelThreadID string  `json:"channel_thread_id"`
 	ChannelUserID   string  `json:"channel_user_id"`
@@ -69,14 +70,19 @@ func (a *API) listConversations(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, err)
 		return
 	}
-	cs, err := a.store.Conversations(r.Context(), limit, offset)
+	v, err := listScope(a, r)
+	if err != nil {
+		a.refuse(w, err)
+		return
+	}
+	cs, err := v.store.Conversations(r.Context(), limit, offset)
 	if err != nil {
 		a.fail(w, "listing conversations", err)
 		return
 	}
 	out := make([]conversationJSON, len(cs))
 	for i, c := range cs {
-		out[i] = conversationJSON{ID: c.ID, Platform: string(c.Platform), ChannelThreadID: c.ChannelThreadID, ChannelUserID: c.ChannelUserID,
+		out[i] = conversationJSON{ID: c.ID, Bot: c.BotID, Platform: string(c.Platform), ChannelThreadID: c.ChannelThreadID, ChannelUserID: c.ChannelUserID,
 			DisplayName: c.DisplayName, TimeZone: c.TimeZone, LastMessageAt: optTime(c.LastMessageAt), CreatedAt: rfc3339(c.CreatedAt)}
 	}
 	WriteJSON(w, http.StatusOK, map[string]any{"conversations": out})
@@ -139,7 +145,12 @@ func (a *API) listJobs(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, badRequest("status %q: want pending, sending, sent, cancelled or failed", status))
 		return
 	}
-	js, err := a.store.Jobs(r.Context(), conv, status, limit)
+	v, err := listScope(a, r)
+	if err != nil {
+		a.refuse(w, err)
+		return
+	}
+	js, err := v.store.Jobs(r.Context(), conv, status, limit)
 	if err != nil {
 		a.fail(w, "listing jobs", err)
 		return

@@ -36,10 +36,13 @@ type routeRequest struct {
 	ChannelThreadID string `json:"channel_thread_id"`
 	ChannelUserID   string `json:"channel_user_id"`
 	Origin          string `json:"origin"`
-	Type            string `json:"type"`
-	Text            string `json:"text"`
-	ImageURL        string `json:"image_url"`
-	SendAt          string `json:"send_at"`
+	// Bot names the bot that sends it (several bots: required unless
+	// conversation_id says it).
+	Bot      string `json:"bot"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
+	SendAt   string `json:"send_at"`
 }
 
 // messageStatus is a routed message as the API shows it.
@@ -76,6 +79,16 @@ func (a *API) postMessage(w http.ResponseWriter, r *http.Request) {
 		a.refuse(w, err)
 		return
 	}
+	b, err := routeScope(a, r, req)
+	if err != nil {
+		a.refuse(w, err)
+		return
+	}
+	b.route(w, r, req)
+}
+
+// route is postMessage on the API's view for the message's bot.
+func (a *API) route(w http.ResponseWriter, r *http.Request, req routeRequest) {
 	now := a.cfg.Now().UTC()
 	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
 	if len(key) > maxKeyLen {
@@ -429,14 +442,15 @@ func (a *API) fail(w http.ResponseWriter, what string, err error) {
 // unavailableNotice reports whether to log a refusal for an unavailable
 // store now, and how many went unlogged since the last one.
 func (a *API) unavailableNotice(now time.Time) (bool, int) {
-	a.unavailableMu.Lock()
-	defer a.unavailableMu.Unlock()
-	if !a.unavailableLogged.IsZero() && now.Sub(a.unavailableLogged) < time.Minute {
-		a.unavailableHeld++
+	u := a.unavailable
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.logged.IsZero() && now.Sub(u.logged) < time.Minute {
+		u.held++
 		return false, 0
 	}
-	held := a.unavailableHeld
-	a.unavailableLogged, a.unavailableHeld = now, 0
+	held := u.held
+	u.logged, u.held = now, 0
 	return true, held
 }
 
