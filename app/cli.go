@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -133,6 +135,34 @@ func (e *cliEnv) withStore(c *cobra.Command, f func(st *store.Store) error) erro
 	}
 	defer st.Close()
 	return f(st)
+}
+
+// withBotStore runs f on the store as bot sees it (its rows only), or on
+// every bot's rows when bot is ""; several says whether the config runs
+// more than one bot (lists then show each row's bot). A bot the config
+// does not run is a usage error naming those it does.
+func (e *cliEnv) withBotStore(c *cobra.Command, bot string, f func(st *store.Store, several bool) error) error {
+	cfg, err := e.loadConfig(c)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, bc := range cfg.BotConfigs() {
+		ids = append(ids, bc.BotID)
+	}
+	if bot != "" && !slices.Contains(ids, bot) {
+		return usageError{fmt.Errorf("--bot %q: the config runs %s", bot, strings.Join(ids, ", "))}
+	}
+	st, err := openStore(c.Context(), cfg, e.logger, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	view := st.AllBots()
+	if bot != "" {
+		view = st.ForBot(bot)
+	}
+	return f(view, len(ids) > 1)
 }
 
 // oneID accepts exactly one argument, a numeric id of what.

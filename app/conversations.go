@@ -24,6 +24,7 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	var limit, offset int
+	var bot string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List conversations, oldest first",
@@ -35,19 +36,19 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 			if offset < 0 {
 				return usageError{fmt.Errorf("--offset must not be negative, got %d", offset)}
 			}
-			return e.withStore(c, func(st *store.Store) error {
+			return e.withBotStore(c, bot, func(st *store.Store, several bool) error {
 				cs, err := st.Conversations(c.Context(), limit, offset)
 				if err != nil {
 					return err
 				}
 				w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "ID\tPLATFORM\tTHREAD\tUSER\tNAME\tTIME ZONE\tLAST MESSAGE (UTC)")
+				fmt.Fprintln(w, botColumn(several, "BOT")+"ID\tPLATFORM\tTHREAD\tUSER\tNAME\tTIME ZONE\tLAST MESSAGE (UTC)")
 				for _, cv := range cs {
 					last := "-"
 					if cv.LastMessageAt != nil {
 						last = cv.LastMessageAt.UTC().Format(time.DateTime)
 					}
-					fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", cv.ID, cv.Platform, dash(cv.ChannelThreadID),
+					fmt.Fprintf(w, "%s%d\t%s\t%s\t%s\t%s\t%s\t%s\n", botColumn(several, cv.BotID), cv.ID, cv.Platform, dash(cv.ChannelThreadID),
 						dash(cv.ChannelUserID), dash(clip(cv.DisplayName, 30)), dash(cv.TimeZone), last)
 				}
 				return w.Flush()
@@ -56,6 +57,7 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 	}
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
 	list.Flags().IntVar(&offset, "offset", 0, "skip this many first")
+	list.Flags().StringVar(&bot, "bot", "", "only this bot's conversations (default: every bot's)")
 
 	var confirm bool
 	del := &cobra.Command{
@@ -123,4 +125,13 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// botColumn is a list's first column, the row's bot, when the config runs
+// several bots; nothing with one.
+func botColumn(several bool, bot string) string {
+	if !several {
+		return ""
+	}
+	return bot + "\t"
 }

@@ -172,3 +172,37 @@ func TestDeleteConversationOverTheAPI(t *testing.T) {
 	r.stop(t)
 	require.NotContains(t, r.stderr.String(), token)
 }
+
+// With several bots the lists show each row's bot and take --bot; a bot
+// the config does not run is a usage error naming those it does.
+func TestConversationsListWithSeveralBots(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	cfg := b.writeConfig(t, `bots:
+  - id: ada
+    adapters: {web: {enabled: false}, telegram: {token: "111:ada-token"}}
+  - id: bob
+    adapters: {web: {enabled: false}, telegram: {token: "222:bob-token"}}
+`)
+	st := b.openStoreFile(t)
+	require.NoError(t, st.Migrate(context.Background()))
+	for _, bot := range []string{"ada", "bob"} {
+		_, err := st.ForBot(bot).RecordInbound(context.Background(), core.InboundRecord{Platform: "telegram", ChannelThreadID: "42",
+			ChannelUserID: "42", DisplayName: "Kim", TimeZone: "UTC", Text: "hi", Now: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)})
+		require.NoError(t, err)
+	}
+	code, out, errOut := b.cli(cfg, "conversations", "list")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, strings.Join([]string{
+		"BOT  ID  PLATFORM  THREAD  USER  NAME  TIME ZONE  LAST MESSAGE (UTC)",
+		"ada  1   telegram  42      42    Kim   UTC        2026-11-23 09:00:00",
+		"bob  2   telegram  42      42    Kim   UTC        2026-11-23 09:00:00",
+		""}, "\n"), out)
+	code, out, _ = b.cli(cfg, "conversations", "list", "--bot", "bob")
+	require.Equal(t, 0, code)
+	require.NotContains(t, out, "ada")
+	require.Contains(t, out, "bob  2")
+	code, _, errOut = b.cli(cfg, "jobs", "list", "--bot", "carol")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--bot "carol": the config runs ada, bob`)
+}

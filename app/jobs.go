@@ -27,6 +27,7 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 	var conv int64
 	var status string
 	var limit int
+	var bot string
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs, newest first",
@@ -40,15 +41,24 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 			if limit < 1 {
 				return usageError{fmt.Errorf("--limit must be at least 1, got %d", limit)}
 			}
-			return e.withStore(c, func(st *store.Store) error {
+			return e.withBotStore(c, bot, func(st *store.Store, several bool) error {
 				js, err := st.Jobs(c.Context(), conv, core.JobStatus(status), limit)
 				if err != nil {
 					return err
 				}
 				w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(w, "ID\tCONVERSATION\tKIND\tSTATUS\tDUE (UTC)\tATTEMPTS\tTEXT\tLAST ERROR")
+				fmt.Fprintln(w, botColumn(several, "BOT")+"ID\tCONVERSATION\tKIND\tSTATUS\tDUE (UTC)\tATTEMPTS\tTEXT\tLAST ERROR")
 				for _, j := range js {
-					fmt.Fprintf(w, "%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", j.ID, j.ConversationID, j.Kind, j.Status,
+					whose := ""
+					if several {
+						// A job says its conversation; the conversation its bot.
+						cv, err := st.Conversation(c.Context(), j.ConversationID)
+						if err != nil {
+							return err
+						}
+						whose = cv.BotID
+					}
+					fmt.Fprintf(w, "%s%d\t%d\t%s\t%s\t%s\t%d\t%s\t%s\n", botColumn(several, whose), j.ID, j.ConversationID, j.Kind, j.Status,
 						j.DueAt.UTC().Format(time.DateTime), j.Attempts, clip(jobText(j), 40), clip(j.LastError, 40))
 				}
 				return w.Flush()
@@ -58,6 +68,7 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 	list.Flags().Int64Var(&conv, "conversation", 0, "only this conversation's jobs")
 	list.Flags().StringVar(&status, "status", "", "only jobs with this status: pending, sending, sent, cancelled, failed")
 	list.Flags().IntVar(&limit, "limit", 100, "at most this many")
+	list.Flags().StringVar(&bot, "bot", "", "only this bot's jobs (default: every bot's)")
 	cancel := &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a pending job",
