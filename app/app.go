@@ -114,6 +114,8 @@ type appOptions struct {
 	// configure adjusts an adapter before it starts (the terminal's streams).
 	configure func(core.Adapter)
 	clock     core.Clock
+	// onlyBot, when set, builds that bot alone (`parley chat --bot`).
+	onlyBot string
 	// lookup reads the environment for ${VAR} when a reload reads the
 	// config again.
 	lookup func(string) (string, bool)
@@ -140,7 +142,12 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	a.metrics = metrics.New(log.With("component", "metrics"))
 	var builders []*builder
 	for _, bc := range cfg.BotConfigs() {
-		builders = append(builders, newBuilder(a, bc.BotID, bc, opts))
+		if opts.onlyBot == "" || opts.onlyBot == bc.BotID {
+			builders = append(builders, newBuilder(a, bc.BotID, bc, opts))
+		}
+	}
+	if len(builders) == 0 {
+		return nil, usageError{fmt.Errorf("--bot %q: the config runs no such bot", opts.onlyBot)}
 	}
 	// Every section of every bot is decoded before anything is opened, so
 	// a bad config fails (exit 2) without touching the database.

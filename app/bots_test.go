@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/adapters/slack/slacktest"
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/adapters/terminal"
+	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
 
@@ -193,4 +196,34 @@ func callAPI(t *testing.T, b *testBundle, addr, method, path string, body any) (
 	var out map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	return resp.StatusCode, out
+}
+
+// `parley chat --bot bob` talks to bob in the terminal, as bob; the
+// conversation is bob's. An unknown bot is a usage error.
+func TestChatWithOneOfSeveralBots(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	model := &personaModel{seen: map[string][]llmtest.Request{}}
+	b.model.Respond(model.respond)
+	cfg := b.writeConfig(t, `bots:
+  - id: ada
+    plugins: {persona: {name: Ada, text: "You are Ada, a patient tutor."}}
+    adapters: {web: {enabled: false}, telegram: {token: "111:ada-token"}}
+  - id: bob
+    plugins: {persona: {name: Bob, text: "You are Bob, a cheerful companion."}}
+    adapters: {web: {enabled: false}, telegram: {token: "222:bob-token"}, terminal: {enabled: false, user: kim}}
+`)
+	var out, stderr coretest.Logs
+	code := Run(context.Background(), []string{"chat", "--bot", "bob", "-c", cfg}, IO{In: strings.NewReader("hello there\n"), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	require.Contains(t, out.String(), "Bob here.")
+	require.Empty(t, model.said("Ada"))
+	st := b.openStoreFile(t)
+	conv, err := st.ForBot("bob").ConversationByThread(context.Background(), terminal.Platform, "console:kim")
+	require.NoError(t, err)
+	require.Equal(t, "bob", conv.BotID)
+
+	code = Run(context.Background(), []string{"chat", "--bot", "carol", "-c", cfg}, IO{In: strings.NewReader(""), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr.String(), `--bot "carol": the config runs no such bot`)
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -50,7 +51,8 @@ func newRunCmd(e *cliEnv) *cobra.Command {
 }
 
 func newChatCmd(e *cliEnv) *cobra.Command {
-	return &cobra.Command{
+	var bot string
+	c := &cobra.Command{
 		Use:   "chat",
 		Short: "Talk to the bot in the terminal (same core and store as run)",
 		Args:  noArgs,
@@ -62,6 +64,7 @@ func newChatCmd(e *cliEnv) *cobra.Command {
 			ctx := c.Context()
 			var term *terminal.Adapter
 			a, err := buildApp(ctx, cfg, e.logger, appOptions{
+				onlyBot: cmp.Or(bot, cfg.BotConfigs()[0].BotID),
 				// By the adapter's name ("terminal"), not its platform
 				// ("console"): see terminal.Platform.
 				wantAdapter: func(name string, _ bool) bool { return name == terminal.Name },
@@ -92,6 +95,8 @@ func newChatCmd(e *cliEnv) *cobra.Command {
 			return a.stop()
 		},
 	}
+	c.Flags().StringVar(&bot, "bot", "", "the bot to talk to (default: the config's first)")
+	return c
 }
 
 // waitIdle waits until the terminal's conversations have no queued or
@@ -103,7 +108,7 @@ func waitIdle(ctx context.Context, a *app) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		busy, err := a.store.HasPendingRuns(ctx, terminal.Platform)
+		busy, err := a.bots[0].store.HasPendingRuns(ctx, terminal.Platform)
 		if err != nil || !busy {
 			return
 		}
