@@ -208,7 +208,7 @@ func runFlood(b *testing.B, debounce string) {
 				}
 				u.waiting.Store(true)
 				sent := time.Now()
-				postUpdate(b, r, update)
+				postUpdate(b, r, "/webhooks/telegram", update)
 				intake := time.Since(sent)
 				select {
 				case at := <-u.replied:
@@ -244,7 +244,7 @@ func runFlood(b *testing.B, debounce string) {
 		posted.Add(1)
 		go func() {
 			defer posted.Done()
-			postUpdate(b, r, update)
+			postUpdate(b, r, "/webhooks/telegram", update)
 			floodSent.Add(1)
 		}()
 		lastFlood = time.Now()

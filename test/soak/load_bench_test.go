@@ -46,7 +46,10 @@ const webhookConnections = 40
 type load struct {
 	users    int
 	replicas int
-	driver   string
+	// bots, when set, runs that many Telegram bots in each replica
+	// (bots:), the users spread over them; 0 is one bot without bots:.
+	bots   int
+	driver string
 	// llm is added under llm: in every replica's config.
 	llm string
 	// telegramPace keeps Telegram's default send_rate; otherwise the
@@ -64,6 +67,9 @@ func BenchmarkUsersAtOnce(b *testing.B) {
 		// alone takes 6.7 s to send 200 replies whatever the bot does.
 		{"200-users-defaults", load{users: 200, replicas: 1, driver: store.DriverSQLite}},
 		{"2000-users-no-model-limit", load{users: 2000, replicas: 1, driver: store.DriverSQLite, llm: "max_concurrency: 0"}},
+		// Issue 35: 100 bots of 20 users each in one process, against
+		// the same 2,000 users on one bot.
+		{"100-bots-20-users-no-model-limit", load{users: 2000, bots: 100, replicas: 1, driver: store.DriverSQLite, llm: "max_concurrency: 0"}},
 		// The same 200 with Telegram's pace at its default.
 		{"200-users-telegram-pace", load{users: 200, replicas: 1, driver: store.DriverSQLite, telegramPace: true}},
 	} {
@@ -93,7 +99,11 @@ func runLoad(b *testing.B, l load) {
 	b.StopTimer()
 	bin := parleyBinary(b)
 	dir := b.TempDir()
-	tg := telegramtest.NewServer(b)
+	tgs := make([]*telegramtest.Server, max(l.bots, 1))
+	for i := range tgs {
+		tgs[i] = telegramtest.NewServer(b, telegramtest.WithToken(fmt.Sprintf("%d:load-token", 900000+i)),
+			telegramtest.WithBotUser(int64(900000+i), fmt.Sprintf("load%d_bot", i)))
+	}
 	model := llmtest.NewServer(b, llmtest.WithLatency(modelHold), llmtest.WithResponder(func(llmtest.Request) llmtest.Response {
 		return llmtest.Text("an answer after thinking it over")
 	}))
@@ -114,7 +124,7 @@ func runLoad(b *testing.B, l load) {
 	})
 	for i := range l.replicas {
 		cfg := filepath.Join(dir, fmt.Sprintf("replica-%d.yaml", i))
-		require.NoError(b, os.WriteFile(cfg, []byte(loadConfig(l, dsn, model.URL(), tg)), 0o600))
+		require.NoError(b, os.WriteFile(cfg, []byte(loadConfig(l, dsn, model.URL(), tgs)), 0o600))
 		r := newReplica(i, bin, cfg, filepath.Join(dir, fmt.Sprintf("replica-%d.log", i)))
 		r.start(b)
 		reps = append(reps, r)
@@ -128,7 +138,7 @@ func runLoad(b *testing.B, l load) {
 	updates := make([][]byte, l.users)
 	for i := range users {
 		users[i] = telegramtest.User{ID: 8_000_000 + int64(i), FirstName: fmt.Sprintf("U%d", i)}
-		u := tg.SendPrivate(users[i], fmt.Sprintf("hello from user %d", i))
+		u := tgs[i%len(tgs)].SendPrivate(users[i], fmt.Sprintf("hello from user %d", i))
 		updates[i], err = json.Marshal(u)
 		require.NoError(b, err)
 	}
@@ -138,16 +148,18 @@ func runLoad(b *testing.B, l load) {
 	all := make(chan struct{})
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	tg.WatchSent(ctx, func(m telegramtest.SentMessage, at time.Time) {
-		mu.Lock()
-		defer mu.Unlock()
-		if _, seen := answered[m.ChatID]; !seen {
-			answered[m.ChatID] = at
-			if len(answered) == l.users {
-				close(all)
+	for _, tg := range tgs {
+		tg.WatchSent(ctx, func(m telegramtest.SentMessage, at time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			if _, seen := answered[m.ChatID]; !seen {
+				answered[m.ChatID] = at
+				if len(answered) == l.users {
+					close(all)
+				}
 			}
-		}
-	})
+		})
+	}
 
 	b.StartTimer()
 	start := time.Now()
@@ -162,7 +174,7 @@ func runLoad(b *testing.B, l load) {
 				if i >= l.users {
 					return
 				}
-				postUpdate(b, reps[i%len(reps)], updates[i])
+				postUpdate(b, reps[i%len(reps)], webhookOf(l, i%len(tgs)), updates[i])
 			}
 		}()
 	}
@@ -208,14 +220,39 @@ func runLoad(b *testing.B, l load) {
 	}
 }
 
+// webhookOf is where bot i of l takes its updates.
+func webhookOf(l load, i int) string {
+	if l.bots == 0 {
+		return "/webhooks/telegram"
+	}
+	return fmt.Sprintf("/webhooks/bot%d/telegram", i)
+}
+
 // loadConfig is one replica's config for l.
-func loadConfig(l load, dsn, modelURL string, tg *telegramtest.Server) string {
+func loadConfig(l load, dsn, modelURL string, tgs []*telegramtest.Server) string {
 	llm, pace := "", "\n    send_rate: {per_second: 0}"
 	if l.llm != "" {
 		llm = "\n  " + l.llm
 	}
 	if l.telegramPace {
 		pace = ""
+	}
+	adapters := fmt.Sprintf(`adapters:
+  web: {enabled: false}
+  telegram:
+    token: %q
+    api_url: %q
+    mode: webhook
+    webhook_secret: load-secret%s
+`, tgs[0].Token(), tgs[0].URL(), pace)
+	if l.bots > 0 {
+		var bots strings.Builder
+		bots.WriteString("bots:\n")
+		for i, tg := range tgs {
+			fmt.Fprintf(&bots, "  - id: bot%d\n    adapters:\n      web: {enabled: false}\n      telegram:\n        token: %q\n        api_url: %q\n"+
+				"        mode: webhook\n        webhook_secret: load-secret\n        send_rate: {per_second: 0}\n", i, tg.Token(), tg.URL())
+		}
+		adapters = bots.String()
 	}
 	return fmt.Sprintf(`store:
   driver: %s
@@ -232,19 +269,12 @@ http:
   api_token: ""
 log:
   level: info
-adapters:
-  web: {enabled: false}
-  telegram:
-    token: %q
-    api_url: %q
-    mode: webhook
-    webhook_secret: load-secret%s
-`, l.driver, dsn, modelURL, llm, tg.Token(), tg.URL(), pace)
+%s`, l.driver, dsn, modelURL, llm, adapters)
 }
 
 // postUpdate delivers one update to r's webhook as Telegram would.
-func postUpdate(b *testing.B, r *replica, update []byte) {
-	req, err := http.NewRequest(http.MethodPost, "http://"+r.addr+"/webhooks/telegram", bytes.NewReader(update))
+func postUpdate(b *testing.B, r *replica, path string, update []byte) {
+	req, err := http.NewRequest(http.MethodPost, "http://"+r.addr+path, bytes.NewReader(update))
 	if err != nil {
 		b.Error(err)
 		return
