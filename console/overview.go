@@ -28,10 +28,11 @@ const (
 
 // overviewPage is GET /console/: how the bot is doing.
 var overviewPage = &pageDef{
-	name:  "overview",
-	nav:   "overview",
-	build: (*reader).buildOverview,
-	live:  []string{"health", "activity", "failures", "limits", "tokens", "pending", "recent"},
+	name:   "overview",
+	nav:    "overview",
+	build:  (*reader).buildOverview,
+	perBot: true,
+	live:   []string{"health", "activity", "failures", "limits", "tokens", "pending", "recent"},
 }
 
 type overviewView struct {
@@ -182,7 +183,7 @@ func (s *reader) recentConversations(ctx context.Context, now time.Time) ([]conv
 	}
 	var out []conversationItem
 	for _, c := range convs {
-		it := conversationRow(c)
+		it := s.conversationRow(c)
 		if c.LastMessageAt != nil {
 			it.LastActivity = ago(*c.LastMessageAt, now)
 		}

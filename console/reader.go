@@ -25,4 +25,10 @@ type reader struct {
 	platforms []core.Platform
 	// fetch, when set, downloads a user's file: the transcript links it.
 	fetch FetchFunc
+	// bots are the process's bots (nil: one, and store is its view).
+	bots func() []Bot
+	// bot is the bot a request picked ("" for every bot); botIDs are
+	// the bots' ids when there are several (see forRequest).
+	bot    string
+	botIDs []string
 }
