@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,14 @@ func (s *reader) botOf(id string) string {
 		return ""
 	}
 	return id
+}
+
+// othersPart reports whether the /healthz component name is a bot's other
+// than the one picked: adapter:BOT/PLATFORM, llm:BOT and the like.
+func (s *reader) othersPart(name string) bool {
+	_, rest, ok := strings.Cut(name, ":")
+	owner, _, _ := strings.Cut(rest, "/")
+	return ok && s.bot != "" && owner != s.bot && slices.Contains(s.botIDs, owner)
 }
 
 // picker is the bot picker's links (none with one bot): "All bots" and

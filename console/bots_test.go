@@ -13,6 +13,7 @@ import (
 	"github.com/parleybot/parley/console"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
+	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/store"
 	"github.com/parleybot/parley/store/storetest"
 )
@@ -50,7 +51,11 @@ func setupBots(t *testing.T, ids ...string) *botsBundle {
 	}
 	mux := http.NewServeMux()
 	console.New(console.Config{Token: token, Store: st.AllBots(), Bots: func() []console.Bot { return b.bots },
-		Location: time.UTC, Clock: b.clock, Logger: b.logs.Logger()}).Mount(mux)
+		Location: time.UTC, Clock: b.clock, Logger: b.logs.Logger(),
+		Health: func(context.Context) []httpapi.Component {
+			return []httpapi.Component{{Name: "adapter:ada/telegram", State: "down: 401", Error: "401", Decides: true},
+				{Name: "adapter:bob/telegram", State: "ok", Decides: true}, {Name: "store", State: "ok", Decides: true}}
+		}}).Mount(mux)
 	b.srv = httptest.NewServer(mux)
 	t.Cleanup(b.srv.Close)
 	return b
@@ -69,6 +74,8 @@ func TestTheBotPickerListsEveryBotAndKeepsThePick(t *testing.T) {
 	require.Contains(t, body, "User of ada")
 	require.Contains(t, body, "User of bob")
 	require.Contains(t, body, `<b id="pending-count">2</b>`, "every bot's pending jobs")
+	require.Contains(t, body, `id="component-adapter:ada/telegram"`)
+	require.Contains(t, body, `id="component-adapter:bob/telegram"`)
 
 	body, _ = b.page(t, "/console/?bot=bob", c)
 	require.Contains(t, body, `<a href="/console/?bot=bob" aria-current="true">bob</a>`)
@@ -76,6 +83,12 @@ func TestTheBotPickerListsEveryBotAndKeepsThePick(t *testing.T) {
 	require.Contains(t, body, "User of bob")
 	require.NotContains(t, body, "User of ada", "ada's conversation is not in bob's overview")
 	require.Contains(t, body, `<b id="pending-count">1</b>`)
+	// Health: bob's components and the shared ones; the status is still
+	// what /healthz answers.
+	require.Contains(t, body, `id="component-adapter:bob/telegram"`)
+	require.Contains(t, body, `id="component-store"`)
+	require.NotContains(t, body, `id="component-adapter:ada/telegram"`)
+	require.Contains(t, body, "answers unhealthy")
 	// The menu, the lists' links and the live stream keep the pick.
 	require.Contains(t, body, `href="/console/jobs?bot=bob"`)
 	require.Contains(t, body, `href="/console/conversations?bot=bob"`)

@@ -103,11 +103,18 @@ func (s *reader) buildOverview(ctx context.Context, _ *http.Request, _ *runCache
 	return v, nil
 }
 
-// components are /healthz's components and its status.
+// components are /healthz's status and its components, but another bot's
+// than the one picked.
 func (s *reader) components(ctx context.Context, now time.Time) (string, []componentItem) {
 	status := "ok"
 	var out []componentItem
 	for _, c := range s.health(ctx) {
+		if c.Decides && !c.Healthy() {
+			status = "unhealthy"
+		}
+		if s.othersPart(c.Name) {
+			continue
+		}
 		it := componentItem{Name: c.Name, State: c.State, Error: c.Error, Decides: c.Decides, Class: healthClass(c.State)}
 		if c.Error != "" {
 			// "down: refused" with the error "refused": the badge
@@ -116,9 +123,6 @@ func (s *reader) components(ctx context.Context, now time.Time) (string, []compo
 		}
 		if !c.Since.IsZero() {
 			it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + ago(c.Since, now) + ")"
-		}
-		if c.Decides && !c.Healthy() {
-			status = "unhealthy"
 		}
 		out = append(out, it)
 	}
