@@ -54,18 +54,21 @@ func (a *app) consoleBots() []console.Bot {
 	return out
 }
 
-// fetchAttachment downloads a user's file through the adapter of its
-// platform, for the console's thumbnails.
-func (a *app) fetchAttachment(ctx context.Context, p core.Platform, att core.Attachment, max int64) ([]byte, error) {
-	for _, ad := range a.adapters() {
-		if ad.Platform() != p {
+// fetchAttachment downloads a user's file through the adapter of its bot
+// and platform, for the console's thumbnails: another bot's token would
+// not find it.
+func (a *app) fetchAttachment(ctx context.Context, botID string, p core.Platform, att core.Attachment, max int64) ([]byte, error) {
+	for _, b := range a.liveBots() {
+		if b.id != botID {
 			continue
 		}
-		if f, ok := ad.(core.AttachmentFetcher); ok {
-			return f.FetchAttachment(ctx, att, max)
+		for _, ad := range b.adapters {
+			if f, ok := ad.(core.AttachmentFetcher); ok && ad.Platform() == p {
+				return f.FetchAttachment(ctx, att, max)
+			}
 		}
 	}
-	return nil, fmt.Errorf("no adapter of %s fetches files", p)
+	return nil, fmt.Errorf("no adapter of bot %s on %s fetches files", botID, p)
 }
 
 // modelHealth is the model server's health for /healthz (its state) and

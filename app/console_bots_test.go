@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,8 @@ import (
 
 // Through parley run with two bots: the console's picker lists both, and
 // ?bot=bob shows bob's conversation only, while every bot's list shows
-// both, each with its bot, and bob's transcript opens from it.
+// both, each with its bot, and bob's transcript opens from it with the
+// photo his user sent.
 func TestConsoleWithTwoBots(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -24,7 +26,8 @@ func TestConsoleWithTwoBots(t *testing.T) {
 	ben := telegramtest.User{ID: 5151, FirstName: "Ben"}
 	tgAda.SendPrivate(ada, "hello ada")
 	tgAda.WaitSent(t, ada.ID, 1, waitFor)
-	tgBob.SendPrivate(ben, "hello bob")
+	bread := breadPNG(t)
+	tgBob.SendPhoto(ben, telegramtest.Media{Data: bread, Caption: "hello bob"})
 	tgBob.WaitSent(t, ben.ID, 1, waitFor)
 
 	c := newConsoleClient(t, r.addr, "127.0.0.1")
@@ -62,4 +65,11 @@ func TestConsoleWithTwoBots(t *testing.T) {
 	transcript := get(fmt.Sprintf("/console/conversations/%d", bobConv))
 	require.Contains(t, transcript, "hello bob")
 	require.Contains(t, transcript, "bot bob")
+	// Ben's photo is fetched through bob's Telegram bot: ada's token would
+	// not find it.
+	thumb := regexp.MustCompile(`<img class="thumb" src="([^"]+)"`).FindStringSubmatch(transcript)
+	require.NotNil(t, thumb, "the transcript shows the photo")
+	resp, img := c.do(t, http.MethodGet, thumb[1], nil, cookie)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, string(bread), img)
 }

@@ -107,9 +107,10 @@ type FactReader interface {
 	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
 }
 
-// FetchFunc downloads a file a user sent on platform, through its adapter,
-// at most max bytes (an error wrapping core.ErrTooLarge beyond).
-type FetchFunc func(ctx context.Context, platform core.Platform, a core.Attachment, max int64) ([]byte, error)
+// FetchFunc downloads a file a user of bot sent on platform, through that
+// bot's adapter (a file's id is its bot's: Telegram's are per token), at
+// most max bytes (an error wrapping core.ErrTooLarge beyond).
+type FetchFunc func(ctx context.Context, bot string, platform core.Platform, a core.Attachment, max int64) ([]byte, error)
 
 // Bot is one bot of the process: its id and its view of the store,
 // whose lists and counts see its rows only.
