@@ -40,6 +40,14 @@ func (s *reader) forRequest(r *http.Request, perBot bool) (*reader, error) {
 	return &c, nil
 }
 
+// link is a console path that keeps the bot picked.
+func (s *reader) link(path string) string {
+	if s.bot == "" {
+		return path
+	}
+	return path + "?bot=" + s.bot
+}
+
 // botOf is what a row says of its bot: its id with several bots, else "".
 func (s *reader) botOf(id string) string {
 	if s.botIDs == nil {

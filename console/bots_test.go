@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -93,6 +94,11 @@ func TestTheBotPickerListsEveryBotAndKeepsThePick(t *testing.T) {
 	require.Contains(t, body, `href="/console/jobs?bot=bob"`)
 	require.Contains(t, body, `href="/console/conversations?bot=bob"`)
 	require.Regexp(t, `data-live="/console/events/\?bot=bob&amp;v=`, body)
+	bobConv := fmt.Sprintf("/console/conversations/%d?bot=bob", b.convs["bob"].ID)
+	require.Contains(t, body, `href="`+bobConv+`"`)
+	body, _ = b.page(t, bobConv, c)
+	require.Contains(t, body, "hello bob")
+	require.Contains(t, body, `href="/console/jobs?bot=bob"`, "the transcript's menu keeps the pick")
 
 	// From the jobs page the picker stays on the jobs page.
 	body, _ = b.page(t, "/console/jobs?bot=ada&status=pending", c)
@@ -101,6 +107,16 @@ func TestTheBotPickerListsEveryBotAndKeepsThePick(t *testing.T) {
 	require.Contains(t, body, `<input type="hidden" name="bot" value="ada">`, "the filter form keeps the bot")
 	require.Contains(t, body, "Reminder from ada")
 	require.NotContains(t, body, "Reminder from bob")
+	adaJob := fmt.Sprintf("/console/jobs/%d?bot=ada", b.jobs["ada"].ID)
+	require.Contains(t, body, `href="`+adaJob+`"`)
+	body, csrf := b.page(t, adaJob, c)
+	require.Contains(t, body, `<a href="/console/jobs?bot=ada">← all jobs</a>`)
+	// Cancelling it from its page comes back to it, the pick kept.
+	resp, _ := b.do(t, http.MethodPost, fmt.Sprintf("/console/jobs/%d/cancel", b.jobs["ada"].ID),
+		url.Values{"csrf": {csrf}, "back": {adaJob}}, c)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Location"), "bot=ada")
+	require.Contains(t, body, `name="back" value="`+adaJob+`"`)
 }
 
 func TestTheListsShowThePickedBotsRowsOrEveryBotsWithTheirBot(t *testing.T) {

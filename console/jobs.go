@@ -81,8 +81,9 @@ type timeline struct {
 type jobRowItem struct {
 	ID, ConversationID int64
 	Conversation       string
-	// Bot is its bot's id, with several bots ("" with one).
-	Bot          string
+	// Bot is its bot's id, with several bots ("" with one); Pick is the
+	// bot picked, which its links keep.
+	Bot, Pick    string
 	Platform     string
 	Kind, Status string
 	// Due is in the owner's zone; DueUser in the user's, when it is
@@ -310,7 +311,7 @@ func (s *reader) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
 		Platform: string(j.Platform),
 		Kind:     string(j.Kind), Status: string(j.Status), Due: due.In(s.loc).Format(shortLayout), UserZone: userLoc.String(),
 		Text: j.Text, Name: j.Name, Recurrence: j.Recurrence, Attempts: j.Attempts, LastError: j.LastError,
-		Origin: j.Origin, CancelledBy: j.CancelledByToolCallID, Back: back,
+		Origin: j.Origin, CancelledBy: j.CancelledByToolCallID, Back: back, Pick: s.bot,
 		// The store's rule: pending, or a recurring job the scheduler
 		// holds (it then plans no run).
 		Cancellable: j.Status == core.JobPending || (j.Kind == core.JobAgentTurn && j.Status == core.JobSending),
