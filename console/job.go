@@ -73,7 +73,7 @@ func (s *reader) buildJob(ctx context.Context, r *http.Request, _ *runCache) (fr
 	if j.RetriedBy != "" && j.RetriedAt != nil {
 		v.Retried = "from the " + j.RetriedBy + " at " + j.RetriedAt.In(s.loc).Format(timeLayout)
 	}
-	v.Job = s.jobRow(row, now, s.link(pagePath(r)))
+	v.Job = s.jobRow(row, now, s.pick.link(pagePath(r)))
 	if row.Platform != "" && s.health != nil && (j.Status == core.JobFailed || j.Status == core.JobPending) {
 		v.PlatformDown = s.adapterDown(ctx, row.BotID, row.Platform)
 	}

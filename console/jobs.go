@@ -120,7 +120,7 @@ func (s *reader) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (f
 		return nil, err
 	}
 	back := pagePath(r)
-	if enc := filterQuery(s.bot, v.Status, v.Platform, 0); enc != "" {
+	if enc := filterQuery(s.pick.id, v.Status, v.Platform, 0); enc != "" {
 		back += "?" + enc
 	}
 	l := jobLists{s: s, base: base, now: s.clock.Now(), back: back}
@@ -203,10 +203,10 @@ func (l jobLists) filtered(ctx context.Context, r *http.Request, v *jobsView) er
 	}
 	if len(rows) > jobsPerPage {
 		rows = rows[:jobsPerPage]
-		v.Next = pagePath(r) + "?" + filterQuery(l.s.bot, v.Status, v.Platform, v.Page+1)
+		v.Next = pagePath(r) + "?" + filterQuery(l.s.pick.id, v.Status, v.Platform, v.Page+1)
 	}
 	if v.Page > 1 {
-		v.Prev = pagePath(r) + "?" + filterQuery(l.s.bot, v.Status, v.Platform, v.Page-1)
+		v.Prev = pagePath(r) + "?" + filterQuery(l.s.pick.id, v.Status, v.Platform, v.Page-1)
 	}
 	for _, j := range rows {
 		v.List = append(v.List, l.row(j))
@@ -307,11 +307,11 @@ func (s *reader) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
 	if j.NextRunAt != nil && j.Status == core.JobPending {
 		due = *j.NextRunAt // a recurring job's next occurrence
 	}
-	it := jobRowItem{ID: j.ID, ConversationID: j.ConversationID, Conversation: j.DisplayName, Bot: s.botOf(j.BotID),
+	it := jobRowItem{ID: j.ID, ConversationID: j.ConversationID, Conversation: j.DisplayName, Bot: s.pick.of(j.BotID),
 		Platform: string(j.Platform),
 		Kind:     string(j.Kind), Status: string(j.Status), Due: due.In(s.loc).Format(shortLayout), UserZone: userLoc.String(),
 		Text: j.Text, Name: j.Name, Recurrence: j.Recurrence, Attempts: j.Attempts, LastError: j.LastError,
-		Origin: j.Origin, CancelledBy: j.CancelledByToolCallID, Back: back, Pick: s.bot,
+		Origin: j.Origin, CancelledBy: j.CancelledByToolCallID, Back: back, Pick: s.pick.id,
 		// The store's rule: pending, or a recurring job the scheduler
 		// holds (it then plans no run).
 		Cancellable: j.Status == core.JobPending || (j.Kind == core.JobAgentTurn && j.Status == core.JobSending),

@@ -112,7 +112,7 @@ func (s *reader) components(ctx context.Context, now time.Time) (string, []compo
 		if c.Decides && !c.Healthy() {
 			status = "unhealthy"
 		}
-		if s.othersPart(c.Name) {
+		if s.pick.others(c.Name) {
 			continue
 		}
 		it := componentItem{Name: c.Name, State: c.State, Error: c.Error, Decides: c.Decides, Class: healthClass(c.State)}
@@ -245,10 +245,10 @@ func (s *reader) failures(ctx context.Context, now time.Time) ([]failureItem, er
 		}
 		it := failureItem{Kind: f.Kind, At: f.At.In(s.loc).Format(timeLayout), Ago: ago(f.At, now),
 			ConversationID: f.ConversationID, Conversation: name, Error: f.Error}
-		conv := s.link(fmt.Sprintf("%sconversations/%d", Prefix, f.ConversationID))
+		conv := s.pick.link(fmt.Sprintf("%sconversations/%d", Prefix, f.ConversationID))
 		switch {
 		case f.JobID > 0:
-			it.Link, it.Where = s.link(fmt.Sprintf("%sjobs/%d", Prefix, f.JobID)), fmt.Sprintf("job %d", f.JobID)
+			it.Link, it.Where = s.pick.link(fmt.Sprintf("%sjobs/%d", Prefix, f.JobID)), fmt.Sprintf("job %d", f.JobID)
 		case f.RunID > 0 && f.ConversationID > 0:
 			it.Link, it.Where = fmt.Sprintf("%s#run-%d", conv, f.RunID), fmt.Sprintf("run %d", f.RunID)
 		case f.ConversationID > 0:

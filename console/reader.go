@@ -27,8 +27,6 @@ type reader struct {
 	fetch FetchFunc
 	// bots are the process's bots (nil: one, and store is its view).
 	bots func() []Bot
-	// bot is the bot a request picked ("" for every bot); botIDs are
-	// the bots' ids when there are several (see forRequest).
-	bot    string
-	botIDs []string
+	// pick is the bot a request picked (see forRequest).
+	pick botPick
 }
