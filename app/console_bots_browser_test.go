@@ -61,4 +61,21 @@ func TestConsoleBotPickerInABrowser(t *testing.T) {
 	shot := filepath.Join(browsertest.ArtifactDir(t), "console-bot-picker.png")
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	t.Logf("screenshot of bob's overview with the bot picker: %s", shot)
+
+	// Conversations, then "All bots": both, each naming its bot.
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Click(chromedp.CSS(`header nav a[href="/console/conversations?bot=bob"]`)),
+		chromedp.WaitVisible(chromedp.ID("conversations")),
+		chromedp.Click(chromedp.CSS(`#bot-picker a[href="/console/conversations"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#conversations td.bot")),
+	))
+	list, err := chromedp.Run(bctx, chromedp.Text(chromedp.ID("conversations")))
+	require.NoError(t, err)
+	require.Contains(t, list, "Ada Lovelace")
+	require.Contains(t, list, "Ben")
+	png, err = chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	shot = filepath.Join(browsertest.ArtifactDir(t), "console-bot-picker-conversations.png")
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
+	t.Logf("screenshot of every bot's conversations: %s", shot)
 }

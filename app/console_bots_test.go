@@ -56,8 +56,8 @@ func TestConsoleWithTwoBots(t *testing.T) {
 	require.NotContains(t, list, "Ada Lovelace")
 
 	all := get("/console/conversations")
-	require.Contains(t, all, `<td data-label="Bot" class="bot">ada</td>`)
-	require.Contains(t, all, `<td data-label="Bot" class="bot">bob</td>`)
+	require.Contains(t, all, `<td data-label="Bot" class="bot"><span class="badge bot">ada</span></td>`)
+	require.Contains(t, all, `<td data-label="Bot" class="bot"><span class="badge bot">bob</span></td>`)
 	var bobConv int64
 	st := b.openStoreFile(t)
 	require.NoError(t, st.DB().Raw(`SELECT id FROM conversations WHERE bot_id = 'bob'`).Scan(&bobConv).Error)

@@ -127,7 +127,7 @@ func TestTheListsShowThePickedBotsRowsOrEveryBotsWithTheirBot(t *testing.T) {
 	all, _ := b.page(t, "/console/conversations", c)
 	for id, conv := range b.convs {
 		require.Contains(t, all, fmt.Sprintf(`<tr id="conversation-%d">`, conv.ID))
-		require.Contains(t, all, `<td data-label="Bot" class="bot">`+id+`</td>`)
+		require.Contains(t, all, `<td data-label="Bot" class="bot"><span class="badge bot">`+id+`</span></td>`)
 	}
 	bob, _ := b.page(t, "/console/conversations?bot=bob", c)
 	require.Contains(t, bob, fmt.Sprintf(`<tr id="conversation-%d">`, b.convs["bob"].ID))
