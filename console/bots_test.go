@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,8 +26,17 @@ type botsBundle struct {
 	*testBundle
 	convs map[string]core.Conversation
 	jobs  map[string]core.Job
-	// bots are the bots the console is given; a test may change them.
+	// bots are the bots the console is given; a test may change them
+	// (a reload), under mu.
+	mu   sync.Mutex
 	bots []console.Bot
+}
+
+// keepBots keeps the first n bots, as a reload that removes the others.
+func (b *botsBundle) keepBots(n int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.bots = b.bots[:n]
 }
 
 func setupBots(t *testing.T, ids ...string) *botsBundle {
@@ -41,7 +51,7 @@ func setupBots(t *testing.T, ids ...string) *botsBundle {
 		b.bots = append(b.bots, console.Bot{ID: id, Store: view})
 		// The same person writes to every bot: a conversation each.
 		in, err := view.RecordInbound(ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "777", ChannelUserID: "777",
-			DisplayName: "User of " + id, Text: "hello " + id, Now: t0.Add(time.Duration(i) * time.Minute)})
+			DisplayName: "User of " + id, Text: "hello " + id, Now: t0.Add(-time.Duration(i+1) * time.Hour)})
 		require.NoError(t, err)
 		b.convs[id] = in.Conversation
 		j := core.Job{ConversationID: in.Conversation.ID, Text: "Reminder from " + id, DueAt: t0.Add(time.Hour),
@@ -51,7 +61,11 @@ func setupBots(t *testing.T, ids ...string) *botsBundle {
 		b.jobs[id] = j
 	}
 	mux := http.NewServeMux()
-	console.New(console.Config{Token: token, Store: st.AllBots(), Bots: func() []console.Bot { return b.bots },
+	console.New(console.Config{Token: token, Store: st.AllBots(), Bots: func() []console.Bot {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.bots
+	},
 		Location: time.UTC, Clock: b.clock, Logger: b.logs.Logger(),
 		Health: func(context.Context) []httpapi.Component {
 			return []httpapi.Component{{Name: "adapter:ada/telegram", State: "down: 401", Error: "401", Decides: true},
@@ -164,7 +178,7 @@ func TestABotThatIsNotThereIsNotFound(t *testing.T) {
 		require.NotContains(t, body, "<b>", "the id is escaped")
 	}
 	// A reload that removes bob: his open page is gone.
-	b.bots = b.bots[:1]
+	b.keepBots(1)
 	resp, _ := b.do(t, http.MethodGet, "/console/?bot=bob", nil, c)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 }
@@ -179,4 +193,39 @@ func TestOneBotHasNoPicker(t *testing.T) {
 		require.NotContains(t, body, `class="badge bot"`, path)
 		require.Contains(t, body, "User of default", path)
 	}
+}
+
+// A live page of one bot updates with that bot's news only, and says it
+// is gone once a reload has removed the bot.
+func TestABotsLiveOverviewFollowsThatBotOnly(t *testing.T) {
+	t.Parallel()
+	b := setupBots(t, "ada", "bob")
+	c := b.login(t)
+	body, _ := b.page(t, "/console/?bot=bob", c)
+	es := (&fakeBundle{testBundle: b.testBundle}).openStream(t, liveURL(t, body), c, "")
+	b.clock.WaitForTimer(t, t0.Add(liveEvery), 5*time.Second)
+	es.none(t)
+
+	ctx := context.Background()
+	say := func(bot, text string) {
+		m := core.Message{ConversationID: b.convs[bot].ID, Role: core.RoleUser, Source: core.SourceUser, Content: text,
+			CreatedAt: b.clock.Now()}
+		require.NoError(t, b.st.AppendMessage(ctx, &m))
+	}
+	say("ada", "news for ada")
+	b.clock.Advance(liveEvery)
+	b.clock.WaitForTimer(t, t0.Add(2*liveEvery), 5*time.Second)
+	es.none(t)
+
+	say("bob", "news for bob")
+	b.clock.Advance(liveEvery)
+	ev := es.next(t)
+	require.Equal(t, "update", ev.name)
+	require.Contains(t, ev.data, "news for bob")
+	require.NotContains(t, ev.data, "news for ada")
+
+	b.keepBots(1) // a reload removed bob
+	b.clock.WaitForTimer(t, t0.Add(3*liveEvery), 5*time.Second)
+	b.clock.Advance(liveEvery)
+	require.Equal(t, "gone", es.next(t).name)
 }
