@@ -14,9 +14,10 @@ import (
 	"github.com/parleybot/parley/mcp"
 )
 
-// newConsole builds the web console on the app's store, health and
-// adapters. It is mounted by the caller, and its live streams end when
-// the HTTP server shuts down.
+// newConsole builds the web console on the app's store (every bot's
+// rows, and each bot's view for its picker), health and adapters. It is
+// mounted by the caller, and its live streams end when the HTTP server
+// shuts down.
 func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, jobsChanged func()) *console.Console {
 	var platforms []core.Platform
 	seen := map[core.Platform]bool{}
@@ -28,7 +29,8 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 	}
 	return console.New(console.Config{
 		Token:       cfg.HTTP.APIToken.Reveal(),
-		Store:       a.store,
+		Store:       a.store.AllBots(), // it creates no conversation
+		Bots:        a.consoleBots,
 		Facts:       pluginFacts(a.store.Database()),
 		Mood:        pluginMood(a.store.Database()),
 		Location:    cfg.Location(),
@@ -43,18 +45,30 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 	})
 }
 
-// fetchAttachment downloads a user's file through the adapter of its
-// platform, for the console's thumbnails.
-func (a *app) fetchAttachment(ctx context.Context, p core.Platform, att core.Attachment, max int64) ([]byte, error) {
-	for _, ad := range a.adapters() {
-		if ad.Platform() != p {
+// consoleBots are the bots the console picks from, as they are now.
+func (a *app) consoleBots() []console.Bot {
+	var out []console.Bot
+	for _, b := range a.liveBots() {
+		out = append(out, console.Bot{ID: b.id, Store: b.store})
+	}
+	return out
+}
+
+// fetchAttachment downloads a user's file through the adapter of its bot
+// and platform, for the console's thumbnails: another bot's token would
+// not find it.
+func (a *app) fetchAttachment(ctx context.Context, botID string, p core.Platform, att core.Attachment, max int64) ([]byte, error) {
+	for _, b := range a.liveBots() {
+		if b.id != botID {
 			continue
 		}
-		if f, ok := ad.(core.AttachmentFetcher); ok {
-			return f.FetchAttachment(ctx, att, max)
+		for _, ad := range b.adapters {
+			if f, ok := ad.(core.AttachmentFetcher); ok && ad.Platform() == p {
+				return f.FetchAttachment(ctx, att, max)
+			}
 		}
 	}
-	return nil, fmt.Errorf("no adapter of %s fetches files", p)
+	return nil, fmt.Errorf("no adapter of bot %s on %s fetches files", botID, p)
 }
 
 // modelHealth is the model server's health for /healthz (its state) and

@@ -107,16 +107,30 @@ type FactReader interface {
 	Facts(ctx context.Context, conversationID int64) ([]core.Fact, error)
 }
 
-// FetchFunc downloads a file a user sent on platform, through its adapter,
-// at most max bytes (an error wrapping core.ErrTooLarge beyond).
-type FetchFunc func(ctx context.Context, platform core.Platform, a core.Attachment, max int64) ([]byte, error)
+// FetchFunc downloads a file a user of bot sent on platform, through that
+// bot's adapter (a file's id is its bot's: Telegram's are per token), at
+// most max bytes (an error wrapping core.ErrTooLarge beyond).
+type FetchFunc func(ctx context.Context, bot string, platform core.Platform, a core.Attachment, max int64) ([]byte, error)
+
+// Bot is one bot of the process: its id and its view of the store,
+// whose lists and counts see its rows only.
+type Bot struct {
+	ID    string
+	Store Store
+}
 
 // Config configures the console.
 type Config struct {
 	// Token is http.api_token: the login form asks for it. Empty disables
 	// the console: it is never served without one.
 	Token string
+	// Store is the view of every bot's rows: the lists of "All bots", and
+	// a conversation or job of any bot by its id.
 	Store Store
+	// Bots are the process's bots as they are now (a reload may change
+	// them). With more than one the pages offer a picker (?bot=ID); nil
+	// or one: no picker, and Store's lists are the bot's.
+	Bots func() []Bot
 	// Facts and Mood read what the plugins keep of a conversation, for its
 	// page (nil: it shows no facts, or no mood).
 	Facts FactReader
@@ -214,7 +228,7 @@ func New(c Config) *Console {
 		mux:       http.NewServeMux(),
 		done:      make(chan struct{}),
 		reader: &reader{store: c.Store, facts: c.Facts, mood: c.Mood, loc: c.Location, clock: c.Clock, log: c.Logger,
-			health: c.Health, prices: c.Prices, platforms: c.Platforms, fetch: c.Fetch},
+			health: c.Health, prices: c.Prices, platforms: c.Platforms, fetch: c.Fetch, bots: c.Bots},
 	}
 	s.mux.HandleFunc("GET "+Prefix+"login", s.loginPage)
 	s.mux.HandleFunc("POST "+Prefix+"login", s.login)

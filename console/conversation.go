@@ -314,7 +314,7 @@ func (s *reader) conversationView(d conversationData) *conversationView {
 		}
 	}
 	at := func(t time.Time) string { return t.In(loc).Format(timeLayout) }
-	v := &conversationView{Conversation: conversationRow(d.conv), Zone: loc.String(), ZoneFrom: from,
+	v := &conversationView{Conversation: s.conversationRow(d.conv), Zone: loc.String(), ZoneFrom: from,
 		PromptTokens: chart.Count(d.prompt), CompletionTokens: chart.Count(d.completion)}
 	if len(d.messages) > 0 {
 		v.Older = max(d.messages[0].Seq-1, 0)

@@ -35,6 +35,11 @@ func (s *Console) conversations(w http.ResponseWriter, r *http.Request, sess ses
 		}
 		page = n
 	}
+	rd, err := s.reader.forRequest(r, true)
+	if err != nil {
+		s.pageFailed(w, r, err)
+		return
+	}
 	q := strings.TrimSpace(query.Get("q"))
 	if utf8.RuneCountInString(q) > maxQueryRunes {
 		s.fail(w, r, http.StatusBadRequest, "The search is too long: "+strconv.Itoa(maxQueryRunes)+" characters at most.")
@@ -42,13 +47,13 @@ func (s *Console) conversations(w http.ResponseWriter, r *http.Request, sess ses
 	}
 	// One more than a page tells whether there is a next one.
 	limit, offset := conversationsPerPage+1, (page-1)*conversationsPerPage
-	v := conversationsView{layout: layout{CSRF: sess.csrf, Nav: "conversations"}, Page: page, Query: q}
+	v := &conversationsView{Page: page, Query: q}
+	rd.dress(v, r, sess.csrf, "conversations")
 	var convs []core.Conversation
-	var err error
 	if q != "" {
-		convs, err = s.store.SearchConversations(r.Context(), q, limit, offset)
+		convs, err = rd.store.SearchConversations(r.Context(), q, limit, offset)
 	} else {
-		convs, err = s.store.ConversationsByActivity(r.Context(), limit, offset)
+		convs, err = rd.store.ConversationsByActivity(r.Context(), limit, offset)
 	}
 	if err != nil {
 		s.internal(w, r, "listing conversations", err)
@@ -65,7 +70,7 @@ func (s *Console) conversations(w http.ResponseWriter, r *http.Request, sess ses
 		v.Prev = link(page - 1)
 	}
 	for _, c := range convs {
-		v.Conversations = append(v.Conversations, conversationRow(c))
+		v.Conversations = append(v.Conversations, rd.conversationRow(c))
 	}
 	s.render(w, r, http.StatusOK, "conversations", v)
 }

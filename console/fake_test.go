@@ -66,7 +66,7 @@ func setupFake(t *testing.T, prices map[string]config.Price) *fakeBundle {
 		},
 		Prices:      prices,
 		JobsChanged: func() { b.woken.Add(1) },
-		Fetch: func(_ context.Context, p core.Platform, a core.Attachment, max int64) ([]byte, error) {
+		Fetch: func(_ context.Context, _ string, p core.Platform, a core.Attachment, max int64) ([]byte, error) {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			data, ok := b.images[a.Ref]

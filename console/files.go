@@ -63,7 +63,7 @@ func (s *Console) file(w http.ResponseWriter, r *http.Request, _ session) {
 	}
 	fctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	data, err := s.fetch(fctx, conv.Platform, a, maxImageBytes)
+	data, err := s.fetch(fctx, conv.BotID, conv.Platform, a, maxImageBytes)
 	if err != nil {
 		s.log.Warn("console: fetching an image", "conversation_id", convID, "seq", seq, "err", err)
 		s.fail(w, r, http.StatusBadGateway, "The image could not be fetched from "+string(conv.Platform)+".")

@@ -64,7 +64,7 @@ func (s *reader) buildJob(ctx context.Context, r *http.Request, _ *runCache) (fr
 	case err != nil:
 		return nil, fmt.Errorf("reading conversation %d: %w", j.ConversationID, err)
 	default:
-		row.Platform, row.DisplayName, row.TimeZone = c.Platform, c.DisplayName, c.TimeZone
+		row.Platform, row.DisplayName, row.TimeZone, row.BotID = c.Platform, c.DisplayName, c.TimeZone, c.BotID
 		v.UserID, v.Thread = c.ChannelUserID, c.ChannelThreadID
 	}
 	if !j.CreatedAt.IsZero() {
@@ -73,16 +73,20 @@ func (s *reader) buildJob(ctx context.Context, r *http.Request, _ *runCache) (fr
 	if j.RetriedBy != "" && j.RetriedAt != nil {
 		v.Retried = "from the " + j.RetriedBy + " at " + j.RetriedAt.In(s.loc).Format(timeLayout)
 	}
-	v.Job = s.jobRow(row, now, pagePath(r))
+	v.Job = s.jobRow(row, now, s.pick.link(pagePath(r)))
 	if row.Platform != "" && s.health != nil && (j.Status == core.JobFailed || j.Status == core.JobPending) {
-		v.PlatformDown = s.adapterDown(ctx, row.Platform)
+		v.PlatformDown = s.adapterDown(ctx, row.BotID, row.Platform)
 	}
 	return v, nil
 }
 
-// adapterDown is the error of p's failing adapter ("" when none fails).
-func (s *reader) adapterDown(ctx context.Context, p core.Platform) string {
+// adapterDown is the error of bot's failing adapter of p ("" when none
+// fails): /healthz names it adapter:BOT/PLATFORM for a bot but the default.
+func (s *reader) adapterDown(ctx context.Context, bot string, p core.Platform) string {
 	name := "adapter:" + string(p)
+	if bot != "" && bot != "default" {
+		name = "adapter:" + bot + "/" + string(p)
+	}
 	for _, c := range s.health(ctx) {
 		if c.Decides && !c.Healthy() && (c.Name == name || strings.HasPrefix(c.Name, name+".")) {
 			return c.Error

@@ -28,10 +28,11 @@ const (
 
 // jobsPage is GET /console/jobs: the jobs of every conversation.
 var jobsPage = &pageDef{
-	name:  "jobs",
-	nav:   "jobs",
-	build: (*reader).buildJobs,
-	live:  []string{"job-lists"},
+	name:   "jobs",
+	nav:    "jobs",
+	build:  (*reader).buildJobs,
+	perBot: true,
+	live:   []string{"job-lists"},
 }
 
 // jobStatuses are the statuses the filter offers.
@@ -80,8 +81,11 @@ type timeline struct {
 type jobRowItem struct {
 	ID, ConversationID int64
 	Conversation       string
-	Platform           string
-	Kind, Status       string
+	// Bot is its bot's id, with several bots ("" with one); Pick is the
+	// bot picked, which its links keep.
+	Bot, Pick    string
+	Platform     string
+	Kind, Status string
 	// Due is in the owner's zone; DueUser in the user's, when it is
 	// another ("" when the same); When is relative ("in 3 h").
 	Due, DueUser, UserZone, When string
@@ -116,7 +120,7 @@ func (s *reader) buildJobs(ctx context.Context, r *http.Request, _ *runCache) (f
 		return nil, err
 	}
 	back := pagePath(r)
-	if enc := filterQuery(v.Status, v.Platform, 0); enc != "" {
+	if enc := filterQuery(s.pick.id, v.Status, v.Platform, 0); enc != "" {
 		back += "?" + enc
 	}
 	l := jobLists{s: s, base: base, now: s.clock.Now(), back: back}
@@ -199,10 +203,10 @@ func (l jobLists) filtered(ctx context.Context, r *http.Request, v *jobsView) er
 	}
 	if len(rows) > jobsPerPage {
 		rows = rows[:jobsPerPage]
-		v.Next = pagePath(r) + "?" + filterQuery(v.Status, v.Platform, v.Page+1)
+		v.Next = pagePath(r) + "?" + filterQuery(l.s.pick.id, v.Status, v.Platform, v.Page+1)
 	}
 	if v.Page > 1 {
-		v.Prev = pagePath(r) + "?" + filterQuery(v.Status, v.Platform, v.Page-1)
+		v.Prev = pagePath(r) + "?" + filterQuery(l.s.pick.id, v.Status, v.Platform, v.Page-1)
 	}
 	for _, j := range rows {
 		v.List = append(v.List, l.row(j))
@@ -276,9 +280,13 @@ func (l jobLists) window(ctx context.Context, id, title string, from *time.Time,
 	return t, nil
 }
 
-// filterQuery is the jobs page's query for a filter (page 0: none).
-func filterQuery(status, platform string, page int) string {
+// filterQuery is the jobs page's query for a filter (page 0: none), with
+// the bot picked.
+func filterQuery(bot, status, platform string, page int) string {
 	q := url.Values{}
+	if bot != "" {
+		q.Set("bot", bot)
+	}
 	if status != "" {
 		q.Set("status", status)
 	}
@@ -299,10 +307,11 @@ func (s *reader) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
 	if j.NextRunAt != nil && j.Status == core.JobPending {
 		due = *j.NextRunAt // a recurring job's next occurrence
 	}
-	it := jobRowItem{ID: j.ID, ConversationID: j.ConversationID, Conversation: j.DisplayName, Platform: string(j.Platform),
-		Kind: string(j.Kind), Status: string(j.Status), Due: due.In(s.loc).Format(shortLayout), UserZone: userLoc.String(),
+	it := jobRowItem{ID: j.ID, ConversationID: j.ConversationID, Conversation: j.DisplayName, Bot: s.pick.of(j.BotID),
+		Platform: string(j.Platform),
+		Kind:     string(j.Kind), Status: string(j.Status), Due: due.In(s.loc).Format(shortLayout), UserZone: userLoc.String(),
 		Text: j.Text, Name: j.Name, Recurrence: j.Recurrence, Attempts: j.Attempts, LastError: j.LastError,
-		Origin: j.Origin, CancelledBy: j.CancelledByToolCallID, Back: back,
+		Origin: j.Origin, CancelledBy: j.CancelledByToolCallID, Back: back, Pick: s.pick.id,
 		// The store's rule: pending, or a recurring job the scheduler
 		// holds (it then plans no run).
 		Cancellable: j.Status == core.JobPending || (j.Kind == core.JobAgentTurn && j.Status == core.JobSending),

@@ -29,18 +29,30 @@ type pageDef struct {
 	// live are the ids of the page's live sections; each is rendered by
 	// the template "live:<id>", in the page and on the stream alike.
 	live []string
+	// perBot is true for a page of lists, which shows the bot ?bot= picks.
+	perBot bool
+}
+
+// read builds p for r, with the reader for r (see forRequest).
+func (p *pageDef) read(s *reader, ctx context.Context, r *http.Request, c *runCache) (*reader, framed, error) {
+	rd, err := s.forRequest(r, p.perBot)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := p.build(rd, ctx, r, c)
+	return rd, v, err
 }
 
 // page serves p: build, then render with the frame filled in.
 func (s *Console) page(p *pageDef) sessionHandler {
 	return func(w http.ResponseWriter, r *http.Request, sess session) {
-		v, err := p.build(s.reader, r.Context(), r, nil)
+		rd, v, err := p.read(s.reader, r.Context(), r, nil)
 		if err != nil {
 			s.pageFailed(w, r, err)
 			return
 		}
+		rd.dress(v, r, sess.csrf, p.nav)
 		l := v.frame()
-		l.CSRF, l.Nav = sess.csrf, p.nav
 		if len(p.live) > 0 {
 			// The stream starts from the version of what the page shows:
 			// it sends only what changed since.
@@ -99,14 +111,14 @@ func (s *Console) stream(p *pageDef) sessionHandler {
 	return func(w http.ResponseWriter, r *http.Request, sess session) {
 		ctx := r.Context()
 		ls := &liveStream{s: s, p: p, r: r, csrf: sess.csrf, w: w, rc: http.NewResponseController(w), cache: newRunCache()}
-		v, err := p.build(s.reader, ctx, r, ls.cache)
+		rd, v, err := p.read(s.reader, ctx, r, ls.cache)
 		if err != nil {
 			s.pageFailed(w, r, err)
 			return
 		}
-		// The sections' forms carry the session's CSRF token, as the
-		// page's do.
-		v.frame().CSRF = sess.csrf
+		// The sections' forms carry the session's CSRF token, and their
+		// links the bot picked, as the page's do.
+		rd.dress(v, r, sess.csrf, p.nav)
 		ls.v = v
 		ls.have = r.Header.Get("Last-Event-ID")
 		if ls.have == "" {
@@ -212,7 +224,7 @@ func (ls *liveStream) tick(ctx context.Context) bool {
 
 // rebuild builds the page again; false when what it shows is gone.
 func (ls *liveStream) rebuild(ctx context.Context) bool {
-	next, err := ls.p.build(ls.s.reader, ctx, ls.r, ls.cache)
+	rd, next, err := ls.p.read(ls.s.reader, ctx, ls.r, ls.cache)
 	var pe pageError
 	switch {
 	case errors.As(err, &pe) && pe.code == http.StatusNotFound:
@@ -225,7 +237,7 @@ func (ls *liveStream) rebuild(ctx context.Context) bool {
 		ls.v = nil // nothing to send this time; try again on the next tick
 	default:
 		ls.v = next
-		ls.v.frame().CSRF = ls.csrf
+		rd.dress(next, ls.r, ls.csrf, ls.p.nav)
 	}
 	return true
 }

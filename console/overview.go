@@ -28,10 +28,11 @@ const (
 
 // overviewPage is GET /console/: how the bot is doing.
 var overviewPage = &pageDef{
-	name:  "overview",
-	nav:   "overview",
-	build: (*reader).buildOverview,
-	live:  []string{"health", "activity", "failures", "limits", "tokens", "pending", "recent"},
+	name:   "overview",
+	nav:    "overview",
+	build:  (*reader).buildOverview,
+	perBot: true,
+	live:   []string{"health", "activity", "failures", "limits", "tokens", "pending", "recent"},
 }
 
 type overviewView struct {
@@ -102,11 +103,18 @@ func (s *reader) buildOverview(ctx context.Context, _ *http.Request, _ *runCache
 	return v, nil
 }
 
-// components are /healthz's components and its status.
+// components are /healthz's status and its components, but another bot's
+// than the one picked.
 func (s *reader) components(ctx context.Context, now time.Time) (string, []componentItem) {
 	status := "ok"
 	var out []componentItem
 	for _, c := range s.health(ctx) {
+		if c.Decides && !c.Healthy() {
+			status = "unhealthy"
+		}
+		if s.pick.others(c.Name) {
+			continue
+		}
 		it := componentItem{Name: c.Name, State: c.State, Error: c.Error, Decides: c.Decides, Class: healthClass(c.State)}
 		if c.Error != "" {
 			// "down: refused" with the error "refused": the badge
@@ -115,9 +123,6 @@ func (s *reader) components(ctx context.Context, now time.Time) (string, []compo
 		}
 		if !c.Since.IsZero() {
 			it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + ago(c.Since, now) + ")"
-		}
-		if c.Decides && !c.Healthy() {
-			status = "unhealthy"
 		}
 		out = append(out, it)
 	}
@@ -182,7 +187,7 @@ func (s *reader) recentConversations(ctx context.Context, now time.Time) ([]conv
 	}
 	var out []conversationItem
 	for _, c := range convs {
-		it := conversationRow(c)
+		it := s.conversationRow(c)
 		if c.LastMessageAt != nil {
 			it.LastActivity = ago(*c.LastMessageAt, now)
 		}
@@ -240,10 +245,10 @@ func (s *reader) failures(ctx context.Context, now time.Time) ([]failureItem, er
 		}
 		it := failureItem{Kind: f.Kind, At: f.At.In(s.loc).Format(timeLayout), Ago: ago(f.At, now),
 			ConversationID: f.ConversationID, Conversation: name, Error: f.Error}
-		conv := fmt.Sprintf("%sconversations/%d", Prefix, f.ConversationID)
+		conv := s.pick.link(fmt.Sprintf("%sconversations/%d", Prefix, f.ConversationID))
 		switch {
 		case f.JobID > 0:
-			it.Link, it.Where = fmt.Sprintf("%sjobs/%d", Prefix, f.JobID), fmt.Sprintf("job %d", f.JobID)
+			it.Link, it.Where = s.pick.link(fmt.Sprintf("%sjobs/%d", Prefix, f.JobID)), fmt.Sprintf("job %d", f.JobID)
 		case f.RunID > 0 && f.ConversationID > 0:
 			it.Link, it.Where = fmt.Sprintf("%s#run-%d", conv, f.RunID), fmt.Sprintf("run %d", f.RunID)
 		case f.ConversationID > 0:

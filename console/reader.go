@@ -25,4 +25,8 @@ type reader struct {
 	platforms []core.Platform
 	// fetch, when set, downloads a user's file: the transcript links it.
 	fetch FetchFunc
+	// bots are the process's bots (nil: one, and store is its view).
+	bots func() []Bot
+	// pick is the bot a request picked (see forRequest).
+	pick botPick
 }

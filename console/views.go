@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/console/chart"
-	"github.com/parleybot/parley/core"
 )
 
 //go:embed templates/*.html
@@ -76,6 +75,10 @@ type layout struct {
 	// Live is the page's event stream ("" when it has none): the script
 	// replaces the page's live sections with what it sends.
 	Live string
+	// Bot is the bot picked (?bot=; "" for every bot): the menu, the
+	// forms and the links keep it. Bots is the picker (none with one bot).
+	Bot  string
+	Bots []option
 }
 
 func (l *layout) frame() *layout { return l }
@@ -128,7 +131,9 @@ const (
 
 // conversationItem is a conversation in a list.
 type conversationItem struct {
-	ID           int64
+	ID int64
+	// Bot is its bot's id, with several bots ("" with one).
+	Bot          string
 	Platform     string
 	Name         string
 	UserID       string
@@ -137,15 +142,6 @@ type conversationItem struct {
 	LastActivity string
 	// Last is the newest message, shortened (the overview only).
 	Last, LastRole string
-}
-
-func conversationRow(c core.Conversation) conversationItem {
-	it := conversationItem{ID: c.ID, Platform: string(c.Platform), Name: c.DisplayName, UserID: c.ChannelUserID,
-		TimeZone: c.TimeZone, Messages: c.LastSeq}
-	if c.LastMessageAt != nil {
-		it.LastActivity = c.LastMessageAt.UTC().Format(utcLayout)
-	}
-	return it
 }
 
 // zoneOf is a conversation's zone, or def when it has none or names one
