@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -15,17 +14,9 @@ import (
 
 // reloadAPI asks the running bot to read its config again
 // (POST /api/v1/reload) and returns the status and the answer.
-func reloadAPI(t *testing.T, b *testBundle, addr string) (int, map[string]string) {
+func reloadAPI(t *testing.T, b *testBundle, addr string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/v1/reload", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+b.env["PARLEY_API_TOKEN"])
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var out map[string]string
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	return resp.StatusCode, out
+	return callAPI(t, b, addr, http.MethodPost, "/api/v1/reload", nil)
 }
 
 // telegramBot is a bots: entry with one Telegram adapter.
