@@ -98,6 +98,9 @@ type app struct {
 	// owner names this process in the runs and jobs its bots claim: one
 	// for all of them (engine.NewOwnerID).
 	owner string
+	// runCtx is the context start ran with: a bot a reload starts runs
+	// on it, not on the reload's request.
+	runCtx context.Context
 	// reloading is held by a reload and by stop: one at a time.
 	reloading sync.Mutex
 	// botsMu guards bots for those who read them while a reload may
@@ -283,6 +286,7 @@ func (a *app) startAdapter(ctx context.Context, b *bot, ad core.Adapter) error {
 
 // start brings the process up: services, adapters, dispatchers, HTTP.
 func (a *app) start(ctx context.Context) error {
+	a.runCtx = ctx
 	for _, b := range a.bots {
 		if err := b.startServices(ctx); err != nil {
 			return err

@@ -29,6 +29,11 @@ import (
 func (a *app) reload(ctx context.Context, next *config.Config) (string, error) {
 	a.reloading.Lock()
 	defer a.reloading.Unlock()
+	if a.runCtx != nil {
+		// The bots it starts live as long as the process, not as the
+		// request (POST /api/v1/reload) that asked for it.
+		ctx = a.runCtx
+	}
 	if shared := sharedChanges(a.cfg, next); len(shared) > 0 {
 		return "", fmt.Errorf("%s changed: these are shared by every bot and need a restart", strings.Join(shared, ", "))
 	}
