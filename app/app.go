@@ -200,7 +200,8 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 func oneServesEach(log *slog.Logger, bots []*bot) error {
 	servedBy := map[string]string{}
 	for _, b := range bots {
-		kept := b.adapters[:0]
+		// A new slice: a running bot's is read meanwhile (a reload).
+		var kept []core.Adapter
 		for _, ad := range b.adapters {
 			name := ad.Name()
 			if (name == "web" || name == "terminal") && servedBy[name] != "" {
