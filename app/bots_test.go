@@ -178,8 +178,9 @@ func TestRoutingAPIWithTwoBots(t *testing.T) {
 	require.Equal(t, "From the front desk.", tgAda.WaitSent(t, ada.ID, 2, waitFor)[1].Plain, "its conversation says the bot")
 }
 
-// callAPI calls the running bot's API with the token and decodes its JSON.
-func callAPI(t *testing.T, b *testBundle, addr, method, path string, body any) (int, map[string]any) {
+// callAPI calls the running bot's API at addr with the token and decodes
+// its JSON; headers are name, value pairs.
+func callAPI(t *testing.T, b *testBundle, addr, method, path string, body any, headers ...string) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -190,6 +191,9 @@ func callAPI(t *testing.T, b *testBundle, addr, method, path string, body any) (
 	req, err := http.NewRequest(method, "http://"+addr+path, rd)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+b.env["PARLEY_API_TOKEN"])
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -1,11 +1,8 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -23,24 +20,7 @@ import (
 // pairs. It returns the status and the decoded JSON body.
 func (c *companion) api(t *testing.T, method, path string, body any, headers ...string) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, "http://"+c.app.http.Addr()+path, rd)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+c.env["PARLEY_API_TOKEN"])
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var out map[string]any
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
-	return resp.StatusCode, out
+	return callAPI(t, c.testBundle, c.app.http.Addr(), method, path, body, headers...)
 }
 
 func TestRoutedMessageReachesTelegramOnceAndIsSent(t *testing.T) {
