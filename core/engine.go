@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/parleybot/parley/core/llm"
@@ -26,21 +27,22 @@ type WorkListener interface {
 	Listen(ctx context.Context, wake func(topic string)) error
 }
 
-// Waker wakes a loop without blocking; several Wakes before the loop looks
-// count as one.
-type Waker struct{ ch chan struct{} }
+// Waker wakes a loop without blocking; several Wakes while the loop is
+// busy count as one.
+type Waker struct{ on atomic.Pointer[func()] }
 
 // NewWaker returns a Waker.
-func NewWaker() *Waker { return &Waker{ch: make(chan struct{}, 1)} }
+func NewWaker() *Waker { return &Waker{} }
 
-// C is what the loop waits on.
-func (w *Waker) C() <-chan struct{} { return w.ch }
+// OnWake makes f what Wake calls: the loop's wake (internal/loop sets it
+// as the loop starts; a loop's first round runs at once, so a Wake before
+// then is not missed).
+func (w *Waker) OnWake(f func()) { w.on.Store(&f) }
 
 // Wake wakes the loop.
 func (w *Waker) Wake() {
-	select {
-	case w.ch <- struct{}{}:
-	default:
+	if f := w.on.Load(); f != nil {
+		(*f)()
 	}
 }
 

@@ -175,13 +175,23 @@ func (p *poller) getUpdates(ctx context.Context, offset int64) ([]json.RawMessag
 	if err := form.Close(); err != nil {
 		return nil, fmt.Errorf("getUpdates: building the request: %w", err)
 	}
+	// The client's Timeout as the request's deadline: net/http watches a
+	// client Timeout with two goroutines of its own for as long as the
+	// long poll waits, a context deadline with a timer.
+	client := *p.client
+	if client.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, client.Timeout)
+		defer cancel()
+		client.Timeout = 0
+	}
 	u := p.apiURL() + "/bot" + p.cfg.Token.Reveal() + "/getUpdates"
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, &body)
 	if err != nil {
 		return nil, fmt.Errorf("getUpdates: %w", p.scrub(err))
 	}
 	req.Header.Set("Content-Type", form.FormDataContentType())
-	resp, err := p.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("getUpdates: %w", p.scrub(err))
 	}

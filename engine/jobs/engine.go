@@ -12,6 +12,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/internal/loop"
 )
 
 // Store is what the job loop reads and writes; core.Store documents each
@@ -65,35 +66,48 @@ type Engine struct {
 
 	mu       sync.Mutex
 	stopping bool
-	done     chan struct{}
+	// loop is the job loop, nil until Start and when this process
+	// serves no kind of job; it sleeps without a goroutine (internal/loop).
+	loop *loop.Loop
 }
 
 // New returns an engine over cfg.
 func New(cfg Config) *Engine {
-	return &Engine{cfg: cfg, log: cfg.Logger, platforms: cfg.Outbox.Platforms(), lanes: newLanes(), done: make(chan struct{})}
+	return &Engine{cfg: cfg, log: cfg.Logger, platforms: cfg.Outbox.Platforms(), lanes: newLanes()}
 }
 
 // Start runs the job loop until ctx ends, if this process serves any kind
 // of job.
 func (e *Engine) Start(ctx context.Context) {
 	if len(e.cfg.Kinds) == 0 {
-		close(e.done)
 		return
 	}
-	go e.jobLoop(ctx)
+	l := loop.Start(ctx, e.cfg.Clock, e.cfg.Wake, e.jobStep)
+	e.mu.Lock()
+	e.loop = l
+	e.mu.Unlock()
 }
 
 // Drain makes the job loop stop at its next look.
 func (e *Engine) Drain() {
 	e.mu.Lock()
 	e.stopping = true
+	l := e.loop
 	e.mu.Unlock()
+	if l != nil {
+		l.Stop()
+	}
 }
 
 // Wait waits for the job loop and the sends in flight, once ctx of Start
 // is done.
 func (e *Engine) Wait() {
-	<-e.done
+	e.mu.Lock()
+	l := e.loop
+	e.mu.Unlock()
+	if l != nil {
+		<-l.Done()
+	}
 	e.lanes.running.Wait()
 }
 

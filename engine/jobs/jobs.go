@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/loop"
 )
 
 // The job loop runs proactive follow-ups (JobProactive): a model's wish,
@@ -25,26 +26,15 @@ const (
 	jobClaimBatch = 512
 )
 
-// jobLoop claims due jobs and sleeps until the next one is due (or, for
+// jobStep claims due jobs and sleeps until the next one is due (or, for
 // jobs other processes create, at most PollInterval); Wake wakes it
 // early.
-func (e *Engine) jobLoop(ctx context.Context) {
-	defer close(e.done)
-	for {
-		if e.isStopping() {
-			return
-		}
-		e.runDueJobs(ctx)
-		timer := e.cfg.Clock.NewTimer(e.jobWait(ctx))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-e.cfg.Wake.C():
-		case <-timer.C():
-		}
-		timer.Stop()
+func (e *Engine) jobStep(ctx context.Context) time.Duration {
+	if e.isStopping() || ctx.Err() != nil {
+		return loop.Forever
 	}
+	e.runDueJobs(ctx)
+	return e.jobWait(ctx)
 }
 
 func (e *Engine) jobWait(ctx context.Context) time.Duration {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/loop"
 )
 
 // DefaultMaxTurns is how many turns a process has in flight at most by
@@ -13,66 +14,53 @@ import (
 // issue 20).
 const DefaultMaxTurns = 4096
 
-// claimLoop is the one claimer of this process: it claims a due run whenever
-// a turn slot is free and runs it in its own goroutine. One claimer means no
-// claim is wasted on a run a sibling already took, which matters on SQLite
-// where every claim queues for the single writer. Slots bound the turns in
-// flight (MaxTurns); turns of different conversations run side by side, so
-// one slow model call never holds up another conversation.
-func (e *Engine) claimLoop(ctx context.Context) {
-	defer close(e.loopDone)
-	slots := e.slots
-	for {
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
-		if e.isStopping() {
-			return
-		}
-		// Claim for every free slot at once (up to claimBatch): hundreds
-		// of users writing together are claimed in a few transactions,
-		// not one each.
-		free := 1
-	more:
-		for free < claimBatch {
-			select {
-			case slots <- struct{}{}:
-				free++
-			default:
-				break more
-			}
-		}
-		runs, err := e.cfg.Store.ClaimRuns(ctx, e.cfg.Owner, e.cfg.Clock.Now().UTC(), free, e.platforms...)
-		if err != nil && ctx.Err() == nil {
-			e.log.Error("claiming runs", "err", err)
-		}
-		for _, run := range runs {
-			e.turns.Add(1)
-			go e.runFrom(ctx, run, nil)
-		}
-		for range free - len(runs) {
-			<-slots
-		}
-		if err == nil && len(runs) == free {
-			continue // there may be more due
-		}
-		// Fewer due than asked for: wait for the next.
-		wait := e.cfg.PollInterval
-		if err == nil {
-			wait = e.idleWait(ctx)
-		}
-		timer := e.cfg.Clock.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-e.cfg.Wake.C():
-		case <-timer.C():
-		}
-		timer.Stop()
+// claimStep is one round of the one claimer of this process: it claims
+// due runs for the free turn slots and runs each in its own goroutine. One
+// claimer means no claim is wasted on a run a sibling already took, which
+// matters on SQLite where every claim queues for the single writer. Slots
+// bound the turns in flight (MaxTurns); turns of different conversations
+// run side by side, so one slow model call never holds up another
+// conversation. With no slot free it sleeps until a turn gives one back
+// (runFrom wakes it).
+func (e *Engine) claimStep(ctx context.Context) time.Duration {
+	if e.isStopping() || ctx.Err() != nil {
+		return loop.Forever
 	}
+	// Claim for every free slot at once (up to claimBatch): hundreds of
+	// users writing together are claimed in a few transactions, not one
+	// each.
+	free := 0
+more:
+	for free < claimBatch {
+		select {
+		case e.slots <- struct{}{}:
+			free++
+		default:
+			break more
+		}
+	}
+	if free == 0 {
+		return loop.Forever
+	}
+	runs, err := e.cfg.Store.ClaimRuns(ctx, e.cfg.Owner, e.cfg.Clock.Now().UTC(), free, e.platforms...)
+	if err != nil && ctx.Err() == nil {
+		e.log.Error("claiming runs", "err", err)
+	}
+	for _, run := range runs {
+		e.turns.Add(1)
+		go e.runFrom(ctx, run, nil)
+	}
+	for range free - len(runs) {
+		<-e.slots
+	}
+	switch {
+	case err == nil && len(runs) == free:
+		return 0 // there may be more due
+	case err != nil:
+		return e.cfg.PollInterval
+	}
+	// Fewer due than asked for: wait for the next.
+	return e.idleWait(ctx)
 }
 
 // runFrom executes run in the turn slot it holds, then the runs each

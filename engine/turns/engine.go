@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/engine/history"
 	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/internal/loop"
 )
 
 // Store is what turns read and write; core.Store documents each method.
@@ -110,10 +111,12 @@ type Engine struct {
 	started  bool
 	stopping bool
 	// inflight cancels the turns this process executes, by run id.
-	inflight  map[int64]context.CancelCauseFunc
-	loopDone  chan struct{}
-	maintDone chan struct{}
-	turns     sync.WaitGroup
+	inflight map[int64]context.CancelCauseFunc
+	// claim and maint are the claim loop and the maintenance loop; they
+	// sleep without a goroutine (internal/loop).
+	claim, maint       *loop.Loop
+	nextBeat, nextReap time.Time // the maintenance loop's
+	turns              sync.WaitGroup
 }
 
 // New returns an engine over cfg.
@@ -139,9 +142,9 @@ func (e *Engine) Start(ctx, runCtx context.Context) error {
 	e.speaker.runCtx = runCtx
 	e.started = true
 	e.mu.Unlock()
-	e.loopDone, e.maintDone = make(chan struct{}), make(chan struct{})
-	go e.claimLoop(runCtx)
-	go e.maintain(runCtx)
+	e.nextBeat, e.nextReap = now.Add(e.cfg.HeartbeatInterval), now.Add(e.cfg.ReapInterval)
+	e.claim = loop.Start(runCtx, e.cfg.Clock, e.cfg.Wake, e.claimStep)
+	e.maint = loop.Start(runCtx, e.cfg.Clock, nil, e.maintainStep)
 	return nil
 }
 
@@ -151,10 +154,12 @@ func (e *Engine) Drain() (done <-chan struct{}) {
 	e.mu.Lock()
 	e.stopping = true
 	e.mu.Unlock()
-	e.cfg.Wake.Wake() // the claim loop notices it is stopping
 	ch := make(chan struct{})
 	go func() {
-		<-e.loopDone
+		if e.claim != nil {
+			e.claim.Stop()
+			<-e.claim.Done()
+		}
 		e.turns.Wait()
 		close(ch)
 	}()
@@ -162,7 +167,7 @@ func (e *Engine) Drain() (done <-chan struct{}) {
 }
 
 // Stopped waits for the maintenance loop, once ctx of Start is done.
-func (e *Engine) Stopped() { <-e.maintDone }
+func (e *Engine) Stopped() { <-e.maint.Done() }
 
 // UseLimits makes turns of users over a per-user limit end before the
 // model is called (the limits are intake's).

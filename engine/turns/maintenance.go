@@ -47,38 +47,25 @@ func (e *Engine) inflightIDs() []int64 {
 	return ids
 }
 
-// maintain keeps this process's running runs alive and the queue moving:
-// every HeartbeatInterval it refreshes the heartbeat of the runs it executes
-// (and stops those whose cancel another process requested, or that were
-// taken from it), and every ReapInterval it fails runs whose heartbeat is
-// older than StaleAfter (their process died) so that the run queued behind
-// them can start.
-func (e *Engine) maintain(ctx context.Context) {
-	defer close(e.maintDone)
+// maintainStep keeps this process's running runs alive and the queue
+// moving: every HeartbeatInterval it refreshes the heartbeat of the runs
+// it executes (and stops those whose cancel another process requested, or
+// that were taken from it), and every ReapInterval it fails runs whose
+// heartbeat is older than StaleAfter (their process died) so that the run
+// queued behind them can start. It sleeps until the next of the two.
+func (e *Engine) maintainStep(ctx context.Context) time.Duration {
 	now := e.cfg.Clock.Now()
-	nextBeat, nextReap := now.Add(e.cfg.HeartbeatInterval), now.Add(e.cfg.ReapInterval)
-	for {
-		next := nextBeat
-		if nextReap.Before(next) {
-			next = nextReap
-		}
-		timer := e.cfg.Clock.NewTimer(max(next.Sub(e.cfg.Clock.Now()), 0))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C():
-		}
-		now := e.cfg.Clock.Now()
-		if !now.Before(nextBeat) {
-			e.heartbeat(ctx, now)
-			nextBeat = now.Add(e.cfg.HeartbeatInterval)
-		}
-		if !now.Before(nextReap) {
-			e.reap(ctx, now)
-			nextReap = now.Add(e.cfg.ReapInterval)
-		}
+	if !now.Before(e.nextBeat) {
+		e.heartbeat(ctx, now)
+		e.nextBeat = now.Add(e.cfg.HeartbeatInterval)
 	}
+	if !now.Before(e.nextReap) {
+		e.reap(ctx, now)
+		e.nextReap = now.Add(e.cfg.ReapInterval)
+	}
+	next := min(e.nextBeat.Sub(e.cfg.Clock.Now()), e.nextReap.Sub(e.cfg.Clock.Now()))
+	// A round that outlasted an interval runs again at once.
+	return max(next, 0)
 }
 
 func (e *Engine) heartbeat(ctx context.Context, now time.Time) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/internal/loop"
 )
 
 // The memory engines run in the background, on llm.light_model, and never
@@ -52,15 +53,17 @@ type engineStore interface {
 
 // engine is the plugin's background work; nil without a model.
 type engine struct {
-	p      *Plugin
-	st     engineStore
-	model  core.Completer
-	name   string
-	clock  core.Clock
-	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
+	p     *Plugin
+	st    engineStore
+	model core.Completer
+	name  string
+	clock core.Clock
+	log   *slog.Logger
+	// loop runs the passes; it sleeps without a goroutine (internal/loop).
+	loop                     *loop.Loop
+	cancel                   context.CancelFunc // ends a pass in flight
+	nextFacts, nextSummaries time.Time
+	mu                       sync.Mutex
 }
 
 // Start runs the engines until Stop.
@@ -71,12 +74,13 @@ func (p *Plugin) Start(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cancel != nil {
+	if e.loop != nil {
 		return errors.New("memory: already started")
 	}
+	now := e.clock.Now()
+	e.nextFacts, e.nextSummaries = now.Add(e.p.FactEvery), now.Add(e.p.SummaryEvery)
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	e.cancel, e.done = cancel, make(chan struct{})
-	go e.loop(runCtx)
+	e.loop, e.cancel = loop.Start(runCtx, e.clock, nil, e.step), cancel
 	return nil
 }
 
@@ -87,43 +91,34 @@ func (p *Plugin) Stop(ctx context.Context) error {
 		return nil
 	}
 	e.mu.Lock()
-	cancel, done := e.cancel, e.done
+	l, cancel := e.loop, e.cancel
 	e.mu.Unlock()
-	if cancel == nil {
+	if l == nil {
 		return nil
 	}
+	l.Stop()
 	cancel()
 	select {
-	case <-done:
+	case <-l.Done():
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("memory: stopping: %w", ctx.Err())
 	}
 }
 
-func (e *engine) loop(ctx context.Context) {
-	defer close(e.done)
+// step runs what is due of the two passes and sleeps until the next.
+func (e *engine) step(ctx context.Context) time.Duration {
 	now := e.clock.Now()
-	nextFacts, nextSummaries := now.Add(e.p.FactEvery), now.Add(e.p.SummaryEvery)
-	for {
-		next := min(nextFacts.Sub(e.clock.Now()), nextSummaries.Sub(e.clock.Now()))
-		timer := e.clock.NewTimer(max(next, 0))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C():
-		}
-		now := e.clock.Now()
-		if !now.Before(nextSummaries) {
-			e.summaries(ctx, now)
-			nextSummaries = now.Add(e.p.SummaryEvery)
-		}
-		if !now.Before(nextFacts) {
-			e.facts(ctx, now)
-			nextFacts = now.Add(e.p.FactEvery)
-		}
+	if !now.Before(e.nextSummaries) {
+		e.summaries(ctx, now)
+		e.nextSummaries = now.Add(e.p.SummaryEvery)
 	}
+	if !now.Before(e.nextFacts) {
+		e.facts(ctx, now)
+		e.nextFacts = now.Add(e.p.FactEvery)
+	}
+	now = e.clock.Now()
+	return max(min(e.nextFacts.Sub(now), e.nextSummaries.Sub(now)), 0)
 }
 
 // summaries summarises the records that are over, then reads their
