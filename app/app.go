@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/parleybot/parley/app/botmux"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/engine"
@@ -92,7 +93,7 @@ type app struct {
 	http    *httpapi.Server
 	metrics *metrics.Registry
 	// routes serve the bots' adapters' routes on http.
-	routes *botRoutes
+	routes *botmux.Mux
 	// opts are what the app was built with, for the bots a reload builds.
 	opts appOptions
 	// owner names this process in the runs and jobs its bots claim: one
@@ -106,6 +107,8 @@ type app struct {
 	// botsMu guards bots for those who read them while a reload may
 	// change them (HTTP handlers).
 	botsMu sync.RWMutex
+	// stopListening ends listenForWork; nil before start.
+	stopListening func()
 }
 
 // appOptions choose what kind of app to build.
@@ -330,6 +333,11 @@ func (a *app) start(ctx context.Context) error {
 			return fmt.Errorf("starting dispatcher: %w", err)
 		}
 	}
+	a.stopListening = listenForWork(ctx, a.store, a.log, func(topic string) {
+		a.botsMu.RLock()
+		defer a.botsMu.RUnlock()
+		wakeFor(a.bots, topic)
+	})
 	if a.http != nil {
 		if err := a.http.Start(); err != nil {
 			return err
@@ -366,6 +374,9 @@ func (a *app) stop() error {
 	}
 	for _, b := range a.bots {
 		errs = append(errs, b.stopServices(ctx)...)
+	}
+	if a.stopListening != nil {
+		a.stopListening()
 	}
 	a.close()
 	return errors.Join(errs...)

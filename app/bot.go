@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,3 +133,30 @@ func drainAll(bots []*bot) error {
 
 // adapterStopTimeout bounds stopping a bot's adapters and services.
 const adapterStopTimeout = 10 * time.Second
+
+// listenForWork wakes the bots whose runs and jobs other processes queue
+// (PostgreSQL's LISTEN/NOTIFY): one connection for the process, each
+// wake-up handed to wake. The returned stop ends it.
+func listenForWork(ctx context.Context, st *store.Store, log *slog.Logger, wake func(topic string)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		engine.ListenForWork(ctx, st, log, wake)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// wakeFor wakes the loops of the bot topic names ("runs:ada", store
+// migration 19), or of every bot for a topic that names none.
+func wakeFor(bots []*bot, topic string) {
+	_, id, named := strings.Cut(topic, ":")
+	for _, b := range bots {
+		if (!named || b.id == id) && b.disp != nil {
+			b.disp.WakeFor(topic)
+		}
+	}
+}

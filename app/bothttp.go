@@ -3,59 +3,9 @@ package app
 import (
 	"context"
 	"net/http"
-	"slices"
-	"sync"
 
 	"github.com/parleybot/parley/core"
 )
-
-// botRoutes serves what the bots' adapters mount on the HTTP server
-// (webhooks, the web chat), each bot's on a mux of its own, so that a bot
-// a reload adds or removes brings or takes its routes along. The server's
-// own routes (/healthz, /metrics, /api/, /console/) come first.
-type botRoutes struct {
-	mu    sync.RWMutex
-	ids   []string
-	muxes map[string]*http.ServeMux
-}
-
-func newBotRoutes() *botRoutes { return &botRoutes{muxes: map[string]*http.ServeMux{}} }
-
-// set serves bot id's routes from mux.
-func (r *botRoutes) set(id string, mux *http.ServeMux) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.muxes[id]; !ok {
-		r.ids = append(r.ids, id)
-	}
-	r.muxes[id] = mux
-}
-
-// remove drops bot id's routes.
-func (r *botRoutes) remove(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	delete(r.muxes, id)
-	r.ids = slices.DeleteFunc(r.ids, func(s string) bool { return s == id })
-}
-
-// ServeHTTP hands req to the first bot whose mux has a route for it.
-func (r *botRoutes) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	r.mu.RLock()
-	muxes := make([]*http.ServeMux, 0, len(r.ids))
-	for _, id := range r.ids {
-		muxes = append(muxes, r.muxes[id])
-	}
-	r.mu.RUnlock()
-	for _, m := range muxes {
-		if _, pattern := m.Handler(req); pattern != "" {
-			// The mux itself serves it: it sets the path's values.
-			m.ServeHTTP(w, req)
-			return
-		}
-	}
-	http.NotFound(w, req)
-}
 
 // attachHTTP puts bot b on the HTTP server: its adapters' routes, their
 // health, its model's and its MCP servers' reports, its spool's check.
@@ -69,7 +19,7 @@ func (a *app) attachHTTP(b *bot) {
 			a.http.AddHealthCheck(adapterCheck(b, ad), func(context.Context) error { return h.Health() })
 		}
 	}
-	a.routes.set(b.id, mux)
+	a.routes.Set(b.id, mux)
 	if sp := b.spool; sp != nil {
 		// Unable to write its file, it refuses messages: take the
 		// replica out.
@@ -87,7 +37,7 @@ func (a *app) attachHTTP(b *bot) {
 
 // detachHTTP takes bot b off the HTTP server.
 func (a *app) detachHTTP(b *bot) {
-	a.routes.remove(b.id)
+	a.routes.Remove(b.id)
 	for _, ad := range b.adapters {
 		a.http.RemoveHealth(adapterCheck(b, ad))
 	}

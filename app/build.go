@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/parleybot/parley/app/botmux"
 	"github.com/parleybot/parley/app/modelside"
 
 	"github.com/parleybot/parley/commands"
@@ -194,9 +195,9 @@ func (b *builder) buildDispatcher() error {
 		LateGrace:       cfg.Scheduler.LateGrace,
 		JobLease:        cfg.Scheduler.JobLease,
 		MaxSendsInDoubt: cfg.Scheduler.MaxSendsInDoubt,
-		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY).
-		Listener: bt.store,
-		Owner:    b.a.owner,
+		// On PostgreSQL, replicas wake each other (LISTEN/NOTIFY): the
+		// app listens once for all its bots (listenForWork).
+		Owner: b.a.owner,
 		// Every process sends the scheduled messages of the platforms it
 		// serves; `parley chat` too, for the terminal's.
 		ScheduledMessages: true,
@@ -215,7 +216,7 @@ func (b *builder) buildDispatcher() error {
 }
 
 // buildHTTP builds the server of `parley run`: health, metrics, the API,
-// the console and, through botRoutes, each bot's adapters' routes.
+// the console and, through botmux, each bot's adapters' routes.
 func (a *app) buildHTTP(opts appOptions) {
 	a.http = newHTTPServer(a.cfg, a.log.With("component", "http"))
 	// A ping, and a write at most every 10 s: a full disk or a
@@ -227,7 +228,7 @@ func (a *app) buildHTTP(opts appOptions) {
 	con := newConsole(a, a.cfg, a.log, opts.clock, a.jobsChanged)
 	con.Mount(a.http.Mux())
 	a.http.OnShutdown(con.Close) // its live streams would hold the shutdown
-	a.routes = newBotRoutes()
+	a.routes = botmux.New()
 	a.http.Mux().Handle("/", a.routes)
 	for _, b := range a.bots {
 		a.attachHTTP(b)

@@ -2,7 +2,11 @@ package engine
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"time"
+
+	"github.com/parleybot/parley/core"
 )
 
 // Listening backoff: how long to wait before listening again after the
@@ -16,20 +20,27 @@ const (
 // work that another process queued, until ctx ends.
 func (d *Dispatcher) listen(ctx context.Context) {
 	defer close(d.listenDone)
-	if d.cfg.Listener == nil {
-		return
+	if d.cfg.Listener != nil {
+		ListenForWork(ctx, d.cfg.Listener, d.log, d.WakeFor)
 	}
+}
+
+// ListenForWork hands wake what l reports until ctx ends, listening again
+// after a failure (the claim and job loops poll meanwhile). A process with
+// several bots listens once for all of them and wakes the bot each topic
+// names.
+func ListenForWork(ctx context.Context, l core.WorkListener, log *slog.Logger, wake func(topic string)) {
 	wait := listenRetryMin
 	for {
 		started := time.Now()
-		err := d.cfg.Listener.Listen(ctx, d.wakeFor)
+		err := l.Listen(ctx, wake)
 		if err == nil || ctx.Err() != nil {
 			return
 		}
 		if time.Since(started) > listenRetryMax {
 			wait = listenRetryMin // it had been listening fine
 		}
-		d.log.Warn("listening for other replicas' work failed; polling until it is back", "err", err, "retry_in", wait)
+		log.Warn("listening for other replicas' work failed; polling until it is back", "err", err, "retry_in", wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -41,10 +52,11 @@ func (d *Dispatcher) listen(ctx context.Context) {
 	}
 }
 
-// wakeFor wakes the loop that serves topic ("runs" or "jobs"; both for
-// anything else).
-func (d *Dispatcher) wakeFor(topic string) {
-	switch topic {
+// WakeFor wakes the loop that serves topic: "runs" or "jobs", alone or
+// with the bot the work is for ("runs:ada"); both for anything else.
+func (d *Dispatcher) WakeFor(topic string) {
+	table, _, _ := strings.Cut(topic, ":")
+	switch table {
 	case "runs":
 		d.signal()
 	case "jobs":

@@ -14,10 +14,11 @@ import (
 // the payload is the table ("runs" or "jobs").
 const workChannelQuery = `SELECT 'parley_work_' || left(md5(current_schema()), 16)`
 
-// Listen calls wake with "runs" or "jobs" each time any process queues a
-// run, or a job due within a minute, in this store's schema, until ctx
-// ends or the connection fails (its error is returned; the caller listens
-// again). It calls wake with both once listening, for what was queued
+// Listen calls wake with "runs:BOT" or "jobs:BOT" each time any process
+// queues a run, or a job due within a minute, for bot BOT in this store's
+// schema (whichever view s is), until ctx ends or the connection fails
+// (its error is returned; the caller listens again). It calls wake with
+// "runs" and "jobs", naming no bot, once listening, for what was queued
 // while it was not. It holds one pooled connection. On SQLite it returns nil at once: the processes sharing a
 // SQLite file poll.
 func (s *Store) Listen(ctx context.Context, wake func(topic string)) error {

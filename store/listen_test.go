@@ -55,10 +55,14 @@ func TestListenHearsWorkDueSoonInItsSchema(t *testing.T) {
 	conv := inbound(writer, "u1", false).Conversation
 	_, err = writer.ScheduleMessage(ctx, &core.Job{ConversationID: conv.ID, Text: "next month", DueAt: time.Now().AddDate(0, 1, 0)}, false, 50)
 	require.NoError(t, err)
-	// Heard, in order and with nothing before them: a run and a job due now.
+	// Heard, in order and with nothing before them: a run and a job due
+	// now, each naming its bot.
 	inbound(writer, "u2", true)
 	_, err = writer.ScheduleMessage(ctx, &core.Job{ConversationID: conv.ID, Text: "now", DueAt: time.Now()}, false, 50)
 	require.NoError(t, err)
-	require.Equal(t, "runs", next(), "the month-away job and the neighbour's work notified")
-	require.Equal(t, "jobs", next())
+	require.Equal(t, "runs:default", next(), "the month-away job and the neighbour's work notified")
+	require.Equal(t, "jobs:default", next())
+	ada := writer.ForBot("ada")
+	inbound(ada, "u2", true)
+	require.Equal(t, "runs:ada", next(), "the same thread on another bot")
 }

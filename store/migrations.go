@@ -508,6 +508,21 @@ var migrations = []migration{
 			`CREATE UNIQUE INDEX jobs_idempotency_key ON jobs (bot_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
 		},
 	},
+	{
+		version: 19,
+		name:    "wake-ups name their bot",
+		// A replica listens on one connection for all its bots; the
+		// payload ("runs:ada") wakes the loop of the bot the work is
+		// for, not every bot's: with a hundred bots, a queued run would
+		// otherwise cost a hundred claims in every replica.
+		postgres: []string{
+			`CREATE OR REPLACE FUNCTION parley_notify_work() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				PERFORM pg_notify('parley_work_' || left(md5(current_schema()), 16), TG_TABLE_NAME || ':' || NEW.bot_id);
+				RETURN NULL;
+			END $$`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -240,7 +240,7 @@ func testBotsMigrationKeepsRowsDefault(t *testing.T, open Opener) {
 		`ALTER TABLE conversations DROP COLUMN bot_id`, `ALTER TABLE runs DROP COLUMN bot_id`, `ALTER TABLE jobs DROP COLUMN bot_id`,
 		`CREATE UNIQUE INDEX conversations_thread ON conversations (platform, channel_thread_id)`,
 		`CREATE UNIQUE INDEX jobs_idempotency_key ON jobs (idempotency_key) WHERE idempotency_key IS NOT NULL`,
-		`DELETE FROM schema_migrations WHERE version = 18`,
+		`DELETE FROM schema_migrations WHERE version >= 18`,
 	} {
 		require.NoError(t, db.Exec(q).Error, q)
 	}
