@@ -17,6 +17,7 @@ import (
 	"github.com/parleybot/parley/app/botmux"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
+	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
@@ -107,6 +108,10 @@ type app struct {
 	// botsMu guards bots for those who read them while a reload may
 	// change them (HTTP handlers).
 	botsMu sync.RWMutex
+	// accounts are the model clients whose limits the bots on each
+	// provider account (base URL and key) share; built and reloaded
+	// bots add to it under reloading.
+	accounts map[string]*llm.Client
 	// stopListening ends listenForWork; nil before start.
 	stopListening func()
 }
@@ -139,7 +144,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	if opts.clock == nil {
 		opts.clock = core.SystemClock{}
 	}
-	a := &app{cfg: cfg, log: log, opts: opts, owner: engine.NewOwnerID()}
+	a := &app{cfg: cfg, log: log, opts: opts, owner: engine.NewOwnerID(), accounts: map[string]*llm.Client{}}
 	defer func() {
 		if err != nil {
 			a.close() // release what was built before the failure

@@ -41,7 +41,11 @@ func newBuilder(a *app, id string, cfg *config.Config, opts appOptions) *builder
 // buildModel builds the model's client and the voice transcriber.
 func (b *builder) buildModel() error {
 	cfg, log := b.bt.cfg, b.bt.log
+	// Bots on one provider account keep its limits together, taking
+	// turns for its request slots.
+	account := cfg.LLM.BaseURL + "\n" + cfg.LLM.APIKey.Reveal()
 	model, err := llm.New(llm.Config{
+		ShareLimits:       b.a.accounts[account],
 		BaseURL:           cfg.LLM.BaseURL,
 		APIKey:            cfg.LLM.APIKey.Reveal(),
 		Model:             cfg.LLM.Model,
@@ -64,6 +68,9 @@ func (b *builder) buildModel() error {
 		return usageError{fmt.Errorf("llm: %w", err)}
 	}
 	b.bt.model = model
+	if b.a.accounts[account] == nil {
+		b.a.accounts[account] = model
+	}
 	modelside.LogModel(log, cfg)
 	if b.bt.transcriber, err = modelside.NewTranscriber(cfg, model, log); err != nil {
 		return usageError{err}

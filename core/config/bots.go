@@ -41,8 +41,8 @@ type BotConfig struct {
 // one HTTP server, one log, one console, one run queue and job engine.
 var sharedSections = []string{"store", "http", "log", "console", "runs", "scheduler"}
 
-// sharedLLMKeys are the llm keys that pace the process's model requests,
-// shared by every bot.
+// sharedLLMKeys are the llm keys that pace model requests: set once, for
+// every bot (the bots on one provider account keep them together).
 var sharedLLMKeys = []string{"max_concurrency", "requests_per_minute", "tokens_per_minute"}
 
 // BotConfigs returns the configuration each bot runs with, in the order of
@@ -64,7 +64,7 @@ func (c *Config) BotConfigs() []*Config {
 		one.BotID = b.ID
 		one.Bot, one.LLM, one.Voice, one.Media, one.Commands = b.Bot, b.LLM, b.Voice, b.Media, b.Commands
 		one.Adapters, one.Plugins, one.MCP = b.Adapters, b.Plugins, b.MCP
-		// Model requests are paced for the whole process.
+		// Model requests are paced by the same numbers for every bot.
 		one.LLM.MaxConcurrency = c.LLM.MaxConcurrency
 		one.LLM.RequestsPerMinute = c.LLM.RequestsPerMinute
 		one.LLM.TokensPerMinute = c.LLM.TokensPerMinute

@@ -13,6 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/parleybot/parley/core/llm/internal/fair"
 	"github.com/parleybot/parley/core/llm/internal/output"
 	"github.com/parleybot/parley/internal/httpclient"
 )
@@ -88,6 +89,10 @@ type Config struct {
 	// a request larger than the whole budget waits for all of it (0: no
 	// budget).
 	TokensPerMinute int
+	// ShareLimits, when set, is a Client whose limits (not this Config's)
+	// this one keeps too: bots on one account. Freed slots go to the
+	// waiting clients in turn (internal/fair).
+	ShareLimits *Client
 	// OnFinish, when set, is called once per chat completion response with
 	// a choice (every round of Run, and Complete) with the model asked for
 	// and the response's finish_reason ("unknown" when the server sent
@@ -139,7 +144,7 @@ type conn struct {
 
 // New validates cfg, applies defaults and builds a Client.
 func New(cfg Config) (*Client, error) {
-	cn, u, err := newConn(cfg, nil)
+	cn, u, err := newConn(cfg, cfg.ShareLimits.limits())
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +214,7 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 		messages: newMessagesCache()}
 	hc.Transport = &retryTransport{
 		lim:        lim,
+		lane:       &fair.Lane{},
 		base:       base,
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/parleybot/parley/core/llm/internal/fair"
 )
 
 // limits is what every request of a Client (and of a Transcriber sharing
@@ -20,7 +22,7 @@ import (
 // its turn, so waiters go in the order they came, each sleeping once, and
 // nothing polls.
 type limits struct {
-	slots chan struct{} // nil: no limit on requests in flight
+	slots *fair.Slots // nil: no limit on requests in flight
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
 
@@ -39,7 +41,7 @@ type limits struct {
 func newLimits(cfg Config) *limits {
 	l := &limits{now: cfg.Now, sleep: cfg.Sleep}
 	if cfg.MaxConcurrency > 0 {
-		l.slots = make(chan struct{}, cfg.MaxConcurrency)
+		l.slots = fair.New(cfg.MaxConcurrency)
 	}
 	if rpm := cfg.RequestsPerMinute; rpm > 0 {
 		// A burst of one second's worth: providers enforce a per-minute
@@ -95,35 +97,29 @@ func (s *slot) release() {
 	if s.done.CompareAndSwap(false, true) {
 		s.l.inFlight.Add(-1)
 		if s.l.slots != nil {
-			<-s.l.slots
+			s.l.slots.Release()
 		}
 	}
 }
 
-// acquire waits until an attempt may go: for a slot, for the end of any 429
-// pause that ends after waited (the pause the caller already slept out, as
-// Unix nanoseconds), and, for a chat request (p non-nil), for its turn in
-// the per-minute budgets. The slot is taken first, so a request leaves the
-// pacer at the moment it goes rather than queueing again for a slot. It
-// returns ctx's error if ctx ends first.
-func (l *limits) acquire(ctx context.Context, p *pacing, waited int64) (*slot, error) {
-	if l.slots != nil {
-		select {
-		case l.slots <- struct{}{}:
-		default:
-			l.waiting.Add(1)
-			select {
-			case l.slots <- struct{}{}:
-				l.waiting.Add(-1)
-			case <-ctx.Done():
-				l.waiting.Add(-1)
-				return nil, ctx.Err()
-			}
+// acquire waits until an attempt may go: for a slot (in lane ln's turn),
+// for the end of any 429 pause that ends after waited (the pause the
+// caller already slept out, as Unix nanoseconds), and, for a chat request
+// (p non-nil), for its turn in the per-minute budgets. The slot is taken
+// first, so a request leaves the pacer at the moment it goes rather than
+// queueing again for a slot. It returns ctx's error if ctx ends first.
+func (l *limits) acquire(ctx context.Context, ln *fair.Lane, p *pacing, waited int64) (*slot, error) {
+	if l.slots != nil && !l.slots.TryAcquire() {
+		l.waiting.Add(1)
+		err := l.slots.Acquire(ctx, ln)
+		l.waiting.Add(-1)
+		if err != nil {
+			return nil, err
 		}
 	}
 	if err := l.wait(ctx, p, waited); err != nil {
 		if l.slots != nil {
-			<-l.slots
+			l.slots.Release()
 		}
 		return nil, err
 	}
@@ -335,3 +331,11 @@ func (c *Client) InFlight() int { return int(c.lim.inFlight.Load()) }
 // (Config.MaxConcurrency), for the per-minute budgets, or for the end of a
 // 429 pause.
 func (c *Client) Waiting() int { return int(c.lim.waiting.Load()) }
+
+// limits are c's limits, for a client sharing them (nil c: none).
+func (c *Client) limits() *limits {
+	if c == nil {
+		return nil
+	}
+	return c.lim
+}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/parleybot/parley/core/llm/internal/fair"
 	"github.com/parleybot/parley/internal/backoff"
 )
 
@@ -22,6 +23,7 @@ import (
 // over.
 type retryTransport struct {
 	lim        *limits
+	lane       *fair.Lane // this client's turn for lim's slots
 	base       http.RoundTripper
 	timeout    time.Duration
 	maxRetries int
@@ -69,7 +71,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := t.lim.acquire(ctx, pace, waited)
+		s, err := t.lim.acquire(ctx, t.lane, pace, waited)
 		if err != nil {
 			if r.Body != nil {
 				_ = r.Body.Close() // a RoundTripper closes the body, sent or not

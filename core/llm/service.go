@@ -20,10 +20,6 @@ func serviceConn(op string, cfg ServiceConfig) (conn, error) {
 	if cfg.Model == "" {
 		return conn{}, errors.New("llm: " + op + ": no model")
 	}
-	var lim *limits
-	if cfg.ShareLimits != nil {
-		lim = cfg.ShareLimits.lim
-	}
 	cn, _, err := newConn(Config{
 		BaseURL:    cfg.BaseURL,
 		APIKey:     cfg.APIKey,
@@ -34,7 +30,7 @@ func serviceConn(op string, cfg ServiceConfig) (conn, error) {
 		Logger:     cfg.Logger,
 		AuthHint:   cfg.AuthHint,
 		Sleep:      cfg.Sleep,
-	}, lim)
+	}, cfg.ShareLimits.limits())
 	return cn, err
 }
 
