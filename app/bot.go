@@ -52,8 +52,9 @@ type bot struct {
 	// temporary.
 	spool     *spool.Spool
 	spoolTemp string
-	// unwatchSpool takes the spool off the metrics.
-	unwatchSpool func()
+	// unwatchSpool and unwatchModel take the spool and the model off the
+	// metrics.
+	unwatchSpool, unwatchModel func()
 }
 
 // startServices starts the plugins that run in the background.

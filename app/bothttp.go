@@ -28,6 +28,8 @@ func (a *app) attachHTTP(b *bot) {
 	// Reported, never failing the check: a load balancer must not take
 	// a replica out because the model provider is down.
 	a.http.AddHealthDetail(b.part("llm"), modelHealth(b.model))
+	b.unwatchModel = a.metrics.WatchModel(b.id, func() float64 { return float64(b.model.Waiting()) },
+		func() float64 { return float64(b.model.InFlight()) })
 	if b.mcpTools != nil {
 		for _, n := range b.mcpTools.Names() {
 			a.http.AddHealthDetail(b.part("mcp:"+n), mcpHealth(b.mcpTools, n))
@@ -43,6 +45,9 @@ func (a *app) detachHTTP(b *bot) {
 	}
 	a.http.RemoveHealth(spoolCheck(b))
 	a.http.RemoveHealth(b.part("llm"))
+	if b.unwatchModel != nil {
+		b.unwatchModel()
+	}
 	if b.mcpTools != nil {
 		for _, n := range b.mcpTools.Names() {
 			a.http.RemoveHealth(b.part("mcp:" + n))

@@ -26,13 +26,17 @@ func TestBotsOnOneAccountTakeTurnsForTheModel(t *testing.T) {
 	var order []string
 	inFlight, most := 0, 0
 	gate := make(chan struct{})
+	over := make(chan struct{}) // closed as the test ends: nothing stays held
 	b.model.Respond(func(r llmtest.Request) llmtest.Response {
 		mu.Lock()
 		inFlight++
 		most = max(most, inFlight)
 		order = append(order, r.LastUserMessage())
 		mu.Unlock()
-		<-gate
+		select {
+		case <-gate:
+		case <-over:
+		}
 		mu.Lock()
 		inFlight--
 		mu.Unlock()
@@ -41,23 +45,18 @@ func TestBotsOnOneAccountTakeTurnsForTheModel(t *testing.T) {
 	tgAda := telegramtest.NewServer(t)
 	tgBob := telegramtest.NewServer(t, telegramtest.WithToken("222222:TEST-token-bob"), telegramtest.WithBotUser(222222, "bob_test_bot"))
 	cfg := b.writeConfig(t, "runs:\n  debounce: 0s\nbots:\n"+telegramBot("ada", tgAda)+telegramBot("bob", tgBob))
-	b.start(t, cfg)
-	st := b.openStoreFile(t)
-	running := func(id string) int {
-		var n int
-		require.NoError(t, st.DB().Raw(`SELECT COUNT(*) FROM runs WHERE bot_id = ? AND status = 'running'`, id).Scan(&n).Error)
-		return n
-	}
+	r := b.start(t, cfg)
+	t.Cleanup(func() { close(over) })
 
 	for i := range 5 {
 		tgAda.SendPrivate(telegramtest.User{ID: int64(7000 + i), FirstName: fmt.Sprintf("A%d", i)}, fmt.Sprintf("ada user %d", i))
 	}
+	// One of ada's requests at the model, her other four waiting for the
+	// slot; then bob's user writes, and his request waits too.
 	b.model.WaitRequests(t, 1, waitFor)
-	// Ada's other four turns reach the model's queue; then bob's user
-	// writes.
-	require.Eventually(t, func() bool { return running("ada") == 5 }, waitFor, 5*time.Millisecond)
+	waitModelQueue(t, r.addr, "ada", 4)
 	tgBob.SendPrivate(telegramtest.User{ID: 8000, FirstName: "Ben"}, "bob's user")
-	require.Eventually(t, func() bool { return running("bob") == 1 }, waitFor, 5*time.Millisecond)
+	waitModelQueue(t, r.addr, "bob", 1)
 
 	for i := range 6 {
 		gate <- struct{}{}
@@ -70,5 +69,14 @@ func TestBotsOnOneAccountTakeTurnsForTheModel(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, 1, most, "the account allows one request in flight, for both bots together")
 	bob := slices.IndexFunc(order, func(s string) bool { return strings.HasPrefix(s, "bob") })
-	require.LessOrEqual(t, bob, 2, "bob's request went after at most two of ada's: %q", order)
+	require.Equal(t, 2, bob, "bob's request went after the one of ada's in flight and her next, not her backlog: %q", order)
+}
+
+// waitModelQueue waits until bot's model requests waiting for their turn
+// are n, as /metrics at addr reports them.
+func waitModelQueue(t *testing.T, addr, bot string, n int) {
+	t.Helper()
+	want := fmt.Sprintf("parley_llm_requests_waiting{bot=%q} %d\n", bot, n)
+	require.Eventually(t, func() bool { return strings.Contains(scrape(t, addr), want) }, waitFor, 5*time.Millisecond,
+		"want %s", want)
 }

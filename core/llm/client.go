@@ -13,7 +13,6 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
-	"github.com/parleybot/parley/core/llm/internal/fair"
 	"github.com/parleybot/parley/core/llm/internal/output"
 	"github.com/parleybot/parley/internal/httpclient"
 )
@@ -136,6 +135,7 @@ type conn struct {
 	redact redactor
 	log    *slog.Logger
 	lim    *limits
+	q      *queue // this client's turn and counts at lim
 	// tools and messages keep what chat requests repeat encoded
 	// (toolsjson.go, messagesjson.go).
 	tools    *toolsCache
@@ -144,7 +144,8 @@ type conn struct {
 
 // New validates cfg, applies defaults and builds a Client.
 func New(cfg Config) (*Client, error) {
-	cn, u, err := newConn(cfg, cfg.ShareLimits.limits())
+	lim, _ := cfg.ShareLimits.shared()
+	cn, u, err := newConn(cfg, lim, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +159,7 @@ func New(cfg Config) (*Client, error) {
 // newConn validates cfg, applies defaults and builds go-openai's client on
 // a copy of cfg.HTTPClient whose transport retries and keeps to lim (nil:
 // the limits of cfg). It returns the parsed base URL too.
-func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
+func newConn(cfg Config, lim *limits, q *queue) (conn, *url.URL, error) {
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return conn{}, nil, fmt.Errorf("llm: base url %q must be an http or https url", u.Redacted())
@@ -210,11 +211,14 @@ func newConn(cfg Config, lim *limits) (conn, *url.URL, error) {
 	if lim == nil {
 		lim = newLimits(cfg)
 	}
-	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, tools: newToolsCache(),
+	if q == nil {
+		q = &queue{}
+	}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, q: q, tools: newToolsCache(),
 		messages: newMessagesCache()}
 	hc.Transport = &retryTransport{
 		lim:        lim,
-		lane:       &fair.Lane{},
+		q:          q,
 		base:       base,
 		timeout:    cfg.Timeout,
 		maxRetries: cfg.MaxRetries,

@@ -17,6 +17,7 @@ import (
 // than the one the account allows.
 func TestClientsSharingLimitsTakeTurns(t *testing.T) {
 	gate := make(chan struct{})
+	defer close(gate) // a failed test lets the held requests go
 	b := setup(t, func(c *llm.Config) { c.MaxConcurrency = 1 })
 	b.srv.Respond(func(r llmtest.Request) llmtest.Response {
 		<-gate
@@ -44,8 +45,11 @@ func TestClientsSharingLimitsTakeTurns(t *testing.T) {
 	ask(b.client, "ada 3")
 	require.Eventually(t, func() bool { return b.client.Waiting() == 2 }, waitLimit, time.Millisecond)
 	ask(bob, "bob 1")
-	require.Eventually(t, func() bool { return bob.Waiting() == 3 }, waitLimit, time.Millisecond,
+	require.Eventually(t, func() bool { return bob.Waiting() == 1 }, waitLimit, time.Millisecond,
 		"bob waits for the slot ada holds: the account's limit is one, not one each")
+	require.Equal(t, 2, b.client.Waiting(), "each client counts its own requests")
+	require.Equal(t, 1, b.client.InFlight())
+	require.Zero(t, bob.InFlight())
 
 	var order []string
 	for i := range 4 {
@@ -64,6 +68,7 @@ func TestClientsSharingLimitsTakeTurns(t *testing.T) {
 // reached as it gave up hands it on, so no slot is lost.
 func TestAWaiterThatGivesUpLosesNoSlot(t *testing.T) {
 	gate := make(chan struct{})
+	defer close(gate) // a failed test lets the held requests go
 	b := setup(t, func(c *llm.Config) { c.MaxConcurrency = 1 })
 	b.srv.Respond(func(r llmtest.Request) llmtest.Response {
 		<-gate

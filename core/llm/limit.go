@@ -9,6 +9,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/parleybot/parley/core/llm/internal/budget"
 	"github.com/parleybot/parley/core/llm/internal/fair"
 )
 
@@ -26,15 +27,13 @@ type limits struct {
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
 
-	inFlight atomic.Int64
-	waiting  atomic.Int64
 	// pauseUntil ends the current 429 pause (Unix nanoseconds; 0: none).
 	// It is read on every attempt, so without the lock.
 	pauseUntil atomic.Int64
 
 	mu       sync.Mutex
-	requests *bucket // nil: no requests-per-minute budget
-	tokens   *bucket // nil: no tokens-per-minute budget
+	requests *budget.Bucket // nil: no requests-per-minute budget
+	tokens   *budget.Bucket // nil: no tokens-per-minute budget
 }
 
 // newLimits builds the limits of cfg, whose Now and Sleep are set.
@@ -50,7 +49,7 @@ func newLimits(cfg Config) *limits {
 		// a whole minute would let hundreds of users who write at once
 		// spend it in a burst that earns a 429. Requests are spread evenly
 		// instead, at least one may always go.
-		l.requests = &bucket{perMinute: float64(rpm), burst: float64(max(1, rpm/60))}
+		l.requests = &budget.Bucket{PerMinute: float64(rpm), Burst: float64(max(1, rpm/60))}
 	}
 	if tpm := cfg.TokensPerMinute; tpm > 0 {
 		// A burst of the whole minute: one turn's request is often many
@@ -58,7 +57,7 @@ func newLimits(cfg Config) *limits {
 		// smaller bucket would make most requests wait for it to fill,
 		// one at a time. The provider counts tokens against the minute's
 		// budget too, and the request budget above spreads the starts.
-		l.tokens = &bucket{perMinute: float64(tpm), burst: float64(tpm)}
+		l.tokens = &budget.Bucket{PerMinute: float64(tpm), Burst: float64(tpm)}
 	}
 	return l
 }
@@ -90,65 +89,73 @@ func (l *limits) paced() bool { return l.requests != nil || l.tokens != nil }
 // is called (a body may be closed twice).
 type slot struct {
 	l    *limits
+	q    *queue
 	done atomic.Bool
+}
+
+// queue is one client's place at limits it may share: its turn for the
+// slots, and its requests in flight and waiting.
+type queue struct {
+	lane              fair.Lane
+	inFlight, waiting atomic.Int64
 }
 
 func (s *slot) release() {
 	if s.done.CompareAndSwap(false, true) {
-		s.l.inFlight.Add(-1)
+		s.q.inFlight.Add(-1)
 		if s.l.slots != nil {
 			s.l.slots.Release()
 		}
 	}
 }
 
-// acquire waits until an attempt may go: for a slot (in lane ln's turn),
+// acquire waits until an attempt may go: for a slot (in q's turn),
 // for the end of any 429 pause that ends after waited (the pause the
 // caller already slept out, as Unix nanoseconds), and, for a chat request
 // (p non-nil), for its turn in the per-minute budgets. The slot is taken
 // first, so a request leaves the pacer at the moment it goes rather than
 // queueing again for a slot. It returns ctx's error if ctx ends first.
-func (l *limits) acquire(ctx context.Context, ln *fair.Lane, p *pacing, waited int64) (*slot, error) {
+func (l *limits) acquire(ctx context.Context, q *queue, p *pacing, waited int64) (*slot, error) {
 	if l.slots != nil && !l.slots.TryAcquire() {
-		l.waiting.Add(1)
-		err := l.slots.Acquire(ctx, ln)
-		l.waiting.Add(-1)
+		q.waiting.Add(1)
+		err := l.slots.Acquire(ctx, &q.lane)
+		q.waiting.Add(-1)
 		if err != nil {
 			return nil, err
 		}
 	}
-	if err := l.wait(ctx, p, waited); err != nil {
+	if err := l.wait(ctx, q, p, waited); err != nil {
 		if l.slots != nil {
 			l.slots.Release()
 		}
 		return nil, err
 	}
-	l.inFlight.Add(1)
-	return &slot{l: l}, nil
+	q.inFlight.Add(1)
+	return &slot{l: l, q: q}, nil
 }
 
 // wait waits out the pause, then the budgets, then any pause that began
 // meanwhile: a request must not go while the server asks everyone to wait.
-func (l *limits) wait(ctx context.Context, p *pacing, waited int64) error {
-	if err := l.waitPause(ctx, &waited); err != nil {
+func (l *limits) wait(ctx context.Context, q *queue, p *pacing, waited int64) error {
+	if err := l.waitPause(ctx, q, &waited); err != nil {
 		return err
 	}
 	if p == nil || !l.paced() {
 		return nil
 	}
 	if d := l.reserve(p.tokens); d > 0 {
-		if err := l.sleepCounted(ctx, d); err != nil {
+		if err := q.sleep(ctx, l.sleep, d); err != nil {
 			l.refund(p.tokens)
 			return err
 		}
 	}
-	return l.waitPause(ctx, &waited)
+	return l.waitPause(ctx, q, &waited)
 }
 
 // waitPause sleeps until the pause ends, unless the caller already waited
 // until then. It compares against the end it slept for, not against the
 // clock, so that an injected Sleep that returns at once cannot spin.
-func (l *limits) waitPause(ctx context.Context, waited *int64) error {
+func (l *limits) waitPause(ctx context.Context, q *queue, waited *int64) error {
 	for {
 		until := l.pauseUntil.Load()
 		if until <= *waited {
@@ -158,17 +165,18 @@ func (l *limits) waitPause(ctx context.Context, waited *int64) error {
 		if d <= 0 {
 			return nil
 		}
-		if err := l.sleepCounted(ctx, d); err != nil {
+		if err := q.sleep(ctx, l.sleep, d); err != nil {
 			return err
 		}
 		*waited = until
 	}
 }
 
-func (l *limits) sleepCounted(ctx context.Context, d time.Duration) error {
-	l.waiting.Add(1)
-	defer l.waiting.Add(-1)
-	return l.sleep(ctx, d)
+// sleep sleeps d, counted as one of q's requests waiting.
+func (q *queue) sleep(ctx context.Context, sleep func(context.Context, time.Duration) error, d time.Duration) error {
+	q.waiting.Add(1)
+	defer q.waiting.Add(-1)
+	return sleep(ctx, d)
 }
 
 // pause makes every request wait until until (a 429 said so). It reports
@@ -195,16 +203,16 @@ func (l *limits) reserve(tokens int) time.Duration {
 	defer l.mu.Unlock()
 	at := now
 	if l.requests != nil {
-		at = later(at, l.requests.earliest(1))
+		at = budget.Later(at, l.requests.Earliest(1))
 	}
 	if l.tokens != nil {
-		at = later(at, l.tokens.earliest(float64(tokens)))
+		at = budget.Later(at, l.tokens.Earliest(float64(tokens)))
 	}
 	if l.requests != nil {
-		l.requests.charge(at, 1)
+		l.requests.Charge(at, 1)
 	}
 	if l.tokens != nil {
-		l.tokens.charge(at, float64(tokens))
+		l.tokens.Charge(at, float64(tokens))
 	}
 	return at.Sub(now)
 }
@@ -217,10 +225,10 @@ func (l *limits) refund(tokens int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.requests != nil {
-		l.requests.charge(now, -1)
+		l.requests.Charge(now, -1)
 	}
 	if l.tokens != nil {
-		l.tokens.charge(now, -float64(tokens))
+		l.tokens.Charge(now, -float64(tokens))
 	}
 }
 
@@ -242,42 +250,7 @@ func (l *limits) settle(estimate int, u openai.Usage) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.tokens.charge(now, float64(used-estimate))
-}
-
-// bucket is a token bucket of burst units refilled at perMinute, kept as
-// full, the time it is full again (the zero time: full). Its level at t is
-// burst - (full-t)·rate, negative while requests are reserved ahead.
-type bucket struct {
-	perMinute float64
-	burst     float64
-	full      time.Time
-}
-
-// span is how long the bucket takes to refill n units.
-func (b *bucket) span(n float64) time.Duration {
-	return time.Duration(n * float64(time.Minute) / b.perMinute)
-}
-
-// earliest is when the bucket holds n units, or is full when n is more than
-// it can hold: a request larger than the whole budget waits for all of it
-// and then goes, leaving a debt, rather than waiting forever.
-func (b *bucket) earliest(n float64) time.Time {
-	return b.full.Add(-b.span(b.burst - min(n, b.burst)))
-}
-
-// charge takes n units at at, which is now or later (a negative n gives
-// back). A bucket full before at is full at at: it holds no more than its
-// burst.
-func (b *bucket) charge(at time.Time, n float64) {
-	b.full = later(b.full, at).Add(b.span(n))
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
+	l.tokens.Charge(now, float64(used-estimate))
 }
 
 // Token estimate of a chat request, the way OpenAI counts one against a
@@ -325,17 +298,18 @@ func estimateTokens(msgs []openai.ChatCompletionMessage, tools []openai.Tool, ma
 // InFlight is how many of the client's requests to the model server are in
 // flight (sent, the answer not yet read), transcriptions sharing its
 // limits included.
-func (c *Client) InFlight() int { return int(c.lim.inFlight.Load()) }
+func (c *Client) InFlight() int { return int(c.q.inFlight.Load()) }
 
 // Waiting is how many of the client's requests wait to be sent: for a slot
 // (Config.MaxConcurrency), for the per-minute budgets, or for the end of a
 // 429 pause.
-func (c *Client) Waiting() int { return int(c.lim.waiting.Load()) }
+func (c *Client) Waiting() int { return int(c.q.waiting.Load()) }
 
-// limits are c's limits, for a client sharing them (nil c: none).
-func (c *Client) limits() *limits {
+// shared are c's limits and queue, for a client or service sharing them
+// (nil c: none).
+func (c *Client) shared() (*limits, *queue) {
 	if c == nil {
-		return nil
+		return nil, nil
 	}
-	return c.lim
+	return c.lim, c.q
 }

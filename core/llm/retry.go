@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/parleybot/parley/core/llm/internal/fair"
 	"github.com/parleybot/parley/internal/backoff"
 )
 
@@ -23,7 +22,7 @@ import (
 // over.
 type retryTransport struct {
 	lim        *limits
-	lane       *fair.Lane // this client's turn for lim's slots
+	q          *queue // this client's turn for lim's slots
 	base       http.RoundTripper
 	timeout    time.Duration
 	maxRetries int
@@ -71,7 +70,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		s, err := t.lim.acquire(ctx, t.lane, pace, waited)
+		s, err := t.lim.acquire(ctx, t.q, pace, waited)
 		if err != nil {
 			if r.Body != nil {
 				_ = r.Body.Close() // a RoundTripper closes the body, sent or not

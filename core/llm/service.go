@@ -20,6 +20,7 @@ func serviceConn(op string, cfg ServiceConfig) (conn, error) {
 	if cfg.Model == "" {
 		return conn{}, errors.New("llm: " + op + ": no model")
 	}
+	lim, q := cfg.ShareLimits.shared()
 	cn, _, err := newConn(Config{
 		BaseURL:    cfg.BaseURL,
 		APIKey:     cfg.APIKey,
@@ -30,7 +31,7 @@ func serviceConn(op string, cfg ServiceConfig) (conn, error) {
 		Logger:     cfg.Logger,
 		AuthHint:   cfg.AuthHint,
 		Sleep:      cfg.Sleep,
-	}, cfg.ShareLimits.limits())
+	}, lim, q)
 	return cn, err
 }
 

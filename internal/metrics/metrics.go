@@ -142,6 +142,29 @@ func (m *Registry) WatchSpool(bot string, bytes func() float64) (stop func()) {
 	return func() { m.reg.Unregister(g) }
 }
 
+// WatchModel reports bot's model requests waiting for their turn (a slot
+// of the account's llm.max_concurrency, a per-minute budget, a 429 pause)
+// and in flight, read at each scrape, until the returned function is
+// called (the bot is gone).
+func (m *Registry) WatchModel(bot string, waiting, inFlight func() float64) (stop func()) {
+	labels := prometheus.Labels{botLabel: bot}
+	gs := []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "parley_llm_requests_waiting",
+			Help:        "Model requests waiting for their turn: a slot of llm.max_concurrency, a per-minute budget, a 429's pause.",
+			ConstLabels: labels}, waiting),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "parley_llm_requests_in_flight",
+			Help: "Model requests sent and not yet answered.", ConstLabels: labels}, inFlight),
+	}
+	for _, g := range gs {
+		m.reg.MustRegister(g)
+	}
+	return func() {
+		for _, g := range gs {
+			m.reg.Unregister(g)
+		}
+	}
+}
+
 // Forget drops every series of bot id: a reload removed it.
 func (m *Registry) Forget(id string) {
 	l := prometheus.Labels{botLabel: id}
