@@ -28,24 +28,38 @@ const (
 
 // jobStep claims due jobs and sleeps until the next one is due (or, for
 // jobs other processes create, at most PollInterval); Wake wakes it
-// early.
+// early. It reads the next due time before it claims: most looks find
+// nothing due, and a claim is a write transaction (with a hundred bots, a
+// claim each every poll interval).
 func (e *Engine) jobStep(ctx context.Context) time.Duration {
 	if e.isStopping() || ctx.Err() != nil {
 		return loop.Forever
 	}
+	if next, ok := e.nextJob(ctx); ok && (next == nil || next.After(e.cfg.Clock.Now())) {
+		return e.waitFor(next)
+	}
 	e.runDueJobs(ctx)
-	return e.jobWait(ctx)
+	next, _ := e.nextJob(ctx)
+	return e.waitFor(next)
 }
 
-func (e *Engine) jobWait(ctx context.Context) time.Duration {
-	wait := e.cfg.PollInterval
+// nextJob is when the next job this loop serves is claimable (nil:
+// none); ok is false when it could not be read.
+func (e *Engine) nextJob(ctx context.Context) (next *time.Time, ok bool) {
 	next, err := e.cfg.Store.NextJobDue(ctx, e.cfg.Kinds, e.platforms...)
 	if err != nil {
 		if ctx.Err() == nil {
 			e.log.Warn("reading the next job time", "err", err)
 		}
-		return wait
+		return nil, false
 	}
+	return next, true
+}
+
+// waitFor is how long to sleep for a job claimable at next: until then,
+// at most PollInterval (jobs other processes create).
+func (e *Engine) waitFor(next *time.Time) time.Duration {
+	wait := e.cfg.PollInterval
 	if next != nil {
 		wait = min(wait, max(next.Sub(e.cfg.Clock.Now()), 0))
 	}

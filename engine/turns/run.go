@@ -126,8 +126,8 @@ func (e *Engine) complete(ctx context.Context, log *slog.Logger, run *core.Run, 
 	if run.StartedAt != nil {
 		e.cfg.Metrics.TurnFinished(run.Kind, c.Status, c.Now.Sub(*run.StartedAt))
 	}
-	if len(c.Jobs) > 0 {
-		e.cfg.JobWake.Wake() // a follow-up may be due sooner than the loop's sleep
+	if dueSoon(c.Jobs, c.Now, e.cfg.PollInterval) {
+		e.cfg.JobWake.Wake() // due sooner than the job loop's next look
 	}
 	if conv != nil && len(c.Messages) > 0 {
 		// One at a time: a message stored before it was sent has its seq
@@ -220,4 +220,17 @@ func (e *Engine) pause(wait time.Duration) bool {
 	case <-e.speaker.runCtx.Done():
 		return false
 	}
+}
+
+// dueSoon reports whether a job of jobs is due within poll of now: the job
+// loop looks at least that often, so a later job (a check-in hours away,
+// created by most turns) need not wake it; with a hundred bots, waking
+// each one's loop after every turn cost a claim per turn.
+func dueSoon(jobs []*core.Job, now time.Time, poll time.Duration) bool {
+	for _, j := range jobs {
+		if j.DueAt.Before(now.Add(poll)) {
+			return true
+		}
+	}
+	return false
 }
