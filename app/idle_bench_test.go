@@ -33,27 +33,9 @@ const idleBots = 20
 //	go test -run '^$' -bench BenchmarkIdleBots -benchtime 1x ./app/
 func BenchmarkIdleBots(b *testing.B) {
 	for range b.N {
-		fakes := make([]*telegramtest.Server, idleBots)
-		var sections strings.Builder
-		for i := range fakes {
-			fakes[i] = telegramtest.NewServer(b, telegramtest.WithToken(fmt.Sprintf("%d:idle-token", 700000+i)),
-				telegramtest.WithBotUser(int64(700000+i), fmt.Sprintf("idle%d_bot", i)))
-			fmt.Fprintf(&sections, "  - id: bot%d\n    adapters:\n      web: {enabled: false}\n      telegram: {token: %q, api_url: %q}\n",
-				i, fakes[i].Token(), fakes[i].URL())
-		}
-		heap0, g0 := liveHeap(), botGoroutines()
-		tb := setup(b)
-		path := tb.writeConfig(b, "bots:\n"+sections.String())
-		cfg, err := config.Load(path, tb.lookup)
-		require.NoError(b, err)
-		a, err := buildApp(context.Background(), cfg, (&coretest.Logs{}).Logger(), appOptions{
-			wantAdapter: func(_ string, enabled bool) bool { return enabled },
-		})
-		require.NoError(b, err)
-		require.NoError(b, a.start(context.Background()))
-		for _, f := range fakes {
-			require.Eventually(b, func() bool { return f.Calls("getUpdates") >= 1 }, 30*time.Second, 10*time.Millisecond)
-		}
+		var heap0 uint64
+		var g0 int
+		a := startIdleBots(b, func() { heap0, g0 = liveHeap(), botGoroutines() })
 		heap1, g1 := liveHeap(), botGoroutines()
 		if os.Getenv("PARLEY_IDLE_STACKS") != "" {
 			dumpGoroutineKinds(b)
@@ -62,6 +44,34 @@ func BenchmarkIdleBots(b *testing.B) {
 		b.ReportMetric(float64(g1-g0)/idleBots, "goroutines/bot")
 		require.NoError(b, a.stop())
 	}
+}
+
+// startIdleBots starts idleBots Telegram bots in one app, each
+// long-polling a fake of its own, and returns once every bot polls;
+// fakesUp runs once the fakes run, before the bots.
+func startIdleBots(b *testing.B, fakesUp func()) *app {
+	fakes := make([]*telegramtest.Server, idleBots)
+	var sections strings.Builder
+	for i := range fakes {
+		fakes[i] = telegramtest.NewServer(b, telegramtest.WithToken(fmt.Sprintf("%d:idle-token", 700000+i)),
+			telegramtest.WithBotUser(int64(700000+i), fmt.Sprintf("idle%d_bot", i)))
+		fmt.Fprintf(&sections, "  - id: bot%d\n    adapters:\n      web: {enabled: false}\n      telegram: {token: %q, api_url: %q}\n",
+			i, fakes[i].Token(), fakes[i].URL())
+	}
+	fakesUp()
+	tb := setup(b)
+	path := tb.writeConfig(b, "bots:\n"+sections.String())
+	cfg, err := config.Load(path, tb.lookup)
+	require.NoError(b, err)
+	a, err := buildApp(context.Background(), cfg, (&coretest.Logs{}).Logger(), appOptions{
+		wantAdapter: func(_ string, enabled bool) bool { return enabled },
+	})
+	require.NoError(b, err)
+	require.NoError(b, a.start(context.Background()))
+	for _, f := range fakes {
+		require.Eventually(b, func() bool { return f.Calls("getUpdates") >= 1 }, 30*time.Second, 10*time.Millisecond)
+	}
+	return a
 }
 
 // liveHeap is the heap in use after a collection.
