@@ -53,10 +53,21 @@ func TestReplicasServeBusyAndQuietBotsFairly(t *testing.T) {
 		}
 		return llmtest.Text("re: " + r.LastUserMessage())
 	})
+	// letGo releases the i-th request once it reached the responder: the
+	// fake counts a request as it arrives, a moment before the responder
+	// holds it.
 	letGo := func(i int) {
-		mu.Lock()
-		defer mu.Unlock()
-		close(held[i])
+		t.Helper()
+		var release chan struct{}
+		require.Eventually(t, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if i < len(held) {
+				release = held[i]
+			}
+			return release != nil
+		}, waitFor, time.Millisecond, "request %d never reached the model", i)
+		close(release)
 	}
 	tgAda := telegramtest.NewServer(t, telegramtest.WithToken("555555:TEST-token-ada"), telegramtest.WithBotUser(555555, "ada_test_bot"))
 	tgBob := telegramtest.NewServer(t, telegramtest.WithToken("666666:TEST-token-bob"), telegramtest.WithBotUser(666666, "bob_test_bot"))
