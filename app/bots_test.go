@@ -231,3 +231,64 @@ func TestChatWithOneOfSeveralBots(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr.String(), `--bot "carol": the config runs no such bot`)
 }
+
+// A single bot's deployment moves under bots: as the bot with id
+// default, beside a new one: after the restart its users' conversations
+// go on where they were (the old rows are the default bot's), and the new
+// bot starts with none of them.
+func TestSingleBotMovesUnderBots(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	model := &personaModel{seen: map[string][]llmtest.Request{}}
+	b.model.Respond(model.respond)
+	tgAda := telegramtest.NewServer(t)
+	tgBob := telegramtest.NewServer(t, telegramtest.WithToken("222222:TEST-token-bob"), telegramtest.WithBotUser(222222, "bob_test_bot"))
+	adaPersona := `{name: Ada, text: "You are Ada, a patient tutor."}`
+	single := b.start(t, b.writeConfig(t, fmt.Sprintf(`runs:
+  debounce: 0s
+plugins:
+  persona: %s
+adapters:
+  web: {enabled: false}
+  telegram: {token: %q, api_url: %q}
+`, adaPersona, tgAda.Token(), tgAda.URL())))
+	tgAda.SendPrivate(ada, "my secret is apricot")
+	require.Equal(t, "Ada here.", tgAda.WaitSent(t, ada.ID, 1, waitFor)[0].Plain)
+	single.stop(t)
+
+	b.start(t, b.writeConfig(t, fmt.Sprintf(`runs:
+  debounce: 0s
+bots:
+  - id: default
+    plugins:
+      persona: %s
+    adapters:
+      web: {enabled: false}
+      telegram: {token: %q, api_url: %q}
+  - id: bob
+    plugins:
+      persona: {name: Bob, text: "You are Bob, a cheerful companion."}
+    adapters:
+      web: {enabled: false}
+      telegram: {token: %q, api_url: %q}
+`, adaPersona, tgAda.Token(), tgAda.URL(), tgBob.Token(), tgBob.URL())))
+	tgAda.SendPrivate(ada, "what was my secret?")
+	require.Equal(t, "Ada here.", tgAda.WaitSent(t, ada.ID, 2, waitFor)[1].Plain)
+	tgBob.SendPrivate(ada, "hello Bob")
+	require.Equal(t, "Bob here.", tgBob.WaitSent(t, ada.ID, 1, waitFor)[0].Plain)
+
+	model.mu.Lock()
+	last := model.seen["Ada"][len(model.seen["Ada"])-1]
+	model.mu.Unlock()
+	var history strings.Builder
+	for _, m := range last.Messages() {
+		history.WriteString(m.Content + "\n")
+	}
+	require.Contains(t, history.String(), "my secret is apricot", "the default bot's turn after the move reads what its user said before it")
+	require.NotContains(t, model.said("Bob"), "apricot", "the new bot reads nothing of the default bot's users")
+
+	var convs []struct{ BotID string }
+	st := b.openStoreFile(t)
+	require.NoError(t, st.DB().Raw(`SELECT bot_id FROM conversations ORDER BY bot_id`).Scan(&convs).Error)
+	require.Equal(t, []struct{ BotID string }{{"bob"}, {"default"}}, convs, "the user's conversation with the old bot is still one")
+}
