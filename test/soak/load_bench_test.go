@@ -70,6 +70,10 @@ func BenchmarkUsersAtOnce(b *testing.B) {
 		// Issue 35: 100 bots of 20 users each in one process, against
 		// the same 2,000 users on one bot.
 		{"100-bots-20-users-no-model-limit", load{users: 2000, bots: 100, replicas: 1, driver: store.DriverSQLite, llm: "max_concurrency: 0"}},
+		// The 200 users of the first run over 100 bots: what the bots
+		// cost where the machine is not the limit.
+		{"100-bots-2-users-no-model-limit", load{users: 200, bots: 100, replicas: 1, driver: store.DriverSQLite, llm: "max_concurrency: 0"}},
+		{"200-users-no-model-limit", load{users: 200, replicas: 1, driver: store.DriverSQLite, llm: "max_concurrency: 0"}},
 		// The same 200 with Telegram's pace at its default.
 		{"200-users-telegram-pace", load{users: 200, replicas: 1, driver: store.DriverSQLite, telegramPace: true}},
 	} {
