@@ -14,6 +14,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/parleybot/parley/core/llm/internal/output"
+	"github.com/parleybot/parley/core/llm/internal/reqjson"
 	"github.com/parleybot/parley/internal/httpclient"
 )
 
@@ -84,7 +85,8 @@ type Config struct {
 	// worth (0: no budget).
 	RequestsPerMinute int
 	// TokensPerMinute paces requests by their estimated tokens (prompt
-	// bytes/4 plus max_tokens), corrected by the usage each answer reports;
+	// bytes/4 plus max_tokens; an Embedder sharing the limits, its inputs'
+	// bytes/4), corrected by the usage each answer reports;
 	// a request larger than the whole budget waits for all of it (0: no
 	// budget).
 	TokensPerMinute int
@@ -136,10 +138,9 @@ type conn struct {
 	log    *slog.Logger
 	lim    *limits
 	q      *queue // this client's turn and counts at lim
-	// tools and messages keep what chat requests repeat encoded
-	// (toolsjson.go, messagesjson.go).
-	tools    *toolsCache
-	messages *messagesCache
+	// enc keeps what chat requests repeat (tools, plain messages)
+	// encoded, for reqjson.Doer to splice into their bodies.
+	enc *reqjson.Cache
 }
 
 // New validates cfg, applies defaults and builds a Client.
@@ -214,8 +215,7 @@ func newConn(cfg Config, lim *limits, q *queue) (conn, *url.URL, error) {
 	if q == nil {
 		q = &queue{}
 	}
-	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, q: q, tools: newToolsCache(),
-		messages: newMessagesCache()}
+	cn := conn{cfg: cfg, redact: redactor(cfg.APIKey), log: cfg.Logger, lim: lim, q: q, enc: reqjson.New()}
 	hc.Transport = &retryTransport{
 		lim:        lim,
 		q:          q,
@@ -232,7 +232,7 @@ func newConn(cfg Config, lim *limits, q *queue) (conn, *url.URL, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = cfg.BaseURL
-	oc.HTTPClient = output.CapDoer{Next: streamDoer{next: toolsDoer{next: &hc}}}
+	oc.HTTPClient = output.CapDoer{Next: streamDoer{next: reqjson.Doer{Next: &hc}}}
 	cn.api = openai.NewClientWithConfig(oc)
 	return cn, u, nil
 }

@@ -54,6 +54,11 @@
 // its size (internal/output), so garbage is an *Error, never a file sent
 // to a user.
 //
+// An Embedder turns texts into vectors through POST {base}/embeddings
+// (256 inputs a request at most), checks that there is one vector per input
+// and all of one length, and, sharing a Client's limits, is charged to its
+// per-minute budgets as chat requests are.
+//
 // Client.Models lists the server's models (GET {base}/models), for `parley
 // doctor`; NoModelList tells a server without that endpoint.
 //

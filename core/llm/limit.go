@@ -62,10 +62,11 @@ func newLimits(cfg Config) *limits {
 	return l
 }
 
-// pacing is what a chat request carries down to the transport: it is
-// charged to the per-minute budgets, as estimated tokens. Transcriptions
-// carry none: providers meter each model separately, and the budgets are
-// the chat model's.
+// pacing is what a chat or embeddings request carries down to the
+// transport: it is charged to the per-minute budgets, as estimated tokens.
+// Transcriptions carry none: providers meter each model separately, and
+// the budgets are the chat model's (embeddings are charged all the same:
+// see EmbedderConfig).
 type pacing struct {
 	tokens int
 }
@@ -81,8 +82,9 @@ func pacingOf(ctx context.Context) *pacing {
 	return p
 }
 
-// paced reports whether chat requests are charged to any budget, so the
-// client estimates their tokens only when something will use the number.
+// paced reports whether chat and embeddings requests are charged to any
+// budget, so their tokens are estimated only when something will use the
+// number.
 func (l *limits) paced() bool { return l.requests != nil || l.tokens != nil }
 
 // slot is one request in flight; release frees it, once however often it
@@ -296,8 +298,8 @@ func estimateTokens(msgs []openai.ChatCompletionMessage, tools []openai.Tool, ma
 }
 
 // InFlight is how many of the client's requests to the model server are in
-// flight (sent, the answer not yet read), transcriptions sharing its
-// limits included.
+// flight (sent, the answer not yet read), the transcriptions, speech,
+// images and embeddings sharing its limits included.
 func (c *Client) InFlight() int { return int(c.q.inFlight.Load()) }
 
 // Waiting is how many of the client's requests wait to be sent: for a slot

@@ -262,7 +262,7 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		completion := forced || c.completionTokens.Load()
 		setMaxTokens(&req, completion, maxTokens)
 		actx, attempts := withAttempts(ctx)
-		sent, actx := c.presplice(actx, req)
+		sent, actx := c.enc.Presplice(actx, req)
 		resp, err := c.ask(actx, sent, attempts, p)
 		if err == nil && pace != nil {
 			c.lim.settle(pace.tokens, resp.Usage)

@@ -8,7 +8,9 @@
 // (TranscriptionRequests); POST {base}/audio/speech (valid Ogg Opus, see
 // OggOpus) and POST {base}/images/generations (b64_json of a PNG drawn from
 // the prompt, see PNGFor), each scripted and recorded through its Endpoint
-// (Server.Speech, Server.Images). So the real go-openai client, and anything built on it such
+// (Server.Speech, Server.Images); and POST {base}/embeddings, whose
+// deterministic vectors put chosen paraphrases near each other (Embedding,
+// WithEmbedding). So the real go-openai client, and anything built on it such
 // as llm.Client, can be pointed at it unchanged.
 //
 // A test scripts the model's answers in order with Enqueue (text, tool calls,

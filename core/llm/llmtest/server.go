@@ -63,8 +63,9 @@ func WithMaxTokensField(name string) Option {
 }
 
 // WithLatency makes every model answer (chat, transcription, speech,
-// images) wait d (or until the client gives up) before it is sent, on top
-// of any response's own WithDelay: a model that takes a while, without
+// images; embeddings have WithEmbeddingLatency) wait d (or until the
+// client gives up) before it is sent, on top of any response's own
+// WithDelay: a model that takes a while, without
 // scripting each response. Refusals the server itself makes (authentication, unsupported
 // parameter) are not delayed.
 func WithLatency(d time.Duration) Option {
@@ -81,7 +82,7 @@ type Server struct {
 
 	srv            *httptest.Server
 	model          string
-	models         []string // WithModels: listed, and the only ones answered
+	models         modelSet // WithModels: listed, and the only ones answered
 	maxTokensField string
 	latency        time.Duration
 	stream         streamScript  // WithStreamDelay, WithWordDeltas: defaults for streamed answers
@@ -98,6 +99,8 @@ type Server struct {
 	tqueue      []TranscriptionResponse
 	transcriber func(TranscriptionRequest) TranscriptionResponse
 	trequests   []TranscriptionRequest
+
+	emb *embeddings // POST /embeddings, with its own lock
 }
 
 // NewServer starts a fake server and closes it when the test ends.
@@ -109,6 +112,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 		arrived: make(chan struct{}),
 		Speech:  newEndpoint[SpeechRequest]("speech"),
 		Images:  newEndpoint[ImageRequest]("image"),
+		emb:     newEmbeddings(),
 	}
 	for _, o := range opts {
 		o(s)
@@ -119,6 +123,7 @@ func NewServer(t testing.TB, opts ...Option) *Server {
 	mux.HandleFunc("POST /v1/audio/transcriptions", s.handleTranscription)
 	mux.HandleFunc("POST /v1/audio/speech", handleSpeech(s))
 	mux.HandleFunc("POST /v1/images/generations", handleImages(s))
+	mux.HandleFunc("POST /v1/embeddings", handleEmbeddings(s))
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "llmtest: unknown endpoint", "")
 	})
@@ -242,7 +247,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		s.recordRefused(req)
 		return
 	}
-	if !s.serves(chat.Model) {
+	if !s.models.serves(chat.Model) {
 		s.recordRefused(req)
 		writeAPIError(w, http.StatusNotFound, apiError{
 			Message: "The model `" + chat.Model + "` does not exist or you do not have access to it.",
@@ -251,7 +256,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	if field := s.refusedField(body); field != "" {
+	if field := refusedField(body, s.maxTokensField); field != "" {
 		s.recordRefused(req)
 		writeUnsupportedParameter(w, field, s.maxTokensField)
 		return
@@ -334,11 +339,12 @@ func maskKey(key string) string {
 	return prefix + "..." + key[len(key)-4:]
 }
 
-// refusedField returns the token bound field the request carries that the
-// server does not take (see WithMaxTokensField), or "".
-func (s *Server) refusedField(body []byte) string {
+// refusedField returns the token bound field the request carries when the
+// server takes only the other, taken (WithMaxTokensField; "": either), or
+// "".
+func refusedField(body []byte, taken string) string {
 	var other string
-	switch s.maxTokensField {
+	switch taken {
 	case fieldMaxTokens:
 		other = fieldMaxCompletionTokens
 	case fieldMaxCompletionTokens:
@@ -399,7 +405,7 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, chat openai.ChatC
 			ID:      id,
 			Object:  "chat.completion",
 			Created: time.Now().Unix(),
-			Model:   s.answerModel(chat.Model),
+			Model:   s.models.answering(chat.Model, s.model),
 			Choices: []openai.ChatCompletionChoice{{
 				Index:        0,
 				Message:      resp.message(),
@@ -410,19 +416,22 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, chat openai.ChatC
 	}
 }
 
-// answerModel is the model an answer names: WithModel's, or under
-// WithModels the one asked for.
-func (s *Server) answerModel(asked string) string {
-	if s.models != nil {
-		return asked
-	}
-	return s.model
+// modelSet is the models a server has (WithModels, WithEmbeddingModels);
+// nil: it answers for any model.
+type modelSet []string
+
+// serves reports whether the server answers for model.
+func (m modelSet) serves(model string) bool {
+	return m == nil || slices.Contains(m, model)
 }
 
-// serves reports whether the server answers for model: any model, unless
-// WithModels listed the ones it has.
-func (s *Server) serves(model string) bool {
-	return s.models == nil || slices.Contains(s.models, model)
+// answering is the model an answer names: the one asked for when the
+// server lists its models, else fallback (WithModel's).
+func (m modelSet) answering(asked, fallback string) string {
+	if m != nil {
+		return asked
+	}
+	return fallback
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {

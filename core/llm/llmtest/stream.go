@@ -192,7 +192,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, chat openai
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	sw := &streamWriter{w: w, rc: http.NewResponseController(w), r: r, done: s.done, id: id,
-		model: s.answerModel(chat.Model), created: time.Now().Unix()}
+		model: s.models.answering(chat.Model, s.model), created: time.Now().Unix()}
 
 	if resp.malformed {
 		sw.raw("data: {\"id\":\"broken\n\n")

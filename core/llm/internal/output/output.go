@@ -1,6 +1,6 @@
-// Package output checks what the speech and image endpoints send back
-// before it goes to a user: that it is the audio or image asked for, whole,
-// and no larger than allowed.
+// Package output checks what the speech, image and embeddings endpoints
+// send back before it goes to a user or a store: that it is the audio,
+// image or vectors asked for, whole, and no larger than allowed.
 package output
 
 import (

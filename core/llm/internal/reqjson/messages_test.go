@@ -1,4 +1,4 @@
-package llm
+package reqjson
 
 import (
 	"encoding/json"

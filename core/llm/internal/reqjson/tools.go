@@ -1,13 +1,9 @@
-package llm
+package reqjson
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"io"
-	"net/http"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	openai "github.com/sashabaranov/go-openai"
@@ -31,8 +27,9 @@ type toolsCache struct {
 	sets *lru.Cache[uint64, toolsEntry]
 }
 
-// toolKey is what a tool's encoding depends on, when it is only what
-// toOpenAITools makes.
+// toolKey is what a tool's encoding depends on, when it is only what the
+// llm package makes of a Tool (toOpenAITools): a function with a name, a
+// description and raw JSON parameters.
 type toolKey struct {
 	name, description, params string
 }
@@ -109,7 +106,7 @@ func sameTools(keys []toolKey, tools []openai.Tool) bool {
 	return true
 }
 
-// spliced returns the encoding of req's tools for toolsDoer to add, or nil
+// spliced returns the encoding of req's tools for Doer to add, or nil
 // when go-openai is to encode them: none, or not only what toOpenAITools
 // makes, or a request go-openai refuses (its check sees the tools).
 func (tc *toolsCache) spliced(req openai.ChatCompletionRequest) []byte {
@@ -121,88 +118,4 @@ func (tc *toolsCache) spliced(req openai.ChatCompletionRequest) []byte {
 		return nil // go-openai meets the same error and returns it
 	}
 	return b
-}
-
-// splicedJSONKey is the context key of a request's pre-encoded parts.
-type splicedJSONKey struct{}
-
-// splicedJSON is what toolsDoer puts into a request body: the messages
-// array in place of the "messages":null go-openai wrote, and the tools as
-// the last member. Either may be nil.
-type splicedJSON struct {
-	messages, tools []byte
-}
-
-// withSplicedJSON asks toolsDoer to put parts into the body of the
-// requests made with ctx.
-func withSplicedJSON(ctx context.Context, parts splicedJSON) context.Context {
-	return context.WithValue(ctx, splicedJSONKey{}, parts)
-}
-
-// nullMessages is how go-openai writes a request without messages; its
-// first member is the model, a string in which a quote is escaped, so
-// the first match is the field.
-var nullMessages = []byte(`"messages":null`)
-
-// toolsDoer sends go-openai's requests with the parts their context
-// carries (withSplicedJSON) put into the body.
-type toolsDoer struct{ next openai.HTTPDoer }
-
-func (d toolsDoer) Do(req *http.Request) (*http.Response, error) {
-	parts, ok := req.Context().Value(splicedJSONKey{}).(splicedJSON)
-	if !ok || req.Body == nil {
-		return d.next.Do(req)
-	}
-	body, err := readBody(req)
-	_ = req.Body.Close()
-	if err != nil {
-		return nil, fmt.Errorf("llm: reading the request body: %w", err)
-	}
-	out, err := splice(body, parts)
-	if err != nil {
-		return nil, err
-	}
-	req.Body = io.NopCloser(bytes.NewReader(out))
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(out)), nil }
-	req.ContentLength = int64(len(out))
-	return d.next.Do(req)
-}
-
-// splice puts parts into body, a JSON object as go-openai writes it.
-func splice(body []byte, parts splicedJSON) ([]byte, error) {
-	out := make([]byte, 0, len(body)+len(parts.messages)+len(parts.tools)+len(`,"tools":`))
-	if parts.messages != nil {
-		at := bytes.Index(body, nullMessages)
-		if at < 0 {
-			return nil, fmt.Errorf("llm: the request body has no messages to fill in")
-		}
-		out = append(out, body[:at+len(nullMessages)-len("null")]...)
-		out = append(out, parts.messages...)
-		body = body[at+len(nullMessages):]
-	}
-	if parts.tools == nil {
-		return append(out, body...), nil
-	}
-	end := bytes.LastIndexByte(body, '}')
-	if end < 0 {
-		return nil, fmt.Errorf("llm: the request body is not a JSON object")
-	}
-	out = append(out, body[:end]...)
-	if len(bytes.TrimSpace(out)) > 1 { // more than "{"
-		out = append(out, ',')
-	}
-	out = append(out, `"tools":`...)
-	out = append(out, parts.tools...)
-	return append(out, body[end:]...), nil
-}
-
-// readBody reads req's body, in one allocation when its length is known
-// (go-openai's always is).
-func readBody(req *http.Request) ([]byte, error) {
-	if req.ContentLength <= 0 {
-		return io.ReadAll(req.Body)
-	}
-	b := make([]byte, req.ContentLength)
-	_, err := io.ReadFull(req.Body, b)
-	return b, err
 }

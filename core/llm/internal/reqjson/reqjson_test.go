@@ -1,4 +1,4 @@
-package llm
+package reqjson
 
 import (
 	"bytes"
@@ -35,13 +35,6 @@ func (d *captureDoer) Do(req *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(bytes.NewReader(nil))}, nil
 }
 
-func testTools(desc string) []openai.Tool {
-	return toOpenAITools([]Tool{
-		{Name: "set_mood", Description: desc, Parameters: json.RawMessage(`{"type": "object", "properties": {"valence": {"type": "number"}}}`)},
-		{Name: "list_facts", Description: "Lists the facts."},
-	})
-}
-
 // A body with the tools spliced in says what go-openai would have written.
 func TestToolsSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	t.Parallel()
@@ -60,7 +53,7 @@ func TestToolsSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	httpReq, err := http.NewRequestWithContext(withSplicedJSON(context.Background(), splicedJSON{tools: encoded}), http.MethodPost, "http://x/", bytes.NewReader(body))
 	require.NoError(t, err)
 	var capture captureDoer
-	_, err = toolsDoer{next: &capture}.Do(httpReq)
+	_, err = Doer{Next: &capture}.Do(httpReq)
 	require.NoError(t, err)
 
 	var got, exp map[string]any
@@ -71,38 +64,9 @@ func TestToolsSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	// Without tools in its context a request goes as it is.
 	httpReq, err = http.NewRequest(http.MethodPost, "http://x/", bytes.NewReader(body))
 	require.NoError(t, err)
-	_, err = toolsDoer{next: &capture}.Do(httpReq)
+	_, err = Doer{Next: &capture}.Do(httpReq)
 	require.NoError(t, err)
 	require.Equal(t, body, capture.body)
-}
-
-// A set is encoded once; another set (one description changed) is another
-// entry.
-func TestToolsEncodedOnce(t *testing.T) {
-	t.Parallel()
-	tc := newToolsCache()
-	a, err := tc.encoded(testTools("Sets the mood."))
-	require.NoError(t, err)
-	b, err := tc.encoded(testTools("Sets the mood."))
-	require.NoError(t, err)
-	require.Same(t, &a[0], &b[0])
-	c, err := tc.encoded(testTools("Sets the bot's mood."))
-	require.NoError(t, err)
-	require.NotEqual(t, a, c)
-	require.Equal(t, 2, tc.sets.Len())
-}
-
-// Tools that are not only what toOpenAITools makes, and requests
-// go-openai refuses because of their tools, are left to go-openai.
-func TestToolsLeftToGoOpenAI(t *testing.T) {
-	t.Parallel()
-	tc := newToolsCache()
-	odd := testTools("Sets the mood.")
-	odd[0].Function.Parameters = map[string]any{"type": "object"}
-	require.Nil(t, tc.spliced(openai.ChatCompletionRequest{Model: "m", Tools: odd}))
-	require.Nil(t, tc.spliced(openai.ChatCompletionRequest{Model: "m"}))
-	require.Nil(t, tc.spliced(openai.ChatCompletionRequest{Model: openai.GPT6Sol, Tools: testTools("Sets the mood.")}))
-	require.NotNil(t, tc.spliced(openai.ChatCompletionRequest{Model: "m", Tools: testTools("Sets the mood.")}))
 }
 
 // A body with the messages and the tools spliced in says what go-openai
@@ -110,7 +74,7 @@ func TestToolsLeftToGoOpenAI(t *testing.T) {
 // prompt, are encoded each time, a plain one once.
 func TestMessagesSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	t.Parallel()
-	cn := conn{tools: newToolsCache(), messages: newMessagesCache()}
+	c := New()
 	req := openai.ChatCompletionRequest{Model: `m "quoted" "messages":null`, Messages: []openai.ChatCompletionMessage{
 		{Role: "system", Content: "You are Subaru.\n<b>&</b> \u2028"},
 		{Role: "user", Content: "hi", Name: "ada"},
@@ -122,7 +86,7 @@ func TestMessagesSplicedAsGoOpenAIWritesThem(t *testing.T) {
 	require.NoError(t, err)
 
 	for range 2 { // the second time from the cache
-		sent, ctx := cn.presplice(context.Background(), req)
+		sent, ctx := c.Presplice(context.Background(), req)
 		require.Nil(t, sent.Messages)
 		require.Nil(t, sent.Tools)
 		body, err := json.Marshal(sent)
@@ -130,11 +94,11 @@ func TestMessagesSplicedAsGoOpenAIWritesThem(t *testing.T) {
 		httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://x/", bytes.NewReader(body))
 		require.NoError(t, err)
 		var capture captureDoer
-		_, err = toolsDoer{next: &capture}.Do(httpReq)
+		_, err = Doer{Next: &capture}.Do(httpReq)
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), string(capture.body))
 	}
-	require.Equal(t, 2, cn.messages.entries.Len(), "the plain messages but the system prompt")
+	require.Equal(t, 2, c.messages.entries.Len(), "the plain messages but the system prompt")
 }
 
 // The splice relies on go-openai writing a request without messages as

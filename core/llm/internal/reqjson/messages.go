@@ -1,7 +1,6 @@
-package llm
+package reqjson
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
@@ -17,7 +16,7 @@ import (
 // A client keeps the encoding of the plain messages it sent (role, name,
 // tool call id and text; those with parts or tool calls, the system prompt
 // and long texts are encoded each time), and the body goes out with the
-// messages spliced in (toolsDoer).
+// messages spliced in (Doer).
 
 // messagesCacheSize bounds the messages a client keeps encoded: the
 // windows of a few dozen conversations talking at once. Each entry holds
@@ -129,31 +128,4 @@ func (mc *messagesCache) one(m openai.ChatCompletionMessage) ([]byte, error) {
 	b := encodePlain(key)
 	mc.entries.Add(h, messageEntry{key: key, encoded: b})
 	return b, nil
-}
-
-// presplice returns req as go-openai is to encode it and ctx for the
-// doer: the messages, and the tools when they may be (toolsCache.spliced),
-// taken out of req and carried pre-encoded instead. On an encoding error
-// req goes as it is, for go-openai to meet and return the same error.
-func (c *conn) presplice(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionRequest, context.Context) {
-	var parts splicedJSON
-	if tools := c.tools.spliced(req); tools != nil {
-		parts.tools = tools
-	}
-	if len(req.Messages) > 0 {
-		if msgs, err := c.messages.encoded(req.Messages); err == nil {
-			parts.messages = msgs
-		}
-	}
-	if parts.tools == nil && parts.messages == nil {
-		return req, ctx
-	}
-	sent := req
-	if parts.tools != nil {
-		sent.Tools = nil
-	}
-	if parts.messages != nil {
-		sent.Messages = nil
-	}
-	return sent, withSplicedJSON(ctx, parts)
 }
