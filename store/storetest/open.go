@@ -56,6 +56,13 @@ func PostgresDSN(t testing.TB) string {
 	t.Cleanup(func() { _ = admin.Close() })
 	_, err = admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema)
 	require.NoError(t, err)
+	// pgvector, where the server has it, lives in public for every test:
+	// created from a test's own schema, it would go with that schema.
+	// Tests creating it at once may race; whoever loses finds it made.
+	_, _ = admin.ExecContext(context.Background(), `DO $$ BEGIN
+		IF EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') THEN
+			CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
+		END IF; END $$`)
 	t.Cleanup(func() {
 		_, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
 		require.NoError(t, err)
