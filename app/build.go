@@ -144,6 +144,9 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	env.NewImageMaker = func(model string) (core.ImageMaker, error) {
 		return modelside.NewImageMaker(cfg, bt.model, model, bt.log)
 	}
+	env.NewEmbedder = func(model string, dims int, base, key string) (*llm.Embedder, error) {
+		return modelside.NewEmbedder(cfg, bt.model, model, dims, base, key, bt.log)
+	}
 	if env.LightModel == "" {
 		env.LightModel = cfg.LLM.Model
 	}

@@ -379,7 +379,7 @@ func TestDoctorOnPostgres(t *testing.T) {
 	require.NoError(t, st.Close())
 	code, lines, stderr = b.doctor(t)
 	require.Equal(t, 0, code, "stderr:\n%s", stderr)
-	require.Regexp(t, fmt.Sprintf(`^store      ok    postgres \S+, schema version %d \(current\)$`, store.LatestSchemaVersion()), lines[5])
+	require.Regexp(t, fmt.Sprintf(`^store      ok    postgres \S+, schema version %d \(current\); pgvector [0-9.]+ \(memory by meaning searches with it\)$`, store.LatestSchemaVersion()), lines[5])
 }
 
 // A bad config is exit 2, naming file, line and key, before any probe.

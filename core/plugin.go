@@ -43,6 +43,8 @@ type Env struct {
 	// NewImageMaker builds a picture maker for model on the bot's model
 	// server (llm.base_url, llm.api_key); nil for adapters.
 	NewImageMaker func(model string) (ImageMaker, error)
+	// NewEmbedder builds an embeddings client, on llm's server, key and limits where base and key are "".
+	NewEmbedder func(model string, dimensions int, base, key string) (*llm.Embedder, error)
 }
 
 // WebhookPath is where bot botID serves a platform's webhook whose path

@@ -106,3 +106,15 @@ func NewImageMaker(cfg *config.Config, chat *llm.Client, model string, log *slog
 	}
 	return im, nil
 }
+
+// NewEmbedder builds the embeddings client of plugins.memory.embeddings
+// for model, on base and key ("" for llm's), sharing the chat's limits on
+// llm's own server.
+func NewEmbedder(cfg *config.Config, chat *llm.Client, model string, dims int, base, key string, log *slog.Logger) (*llm.Embedder, error) {
+	e, err := llm.NewEmbedder(llm.EmbedderConfig{Dimensions: dims, ServiceConfig: service(cfg, chat, log, base, config.Secret(key), model,
+		"embeddings", "plugins.memory.embeddings.api_key (or llm.api_key)")})
+	if err != nil {
+		return nil, fmt.Errorf("plugins.memory.embeddings: %w", err)
+	}
+	return e, nil
+}

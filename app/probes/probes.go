@@ -284,7 +284,28 @@ func Store(ctx context.Context, cfg *config.Config, log *slog.Logger) (string, e
 		}
 		return "", fmt.Errorf("%s is at schema version %d and %s pending (%s): run parley migrate", where, v, what, strings.Join(names, ", "))
 	}
-	return fmt.Sprintf("%s, schema version %d (current)", where, v), nil
+	return fmt.Sprintf("%s, schema version %d (current)%s", where, v, pgvectorNote(ctx, driver, st)), nil
+}
+
+// pgvectorNote says whether PostgreSQL has pgvector, which memory by
+// meaning searches with (plugins.memory.embeddings).
+func pgvectorNote(ctx context.Context, driver string, st *store.Store) string {
+	if driver != store.DriverPostgres {
+		return ""
+	}
+	var installed, available []string
+	db := st.DB().WithContext(ctx)
+	if db.Raw(`SELECT extversion FROM pg_extension WHERE extname = 'vector'`).Scan(&installed).Error != nil ||
+		db.Raw(`SELECT default_version FROM pg_available_extensions WHERE name = 'vector'`).Scan(&available).Error != nil {
+		return ""
+	}
+	switch {
+	case len(installed) > 0:
+		return "; pgvector " + installed[0] + " (memory by meaning searches with it)"
+	case len(available) > 0:
+		return "; pgvector " + available[0] + " is on the server, not in this database (parley run creates it if its role may; else CREATE EXTENSION vector)"
+	}
+	return "; no pgvector (memory by meaning searches in Parley)"
 }
 
 // storeReason is a store error without the "opening ... store: " prefix.

@@ -63,6 +63,7 @@ type engine struct {
 	loop                     *loop.Loop
 	cancel                   context.CancelFunc // ends a pass in flight
 	nextFacts, nextSummaries time.Time
+	nextEmbed                time.Time
 	mu                       sync.Mutex
 }
 
@@ -78,7 +79,10 @@ func (p *Plugin) Start(ctx context.Context) error {
 		return errors.New("memory: already started")
 	}
 	now := e.clock.Now()
-	e.nextFacts, e.nextSummaries = now.Add(e.p.FactEvery), now.Add(e.p.SummaryEvery)
+	e.nextFacts, e.nextSummaries, e.nextEmbed = now.Add(e.p.FactEvery), now.Add(e.p.SummaryEvery), now
+	if err := e.p.startMeaning(ctx, now); err != nil {
+		return err
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	e.loop, e.cancel = loop.Start(runCtx, e.clock, nil, e.step), cancel
 	return nil
@@ -117,8 +121,13 @@ func (e *engine) step(ctx context.Context) time.Duration {
 		e.facts(ctx, now)
 		e.nextFacts = now.Add(e.p.FactEvery)
 	}
+	e.embedStep(ctx, now)
 	now = e.clock.Now()
-	return max(min(e.nextFacts.Sub(now), e.nextSummaries.Sub(now)), 0)
+	wait := min(e.nextFacts.Sub(now), e.nextSummaries.Sub(now))
+	if e.p.meaning != nil {
+		wait = min(wait, e.nextEmbed.Sub(now))
+	}
+	return max(wait, 0)
 }
 
 // summaries summarises the records that are over, then reads their
@@ -163,7 +172,11 @@ func (e *engine) summarise(ctx context.Context, r core.SessionRecord) error {
 	}
 	sum := cut(oneLine(res.Content), maxSummaryRunes)
 	e.log.Debug("memory: session record summarised", "record", r.ID)
-	return e.st.SaveSummary(ctx, r.ID, sum)
+	if err := e.st.SaveSummary(ctx, r.ID, sum); err != nil {
+		return err
+	}
+	e.summaryMade(ctx, r, sum)
+	return nil
 }
 
 const summaryPrompt = `You summarise one chat session between a companion bot ("You") and a person ("User") for the bot's memory. Write 2 to 4 plain sentences: what they talked about, anything that mattered to the person, how it ended. No greeting, no lists, no markup.`
@@ -305,11 +318,22 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 			return err
 		}
 	}
+	var fresh []string
 	for i, f := range a.NewFacts {
 		if i == maxNewFacts {
 			break
 		}
-		if f = cut(oneLine(f), maxFactRunes); f == "" {
+		if f = cut(oneLine(f), maxFactRunes); f != "" {
+			fresh = append(fresh, f)
+		}
+	}
+	same := e.sameAs(ctx, facts, fresh)
+	for i, f := range fresh {
+		if key, ok := same[i]; ok {
+			// Said otherwise, it is a known fact: the newer wording wins.
+			if err := e.p.facts.Update(ctx, conv, key, f, now); err != nil && !core.IsNotFound(err) {
+				return err
+			}
 			continue
 		}
 		if _, _, err := e.p.facts.Remember(ctx, conv, f, e.p.MaxFacts, now); err != nil {

@@ -92,17 +92,16 @@ func (p *Plugin) factsLayer(ctx context.Context, t *core.Turn) (core.PromptLayer
 }
 
 // summariesLayer is L4: the newest summaries of earlier sessions, oldest
-// first, with their record ids.
-func (p *Plugin) summariesLayer(ctx context.Context, t *core.Turn) (core.PromptLayer, error) {
+// first, with their record ids; shown is those records' ids.
+func (p *Plugin) summariesLayer(ctx context.Context, t *core.Turn) (layer core.PromptLayer, shown map[int64]bool, err error) {
 	before := t.Now.Add(time.Nanosecond)
 	if t.Record.ID != 0 {
 		before = t.Record.StartedAt
 	}
 	var recs []core.SessionRecord
 	if p.SummariesInPrompt > 0 {
-		var err error
 		if recs, err = p.store.SummarizedRecords(ctx, t.Conversation.ID, before, p.SummariesInPrompt); err != nil {
-			return core.PromptLayer{}, fmt.Errorf("memory: %w", err)
+			return core.PromptLayer{}, nil, fmt.Errorf("memory: %w", err)
 		}
 	}
 	loc := t.Location
@@ -114,11 +113,13 @@ func (p *Plugin) summariesLayer(ctx context.Context, t *core.Turn) (core.PromptL
 	if len(recs) == 0 {
 		b.WriteString("\n(none yet)")
 	}
+	shown = make(map[int64]bool, len(recs))
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
+		shown[r.ID] = true
 		fmt.Fprintf(&b, "\n- [Record %d, %s] %s", r.ID, r.StartedAt.In(loc).Format("Mon 2 Jan 2006"), oneLine(r.Summary))
 	}
-	return core.PromptLayer{Level: core.LayerSummaries, Name: "summaries", Text: b.String()}, nil
+	return core.PromptLayer{Level: core.LayerSummaries, Name: "summaries", Text: b.String()}, shown, nil
 }
 
 // cut keeps the first n runes of s.

@@ -56,10 +56,20 @@ type Plugin struct {
 	// SummaryEvery is how often ended session records are looked for and
 	// summarised (default 1m).
 	SummaryEvery time.Duration `yaml:"summary_every"`
+	// Embeddings turns on memory by meaning (model "": words only).
+	Embeddings Embeddings `yaml:"embeddings"`
+	// AutoRecall adds what is related to the user's new message to the
+	// prompt (default on when embeddings are).
+	AutoRecall *bool `yaml:"auto_recall"`
 
-	store  Store
-	facts  *FactStore
-	engine *engine
+	store   Store
+	facts   *FactStore
+	engine  *engine
+	meaning *meaning
+	log     *slog.Logger
+	// noPgvector keeps PostgreSQL's vectors searched by the plugin, for
+	// tests of that path on a server with pgvector.
+	noPgvector bool
 }
 
 // Interface guards.
@@ -100,14 +110,15 @@ func (p *Plugin) Provision(_ context.Context, env core.Env) error {
 	}
 	p.store, p.facts = st, NewFactStore(env.Database)
 	p.facts.clock = clock
-	if es, ok := env.Store.(engineStore); ok && env.LLM != nil {
-		log := env.Logger
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		p.engine = &engine{p: p, st: es, model: env.LLM, name: env.LightModel, clock: clock, log: log.With("plugin", "memory")}
+	log := env.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	return nil
+	p.log = log.With("plugin", "memory")
+	if es, ok := env.Store.(engineStore); ok && env.LLM != nil {
+		p.engine = &engine{p: p, st: es, model: env.LLM, name: env.LightModel, clock: clock, log: p.log}
+	}
+	return p.provisionMeaning(env)
 }
 
 // Validate checks the limits.
@@ -131,7 +142,7 @@ func (p *Plugin) Validate() error {
 	if p.WindowTokens < 500 {
 		errs = append(errs, fmt.Errorf("memory: window_tokens must be at least 500, got %d", p.WindowTokens))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, p.validateEmbeddings())...)
 }
 
 // FactKeeper reads and erases the facts kept in db, for the console and
@@ -154,12 +165,16 @@ func (p *Plugin) PromptLayers(ctx context.Context, t *core.Turn) ([]core.PromptL
 	if err != nil {
 		return nil, err
 	}
-	summaries, err := p.summariesLayer(ctx, t)
+	summaries, shown, err := p.summariesLayer(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	return []core.PromptLayer{
+	layers := []core.PromptLayer{
 		{Level: core.LayerInstructions, Name: "memory", Text: instructions},
 		session, facts, summaries,
-	}, nil
+	}
+	if recalled, ok := p.recallLayer(ctx, t, shown); ok {
+		layers = append(layers, recalled)
+	}
+	return layers, nil
 }

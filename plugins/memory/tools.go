@@ -49,7 +49,7 @@ func (p *Plugin) Tools(_ context.Context, t *core.Turn) ([]llm.Tool, error) {
 		},
 		{
 			Name:        "retrieve_history",
-			Description: "Search everything you and this person said before for a word or phrase (any language). Returns up to 10 messages, newest first, with their record ids.",
+			Description: historyDescription(p.meaning != nil),
 			Parameters:  json.RawMessage(`{"type":"object","properties":{"keyword":{"type":"string"}},"required":["keyword"],"additionalProperties":false}`),
 			Call: func(ctx context.Context, raw json.RawMessage) (string, error) {
 				return p.retrieveHistory(ctx, conv, loc, raw)
@@ -159,7 +159,11 @@ func (p *Plugin) retrieveHistory(ctx context.Context, conv int64, loc *time.Loca
 	if strings.TrimSpace(a.Keyword) == "" {
 		return "", errors.New("retrieve_history: keyword is empty: give a word or two to look for")
 	}
-	msgs, err := p.store.SearchMessages(ctx, conv, a.Keyword, historyResults)
+	n := historyResults
+	if p.meaning != nil {
+		n = fusedCandidates // ranks to fuse with the meaning's
+	}
+	msgs, err := p.store.SearchMessages(ctx, conv, a.Keyword, n)
 	if errors.Is(err, core.ErrEmptyQuery) {
 		return "", fmt.Errorf("retrieve_history: %q has no words to look for", a.Keyword)
 	}
@@ -167,13 +171,9 @@ func (p *Plugin) retrieveHistory(ctx context.Context, conv int64, loc *time.Loca
 		return "", fmt.Errorf("retrieve_history: the search failed: %w", err)
 	}
 	hits := make([]historyHit, 0, len(msgs))
-	for _, m := range msgs {
-		who := speaker(m)
-		if who == "" {
-			continue
-		}
-		hits = append(hits, historyHit{RecordID: m.SessionRecordID, Time: m.CreatedAt.In(loc).Format("2006-01-02 15:04"),
-			From: strings.ToLower(who), Text: cut(m.Content, 1000)})
+	for _, f := range p.fuse(ctx, conv, a.Keyword, msgs) {
+		hits = append(hits, historyHit{RecordID: f.RecordID, Time: f.At.In(loc).Format("2006-01-02 15:04"),
+			From: strings.ToLower(f.From), Text: cut(f.Text, 1000)})
 	}
 	out := map[string]any{"messages": hits}
 	if len(hits) == 0 {

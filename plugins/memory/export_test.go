@@ -1,0 +1,9 @@
+package memory
+
+// WithoutPgvector keeps p's vectors searched by the plugin on PostgreSQL
+// too, so that tests cover that path on a server with pgvector.
+func WithoutPgvector(p *Plugin) { p.noPgvector = true }
+
+// SearchesWithPgvector reports whether p's vectors are searched by
+// PostgreSQL's pgvector.
+func SearchesWithPgvector(p *Plugin) bool { return p.meaning != nil && p.meaning.vs.pv != nil }

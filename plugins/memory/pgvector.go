@@ -1,0 +1,167 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+
+	"gorm.io/gorm"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/internal/vectors"
+)
+
+// pgvector is PostgreSQL's vector search (the pgvector extension), used
+// when the database has it: each vector is kept in the embeddings row's
+// embedding column too, and each model's vectors get an HNSW index of
+// their own (a partial index on the column cast to the model's
+// dimensions: one column holds vectors of several lengths only so). The
+// extension's objects are named with its schema, wherever it was
+// installed, whatever the connection's search_path.
+type pgvector struct {
+	schema string // quoted
+	// indexed is the models whose HNSW index exists.
+	mu      sync.Mutex
+	indexed map[string]bool
+}
+
+// PgvectorState says whether PostgreSQL's pgvector serves the search, for
+// doctor and the start's log.
+type PgvectorState struct {
+	// Used is true when vectors are searched by pgvector.
+	Used bool
+	// Why says why not (empty when used or on SQLite).
+	Why string
+}
+
+// detectPgvector finds pgvector in the database, installing it when the
+// server has it and the role may; nil (with why) when it is not there.
+func detectPgvector(ctx context.Context, db core.Database) (*pgvector, string, error) {
+	if db.Dialect() != core.DialectPostgres {
+		return nil, "", nil
+	}
+	schema, err := pgvectorSchema(ctx, db)
+	if err != nil {
+		return nil, "", err
+	}
+	if schema == "" {
+		var available int
+		if err := db.Read(ctx).Raw(`SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'`).Scan(&available).Error; err != nil {
+			return nil, "", fmt.Errorf("memory: looking for pgvector: %w", err)
+		}
+		if available == 0 {
+			return nil, "the PostgreSQL server has no pgvector extension", nil
+		}
+		if err := db.Read(ctx).Exec(`CREATE EXTENSION IF NOT EXISTS vector`).Error; err != nil {
+			return nil, "pgvector is on the server but not in this database, and creating it failed (" + oneLine(err.Error()) +
+				"): run CREATE EXTENSION vector as a superuser", nil
+		}
+		if schema, err = pgvectorSchema(ctx, db); err != nil || schema == "" {
+			return nil, "pgvector could not be found after creating it", err
+		}
+	}
+	pv := &pgvector{schema: `"` + strings.ReplaceAll(schema, `"`, `""`) + `"`, indexed: map[string]bool{}}
+	if err := db.Read(ctx).Exec(`ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS embedding ` + pv.schema + `.vector`).Error; err != nil {
+		return nil, "", fmt.Errorf("memory: adding the pgvector column: %w", err)
+	}
+	return pv, "", nil
+}
+
+func pgvectorSchema(ctx context.Context, db core.Database) (string, error) {
+	var schema []string
+	err := db.Read(ctx).Raw(`SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'vector'`).
+		Scan(&schema).Error
+	if err != nil {
+		return "", fmt.Errorf("memory: looking for pgvector: %w", err)
+	}
+	if len(schema) == 0 {
+		return "", nil
+	}
+	return schema[0], nil
+}
+
+// literal is v as pgvector's text form.
+func literal(v []float32) string {
+	b := make([]byte, 0, len(v)*10+2)
+	b = append(b, '[')
+	for i, f := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, float64(f), 'g', 7, 32)
+	}
+	return string(append(b, ']'))
+}
+
+// value is the embedding column's value of a stored vector.
+func (pv *pgvector) value(vec []byte) (string, error) {
+	v, err := vectors.Decode(vec)
+	if err != nil {
+		return "", err
+	}
+	return literal(v), nil
+}
+
+// ensureIndex creates model's HNSW index for vectors of dims, once: a
+// search of one conversation's vectors walks it (iteratively, skipping
+// other conversations' rows) when the planner finds it cheaper than
+// reading them all.
+func (pv *pgvector) ensureIndex(ctx context.Context, db core.Database, model string, dims int, log *slog.Logger) {
+	pv.mu.Lock()
+	defer pv.mu.Unlock()
+	if pv.indexed[model] {
+		return
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(model))
+	name := fmt.Sprintf("embeddings_hnsw_%x", h.Sum64())
+	q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON embeddings USING hnsw ((embedding::%s.vector(%d)) %s.vector_cosine_ops) WHERE model = '%s'`,
+		name, pv.schema, dims, pv.schema, strings.ReplaceAll(model, "'", "''"))
+	if err := db.Read(ctx).Exec(q).Error; err != nil {
+		log.Warn("memory: creating the pgvector index failed; searches read the conversation's vectors instead", "model", model, "err", err)
+		return
+	}
+	pv.indexed[model] = true
+}
+
+// search is the conversation's k vectors of model nearest to q with a
+// cosine similarity of at least min.
+func (pv *pgvector) search(ctx context.Context, db core.Database, conversationID int64, model string, q []float32, k int, min float32) ([]vectors.Hit, error) {
+	cast := fmt.Sprintf(`%s.vector(%d)`, pv.schema, len(q))
+	dist := `(embedding::` + cast + ` OPERATOR(` + pv.schema + `.<=>) CAST(? AS ` + cast + `))`
+	var hits []vectors.Hit
+	lit := literal(q)
+	err := db.Read(ctx).Transaction(func(tx *gorm.DB) error {
+		// Iterative scans go on past the rows of other conversations
+		// instead of returning fewer than k.
+		if err := tx.Exec(`SET LOCAL hnsw.iterative_scan = relaxed_order`).Error; err != nil {
+			return err
+		}
+		rows, err := tx.Raw(`SELECT id, 1 - `+dist+` AS score FROM embeddings
+			WHERE conversation_id = ? AND model = ? AND embedding IS NOT NULL AND `+pv.schema+`.vector_dims(embedding) = ?
+			ORDER BY `+dist+` LIMIT ?`, lit, conversationID, model, len(q), lit, k).Rows()
+		if err != nil {
+			return err
+		}
+		defer func() { _ = rows.Close() }()
+		for rows.Next() {
+			var h vectors.Hit
+			var score float64
+			if err := rows.Scan(&h.ID, &score); err != nil {
+				return err
+			}
+			if h.Score = float32(score); h.Score >= min {
+				hits = append(hits, h)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("memory: searching with pgvector: %w", err)
+	}
+	return hits, nil
+}

@@ -1,0 +1,118 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/parleybot/parley/core"
+)
+
+const (
+	// recallMinScore is the least cosine similarity to the user's new
+	// message for an older message or summary to be recalled: related,
+	// not merely on the same day.
+	recallMinScore = 0.45
+	// recallItems and recallTokens bound what recall adds to the prompt.
+	recallItems  = 5
+	recallTokens = 400
+	// recallTimeout bounds the embedding of the new message: a slow
+	// embeddings server costs the turn its recall, never its reply.
+	recallTimeout = 3 * time.Second
+)
+
+// recallLayer is what is related in meaning to the user's new message
+// among the older messages and session summaries, with their dates: what
+// the prompt shows already (this session, the summaries of L4) is left
+// out. ok is false when there is nothing to add.
+func (p *Plugin) recallLayer(ctx context.Context, t *core.Turn, shownRecords map[int64]bool) (core.PromptLayer, bool) {
+	text := newUserText(t.History)
+	if !p.autoRecall() || text == "" {
+		return core.PromptLayer{}, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, recallTimeout)
+	defer cancel()
+	near, err := p.meaning.search(ctx, t.Conversation.ID, text, 4*recallItems, recallMinScore)
+	if err != nil {
+		p.log.Warn("memory: no recall for this turn: the search by meaning failed", "conversation", t.Conversation.ID, "err", err)
+		return core.PromptLayer{}, false
+	}
+	inWindow := map[int64]bool{}
+	for _, m := range t.History {
+		inWindow[m.ID] = true
+	}
+	loc := t.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	var b strings.Builder
+	n, tokens := 0, 0
+	for _, r := range near {
+		line, ok := recallLine(r, t, inWindow, shownRecords, loc)
+		if !ok {
+			continue
+		}
+		if cost := estimateTokens(line); tokens+cost > recallTokens {
+			break
+		} else {
+			tokens += cost
+		}
+		b.WriteString("\n" + line)
+		if n++; n == recallItems {
+			break
+		}
+	}
+	if n == 0 {
+		return core.PromptLayer{}, false
+	}
+	return core.PromptLayer{Level: core.LayerSummaries, Name: "recalled",
+		Text: "## Related from before\n(what they or you said earlier that relates to their new message)" + b.String()}, true
+}
+
+// recallLine is one recalled message or summary as the prompt shows it,
+// or ok false for one the prompt has already.
+func recallLine(r recalled, t *core.Turn, inWindow, shownRecords map[int64]bool, loc *time.Location) (string, bool) {
+	day := r.At.In(loc).Format("Mon 2 Jan 2006")
+	if r.MessageID == 0 { // a session's summary
+		if r.RecordID == nil || *r.RecordID == t.Record.ID || shownRecords[*r.RecordID] {
+			return "", false
+		}
+		return fmt.Sprintf("- [Record %d, %s] %s", *r.RecordID, day, cut(oneLine(r.Text), 300)), true
+	}
+	who := speaker(core.Message{Role: r.Role})
+	if who == "" || r.Source == core.SourceCommand || inWindow[r.MessageID] || (r.RecordID != nil && *r.RecordID == t.Record.ID && t.Record.ID != 0) {
+		return "", false
+	}
+	return fmt.Sprintf("- [%s] %s: %s", day, who, cut(oneLine(r.Text), 300)), true
+}
+
+// newUserText is the user's messages the turn answers: the last ones of
+// the history, after the bot's last reply.
+func newUserText(history []core.Message) string {
+	var parts []string
+	for i := len(history) - 1; i >= 0 && history[i].Role == core.RoleUser; i-- {
+		if history[i].Source != core.SourceCommand {
+			parts = append(parts, strings.TrimSpace(history[i].Content))
+		}
+	}
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return cut(strings.TrimSpace(strings.Join(parts, "\n")), 1000)
+}
+
+// estimateTokens guesses a text's tokens as the window does: four ASCII
+// characters or one other character a token.
+func estimateTokens(s string) int {
+	n := 0
+	ascii := 0
+	for _, r := range s {
+		if r < 128 {
+			ascii++
+		} else {
+			n++
+		}
+	}
+	return n + (ascii+3)/4
+}
