@@ -58,6 +58,9 @@ type meaning struct {
 	summariesFrom int64
 	// pgvectorWhy says why PostgreSQL's pgvector does not search.
 	pgvectorWhy string
+	// dims is the length of the vectors the pass keeps (0: none kept
+	// since the start).
+	dims int
 }
 
 // indexKey names a conversation's search index of one model.

@@ -71,7 +71,7 @@ func newModel(t *testing.T) *llmtest.Server {
 
 // startMeaning starts the plugin of bot on st with embedding model
 // embedModel on fake.
-func startMeaning(t *testing.T, c storeCase, fake *llmtest.Server, embedModel string, configure ...func(*memory.Plugin)) *meaningBundle {
+func startMeaning(t testing.TB, c storeCase, fake *llmtest.Server, embedModel string, configure ...func(*memory.Plugin)) *meaningBundle {
 	t.Helper()
 	st := c.st
 	ctx := context.Background()
@@ -99,13 +99,13 @@ func startMeaning(t *testing.T, c storeCase, fake *llmtest.Server, embedModel st
 	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
 	require.Equal(t, c.pgvector, memory.SearchesWithPgvector(p),
 		"pgvector searches exactly on the PostgreSQL case that wants it (bash .ci/pgvector installs it)")
-	clock.WaitForTimers(t, 1, 10*time.Second)
+	clock.WaitForTimers(t, 1, time.Minute)
 	b := &meaningBundle{bundle: &bundle{ctx: ctx, st: st, facts: memory.NewFactStore(st.Database()), p: p}, model: fake, clock: clock, logs: logs}
 	return b
 }
 
 // embedAll runs the background pass until it sleeps again.
-func (b *meaningBundle) embedAll(t *testing.T) {
+func (b *meaningBundle) embedAll(t testing.TB) {
 	t.Helper()
 	b.clock.Advance(time.Minute)
 	b.clock.WaitForTimers(t, 1, 10*time.Second)
@@ -252,7 +252,7 @@ func TestEmbeddingPassResumesAfterARestart(t *testing.T) {
 	})
 }
 
-func countVectors(t *testing.T, st *store.Store) int {
+func countVectors(t testing.TB, st *store.Store) int {
 	t.Helper()
 	var n int
 	require.NoError(t, st.DB().Raw(`SELECT count(*) FROM embeddings`).Scan(&n).Error)

@@ -141,6 +141,11 @@ func (pv *pgvector) search(ctx context.Context, db core.Database, conversationID
 		if err := tx.Exec(`SET LOCAL hnsw.iterative_scan = relaxed_order`).Error; err != nil {
 			return err
 		}
+		// The default 40 candidates lose some of the k nearest when
+		// other conversations' rows are among them.
+		if err := tx.Exec(`SET LOCAL hnsw.ef_search = 100`).Error; err != nil {
+			return err
+		}
 		rows, err := tx.Raw(`SELECT id, 1 - `+dist+` AS score FROM embeddings
 			WHERE conversation_id = ? AND model = ? AND embedding IS NOT NULL AND `+pv.schema+`.vector_dims(embedding) = ?
 			ORDER BY `+dist+` LIMIT ?`, lit, conversationID, model, len(q), lit, k).Rows()

@@ -54,7 +54,7 @@ func (b *bundle) say(t *testing.T, thread, user, bot string, at time.Time) core.
 	return conv
 }
 
-func (b *bundle) turn(t *testing.T, conv core.Conversation, now time.Time) *core.Turn {
+func (b *bundle) turn(t testing.TB, conv core.Conversation, now time.Time) *core.Turn {
 	t.Helper()
 	rec, err := b.st.SessionRecord(b.ctx, *conv.CurrentRecordID)
 	require.NoError(t, err)
@@ -62,7 +62,7 @@ func (b *bundle) turn(t *testing.T, conv core.Conversation, now time.Time) *core
 }
 
 // call runs a memory tool of the turn with args.
-func (b *bundle) call(t *testing.T, turn *core.Turn, name, args string) (string, error) {
+func (b *bundle) call(t testing.TB, turn *core.Turn, name, args string) (string, error) {
 	t.Helper()
 	tools, err := b.p.Tools(b.ctx, turn)
 	require.NoError(t, err)

@@ -245,7 +245,9 @@ type recalled struct {
 }
 
 // resolve reads what the conversation's vectors with the given ids stand
-// for; ids with no row (deleted since they were loaded) are left out.
+// for; ids with no row (deleted since they were loaded) are left out. The
+// rows are found by id: the unary plus keeps the planner from walking the
+// conversation's index instead (all its vectors) to check the scope.
 func (s *vectorStore) resolve(ctx context.Context, conversationID int64, ids []int64) (map[int64]recalled, error) {
 	out := map[int64]recalled{}
 	if len(ids) == 0 {
@@ -256,7 +258,7 @@ func (s *vectorStore) resolve(ctx context.Context, conversationID int64, ids []i
 		FROM embeddings e
 		LEFT JOIN messages m ON m.id = e.message_id
 		LEFT JOIN session_records r ON r.id = e.record_id
-		WHERE e.conversation_id = ? AND e.id IN ?`, conversationID, ids).Rows()
+		WHERE e.id IN ? AND +e.conversation_id = ?`, ids, conversationID).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("memory: reading what was found by meaning: %w", err)
 	}

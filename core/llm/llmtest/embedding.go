@@ -52,13 +52,23 @@ var functionWords = map[string]bool{
 // Vector is the fake's vector of text under model, of dims dimensions
 // (0: e.Dimensions, else 64), of unit length.
 func (e Embedding) Vector(model, text string, dims int) []float32 {
+	return e.Vectors()(model, text, dims)
+}
+
+// Vectors returns Vector with the concepts read once, for code that makes
+// many vectors (the server, a benchmark seeding a store).
+func (e Embedding) Vectors() func(model, text string, dims int) []float32 {
+	concepts := e.conceptOf()
+	return func(model, text string, dims int) []float32 { return e.vector(concepts, model, text, dims) }
+}
+
+func (e Embedding) vector(concepts map[string]string, model, text string, dims int) []float32 {
 	if dims <= 0 {
 		dims = e.Dimensions
 	}
 	if dims <= 0 {
 		dims = DefaultEmbeddingDimensions
 	}
-	concepts := e.conceptOf()
 	sum := make([]float64, dims)
 	for _, w := range words(text) {
 		key, weight := "w\x00"+w, 1.0

@@ -37,7 +37,7 @@ const (
 // WithEmbedding sets how the server makes its vectors (default: the zero
 // Embedding, 64 dimensions and no concepts).
 func WithEmbedding(e Embedding) Option {
-	return func(s *Server) { s.emb.vectors = e }
+	return func(s *Server) { s.emb.vectors = e.Vectors() }
 }
 
 // WithEmbeddingModels makes the server embed only with these models and,
@@ -58,7 +58,7 @@ func WithEmbeddingLatency(d time.Duration) Option {
 // embeddings is what POST /embeddings keeps: its options, the requests it
 // received, the failures scripted and the inputs embedded.
 type embeddings struct {
-	vectors Embedding
+	vectors func(model, text string, dims int) []float32
 	models  modelSet
 	latency time.Duration
 
@@ -70,7 +70,9 @@ type embeddings struct {
 	changed    chan struct{} // closed and replaced whenever embedded grows
 }
 
-func newEmbeddings() *embeddings { return &embeddings{changed: make(chan struct{})} }
+func newEmbeddings() *embeddings {
+	return &embeddings{vectors: Embedding{}.Vectors(), changed: make(chan struct{})}
+}
 
 // FailEmbeddings makes the next n embeddings requests that reach the model
 // (those the server does not refuse itself) get status, with an OpenAI
@@ -198,7 +200,7 @@ func (e *embeddings) answer(req EmbeddingRequest) []byte {
 	data := make([]item, len(req.Inputs))
 	tokens := 0
 	for i, text := range req.Inputs {
-		v := e.vectors.Vector(req.Model, text, req.Dimensions)
+		v := e.vectors(req.Model, text, req.Dimensions)
 		data[i] = item{Object: "embedding", Index: i, Embedding: v}
 		if req.EncodingFormat == "base64" {
 			data[i].Embedding = base64.StdEncoding.EncodeToString(appendFloat32s(nil, v))
