@@ -108,12 +108,13 @@ func (p *Plugin) provisionMeaning(env core.Env) error {
 		return err
 	}
 	p.meaning = &meaning{emb: emb, model: modelKey(e.Model, e.Dimensions),
-		vs: &vectorStore{db: p.facts.db, bot: cmpBot(env.BotID)}, cache: vectors.NewCache[indexKey](maxIndexBytes),
+		vs: &vectorStore{db: p.facts.db, bot: botOr(env.BotID)}, cache: vectors.NewCache[indexKey](maxIndexBytes),
 		loads: make(chan struct{}, 1)}
 	return nil
 }
 
-func cmpBot(id string) string {
+// botOr is the bot's id, "default" for a host that names none.
+func botOr(id string) string {
 	if id == "" {
 		return "default"
 	}

@@ -16,3 +16,6 @@ func IndexWithPgvector(p *Plugin, dims int) {
 	m := p.meaning
 	m.vs.pv.ensureIndex(context.Background(), m.vs.db, m.model, dims, p.log)
 }
+
+// VectorLiteral is v as pgvector's text form, as the plugin writes it.
+var VectorLiteral = literal

@@ -53,7 +53,7 @@ func (p *Plugin) recallLayer(ctx context.Context, t *core.Turn, shownRecords map
 		if !ok {
 			continue
 		}
-		if cost := estimateTokens(line); tokens+cost > recallTokens {
+		if cost := core.EstimateTokens(line); tokens+cost > recallTokens {
 			break
 		} else {
 			tokens += cost
@@ -100,19 +100,4 @@ func newUserText(history []core.Message) string {
 		parts[i], parts[j] = parts[j], parts[i]
 	}
 	return cut(strings.TrimSpace(strings.Join(parts, "\n")), 1000)
-}
-
-// estimateTokens guesses a text's tokens as the window does: four ASCII
-// characters or one other character a token.
-func estimateTokens(s string) int {
-	n := 0
-	ascii := 0
-	for _, r := range s {
-		if r < 128 {
-			ascii++
-		} else {
-			n++
-		}
-	}
-	return n + (ascii+3)/4
 }
