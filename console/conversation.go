@@ -229,6 +229,7 @@ type runItem struct {
 	TotalTokens   int
 	Rounds        int
 	Notes         []string
+	TurnNotes     []string
 	Reasoning     string
 	Tools         []toolItem
 	Template      *core.TemplateRecord
@@ -248,7 +249,7 @@ func (s *reader) newRunItem(r core.Run, at func(time.Time) string) *runItem {
 	it := &runItem{ID: r.ID, Kind: string(r.Kind), Status: string(r.Status), Error: r.Error, Model: r.Model,
 		PromptID: r.Record.PromptID, PromptVersion: r.Record.PromptVersion,
 		PromptTokens: r.PromptTokens, OutputTokens: r.CompletionTokens, TotalTokens: r.TotalTokens,
-		Rounds: r.Record.Rounds, Notes: r.Record.Notes, Reasoning: r.Record.Reasoning,
+		Rounds: r.Record.Rounds, Notes: r.Record.Notes, TurnNotes: r.Record.TurnNotes, Reasoning: r.Record.Reasoning,
 		Template: r.Record.Template, Continuation: r.Record.Continuation}
 	if r.StartedAt != nil {
 		it.Started = at(*r.StartedAt)

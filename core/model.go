@@ -249,6 +249,8 @@ type RunRecord struct {
 	// Notes say what output processors stripped or ignored (control
 	// tokens), and why.
 	Notes []string `json:"notes,omitempty"`
+	// TurnNotes are the plugins' notes that ended this turn's system prompt.
+	TurnNotes []string `json:"turn_notes,omitempty"`
 	// Continuation is the second call of a turn whose reply asked to say
 	// more: the hidden nudge it was given and what the model answered.
 	Continuation *ContinuationRecord `json:"continuation,omitempty"`

@@ -253,11 +253,12 @@ type ProactivePolicy interface {
 }
 
 // TurnNoter is an optional plugin capability: a short note that changes
-// from turn to turn (the user's current local time), put at the end of the
-// system message. Unlike a layer it is not frozen with the record, and it
-// is never stored.
+// from turn to turn (the user's current local time, what memory recalls of
+// the new message), put at the end of the system message. Unlike a layer it
+// is not frozen with the record, and it is never stored. A note that cannot
+// be made in time is left out ("").
 type TurnNoter interface {
-	TurnNote(t *Turn) string
+	TurnNote(ctx context.Context, t *Turn) string
 }
 
 // Service is an optional plugin capability: a background service that runs

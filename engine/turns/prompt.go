@@ -110,14 +110,15 @@ func (p *prompter) build(ctx context.Context, log *slog.Logger, t *core.Turn, a 
 	if err != nil {
 		return request{}, core.RunRecord{}, fmt.Errorf("building prompt: %w", err)
 	}
-	system := core.SystemPromptWith(layers, p.notes(t))
+	notes := p.notes(ctx, t)
+	system := core.SystemPromptWith(layers, notes)
 	history := commandsFirst(t.History)
 	if t.Cron != nil {
 		history = withExecutionPrompt(history, t.Cron)
 	}
 	files := p.openFiles(ctx, log, t, a)
 	prompt, historyLen := renderPrompt(system, history, files)
-	record := core.RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen])}
+	record := core.RunRecord{PromptID: "stack", PromptVersion: layerNames(layers), Prompt: recordMessages(prompt[:len(prompt)-historyLen]), TurnNotes: notes}
 	if n := len(t.History); n > 0 {
 		record.History = &core.HistoryRef{FromSeq: t.History[0].Seq, ToSeq: t.History[n-1].Seq, Count: historyLen}
 	}
@@ -145,11 +146,11 @@ func (p *prompter) build(ctx context.Context, log *slog.Logger, t *core.Turn, a 
 // the system message: after the frozen stack, so a provider's prefix
 // cache still covers the stack, and not as a system message amid the
 // conversation, which strict chat templates refuse.
-func (p *prompter) notes(t *core.Turn) []string {
+func (p *prompter) notes(ctx context.Context, t *core.Turn) []string {
 	var notes []string
 	for _, pl := range p.cfg.Plugins {
 		if n, ok := pl.(core.TurnNoter); ok {
-			if note := n.TurnNote(t); note != "" {
+			if note := n.TurnNote(ctx, t); note != "" {
 				notes = append(notes, note)
 			}
 		}

@@ -92,17 +92,11 @@ func (p *Plugin) factsLayer(ctx context.Context, t *core.Turn) (core.PromptLayer
 }
 
 // summariesLayer is L4: the newest summaries of earlier sessions, oldest
-// first, with their record ids; shown is those records' ids.
-func (p *Plugin) summariesLayer(ctx context.Context, t *core.Turn) (layer core.PromptLayer, shown map[int64]bool, err error) {
-	before := t.Now.Add(time.Nanosecond)
-	if t.Record.ID != 0 {
-		before = t.Record.StartedAt
-	}
-	var recs []core.SessionRecord
-	if p.SummariesInPrompt > 0 {
-		if recs, err = p.store.SummarizedRecords(ctx, t.Conversation.ID, before, p.SummariesInPrompt); err != nil {
-			return core.PromptLayer{}, nil, fmt.Errorf("memory: %w", err)
-		}
+// first, with their record ids.
+func (p *Plugin) summariesLayer(ctx context.Context, t *core.Turn) (core.PromptLayer, error) {
+	recs, err := summariesShown(ctx, p.store, p.SummariesInPrompt, t)
+	if err != nil {
+		return core.PromptLayer{}, err
 	}
 	loc := t.Location
 	if loc == nil {
@@ -113,13 +107,28 @@ func (p *Plugin) summariesLayer(ctx context.Context, t *core.Turn) (layer core.P
 	if len(recs) == 0 {
 		b.WriteString("\n(none yet)")
 	}
-	shown = make(map[int64]bool, len(recs))
 	for i := len(recs) - 1; i >= 0; i-- {
 		r := recs[i]
-		shown[r.ID] = true
 		fmt.Fprintf(&b, "\n- [Record %d, %s] %s", r.ID, r.StartedAt.In(loc).Format("Mon 2 Jan 2006"), oneLine(r.Summary))
 	}
-	return core.PromptLayer{Level: core.LayerSummaries, Name: "summaries", Text: b.String()}, shown, nil
+	return core.PromptLayer{Level: core.LayerSummaries, Name: "summaries", Text: b.String()}, nil
+}
+
+// summariesShown is the records whose summaries L4 shows in the turn's
+// stack: the newest n before its session began, newest first.
+func summariesShown(ctx context.Context, st Store, n int, t *core.Turn) ([]core.SessionRecord, error) {
+	if n <= 0 {
+		return nil, nil
+	}
+	before := t.Now.Add(time.Nanosecond)
+	if t.Record.ID != 0 {
+		before = t.Record.StartedAt
+	}
+	recs, err := st.SummarizedRecords(ctx, t.Conversation.ID, before, n)
+	if err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	return recs, nil
 }
 
 // cut keeps the first n runes of s.

@@ -290,30 +290,21 @@ func TestRecallBeforeTheTurn(t *testing.T) {
 		turn := b.turn(t, conv, t0)
 		turn.History = []core.Message{res.Message}
 
+		note := b.p.TurnNote(b.ctx, turn)
+		require.Contains(t, note, "## Related from before", "a related message is recalled")
+		require.Contains(t, note, "Ana is getting married in June")
+		require.Contains(t, note, old.Format("Mon 2 Jan 2006"))
+		require.NotContains(t, note, "weather")
+		require.NotContains(t, note, "what should I wear", "the new message itself is not recalled")
 		layers, err := b.p.PromptLayers(b.ctx, turn)
 		require.NoError(t, err)
-		recalled := layerNamed(layers, "recalled")
-		require.NotNil(t, recalled, "a related message is recalled")
-		require.Contains(t, recalled.Text, "Ana is getting married in June")
-		require.Contains(t, recalled.Text, old.Format("Mon 2 Jan 2006"))
-		require.NotContains(t, recalled.Text, "weather")
-		require.NotContains(t, recalled.Text, "what should I wear", "the new message itself is not recalled")
+		require.NotContains(t, core.SystemPromptWith(layers, nil), "Ana is getting married",
+			"recall is the turn's, never frozen with the session's stack")
 
 		off := false
 		b.p.AutoRecall = &off
-		layers, err = b.p.PromptLayers(b.ctx, turn)
-		require.NoError(t, err)
-		require.Nil(t, layerNamed(layers, "recalled"), "auto_recall: false recalls nothing")
+		require.Empty(t, b.p.TurnNote(b.ctx, turn), "auto_recall: false recalls nothing")
 	})
-}
-
-func layerNamed(layers []core.PromptLayer, name string) *core.PromptLayer {
-	for i := range layers {
-		if layers[i].Name == name {
-			return &layers[i]
-		}
-	}
-	return nil
 }
 
 // A new fact that says a known one otherwise replaces it (the newer

@@ -83,6 +83,7 @@ var (
 	_ core.Service           = (*Plugin)(nil)
 	_ core.Migrator          = (*Plugin)(nil)
 	_ core.FactOwner         = (*Plugin)(nil)
+	_ core.TurnNoter         = (*Plugin)(nil)
 )
 
 // New returns the plugin with its defaults.
@@ -165,16 +166,12 @@ func (p *Plugin) PromptLayers(ctx context.Context, t *core.Turn) ([]core.PromptL
 	if err != nil {
 		return nil, err
 	}
-	summaries, shown, err := p.summariesLayer(ctx, t)
+	summaries, err := p.summariesLayer(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	layers := []core.PromptLayer{
+	return []core.PromptLayer{
 		{Level: core.LayerInstructions, Name: "memory", Text: instructions},
 		session, facts, summaries,
-	}
-	if recalled, ok := p.recallLayer(ctx, t, shown); ok {
-		layers = append(layers, recalled)
-	}
-	return layers, nil
+	}, nil
 }

@@ -22,23 +22,29 @@ const (
 	recallTimeout = 3 * time.Second
 )
 
-// recallLayer is what is related in meaning to the user's new message
-// among the older messages and session summaries, with their dates: what
-// the prompt shows already (this session, the summaries of L4) is left
-// out. ok is false when there is nothing to add.
-func (p *Plugin) recallLayer(ctx context.Context, t *core.Turn, shownRecords map[int64]bool) (core.PromptLayer, bool) {
+// TurnNote is what memory recalls for this turn: the older messages and
+// session summaries nearest in meaning to the user's new message, with
+// their dates. It is a note, not a layer, because the stack is kept for
+// the whole session while each new message recalls other things; what
+// the prompt shows already (the window, the summaries of L4) is left out.
+func (p *Plugin) TurnNote(ctx context.Context, t *core.Turn) string {
 	text := newUserText(t.History)
 	if !p.autoRecall() || text == "" {
-		return core.PromptLayer{}, false
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, recallTimeout)
 	defer cancel()
 	near, err := p.meaning.search(ctx, t.Conversation.ID, text, 4*recallItems, recallMinScore)
 	if err != nil {
 		p.log.Warn("memory: no recall for this turn: the search by meaning failed", "conversation", t.Conversation.ID, "err", err)
-		return core.PromptLayer{}, false
+		return ""
 	}
-	inWindow := map[int64]bool{}
+	shown, err := recordsInStack(ctx, p.store, p.SummariesInPrompt, t, near)
+	if err != nil {
+		p.log.Warn("memory: no recall for this turn", "conversation", t.Conversation.ID, "err", err)
+		return ""
+	}
+	inWindow := make(map[int64]bool, len(t.History))
 	for _, m := range t.History {
 		inWindow[m.ID] = true
 	}
@@ -49,7 +55,7 @@ func (p *Plugin) recallLayer(ctx context.Context, t *core.Turn, shownRecords map
 	var b strings.Builder
 	n, tokens := 0, 0
 	for _, r := range near {
-		line, ok := recallLine(r, t, inWindow, shownRecords, loc)
+		line, ok := recallLine(r, t, inWindow, shown, loc)
 		if !ok {
 			continue
 		}
@@ -64,10 +70,29 @@ func (p *Plugin) recallLayer(ctx context.Context, t *core.Turn, shownRecords map
 		}
 	}
 	if n == 0 {
-		return core.PromptLayer{}, false
+		return ""
 	}
-	return core.PromptLayer{Level: core.LayerSummaries, Name: "recalled",
-		Text: "## Related from before\n(what they or you said earlier that relates to their new message)" + b.String()}, true
+	return "## Related from before\n(what they or you said earlier that relates to their new message)" + b.String()
+}
+
+// recordsInStack is the records whose summaries the turn's stack shows
+// (L4, the newest n), read only when a summary was recalled.
+func recordsInStack(ctx context.Context, st Store, n int, t *core.Turn, near []recalled) (map[int64]bool, error) {
+	for _, r := range near {
+		if r.MessageID != 0 {
+			continue
+		}
+		recs, err := summariesShown(ctx, st, n, t)
+		if err != nil {
+			return nil, err
+		}
+		shown := make(map[int64]bool, len(recs))
+		for _, rec := range recs {
+			shown[rec.ID] = true
+		}
+		return shown, nil
+	}
+	return nil, nil
 }
 
 // recallLine is one recalled message or summary as the prompt shows it,

@@ -92,7 +92,7 @@ const instructions = `## Promises for later
 - list_scheduled_private_messages shows what you promised, recurring jobs too; cancel_scheduled_private_message takes one back. Only ever say you scheduled something after the tool said so.`
 
 // TurnNote tells the model the user's current local time, every turn.
-func (p *Plugin) TurnNote(t *core.Turn) string {
+func (p *Plugin) TurnNote(_ context.Context, t *core.Turn) string {
 	loc := t.Location
 	if loc == nil {
 		loc = time.UTC
