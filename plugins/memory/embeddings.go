@@ -56,6 +56,9 @@ type meaning struct {
 	// summariesFrom is the record id after which the summaries walk goes
 	// on; -1 once every summary is embedded (new ones are as they come).
 	summariesFrom int64
+	// filled is true once every vector kept before pgvector was there
+	// has its embedding column.
+	filled bool
 	// pgvectorWhy says why PostgreSQL's pgvector does not search.
 	pgvectorWhy string
 	// dims is the length of the vectors the pass keeps (0: none kept

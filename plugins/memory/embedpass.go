@@ -49,6 +49,26 @@ func (e *engine) embedRound(ctx context.Context, now time.Time) bool {
 		}
 		return true
 	}
+	if m.vs.pv != nil && !m.filled {
+		n, dims, err := m.vs.pv.fill(ctx, m.vs.db, m.vs.bot, m.model, embedBatch)
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.Warn("memory: pgvector cannot search the vectors kept before it yet; tried again later", "err", err)
+			}
+			return false
+		}
+		if n > 0 {
+			m.dims = dims
+			return true
+		}
+		m.filled = true
+	}
+	if more, err := e.embedEdited(ctx, now); err != nil || more {
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("memory: embedding edited messages failed; tried again later", "err", err)
+		}
+		return more
+	}
 	for range embedRoundBatches {
 		more, err := e.embedMessages(ctx, now)
 		if err != nil {
@@ -115,6 +135,36 @@ func (e *engine) embedMessages(ctx context.Context, now time.Time) (bool, error)
 	}
 	e.log.Debug("memory: messages embedded", "messages", len(rows), "conversations", len(done))
 	return more, nil
+}
+
+// embedEdited embeds again one batch of the messages edited since they
+// were embedded (a deleted one's text is gone: it only leaves the queue)
+// and reports whether more are waiting.
+func (e *engine) embedEdited(ctx context.Context, now time.Time) (bool, error) {
+	m := e.p.meaning
+	work, err := m.vs.editedMessages(ctx, embedBatch)
+	if err != nil || len(work) == 0 {
+		return false, err
+	}
+	var (
+		texts []string
+		rows  []vecRow
+	)
+	for _, w := range work {
+		msg := core.Message{Role: core.Role(w.Role), Source: core.Source(w.Source), Content: w.Content}
+		if text := embeddable(msg); text != "" {
+			texts = append(texts, text)
+			rows = append(rows, vecRow{ConversationID: w.ConversationID, MessageID: w.MessageID})
+		}
+	}
+	if err := e.embedRows(ctx, texts, rows); err != nil {
+		return false, err
+	}
+	if err := m.vs.saveAgain(ctx, m.model, work, rows, now); err != nil {
+		return false, err
+	}
+	e.log.Debug("memory: edited messages embedded again", "messages", len(rows))
+	return len(work) == embedBatch, nil
 }
 
 // embedRows embeds texts into rows' vectors, one for one.

@@ -17,5 +17,11 @@ func IndexWithPgvector(p *Plugin, dims int) {
 	m.vs.pv.ensureIndex(context.Background(), m.vs.db, m.model, dims, p.log)
 }
 
+// PgvectorIndexStatement is the statement that creates the plugin's
+// pgvector index of its model at dims.
+func PgvectorIndexStatement(p *Plugin, dims int) string {
+	return p.meaning.vs.pv.indexStatement(p.meaning.model, dims)
+}
+
 // VectorLiteral is v as pgvector's text form, as the plugin writes it.
 var VectorLiteral = literal

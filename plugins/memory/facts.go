@@ -42,7 +42,7 @@ func (p *Plugin) Migrations() []core.Migration {
 		},
 		// The seq of the newest message the fact engine has read.
 		Columns: []core.Column{{Table: "conversations", Name: "facts_seq", Definition: "{{bigint}} NOT NULL DEFAULT 0"}},
-	}, embeddingsMigration()}
+	}, embeddingsMigration(), embedAgainMigration()}
 }
 
 // FactStore is the plugin's facts and the fact engine's progress, on the

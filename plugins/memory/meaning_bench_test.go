@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -33,6 +34,12 @@ const benchDims = 256
 //
 //	go test -run '^$' -bench BenchmarkHybridHistory -benchtime 400x ./plugins/memory/
 func BenchmarkHybridHistory(b *testing.B) {
+	// A case's store is seeded once, for the parent: the testing package
+	// runs a sub-benchmark's function again for its N after a first run
+	// with N=1, and a second seeding (with pgvector's index build) costs
+	// more than the measurement.
+	parent := b
+	seeded := map[string]*store.Store{}
 	for _, c := range []struct {
 		name           string
 		open           func(testing.TB) *store.Store
@@ -48,17 +55,31 @@ func BenchmarkHybridHistory(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			concepts, cases := paraphrases(b)
-			st := c.open(b)
-			require.NoError(b, st.Migrate(b.Context(), memory.New()))
 			emb := llmtest.Embedding{Concepts: concepts}
-			start := time.Now()
-			seedVectors(b, st, emb, c.users, c.perUser, cases, c.pgvector)
-			b.Logf("%d messages and their vectors stored in %v", c.users*c.perUser, time.Since(start).Round(time.Second))
+			st, ok := seeded[c.name]
+			if !ok {
+				st = c.open(parent)
+				require.NoError(b, st.Migrate(b.Context(), memory.New()))
+				start := time.Now()
+				seedVectors(b, st, emb, c.users, c.perUser, cases, c.pgvector)
+				b.Logf("%d messages and their vectors stored in %v", c.users*c.perUser, time.Since(start).Round(time.Second))
+				seeded[c.name] = st
+			}
 			mb := startMeaning(b, storeCase{st: st, pgvector: c.pgvector}, llmtest.NewServer(b, llmtest.WithEmbedding(emb)), "embed-test",
 				func(p *memory.Plugin) { p.Embeddings.Dimensions = benchDims })
-			if c.pgvector {
+			if c.pgvector && !ok {
+				start := time.Now()
+				// As an owner would for a large first build (pgvector's
+				// advice): the graph in memory, not paged.
+				require.NoError(b, st.DB().Connection(func(tx *gorm.DB) error {
+					if err := tx.Exec(`SET maintenance_work_mem = '2GB'`).Error; err != nil {
+						return err
+					}
+					return tx.Exec(memory.PgvectorIndexStatement(mb.p, benchDims)).Error
+				}))
 				memory.IndexWithPgvector(mb.p, benchDims)
 				require.NoError(b, st.DB().Exec(`VACUUM ANALYZE embeddings`).Error)
+				b.Logf("pgvector's index built in %v", time.Since(start).Round(time.Second))
 			}
 			r := rand.New(rand.NewPCG(1, 2))
 			ask := func() int {

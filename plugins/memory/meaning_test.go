@@ -330,3 +330,68 @@ func TestNewFactSaidOtherwiseReplacesTheKnownOne(t *testing.T) {
 		require.Equal(t, []string{"F01 Moved to Lyon", "F02 Has a cat called Miso"}, got)
 	})
 }
+
+// An edited message is found by what it says now: its old vector goes at
+// the edit, and the pass embeds the new text; a deleted message's vector
+// goes and nothing takes its place.
+func TestEditedMessageIsEmbeddedAgain(t *testing.T) {
+	onBothStores(t, func(t *testing.T, c storeCase) {
+		st := c.st
+		fake := newModel(t)
+		b := startMeaning(t, c, fake, "embed-test")
+		at := t0.Add(-48 * time.Hour)
+		conv := b.say(t, "ana", "the weather is grey again", "Stay warm.", at)
+		b.say(t, "ana", "I handed in my notice at the bank today", "That's a big step.", at.Add(time.Minute))
+		b.embedAll(t)
+		require.Equal(t, 4, vectorsOf(t, st, conv.ID, "embed-test"))
+		turn := b.turn(t, conv, t0)
+		require.NotContains(t, history(t, b.bundle, turn, "my sister's wedding"), "weather", "loads the index before the edit")
+
+		msgs, err := st.MessagesBetween(b.ctx, conv.ID, 0, 4, 10)
+		require.NoError(t, err)
+		edited, deleted := msgs[0], msgs[2]
+		require.Equal(t, "the weather is grey again", edited.Content)
+		edited.Content = "Ana is getting married in June"
+		require.NoError(t, st.SetMessageText(b.ctx, edited))
+		deleted.Content, deleted.Metadata = "", map[string]any{core.DeletedKey: true}
+		require.NoError(t, st.SetMessageText(b.ctx, deleted))
+		require.Equal(t, 2, vectorsOf(t, st, conv.ID, "embed-test"), "the old vectors go with the edit")
+
+		b.embedAll(t)
+		require.Equal(t, 3, vectorsOf(t, st, conv.ID, "embed-test"), "the edited text embedded; the deleted message not")
+		last := fake.EmbeddingRequests()[len(fake.EmbeddingRequests())-1]
+		require.Equal(t, []string{"Ana is getting married in June"}, last.Inputs)
+		out := history(t, b.bundle, turn, "my sister's wedding")
+		require.Contains(t, out, "Ana is getting married in June", "found by what it says now")
+		require.NotContains(t, out, "weather")
+		require.NotContains(t, history(t, b.bundle, turn, "what did I say about my job?"), "notice at the bank")
+		var queued int
+		require.NoError(t, st.DB().Raw(`SELECT count(*) FROM embed_again`).Scan(&queued).Error)
+		require.Zero(t, queued)
+
+		asked := len(fake.EmbeddingRequests())
+		b.embedAll(t)
+		require.Len(t, fake.EmbeddingRequests(), asked, "an edit is embedded again once")
+	})
+}
+
+// Vectors kept before pgvector was installed are given to it in the
+// background: once the pass has run, pgvector finds them.
+func TestVectorsKeptBeforePgvectorAreSearchedWithIt(t *testing.T) {
+	st := storetest.OpenPostgres(t)
+	require.NoError(t, st.Migrate(t.Context(), memory.New()))
+	fake := newModel(t)
+	before := startMeaning(t, storeCase{st: st}, fake, "embed-test")
+	conv := before.say(t, "ana", "Ana is getting married in June", "How lovely!", t0.Add(-time.Hour))
+	before.embedAll(t)
+	require.NoError(t, before.p.Stop(context.Background()))
+	// As a store whose pgvector came later has them: the column empty.
+	require.NoError(t, st.DB().Exec(`ALTER TABLE embeddings DROP COLUMN IF EXISTS embedding`).Error)
+
+	b := startMeaning(t, storeCase{st: st, pgvector: true}, fake, "embed-test")
+	b.embedAll(t)
+	var empty int
+	require.NoError(t, st.DB().Raw(`SELECT count(*) FROM embeddings WHERE embedding IS NULL`).Scan(&empty).Error)
+	require.Zero(t, empty)
+	require.Contains(t, history(t, b.bundle, b.turn(t, conv, t0), "my sister's wedding"), "Ana is getting married in June")
+}

@@ -106,6 +106,35 @@ func (pv *pgvector) value(vec []byte) (string, error) {
 	return literal(v), nil
 }
 
+// fill writes the embedding column of up to limit of the bot's vectors of
+// model that lack it (kept before pgvector was installed), in one
+// transaction; it reports how many it wrote and their length.
+func (pv *pgvector) fill(ctx context.Context, db core.Database, bot, model string, limit int) (n, dims int, err error) {
+	var rows []storedVec
+	err = db.Read(ctx).Raw(`SELECT e.id, e.vec FROM embeddings e JOIN conversations c ON c.id = e.conversation_id
+		WHERE c.bot_id = ? AND e.model = ? AND e.embedding IS NULL ORDER BY e.id LIMIT ?`, bot, model, limit).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return 0, 0, err
+	}
+	err = db.Write(ctx, func(tx *gorm.DB) error {
+		for _, r := range rows {
+			v, err := vectors.Decode(r.Vec)
+			if err != nil {
+				return fmt.Errorf("vector %d: %w", r.ID, err)
+			}
+			dims = len(v)
+			if err := tx.Exec(`UPDATE embeddings SET embedding = CAST(? AS `+pv.schema+`.vector) WHERE id = ?`, literal(v), r.ID).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("memory: giving pgvector the vectors kept before it: %w", err)
+	}
+	return len(rows), dims, nil
+}
+
 // ensureIndex creates model's HNSW index for vectors of dims, once: a
 // search of one conversation's vectors walks it (iteratively, skipping
 // other conversations' rows) when the planner finds it cheaper than
@@ -116,16 +145,22 @@ func (pv *pgvector) ensureIndex(ctx context.Context, db core.Database, model str
 	if pv.indexed[model] {
 		return
 	}
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(model))
-	name := fmt.Sprintf("embeddings_hnsw_%x", h.Sum64())
-	q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON embeddings USING hnsw ((embedding::%s.vector(%d)) %s.vector_cosine_ops) WHERE model = '%s'`,
-		name, pv.schema, dims, pv.schema, strings.ReplaceAll(model, "'", "''"))
+	q := pv.indexStatement(model, dims)
 	if err := db.Read(ctx).Exec(q).Error; err != nil {
 		log.Warn("memory: creating the pgvector index failed; searches read the conversation's vectors instead", "model", model, "err", err)
 		return
 	}
 	pv.indexed[model] = true
+}
+
+// indexStatement creates model's HNSW index for vectors of dims, unless
+// it exists.
+func (pv *pgvector) indexStatement(model string, dims int) string {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(model))
+	name := fmt.Sprintf("embeddings_hnsw_%x", h.Sum64())
+	return fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON embeddings USING hnsw ((embedding::%s.vector(%d)) %s.vector_cosine_ops) WHERE model = '%s'`,
+		name, pv.schema, dims, pv.schema, strings.ReplaceAll(model, "'", "''"))
 }
 
 // search is the conversation's k vectors of model nearest to q with a

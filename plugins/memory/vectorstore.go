@@ -39,6 +39,47 @@ func embeddingsMigration() core.Migration {
 	}
 }
 
+// embedAgainMigration makes an edit reach the vectors: when a message
+// with a vector changes its text (an edit, a deletion emptying it), its
+// vector goes at once (a search never finds the old words' meaning) and
+// the message joins embed_again, which the pass embeds from. A trigger,
+// so that every writer (the intake, the API, another replica) is heard;
+// a queue with ids of its own, so that an edit made while the pass embeds
+// the one before is not lost.
+func embedAgainMigration() core.Migration {
+	return core.Migration{
+		Version: 3,
+		Name:    "embed_again",
+		Statements: []string{
+			`CREATE TABLE IF NOT EXISTS embed_again (
+				id {{id}},
+				message_id {{bigint}} NOT NULL REFERENCES messages (id) ON DELETE CASCADE
+			)`,
+		},
+		SQLite: []string{
+			`CREATE TRIGGER IF NOT EXISTS messages_embed_again AFTER UPDATE OF content ON messages
+			WHEN OLD.content IS NOT NEW.content AND EXISTS (SELECT 1 FROM embeddings WHERE message_id = NEW.id)
+			BEGIN
+				INSERT INTO embed_again (message_id) VALUES (NEW.id);
+				DELETE FROM embeddings WHERE message_id = NEW.id;
+			END`,
+		},
+		Postgres: []string{
+			`CREATE OR REPLACE FUNCTION memory_embed_again() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF EXISTS (SELECT 1 FROM embeddings WHERE message_id = NEW.id) THEN
+					INSERT INTO embed_again (message_id) VALUES (NEW.id);
+					DELETE FROM embeddings WHERE message_id = NEW.id;
+				END IF;
+				RETURN NULL;
+			END $$`,
+			`DROP TRIGGER IF EXISTS messages_embed_again ON messages`,
+			`CREATE TRIGGER messages_embed_again AFTER UPDATE OF content ON messages
+			FOR EACH ROW WHEN (OLD.content IS DISTINCT FROM NEW.content) EXECUTE FUNCTION memory_embed_again()`,
+		},
+	}
+}
+
 // vectorStore is the plugin's vectors on the store's database, for one
 // bot: only its conversations are read or written.
 type vectorStore struct {
@@ -163,6 +204,47 @@ func (s *vectorStore) insert(tx *gorm.DB, model string, r vecRow, now time.Time)
 	}
 	return tx.Exec(`INSERT INTO embeddings (conversation_id, message_id, record_id, model, vec, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		r.ConversationID, nullID(r.MessageID), nullID(r.RecordID), model, r.Vec, s.db.Time(now)).Error
+}
+
+// againWork is an edited message to embed again.
+type againWork struct {
+	ID, MessageID, ConversationID int64
+	Role, Source, Content         string
+}
+
+// editedMessages is up to limit of the bot's messages whose text changed
+// since they were embedded, oldest edit first.
+func (s *vectorStore) editedMessages(ctx context.Context, limit int) ([]againWork, error) {
+	var out []againWork
+	err := s.db.Read(ctx).Raw(`SELECT a.id, a.message_id, m.conversation_id, m.role, m.source, m.content FROM embed_again a
+		JOIN messages m ON m.id = a.message_id JOIN conversations c ON c.id = m.conversation_id
+		WHERE c.bot_id = ? ORDER BY a.id LIMIT ?`, s.bot, limit).Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("memory: looking for edited messages: %w", err)
+	}
+	return out, nil
+}
+
+// saveAgain keeps the new vectors of edited messages and takes their
+// edits off the queue, in one transaction.
+func (s *vectorStore) saveAgain(ctx context.Context, model string, done []againWork, rows []vecRow, now time.Time) error {
+	err := s.db.Write(ctx, func(tx *gorm.DB) error {
+		for _, r := range rows {
+			if err := s.insert(tx, model, r, now); err != nil {
+				return err
+			}
+		}
+		for _, w := range done {
+			if err := tx.Exec(`DELETE FROM embed_again WHERE id = ?`, w.ID).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("memory: keeping %d edited messages' vectors: %w", len(rows), err)
+	}
+	return nil
 }
 
 // saveRecords keeps the vectors of session summaries.
