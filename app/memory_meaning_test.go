@@ -98,6 +98,8 @@ plugins:
 adapters:
   telegram: {token: "`+tg.Token()+`", api_url: "`+tg.URL()+`"}
 `))
+	require.Contains(t, r.stderr.String(), `msg="memory by meaning is on: messages are embedded in the background and searched in this process" plugin=memory model=embed-test@32 auto_recall=true backlog=`,
+		"the start says what a newcomer turned on")
 	tg.SendPrivate(ada, "Ana is getting married in June")
 	tg.WaitSent(t, ada.ID, 1, waitFor)
 	b.model.WaitEmbeddedInputs(t, 2, waitFor)

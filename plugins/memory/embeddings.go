@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/internal/vectors"
 )
 
@@ -18,8 +19,8 @@ type Embeddings struct {
 	// Model is the embedding model ("": words only, as without).
 	Model string `yaml:"model"`
 	// BaseURL and APIKey are the embeddings server's ("": llm's).
-	BaseURL string `yaml:"base_url"`
-	APIKey  string `yaml:"api_key"`
+	BaseURL string        `yaml:"base_url"`
+	APIKey  config.Secret `yaml:"api_key"`
 	// Dimensions, when > 0, asks models that can shorten their vectors
 	// for that many dimensions.
 	Dimensions int `yaml:"dimensions"`
@@ -106,7 +107,7 @@ func (p *Plugin) provisionMeaning(env core.Env) error {
 	if env.NewEmbedder == nil {
 		return errors.New("memory: embeddings need a model server, and this host gives none")
 	}
-	emb, err := env.NewEmbedder(e.Model, e.Dimensions, e.BaseURL, e.APIKey)
+	emb, err := env.NewEmbedder(e.Model, e.Dimensions, e.BaseURL, e.APIKey.Reveal())
 	if err != nil {
 		return err
 	}
@@ -137,26 +138,31 @@ func (p *Plugin) startMeaning(ctx context.Context, now time.Time) error {
 	if m == nil {
 		return nil
 	}
-	if _, err := m.vs.useModel(ctx, m.model, now); err != nil {
-		return err
-	}
-	m.summariesFrom = 0
-	if p.noPgvector {
-		p.log.Info("memory by meaning is on", "model", m.model, "search", "parley")
-		return nil
-	}
-	pv, why, err := detectPgvector(ctx, m.vs.db)
+	changed, err := m.vs.useModel(ctx, m.model, now)
 	if err != nil {
 		return err
 	}
+	m.summariesFrom = 0
+	var pv *pgvector
+	why := "turned off"
+	if !p.noPgvector {
+		if pv, why, err = detectPgvector(ctx, m.vs.db); err != nil {
+			return err
+		}
+	}
 	m.vs.pv, m.pgvectorWhy = pv, why
+	attrs := []any{"model", m.model, "auto_recall", p.autoRecall()}
+	if changed {
+		attrs = append(attrs, "backlog", "every conversation is embedded with this model, in the background")
+	}
 	switch {
 	case pv != nil:
-		p.log.Info("memory by meaning is on", "model", m.model, "search", "pgvector")
-	case why != "":
-		p.log.Info("memory by meaning is on", "model", m.model, "search", "parley", "pgvector", why)
+		p.log.Info("memory by meaning is on: messages are embedded in the background and searched by PostgreSQL's pgvector", attrs...)
+	case m.vs.db.Dialect() == core.DialectPostgres:
+		p.log.Info("memory by meaning is on: messages are embedded in the background and searched in this process, not by pgvector",
+			append(attrs, "pgvector", why)...)
 	default:
-		p.log.Info("memory by meaning is on", "model", m.model, "search", "parley")
+		p.log.Info("memory by meaning is on: messages are embedded in the background and searched in this process", attrs...)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/coretest"
@@ -394,4 +395,28 @@ func TestVectorsKeptBeforePgvectorAreSearchedWithIt(t *testing.T) {
 	require.NoError(t, st.DB().Raw(`SELECT count(*) FROM embeddings WHERE embedding IS NULL`).Scan(&empty).Error)
 	require.Zero(t, empty)
 	require.Contains(t, history(t, b.bundle, b.turn(t, conv, t0), "my sister's wedding"), "Ana is getting married in June")
+}
+
+// The embeddings' settings: the key is never shown, and settings that do
+// nothing are an error that says what to do.
+func TestEmbeddingsSettings(t *testing.T) {
+	p := memory.New()
+	require.NoError(t, yaml.Unmarshal([]byte("embeddings: {model: text-embedding-3-small, api_key: sk-very-secret, dimensions: 256}"), p))
+	require.NoError(t, p.Validate())
+	require.Equal(t, "sk-very-secret", p.Embeddings.APIKey.Reveal())
+	js, err := json.Marshal(p.Embeddings)
+	require.NoError(t, err)
+	for _, shown := range []string{fmt.Sprintf("%v", p.Embeddings), fmt.Sprintf("%+v", p.Embeddings), fmt.Sprintf("%#v", p.Embeddings), string(js)} {
+		require.NotContains(t, shown, "sk-very-secret")
+	}
+
+	for text, want := range map[string]string{
+		"embeddings: {api_key: sk-x}":                     "embeddings.model is empty, so its base_url, api_key and dimensions do nothing",
+		"embeddings: {model: m, dimensions: -1}":          "embeddings.dimensions must be 0 (the model's own) to 8192, got -1",
+		"embeddings: {base_url: 'http://127.0.0.1:9/v1'}": "set a model (e.g. text-embedding-3-small) or remove them",
+	} {
+		p := memory.New()
+		require.NoError(t, yaml.Unmarshal([]byte(text), p))
+		require.ErrorContains(t, p.Validate(), want, text)
+	}
 }
