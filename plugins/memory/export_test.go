@@ -25,3 +25,7 @@ func PgvectorIndexStatement(p *Plugin, dims int) string {
 
 // VectorLiteral is v as pgvector's text form, as the plugin writes it.
 var VectorLiteral = literal
+
+// SearchByIndex makes p's pgvector search walk the HNSW index whatever
+// the conversation's size.
+func SearchByIndex(p *Plugin) { p.meaning.vs.pv.exactBelow = 0 }

@@ -42,26 +42,31 @@ type meaningBundle struct {
 type storeCase struct {
 	st       *store.Store
 	pgvector bool
+	// byIndex makes pgvector walk its HNSW index even for the tests'
+	// small conversations.
+	byIndex bool
 }
 
-// onBothStores runs f on SQLite, on PostgreSQL with pgvector and on
-// PostgreSQL with the plugin's own search.
+// onBothStores runs f on SQLite, on PostgreSQL with pgvector (comparing
+// each vector, and by its index) and on PostgreSQL with the plugin's own
+// search.
 func onBothStores(t *testing.T, f func(t *testing.T, c storeCase)) {
 	t.Helper()
 	for _, c := range []struct {
-		name     string
-		open     func(testing.TB) *store.Store
-		pgvector bool
+		name              string
+		open              func(testing.TB) *store.Store
+		pgvector, byIndex bool
 	}{
-		{"SQLite", storetest.OpenSQLite, false},
-		{"Postgres", storetest.OpenPostgres, false},
-		{"Postgres-pgvector", storetest.OpenPostgres, true},
+		{"SQLite", storetest.OpenSQLite, false, false},
+		{"Postgres", storetest.OpenPostgres, false, false},
+		{"Postgres-pgvector", storetest.OpenPostgres, true, false},
+		{"Postgres-pgvector-index", storetest.OpenPostgres, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			st := c.open(t)
 			require.NoError(t, st.Migrate(t.Context(), memory.New()))
-			f(t, storeCase{st: st, pgvector: c.pgvector})
+			f(t, storeCase{st: st, pgvector: c.pgvector, byIndex: c.byIndex})
 		})
 	}
 }
@@ -100,6 +105,9 @@ func startMeaning(t testing.TB, c storeCase, fake *llmtest.Server, embedModel st
 	t.Cleanup(func() { require.NoError(t, p.Stop(context.Background())) })
 	require.Equal(t, c.pgvector, memory.SearchesWithPgvector(p),
 		"pgvector searches exactly on the PostgreSQL case that wants it (bash .ci/pgvector installs it)")
+	if c.byIndex {
+		memory.SearchByIndex(p)
+	}
 	clock.WaitForTimers(t, 1, time.Minute)
 	b := &meaningBundle{bundle: &bundle{ctx: ctx, st: st, facts: memory.NewFactStore(st.Database()), p: p}, model: fake, clock: clock, logs: logs}
 	return b

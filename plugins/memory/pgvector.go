@@ -27,6 +27,8 @@ type pgvector struct {
 	// indexed is the models whose HNSW index exists.
 	mu      sync.Mutex
 	indexed map[string]bool
+	// exactBelow is exactBelow, lowered by tests to take the index.
+	exactBelow int64
 }
 
 // PgvectorState says whether PostgreSQL's pgvector serves the search, for
@@ -64,7 +66,7 @@ func detectPgvector(ctx context.Context, db core.Database) (*pgvector, string, e
 			return nil, "pgvector could not be found after creating it", err
 		}
 	}
-	pv := &pgvector{schema: `"` + strings.ReplaceAll(schema, `"`, `""`) + `"`, indexed: map[string]bool{}}
+	pv := &pgvector{schema: `"` + strings.ReplaceAll(schema, `"`, `""`) + `"`, indexed: map[string]bool{}, exactBelow: exactBelow}
 	if err := db.Read(ctx).Exec(`ALTER TABLE embeddings ADD COLUMN IF NOT EXISTS embedding ` + pv.schema + `.vector`).Error; err != nil {
 		return nil, "", fmt.Errorf("memory: adding the pgvector column: %w", err)
 	}
@@ -188,7 +190,7 @@ func (pv *pgvector) search(ctx context.Context, db core.Database, conversationID
 		query := `WITH mine AS MATERIALIZED (SELECT id, embedding FROM embeddings WHERE ` + mine + `)
 			SELECT id, 1 - ` + dist + ` AS score FROM mine ORDER BY ` + dist + ` LIMIT ?`
 		args := []any{conversationID, model, len(q), lit, lit, k}
-		if size >= exactBelow {
+		if size >= pv.exactBelow {
 			// Iterative scans go on past the rows of other conversations
 			// instead of returning fewer than k; the default 40
 			// candidates lose some of the k nearest among them.
