@@ -21,6 +21,7 @@ import (
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/diskfault"
+	"github.com/parleybot/parley/internal/loop"
 	"github.com/parleybot/parley/internal/metrics"
 	"github.com/parleybot/parley/store"
 )
@@ -39,7 +40,7 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 	} else {
 		cfg, err = config.Load(path, e.lookup)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usageError{Err: err}
 		}
 	}
 	if e.flags.logFormat != "" {
@@ -50,7 +51,7 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 	}
 	logger, err := newLogger(e.io.Err, cfg.Log)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	e.logger = logger
 	if cfg.File == "" {
@@ -114,6 +115,8 @@ type app struct {
 	accounts map[string]*llm.Client
 	// stopListening ends listenForWork; nil before start.
 	stopListening func()
+	// retention deletes messages past retention.messages; nil when off.
+	retention *loop.Loop
 }
 
 // appOptions choose what kind of app to build.
@@ -158,7 +161,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 		}
 	}
 	if len(builders) == 0 {
-		return nil, usageError{fmt.Errorf("--bot %q: the config runs no such bot", opts.onlyBot)}
+		return nil, usageError{Err: fmt.Errorf("--bot %q: the config runs no such bot", opts.onlyBot)}
 	}
 	// Every section of every bot is decoded before anything is opened, so
 	// a bad config fails (exit 2) without touching the database.
@@ -223,7 +226,7 @@ func oneServesEach(log *slog.Logger, bots []*bot) error {
 			kept = append(kept, ad)
 		}
 		if len(kept) == 0 {
-			return usageError{fmt.Errorf("bot %s has no adapter of its own: give it one under bots[].adapters", b.id)}
+			return usageError{Err: fmt.Errorf("bot %s has no adapter of its own: give it one under bots[].adapters", b.id)}
 		}
 		b.adapters = kept
 	}
@@ -338,6 +341,7 @@ func (a *app) start(ctx context.Context) error {
 			return fmt.Errorf("starting dispatcher: %w", err)
 		}
 	}
+	a.retention = startRetention(ctx, a.store, a.cfg.Retention.Messages, a.opts.clock, a.log.With("component", "retention"))
 	a.stopListening = listenForWork(ctx, a.store, a.log, func(topic string) {
 		a.botsMu.RLock()
 		defer a.botsMu.RUnlock()
@@ -382,6 +386,9 @@ func (a *app) stop() error {
 	}
 	if a.stopListening != nil {
 		a.stopListening()
+	}
+	if a.retention != nil {
+		a.retention.Stop()
 	}
 	a.close()
 	return errors.Join(errs...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
@@ -65,7 +66,7 @@ func (b *builder) buildModel() error {
 		Sleep: clockSleep(b.opts.clock),
 	})
 	if err != nil {
-		return usageError{fmt.Errorf("llm: %w", err)}
+		return usageError{Err: fmt.Errorf("llm: %w", err)}
 	}
 	b.bt.model = model
 	if b.a.accounts[account] == nil {
@@ -73,10 +74,10 @@ func (b *builder) buildModel() error {
 	}
 	modelside.LogModel(log, cfg)
 	if b.bt.transcriber, err = modelside.NewTranscriber(cfg, model, log); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if b.bt.speaker, err = modelside.NewSpeaker(cfg, model, log); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }
@@ -121,7 +122,7 @@ func (b *builder) buildAdapters(ctx context.Context) error {
 		return err
 	}
 	if len(bt.adapters) == 0 {
-		return usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
+		return usageError{Err: errors.New("no adapter is enabled: enable one under adapters: in the config")}
 	}
 	for _, ad := range bt.adapters {
 		if b.opts.configure != nil {
@@ -157,7 +158,7 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 	// MCP tools come after the built-in plugins' own. The client starts and
 	// stops with the plugins' services.
 	if bt.mcpTools, err = newMCP(cfg, bt.log, b.metrics.MCPCalled); err != nil {
-		return usageError{fmt.Errorf("mcp: %w", err)}
+		return usageError{Err: fmt.Errorf("mcp: %w", err)}
 	}
 	if bt.mcpTools != nil {
 		bt.plugins = append(bt.plugins, bt.mcpTools)
@@ -168,10 +169,18 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 // buildDispatcher builds the dispatcher on everything built so far.
 func (b *builder) buildDispatcher() error {
 	bt, cfg := b.bt, b.bt.cfg
+	gate := access.NewGate(cfg.Bot.DMPolicy, cfg.Bot.Owners, cfg.Bot.AllowUsers)
 	var cmds core.CommandHandler // nil: every /word is text for the model
 	if cfg.Commands.Enabled {
 		cmds = commands.New(commands.Config{Store: bt.store, Facts: pluginFacts(bt.env.Database), BotName: bt.env.BotName, Location: cfg.Location(),
-			Clock: b.opts.clock, Logger: bt.log.With("component", "commands"), JobsChanged: bt.jobWaker.Wake})
+			Clock: b.opts.clock, Logger: bt.log.With("component", "commands"), JobsChanged: bt.jobWaker.Wake,
+			Gate: gate, Pairings: bt.store, Approved: func(ctx context.Context, p access.Request) { bt.disp.Welcome(ctx, p) },
+			Export: func(ctx context.Context, conv core.Conversation) ([]core.OutboundFile, error) {
+				return exportFiles(ctx, bt.store, bt.env.Database, conv.ID, b.opts.clock.Now())
+			},
+			Erase: func(ctx context.Context, conv core.Conversation) (int64, error) {
+				return bt.store.EraseConversation(ctx, conv.ID, b.opts.clock.Now())
+			}})
 	}
 	var err error
 	bt.disp, err = engine.New(engine.Config{
@@ -182,7 +191,7 @@ func (b *builder) buildDispatcher() error {
 		Logger:           bt.log.With("component", "dispatcher"),
 		Clock:            b.opts.clock,
 		Location:         cfg.Location(),
-		AllowUsers:       cfg.Bot.AllowUsers,
+		Gate:             gate,
 		FailureMessage:   cfg.Bot.FailureMessage,
 		BusyMessage:      cfg.Bot.BusyMessage,
 		AckReaction:      cfg.Bot.AckReaction,
@@ -275,5 +284,11 @@ func (a *app) mountAPI(opts appOptions) {
 		TimeZone:    cfg.Location().String(),
 		MaxPending:  cfg.Scheduler.MaxPendingPerConversation,
 		Backoff:     a.http.Backoff(),
+		Export: func(ctx context.Context, id int64) ([]core.OutboundFile, error) {
+			return exportFiles(ctx, a.store.AllBots(), a.store.Database(), id, opts.clock.Now())
+		},
+		Erase: func(ctx context.Context, id int64) (int64, error) {
+			return a.store.AllBots().EraseConversation(ctx, id, opts.clock.Now())
+		},
 	}, a.log.With("component", "api")).Mount(a.http.Mux())
 }

@@ -22,7 +22,7 @@ import (
 )
 
 // commandNames are the chat commands, in /help's order.
-var commandNames = []string{"start", "help", "new", "reminders", "cancel", "forget", "timezone"}
+var commandNames = []string{"start", "help", "new", "reminders", "cancel", "forget", "timezone", "export", "erase"}
 
 // requireHelp checks what a user reads of /help: every command with its
 // slash.

@@ -7,11 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/parleybot/parley/app/admin"
 	"github.com/parleybot/parley/store"
 )
 
@@ -30,10 +30,7 @@ type IO struct {
 }
 
 // usageError marks a bad flag, argument or config: exit status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+type usageError = admin.UsageError
 
 // globalFlags are shared by every command.
 type globalFlags struct {
@@ -72,7 +69,7 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return usageError{Err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
 	pf.StringVarP(&g.config, "config", "c", "config.yaml", "config file (built-in defaults when the default file is absent)")
@@ -85,16 +82,15 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 		newChatCmd(env),
 		newMigrateCmd(env),
 		newDoctorCmd(env),
-		newJobsCmd(env),
-		newConversationsCmd(env),
 		newVersionCmd(stdio),
 		newHealthCmd(env),
 		newReloadCmd(env),
 	)
+	root.AddCommand(admin.Commands(env)...)
 	// Unknown subcommands and positional args are usage errors too.
 	root.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return usageError{fmt.Errorf("unknown command %q (see 'parley --help')", args[0])}
+			return usageError{Err: fmt.Errorf("unknown command %q (see 'parley --help')", args[0])}
 		}
 		return nil
 	}
@@ -103,12 +99,7 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 }
 
 // noArgs rejects positional arguments as a usage error.
-func noArgs(c *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageError{fmt.Errorf("%s takes no arguments, got %q", c.CommandPath(), args)}
-	}
-	return nil
-}
+var noArgs = admin.NoArgs
 
 func newVersionCmd(stdio IO) *cobra.Command {
 	return &cobra.Command{
@@ -122,9 +113,9 @@ func newVersionCmd(stdio IO) *cobra.Command {
 	}
 }
 
-// withStore loads the config, opens the store, runs f on it and closes it:
+// WithStore loads the config, opens the store, runs f on it and closes it:
 // the frame of every command that reads or edits the database.
-func (e *cliEnv) withStore(c *cobra.Command, f func(st *store.Store) error) error {
+func (e *cliEnv) WithStore(c *cobra.Command, f func(st *store.Store) error) error {
 	cfg, err := e.loadConfig(c)
 	if err != nil {
 		return err
@@ -137,11 +128,11 @@ func (e *cliEnv) withStore(c *cobra.Command, f func(st *store.Store) error) erro
 	return f(st)
 }
 
-// withBotStore runs f on the store as bot sees it (its rows only), or on
+// WithBotStore runs f on the store as bot sees it (its rows only), or on
 // every bot's rows when bot is ""; several says whether the config runs
 // more than one bot (lists then show each row's bot). A bot the config
 // does not run is a usage error naming those it does.
-func (e *cliEnv) withBotStore(c *cobra.Command, bot string, f func(st *store.Store, several bool) error) error {
+func (e *cliEnv) WithBotStore(c *cobra.Command, bot string, f func(st *store.Store, several bool) error) error {
 	cfg, err := e.loadConfig(c)
 	if err != nil {
 		return err
@@ -151,7 +142,7 @@ func (e *cliEnv) withBotStore(c *cobra.Command, bot string, f func(st *store.Sto
 		ids = append(ids, bc.BotID)
 	}
 	if bot != "" && !slices.Contains(ids, bot) {
-		return usageError{fmt.Errorf("--bot %q: the config runs %s", bot, strings.Join(ids, ", "))}
+		return usageError{Err: fmt.Errorf("--bot %q: the config runs %s", bot, strings.Join(ids, ", "))}
 	}
 	st, err := openStore(c.Context(), cfg, e.logger, nil)
 	if err != nil {
@@ -165,18 +156,8 @@ func (e *cliEnv) withBotStore(c *cobra.Command, bot string, f func(st *store.Sto
 	return f(view, len(ids) > 1)
 }
 
-// oneID accepts exactly one argument, a numeric id of what.
-func oneID(what string) cobra.PositionalArgs {
-	return func(c *cobra.Command, args []string) error {
-		if len(args) != 1 {
-			return usageError{fmt.Errorf("%s takes one %s id", c.CommandPath(), what)}
-		}
-		if _, err := strconv.ParseInt(args[0], 10, 64); err != nil {
-			return usageError{fmt.Errorf("%s id %q is not a number", what, args[0])}
-		}
-		return nil
-	}
-}
+// Out is where a command writes its output.
+func (e *cliEnv) Out() io.Writer { return e.io.Out }
 
 // cliEnv carries what every command needs to build the app.
 type cliEnv struct {

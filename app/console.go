@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/parleybot/parley/console"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/httpapi"
@@ -42,7 +44,41 @@ func newConsole(a *app, cfg *config.Config, log *slog.Logger, clock core.Clock, 
 		Fetch:       a.fetchAttachment,
 		Platforms:   platforms,
 		Backoff:     a.http.Backoff(), // the API's: one token, one count
+		UserData:    consoleData{a: a, clock: clock},
 	})
+}
+
+// consoleData is the console's hand on users' data and pairing codes.
+type consoleData struct {
+	a     *app
+	clock core.Clock
+}
+
+func (d consoleData) Export(ctx context.Context, id int64) ([]core.OutboundFile, error) {
+	return exportFiles(ctx, d.a.store.AllBots(), d.a.store.Database(), id, d.clock.Now())
+}
+
+func (d consoleData) Erase(ctx context.Context, id int64) (int64, error) {
+	return d.a.store.AllBots().EraseConversation(ctx, id, d.clock.Now())
+}
+
+func (d consoleData) Waiting(ctx context.Context, now time.Time) ([]access.Request, error) {
+	return d.a.store.AllBots().Pairings(ctx, now, false)
+}
+
+// Decide answers a code of any bot's, and the bot that gave it tells a
+// user let in.
+func (d consoleData) Decide(ctx context.Context, code string, approve bool) (access.Request, error) {
+	p, err := d.a.store.AllBots().DecidePairing(ctx, code, approve, "console", d.clock.Now())
+	if err != nil || !approve {
+		return p, err
+	}
+	for _, b := range d.a.liveBots() {
+		if b.id == p.BotID && b.disp != nil {
+			b.disp.Welcome(ctx, p)
+		}
+	}
+	return p, nil
 }
 
 // consoleBots are the bots the console picks from, as they are now.

@@ -130,10 +130,10 @@ func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix
 		Logger:     log.With("component", "llm"),
 	})
 	if err != nil {
-		return nil, nil, nil, usageError{fmt.Errorf("llm: %w", err)}
+		return nil, nil, nil, usageError{Err: fmt.Errorf("llm: %w", err)}
 	}
 	if _, err := modelside.NewTranscriber(cfg, model, log); err != nil {
-		return nil, nil, nil, usageError{err}
+		return nil, nil, nil, usageError{Err: err}
 	}
 	plugins, err := decodePlugins(cfg)
 	if err != nil {
@@ -151,14 +151,14 @@ func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix
 	}
 	release = func() { cleanupAll(adapters) }
 	if len(adapters) == 0 {
-		return nil, release, nil, usageError{errors.New("no adapter is enabled: enable one under adapters: in the config")}
+		return nil, release, nil, usageError{Err: errors.New("no adapter is enabled: enable one under adapters: in the config")}
 	}
 	if err := checkPlugins(ctx, cfg, env, model, plugins); err != nil {
 		return nil, release, nil, err
 	}
 	mgr, err := newMCP(cfg, log, nil) // the doctor counts nothing
 	if err != nil {
-		return nil, release, nil, usageError{fmt.Errorf("mcp: %w", err)}
+		return nil, release, nil, usageError{Err: fmt.Errorf("mcp: %w", err)}
 	}
 	own = []check{{name: prefix + "llm", timeout: probeTimeout + cfg.LLM.Timeout,
 		probe: func(ctx context.Context) (string, error) { return probes.Model(ctx, cfg, model) }}}

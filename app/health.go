@@ -39,7 +39,7 @@ func newHealthCmd(e *cliEnv) *cobra.Command {
 				}
 				u, err := healthzURL(cfg.HTTP.Listen)
 				if err != nil {
-					return usageError{err}
+					return usageError{Err: err}
 				}
 				target = u
 			}
@@ -77,7 +77,7 @@ func checkHealth(ctx context.Context, target string, timeout time.Duration, out 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return usageError{fmt.Errorf("--url: %w", err)}
+		return usageError{Err: fmt.Errorf("--url: %w", err)}
 	}
 	// No proxy: the server checked is on this machine or this network.
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}}
@@ -115,10 +115,10 @@ func newReloadCmd(e *cliEnv) *cobra.Command {
 			}
 			health, err := healthzURL(cfg.HTTP.Listen)
 			if err != nil {
-				return usageError{err}
+				return usageError{Err: err}
 			}
 			if cfg.HTTP.APIToken.Reveal() == "" {
-				return usageError{fmt.Errorf("http.api_token is empty: the running parley has no API to ask (send it SIGHUP instead)")}
+				return usageError{Err: fmt.Errorf("http.api_token is empty: the running parley has no API to ask (send it SIGHUP instead)")}
 			}
 			ctx, cancel := context.WithTimeout(c.Context(), timeout)
 			defer cancel()

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/mcp"
 )
@@ -26,14 +27,16 @@ func newMCP(cfg *config.Config, log *slog.Logger, observe func(server, tool, out
 			continue
 		}
 		servers = append(servers, mcp.Server{
-			Name:    n,
-			Command: s.Command,
-			Args:    s.Args,
-			Env:     revealAll(s.Env),
-			URL:     s.URL,
-			Headers: revealAll(s.Headers),
-			Tools:   s.Tools,
-			Timeout: s.CallTimeout(),
+			Name:       n,
+			Command:    s.Command,
+			Args:       s.Args,
+			Env:        revealAll(s.Env),
+			URL:        s.URL,
+			Headers:    revealAll(s.Headers),
+			Tools:      s.Tools,
+			OwnersOnly: s.OwnersOnly,
+			Allow:      s.Allow,
+			Timeout:    s.CallTimeout(),
 		})
 	}
 	if len(servers) == 0 {
@@ -42,6 +45,7 @@ func newMCP(cfg *config.Config, log *slog.Logger, observe func(server, tool, out
 	return mcp.New(mcp.Options{
 		Servers: servers,
 		Logger:  log.With("component", "mcp"),
+		Gate:    access.NewGate(cfg.Bot.DMPolicy, cfg.Bot.Owners, cfg.Bot.AllowUsers),
 		Vision:  cfg.LLM.Vision,
 		Observe: observe,
 	})

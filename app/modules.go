@@ -92,7 +92,7 @@ func cleanup(m any) {
 func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	reg := core.Plugins()
 	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names(), nil); err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	var out []core.Plugin
 	for _, name := range reg.Names() {
@@ -100,7 +100,7 @@ func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 		p := info.New()
 		enabled, err := decodeSection(cfg.Plugins, name, p, !info.OffByDefault)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usageError{Err: err}
 		}
 		if enabled {
 			out = append(out, p)
@@ -116,7 +116,7 @@ func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]co
 		if err := provision(ctx, "plugin", p.Name(), p, env); err != nil {
 			cleanupAll(ps[:i])
 			cleanup(p)
-			return nil, usageError{err}
+			return nil, usageError{Err: err}
 		}
 	}
 	return ps, nil
@@ -128,7 +128,7 @@ func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]co
 func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
 	reg := core.Adapters()
 	if err := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names(), renamedAdapters); err != nil {
-		return nil, usageError{err}
+		return nil, usageError{Err: err}
 	}
 	var out []core.Adapter
 	for _, name := range reg.Names() {
@@ -136,7 +136,7 @@ func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want f
 		a := info.New()
 		enabled, err := decodeSection(cfg.Adapters, name, a, info.EnabledByDefault)
 		if err != nil {
-			return nil, usageError{err}
+			return nil, usageError{Err: err}
 		}
 		if !want(name, enabled) {
 			continue
@@ -144,7 +144,7 @@ func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want f
 		if err := provision(ctx, "adapter", name, a, env); err != nil {
 			cleanupAll(out)
 			cleanup(a)
-			return nil, usageError{err}
+			return nil, usageError{Err: err}
 		}
 		out = append(out, a)
 	}

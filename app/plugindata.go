@@ -1,6 +1,14 @@
 package app
 
-import "github.com/parleybot/parley/core"
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/store"
+	"github.com/parleybot/parley/userdata"
+)
 
 // registered returns every registered plugin with capability T, fresh
 // from New: enabled or not, as the capabilities read here (tables, the
@@ -40,4 +48,25 @@ func pluginMood(db core.Database) core.MoodKeeper {
 		return owners[0].MoodKeeper(db)
 	}
 	return nil
+}
+
+// exportFiles is everything kept about the user of conversation id with
+// its bot, as /export and the API hand it over: JSON and Markdown.
+func exportFiles(ctx context.Context, st *store.Store, db core.Database, id int64, now time.Time) ([]core.OutboundFile, error) {
+	d, err := userdata.Gather(ctx, userdata.WithMood(st, pluginMood(db)), pluginFacts(db), id, now)
+	if err != nil {
+		return nil, err
+	}
+	if b := st.Bot(); b != "" && d.BotID != b {
+		return nil, fmt.Errorf("conversation %d is another bot's: %w", id, core.ErrNotFound)
+	}
+	js, err := d.JSON()
+	if err != nil {
+		return nil, err
+	}
+	name := d.FileName()
+	return []core.OutboundFile{
+		{Kind: core.AttachDocument, Name: name + ".json", MIME: "application/json", Data: js},
+		{Kind: core.AttachDocument, Name: name + ".md", MIME: "text/markdown; charset=utf-8", Data: []byte(d.Markdown())},
+	}, nil
 }

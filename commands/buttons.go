@@ -44,8 +44,14 @@ func (h *Handler) TapCommand(ctx context.Context, conv core.Conversation, data s
 	case forgetYes:
 		r, err := h.forgetAll(ctx, conv)
 		return core.CommandTap{Reply: r, Notice: "Erased."}, err
-	case forgetNo:
+	case forgetNo, eraseNo:
 		return core.CommandTap{Reply: core.CommandReply{Text: "Kept: I haven't erased anything."}, Notice: "Kept."}, nil
+	case eraseYes:
+		if h.cfg.Erase == nil {
+			break
+		}
+		r, err := userData{h}.eraseAll(ctx, conv)
+		return core.CommandTap{Reply: r, Notice: "Erased."}, err
 	}
 	if rest, ok := strings.CutPrefix(data, cancelData); ok {
 		id, err := strconv.ParseInt(rest, 10, 64)

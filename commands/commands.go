@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 )
 
 // Store is what the commands read and change; store implements it.
@@ -43,6 +44,17 @@ type Config struct {
 	// JobsChanged, when set, wakes the scheduler after a job was cancelled
 	// or moved.
 	JobsChanged func()
+	// Gate names the bot's owners; with some and Pairings, owners get
+	// /approve, /deny and /pairing, and Approved announces a user let in.
+	Gate     *access.Gate
+	Pairings PairingDesk
+	Approved func(ctx context.Context, p access.Request)
+	// Export, when set, is everything kept about the user of conv, as
+	// files (/export).
+	Export func(ctx context.Context, conv core.Conversation) ([]core.OutboundFile, error)
+	// Erase, when set, deletes everything kept about the user of conv
+	// (/erase), returning how many rows went.
+	Erase func(ctx context.Context, conv core.Conversation) (int64, error)
 }
 
 // Handler answers the chat commands. It implements core.CommandHandler
@@ -64,6 +76,8 @@ var (
 type command struct {
 	name, description, usage string
 	run                      func(ctx context.Context, conv core.Conversation, args string) (core.CommandReply, error)
+	// owners: only the bot's owners see it in /help and may run it.
+	owners bool
 }
 
 // New returns a Handler with cfg's defaults filled in.
@@ -86,16 +100,26 @@ func New(cfg Config) *Handler {
 	if cfg.Facts == nil {
 		cfg.Facts = noFacts{}
 	}
+	if cfg.Approved == nil {
+		cfg.Approved = func(context.Context, access.Request) {}
+	}
 	h := &Handler{cfg: cfg}
 	h.list = []command{
-		{"start", "Say hello", "/start", h.start},
-		{"help", "List the commands", "/help", h.help},
-		{"new", "Start a fresh conversation (I keep what I remember)", "/new", h.newSession},
-		{"reminders", "Show your reminders and recurring messages", "/reminders", h.reminders},
-		{"cancel", "Cancel reminder N of /reminders", "/cancel N", h.cancel},
-		{"forget", "See what I remember; /forget all erases it", "/forget", h.forget},
-		{"timezone", "Show or set your time zone", "/timezone ZONE", h.timezone},
+		{name: "start", description: "Say hello", usage: "/start", run: h.start},
+		{name: "help", description: "List the commands", usage: "/help", run: h.help},
+		{name: "new", description: "Start a fresh conversation (I keep what I remember)", usage: "/new", run: h.newSession},
+		{name: "reminders", description: "Show your reminders and recurring messages", usage: "/reminders", run: h.reminders},
+		{name: "cancel", description: "Cancel reminder N of /reminders", usage: "/cancel N", run: h.cancel},
+		{name: "forget", description: "See what I remember; /forget all erases it", usage: "/forget", run: h.forget},
+		{name: "timezone", description: "Show or set your time zone", usage: "/timezone ZONE", run: h.timezone},
 	}
+	if cfg.Export != nil {
+		h.list = append(h.list, command{name: "export", description: "Get a copy of everything I keep about you", usage: "/export", run: userData{h}.export})
+	}
+	if cfg.Erase != nil {
+		h.list = append(h.list, command{name: "erase", description: "Delete everything I keep about you, for good", usage: "/erase", run: userData{h}.erase})
+	}
+	h.list = append(h.list, h.ownerCommands()...)
 	h.byName = make(map[string]command, len(h.list))
 	for _, c := range h.list {
 		h.byName[c.name] = c
@@ -103,11 +127,14 @@ func New(cfg Config) *Handler {
 	return h
 }
 
-// Commands lists the commands in /help's order.
+// Commands lists the commands in /help's order, for a platform's menu,
+// which every user sees: the owners' are not in it.
 func (h *Handler) Commands() []core.CommandInfo {
-	out := make([]core.CommandInfo, len(h.list))
-	for i, c := range h.list {
-		out[i] = core.CommandInfo{Name: c.name, Description: c.description}
+	out := make([]core.CommandInfo, 0, len(h.list))
+	for _, c := range h.list {
+		if !c.owners {
+			out = append(out, core.CommandInfo{Name: c.name, Description: c.description})
+		}
 	}
 	return out
 }
@@ -132,6 +159,9 @@ func (h *Handler) Reply(ctx context.Context, conv core.Conversation, text string
 	c, ok := h.byName[name]
 	if !ok {
 		return core.CommandReply{}, fmt.Errorf("not a command: %q", text)
+	}
+	if c.owners && !h.isOwner(conv) {
+		return reply("Only the bot's owner can do that.")
 	}
 	r, err := c.run(ctx, conv, arguments(text))
 	if err != nil {
@@ -163,13 +193,24 @@ func (h *Handler) start(_ context.Context, conv core.Conversation, _ string) (co
 		hello, escape(h.cfg.BotName, 60))
 }
 
-func (h *Handler) help(context.Context, core.Conversation, string) (core.CommandReply, error) {
+func (h *Handler) help(_ context.Context, conv core.Conversation, _ string) (core.CommandReply, error) {
 	var b strings.Builder
 	b.WriteString("Here's what I understand:\n\n")
+	owner := h.isOwner(conv)
 	for _, c := range h.list {
-		fmt.Fprintf(&b, "- %s: %s\n", c.usage, lowerFirst(c.description))
+		if !c.owners {
+			fmt.Fprintf(&b, "- %s: %s\n", c.usage, lowerFirst(c.description))
+		}
 	}
 	b.WriteString("\nAnything else you write is just for me to answer.")
+	if owner && len(h.ownerCommands()) > 0 {
+		b.WriteString("\n\nFor you, as my owner:\n\n")
+		for _, c := range h.list {
+			if c.owners {
+				fmt.Fprintf(&b, "- %s: %s\n", c.usage, lowerFirst(c.description))
+			}
+		}
+	}
 	return reply("%s", b.String())
 }
 

@@ -164,6 +164,9 @@ type Config struct {
 	// Backoff slows down token guessing per address; share the API's, as
 	// both guard http.api_token (default: one of the console's own).
 	Backoff *httpapi.Backoff
+	// UserData hands users' data over, erases it and answers pairing
+	// codes (nil: none of it is offered).
+	UserData UserData
 }
 
 // How much one page shows; enough to see what the bot is doing without
@@ -192,7 +195,8 @@ type Console struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	// reader reads what each page shows.
-	reader *reader
+	reader   *reader
+	userData UserData
 }
 
 // New returns the console; mount it with Mount.
@@ -227,8 +231,9 @@ func New(c Config) *Console {
 		liveEvery: c.LiveEvery,
 		mux:       http.NewServeMux(),
 		done:      make(chan struct{}),
+		userData:  c.UserData,
 		reader: &reader{store: c.Store, facts: c.Facts, mood: c.Mood, loc: c.Location, clock: c.Clock, log: c.Logger,
-			health: c.Health, prices: c.Prices, platforms: c.Platforms, fetch: c.Fetch, bots: c.Bots},
+			health: c.Health, prices: c.Prices, platforms: c.Platforms, fetch: c.Fetch, bots: c.Bots, userData: c.UserData},
 	}
 	s.mux.HandleFunc("GET "+Prefix+"login", s.loginPage)
 	s.mux.HandleFunc("POST "+Prefix+"login", s.login)
@@ -243,6 +248,12 @@ func New(c Config) *Console {
 	s.mux.HandleFunc("GET "+Prefix+"conversations", s.signedIn(s.conversations))
 	s.mux.HandleFunc("GET "+Prefix+"conversations/{id}", s.signedIn(s.page(conversationPage)))
 	s.mux.HandleFunc("GET "+Prefix+"conversations/{id}/files/{seq}/{n}", s.signedIn(s.file))
+	if c.UserData != nil {
+		d := dataDesk{s}
+		s.mux.HandleFunc("GET "+Prefix+"conversations/{id}/export", s.signedIn(d.exportConversation))
+		s.mux.HandleFunc("POST "+Prefix+"conversations/{id}/erase", s.signedIn(d.eraseConversation))
+		s.mux.HandleFunc("POST "+Prefix+"pairing/{code}/{verb}", s.signedIn(d.decidePairing))
+	}
 	// The form on a conversation's page; kept for bookmarks and scripts.
 	s.mux.HandleFunc("POST "+Prefix+"conversations/{conv}/jobs/{id}/cancel", s.signedIn(s.cancelJob))
 

@@ -105,6 +105,7 @@ func (s *reader) buildConversation(ctx context.Context, r *http.Request, cache *
 	}
 	v := s.conversationView(d)
 	v.Notice = notice(r.URL.Query(), "this conversation")
+	v.UserData = s.userData != nil
 	return v, nil
 }
 
@@ -172,6 +173,8 @@ type conversationView struct {
 	Facts     []factItem
 	Summaries []summaryItem
 	Mood      chart.Mood
+	// UserData offers the user's data: export and erase.
+	UserData bool
 }
 
 type messageItem struct {

@@ -19,6 +19,8 @@ type conversationsView struct {
 	Conversations []conversationItem
 	Page          int
 	Prev, Next    string
+	// Erased is the word on an erasure just made.
+	Erased string
 }
 
 // conversations is GET /console/conversations: the conversations, most
@@ -47,7 +49,7 @@ func (s *Console) conversations(w http.ResponseWriter, r *http.Request, sess ses
 	}
 	// One more than a page tells whether there is a next one.
 	limit, offset := conversationsPerPage+1, (page-1)*conversationsPerPage
-	v := &conversationsView{Page: page, Query: q}
+	v := &conversationsView{Page: page, Query: q, Erased: erasedNotice(query)}
 	rd.dress(v, r, sess.csrf, "conversations")
 	var convs []core.Conversation
 	if q != "" {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/console/chart"
+	"github.com/parleybot/parley/console/words"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/recurrence"
 )
 
 // What the jobs page lists.
@@ -302,7 +302,7 @@ func filterQuery(bot, status, platform string, page int) string {
 // jobRow describes a job for a list: due in the owner's zone and, when
 // it is another, the user's; a recurring job's next occurrences.
 func (s *reader) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
-	userLoc := zoneOf(j.TimeZone, s.loc)
+	userLoc := words.Zone(j.TimeZone, s.loc)
 	due := j.DueAt
 	if j.NextRunAt != nil && j.Status == core.JobPending {
 		due = *j.NextRunAt // a recurring job's next occurrence
@@ -319,56 +319,26 @@ func (s *reader) jobRow(j core.JobRow, now time.Time, back string) jobRowItem {
 	if it.Conversation == "" {
 		it.Conversation = fmt.Sprintf("conversation %d", j.ConversationID)
 	}
-	if sameZone(userLoc, s.loc, due) {
+	if words.SameZone(userLoc, s.loc, due) {
 		it.DueUser = ""
 	} else {
 		it.DueUser = due.In(userLoc).Format(shortLayout)
 	}
 	switch j.Status {
 	case core.JobPending, core.JobSending:
-		it.When = ago(due, now)
+		it.When = words.Ago(due, now)
 		it.Overdue = due.Before(now.Add(-time.Minute))
 	default:
 		if !j.UpdatedAt.IsZero() {
 			it.Updated = j.UpdatedAt.In(s.loc).Format(shortLayout)
-			it.When = ago(j.UpdatedAt, now)
+			it.When = words.Ago(j.UpdatedAt, now)
 		}
 	}
 	if j.SentAt != nil {
 		it.SentAt = j.SentAt.In(s.loc).Format(shortLayout)
 	}
 	if j.Recurrence != "" && (j.Status == core.JobPending || j.Status == core.JobSending) {
-		it.Next = nextOccurrences(j.Recurrence, due, userLoc, occurrencesShown)
+		it.Next = words.NextOccurrences(j.Recurrence, due, userLoc, occurrencesShown, shortLayout)
 	}
 	return it
-}
-
-// sameZone reports whether a and b show t the same way.
-func sameZone(a, b *time.Location, t time.Time) bool {
-	if a.String() == b.String() {
-		return true
-	}
-	an, ao := t.In(a).Zone()
-	bn, bo := t.In(b).Zone()
-	return an == bn && ao == bo
-}
-
-// nextOccurrences are a recurrence's next n occurrences from first (the
-// next one, included), in loc; none when it does not parse.
-func nextOccurrences(rec string, first time.Time, loc *time.Location, n int) []string {
-	sched, err := recurrence.Parse(rec)
-	if err != nil {
-		return nil
-	}
-	out := []string{first.In(loc).Format(shortLayout)}
-	t := first
-	for len(out) < n {
-		next, err := sched.Next(t, loc)
-		if err != nil {
-			break
-		}
-		out = append(out, next.In(loc).Format(shortLayout))
-		t = next
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/console/chart"
+	"github.com/parleybot/parley/console/words"
 	"github.com/parleybot/parley/core"
 )
 
@@ -73,7 +74,7 @@ func (s *reader) buildLimits(ctx context.Context, now time.Time) (limitsView, er
 	v.Total = chart.Count(total)
 	for _, u := range sum.Users {
 		it := limitedUserItem{ConversationID: u.ConversationID, Name: u.DisplayName, Platform: string(u.Platform),
-			Held: chart.Count(u.Held), Last: u.Last.In(s.loc).Format(timeLayout), LastAgo: ago(u.Last, now)}
+			Held: chart.Count(u.Held), Last: u.Last.In(s.loc).Format(timeLayout), LastAgo: words.Ago(u.Last, now)}
 		if it.Name == "" {
 			it.Name = u.ChannelUserID
 		}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/parleybot/parley/console/chart"
+	"github.com/parleybot/parley/console/tokens"
+	"github.com/parleybot/parley/console/words"
 	"github.com/parleybot/parley/core"
-	"github.com/parleybot/parley/core/config"
 )
 
 // The overview's windows.
@@ -48,10 +48,14 @@ type overviewView struct {
 	DayChart   chart.Activity
 	Failures   []failureItem
 	Limits     limitsView
-	Tokens     tokenTable
+	Tokens     tokens.Table
 	Pending    int64
 	Next       *jobRowItem
 	Recent     []conversationItem
+	// Pairings are the codes waiting for an owner (bot.dm_policy:
+	// pairing), PairingNotice the word on the last one answered.
+	Pairings      []pairingItem
+	PairingNotice string
 }
 
 // componentItem is one component of /healthz.
@@ -75,7 +79,7 @@ type failureItem struct {
 	Link, Where    string
 }
 
-func (s *reader) buildOverview(ctx context.Context, _ *http.Request, _ *runCache) (framed, error) {
+func (s *reader) buildOverview(ctx context.Context, r *http.Request, _ *runCache) (framed, error) {
 	now := s.clock.Now()
 	v := &overviewView{Zone: s.loc.String(), Now: now.In(s.loc).Format(timeLayout)}
 	if s.health != nil {
@@ -100,6 +104,9 @@ func (s *reader) buildOverview(ctx context.Context, _ *http.Request, _ *runCache
 	if v.Recent, err = s.recentConversations(ctx, now); err != nil {
 		return nil, err
 	}
+	if v.Pairings, v.PairingNotice, err = s.waiting(ctx, r, now); err != nil {
+		return nil, err
+	}
 	return v, nil
 }
 
@@ -122,7 +129,7 @@ func (s *reader) components(ctx context.Context, now time.Time) (string, []compo
 			it.State = strings.TrimSuffix(c.State, ": "+c.Error)
 		}
 		if !c.Since.IsZero() {
-			it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + ago(c.Since, now) + ")"
+			it.Since = c.Since.In(s.loc).Format(timeLayout) + " (" + words.Ago(c.Since, now) + ")"
 		}
 		out = append(out, it)
 	}
@@ -148,14 +155,14 @@ func (s *reader) activityCharts(ctx context.Context, now time.Time) (hourChart, 
 }
 
 // tokens are the tokens used on each of the last tokenDays days.
-func (s *reader) tokens(ctx context.Context, now time.Time) (tokenTable, error) {
+func (s *reader) tokens(ctx context.Context, now time.Time) (tokens.Table, error) {
 	y, m, d := now.In(s.loc).Date()
 	tokensSince := time.Date(y, m, d-(tokenDays-1), 0, 0, 0, 0, s.loc)
 	days, err := s.store.TokensByDay(ctx, tokensSince, s.loc)
 	if err != nil {
-		return tokenTable{}, fmt.Errorf("reading token usage: %w", err)
+		return tokens.Table{}, fmt.Errorf("reading token usage: %w", err)
 	}
-	return newTokenTable(days, s.prices), nil
+	return tokens.NewTable(days, s.prices, tokenDays), nil
 }
 
 // pendingJobs is how many jobs are pending and the next one due (nil:
@@ -189,7 +196,7 @@ func (s *reader) recentConversations(ctx context.Context, now time.Time) ([]conv
 	for _, c := range convs {
 		it := s.conversationRow(c)
 		if c.LastMessageAt != nil {
-			it.LastActivity = ago(*c.LastMessageAt, now)
+			it.LastActivity = words.Ago(*c.LastMessageAt, now)
 		}
 		last, err := s.store.RecentMessages(ctx, c.ID, 1)
 		if err != nil {
@@ -243,7 +250,7 @@ func (s *reader) failures(ctx context.Context, now time.Time) ([]failureItem, er
 			}
 			names[f.ConversationID] = name
 		}
-		it := failureItem{Kind: f.Kind, At: f.At.In(s.loc).Format(timeLayout), Ago: ago(f.At, now),
+		it := failureItem{Kind: f.Kind, At: f.At.In(s.loc).Format(timeLayout), Ago: words.Ago(f.At, now),
 			ConversationID: f.ConversationID, Conversation: name, Error: f.Error}
 		conv := s.pick.link(fmt.Sprintf("%sconversations/%d", Prefix, f.ConversationID))
 		switch {
@@ -265,93 +272,9 @@ func messagePreview(m core.Message) string {
 	case m.Metadata["silent"] == true:
 		return "(stayed silent)"
 	case strings.TrimSpace(m.Content) != "":
-		return shorten(m.Content, 90)
+		return words.Shorten(m.Content, 90)
 	case len(core.AttachmentsOf(m)) > 0:
 		return "(" + fileLine(core.AttachmentsOf(m)[0]) + ")"
 	}
 	return ""
-}
-
-// tokenTable is the token usage per day and model, with the estimated
-// cost where the owner set a price.
-type tokenTable struct {
-	Rows []tokenRow
-	// Totals are per model, over the days shown.
-	Totals []tokenRow
-	// Priced is true when console.prices has any price; Cost is the
-	// estimated total over the models that have one.
-	Priced bool
-	Cost   string
-	Days   int
-}
-
-type tokenRow struct {
-	Day, Model         string
-	Prompt, Completion string
-	// Cost is the estimate, "" when the model has no price.
-	Cost string
-}
-
-func newTokenTable(days []core.TokenDay, prices map[string]config.Price) tokenTable {
-	t := tokenTable{Priced: len(prices) > 0, Days: tokenDays}
-	type sum struct{ prompt, completion int64 }
-	totals := map[string]*sum{}
-	var total float64
-	sorted := append([]core.TokenDay(nil), days...)
-	sort.SliceStable(sorted, func(i, j int) bool {
-		if sorted[i].Day != sorted[j].Day {
-			return sorted[i].Day > sorted[j].Day // newest first
-		}
-		return sorted[i].Model < sorted[j].Model
-	})
-	for _, d := range sorted {
-		row := tokenRow{Day: d.Day, Model: d.Model, Prompt: chart.Count(d.Prompt), Completion: chart.Count(d.Completion)}
-		if c, ok := cost(prices, d.Model, d.Prompt, d.Completion); ok {
-			row.Cost = money(c)
-			total += c
-		}
-		t.Rows = append(t.Rows, row)
-		s := totals[d.Model]
-		if s == nil {
-			s = &sum{}
-			totals[d.Model] = s
-		}
-		s.prompt += d.Prompt
-		s.completion += d.Completion
-	}
-	models := make([]string, 0, len(totals))
-	for m := range totals {
-		models = append(models, m)
-	}
-	sort.Strings(models)
-	for _, m := range models {
-		s := totals[m]
-		row := tokenRow{Model: m, Prompt: chart.Count(s.prompt), Completion: chart.Count(s.completion)}
-		if c, ok := cost(prices, m, s.prompt, s.completion); ok {
-			row.Cost = money(c)
-		}
-		t.Totals = append(t.Totals, row)
-	}
-	if t.Priced {
-		t.Cost = money(total)
-	}
-	return t
-}
-
-// cost estimates what tokens of model cost at its price per million.
-func cost(prices map[string]config.Price, model string, prompt, completion int64) (float64, bool) {
-	p, ok := prices[model]
-	if !ok {
-		return 0, false
-	}
-	return float64(prompt)/1e6*p.Prompt + float64(completion)/1e6*p.Completion, true
-}
-
-// money writes an estimated amount: cents, or more digits for amounts
-// under a cent.
-func money(v float64) string {
-	if v != 0 && v < 0.01 {
-		return fmt.Sprintf("%.4f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
 }

@@ -29,4 +29,6 @@ type reader struct {
 	bots func() []Bot
 	// pick is the bot a request picked (see forRequest).
 	pick botPick
+	// userData answers pairing codes and hands data over (nil: none).
+	userData UserData
 }

@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"embed"
 	"errors"
-	"fmt"
 	"html/template"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/parleybot/parley/console/chart"
 )
@@ -142,55 +139,4 @@ type conversationItem struct {
 	LastActivity string
 	// Last is the newest message, shortened (the overview only).
 	Last, LastRole string
-}
-
-// zoneOf is a conversation's zone, or def when it has none or names one
-// that is not known.
-func zoneOf(name string, def *time.Location) *time.Location {
-	if name == "" {
-		return def
-	}
-	if l, err := time.LoadLocation(name); err == nil {
-		return l
-	}
-	return def
-}
-
-// shorten cuts s to n runes on one line, with an ellipsis when cut.
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// ago says how long before now t was, roughly: "3 min ago".
-func ago(t, now time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "in " + roughly(-d)
-	case d < time.Minute:
-		return "just now"
-	default:
-		return roughly(d) + " ago"
-	}
-}
-
-// roughly is d to the nearest unit that matters: "45 s", "3 min", "2 h",
-// "4 days".
-func roughly(d time.Duration) string {
-	in := func(unit time.Duration) int64 { return int64(d.Round(unit) / unit) }
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%d s", in(time.Second))
-	case d < time.Hour-30*time.Second:
-		return fmt.Sprintf("%d min", in(time.Minute))
-	case d < 47*time.Hour+30*time.Minute:
-		return fmt.Sprintf("%d h", in(time.Hour))
-	default:
-		return fmt.Sprintf("%d days", in(24*time.Hour))
-	}
 }

@@ -31,15 +31,15 @@ type CommandInfo struct {
 type CommandReply struct {
 	Text     string
 	Metadata map[string]any
-	// Choices are buttons the answer shows where the platform has
-	// buttons (a reminder's cancel, a confirmation), with Data of the
-	// handler's own (CommandData); a tap comes back to CommandTapper.
-	// Elsewhere the answer's text says what to type instead.
+	// Choices are buttons (a reminder's cancel, a confirmation) where the
+	// platform has them, Data the handler's own (CommandData), a tap back
+	// to CommandTapper; elsewhere the text says what to type instead.
 	Choices []Choice
-	// OneAnswer makes the buttons a question that takes one answer (a
-	// confirmation): after the first tap they close. Otherwise each
-	// button works on its own (a listing's cancel buttons).
+	// OneAnswer: the buttons take one answer (a confirmation), then
+	// close; otherwise each works on its own (a listing's cancels).
 	OneAnswer bool
+	// Files go with the answer (/export's), as a reply's do.
+	Files []OutboundFile
 }
 
 // CommandDataPrefix starts the Data of a command's buttons, and no other.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/engine/history"
 	"github.com/parleybot/parley/engine/intake"
 	"github.com/parleybot/parley/engine/jobs"
@@ -33,8 +34,10 @@ type Config struct {
 	Owner string
 	// Location is the default zone for new conversations (default UTC).
 	Location *time.Location
-	// AllowUsers lists "platform:user_id"; empty allows everyone.
-	AllowUsers []string
+	// Gate says who may talk to the bot (bot.dm_policy, owners,
+	// allow_users); nil lets everyone in. Under pairing, Store keeps who
+	// was let in (intake.Pairings).
+	Gate *access.Gate
 	// FailureMessage is sent when the model fails (default bot.failure_message's, config.DefaultFailureMessage).
 	FailureMessage string
 	// BusyMessage is sent under BusyReject (default bot.busy_message's, config.DefaultBusyMessage).
@@ -189,9 +192,13 @@ func New(cfg Config) (*Dispatcher, error) {
 	// A store that can create jobs answers reminders' buttons (package
 	// store's does); with another, they are refused as stale.
 	reminders, _ := cfg.Store.(intake.ReminderStore)
+	pairings, _ := cfg.Store.(intake.Pairings)
+	if pairings == nil && cfg.Gate.Decide("", "") == access.Pair {
+		return nil, errors.New("bot.dm_policy pairing needs a store that keeps pairings (package store's)")
+	}
 	d.intake, err = intake.New(intake.Config{
 		Store: cfg.Store, Outbox: d.outbox, Logger: cfg.Logger, Clock: cfg.Clock, Location: cfg.Location,
-		Metrics: cfg.Metrics, Commands: cfg.Commands, AllowUsers: cfg.AllowUsers, Limits: cfg.Limits,
+		Metrics: cfg.Metrics, Commands: cfg.Commands, Gate: cfg.Gate, Pairings: pairings, Limits: cfg.Limits,
 		Session: session, BusyMessage: cfg.BusyMessage, Debounce: cfg.Debounce, DuringGeneration: cfg.DuringGeneration,
 		Turns: d.turns, Handoff: d.turns.Handoff(), TurnWake: d.turnWake,
 		Reminders: reminders, JobWake: d.jobWake,
@@ -340,6 +347,10 @@ func (d *Dispatcher) Commands() []core.CommandInfo { return d.intake.Commands() 
 // SendsInFlight is how many claimed scheduled messages this dispatcher has
 // not settled yet (tests wait for 0 before they move a clock).
 func (d *Dispatcher) SendsInFlight() int { return d.jobs.SendsInFlight() }
+
+// Welcome tells a user an owner just let in that they are (see
+// intake.Engine.Welcome).
+func (d *Dispatcher) Welcome(ctx context.Context, p access.Request) { d.intake.Welcome(ctx, p) }
 
 // signal wakes the claim loop; wakeJobs the job loop.
 func (d *Dispatcher) signal()   { d.turnWake.Wake() }

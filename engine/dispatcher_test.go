@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
@@ -114,7 +115,7 @@ func setup(t *testing.T, o setupOpts) *testBundle {
 	}
 	b.disp, err = engine.New(engine.Config{
 		Store: dispStore, LLM: model, Plugins: plugins, Adapters: []core.Adapter{b.adapter},
-		AllowUsers: o.allow, PollInterval: o.poll, Clock: o.clock,
+		Gate: access.NewGate(access.Open, nil, o.allow), PollInterval: o.poll, Clock: o.clock,
 		Debounce: o.debounce, DuringGeneration: o.policy, StaleAfter: o.staleAfter, MaxTurns: o.workers,
 		ScheduledMessages: o.scheduled, JobWaker: b.jobs, Commands: o.commands,
 	})

@@ -69,6 +69,14 @@ type APIConfig struct {
 	// Backoff slows down token guessing per address; share the console's
 	// (default: one of the API's own, on Now).
 	Backoff *Backoff
+	// Export, when set, serves GET /api/v1/conversations/{id}/export:
+	// everything kept about the conversation's user, as files (JSON and
+	// Markdown); an unknown id is core.ErrNotFound.
+	Export func(ctx context.Context, id int64) ([]core.OutboundFile, error)
+	// Erase, when set, serves DELETE /api/v1/conversations/{id}?erase=true:
+	// every row about the conversation's user deleted and the space
+	// reclaimed (an unknown id is core.ErrNotFound); it returns the rows.
+	Erase func(ctx context.Context, id int64) (int64, error)
 }
 
 // API is the JSON API under /api/v1/, behind a bearer token.
@@ -131,6 +139,9 @@ func NewAPI(c APIConfig, log *slog.Logger) *API {
 	a.mux.HandleFunc("GET /api/v1/conversations", a.listConversations)
 	a.mux.HandleFunc("GET /api/v1/conversations/{id}/messages", a.conversationMessages)
 	a.mux.HandleFunc("DELETE /api/v1/conversations/{id}", a.deleteConversation)
+	if c.Export != nil {
+		a.mux.HandleFunc("GET /api/v1/conversations/{id}/export", a.exportConversation)
+	}
 	a.mux.HandleFunc("GET /api/v1/jobs", a.listJobs)
 	a.mux.HandleFunc("DELETE /api/v1/jobs/{id}", a.cancelJob)
 	if c.Reload != nil {
@@ -222,6 +233,15 @@ func (a *API) deleteConversation(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r, "conversation")
 	if !ok {
 		return
+	}
+	if v := r.URL.Query().Get("erase"); v != "" {
+		if erase, err := strconv.ParseBool(v); err != nil || (erase && a.cfg.Erase == nil) {
+			WriteError(w, http.StatusBadRequest, fmt.Sprintf("erase %q: want true or false", v))
+			return
+		} else if erase {
+			a.eraseConversation(w, r, id)
+			return
+		}
 	}
 	confirm := false
 	var err error

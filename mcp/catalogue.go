@@ -8,6 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/llm"
 )
 
@@ -87,7 +88,10 @@ func (m *Manager) rebuildLocked() {
 			offers = append(offers, o)
 		}
 	}
-	var tools []llm.Tool
+	var (
+		tools []llm.Tool
+		who   []trust
+	)
 	for _, o := range offers {
 		if !o.exact {
 			if taken[o.name] {
@@ -101,8 +105,40 @@ func (m *Manager) rebuildLocked() {
 			m.noteRename(o.s, o.e.tool, o.name)
 		}
 		tools = append(tools, m.llmTool(o.s, o.e, o.name))
+		who = append(who, trust{ownersOnly: o.s.cfg.OwnersOnly, allow: o.s.cfg.Allow[o.e.tool]})
 	}
-	m.catalogue.Store(&tools)
+	m.catalogue.Store(&catalogue{tools: tools, who: who})
+}
+
+// catalogue is the tools offered now, each with who may have it.
+type catalogue struct {
+	tools []llm.Tool
+	who   []trust
+}
+
+// trust is who a tool is offered to: the owners only, and/or those Allow
+// names ("owners", "platform:user_id"); nothing set is everyone.
+type trust struct {
+	ownersOnly bool
+	allow      []string
+}
+
+// lets reports whether the tool is offered in the conversation of user
+// on platform.
+func (w trust) lets(g *access.Gate, platform, user string) bool {
+	owner := g.IsOwner(platform, user)
+	if w.ownersOnly && !owner {
+		return false
+	}
+	if len(w.allow) == 0 {
+		return true
+	}
+	for _, u := range w.allow {
+		if (u == "owners" && owner) || u == platform+":"+user {
+			return true
+		}
+	}
+	return false
 }
 
 // noteRename logs, once per name given, a tool the model sees under a

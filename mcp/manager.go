@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/llm"
 )
 
@@ -42,6 +43,12 @@ type Server struct {
 	Headers map[string]string
 	// Tools is an allow-list of the server's own tool names (empty: all).
 	Tools []string
+	// OwnersOnly offers the server's tools in the owners' conversations
+	// only (Options.Gate names them).
+	OwnersOnly bool
+	// Allow names, per tool (the server's own name), who it is offered
+	// to: "owners" and "platform:user_id"; a tool not in it, everyone.
+	Allow map[string][]string
 	// Timeout bounds one tool call (default 30s).
 	Timeout time.Duration
 }
@@ -50,6 +57,8 @@ type Server struct {
 type Options struct {
 	Servers []Server
 	Logger  *slog.Logger
+	// Gate names the bot's owners, for OwnersOnly and Allow's "owners".
+	Gate *access.Gate
 	// Vision: image content goes to the model as images
 	// (llm.ToolOutput.Images as data URLs); off: a text note says an image
 	// was returned that the model cannot see.
@@ -105,7 +114,7 @@ type Manager struct {
 
 	// catalogue is every tool offered now, rebuilt when a server's tools
 	// change, so that Tools (called by every turn) only loads a pointer.
-	catalogue atomic.Pointer[[]llm.Tool]
+	catalogue atomic.Pointer[catalogue]
 	// catMu serialises changes of the servers' states with rebuilds of
 	// the catalogue (lock order: catMu, then a server's mu).
 	catMu   sync.Mutex
@@ -174,7 +183,7 @@ func New(opts Options) (*Manager, error) {
 		m.servers = append(m.servers, s)
 	}
 	slices.SortFunc(m.servers, func(a, b *server) int { return strings.Compare(a.cfg.Name, b.cfg.Name) })
-	m.catalogue.Store(&[]llm.Tool{})
+	m.catalogue.Store(&catalogue{})
 	return m, nil
 }
 
@@ -252,12 +261,12 @@ func (m *Manager) Stop(ctx context.Context) error {
 // Tools returns the tools of the servers that are up now and, in a turn,
 // share_image, which sends the user an image one of them returned.
 func (m *Manager) Tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) {
-	cat := *m.catalogue.Load()
-	if t == nil || len(cat) == 0 {
+	cat := m.catalogue.Load()
+	if t == nil || len(cat.tools) == 0 {
 		// Without a turn there is no reply to attach to, and without an
 		// MCP tool no image to share. Clipped, so that a caller's append
 		// copies instead of writing into the shared array.
-		return slices.Clip(cat), nil
+		return slices.Clip(cat.tools), nil
 	}
 	// share_image is offered whenever an MCP tool is, not only after one
 	// returned an image: the tools are fixed before the model's first
@@ -265,13 +274,21 @@ func (m *Manager) Tools(ctx context.Context, t *core.Turn) ([]llm.Tool, error) {
 	// the provider's prompt cache. The shelf, reached only through this
 	// turn's tools, holds the turn's images and ends with it.
 	sh := &shelf{turn: t}
-	out := make([]llm.Tool, 0, len(cat)+1)
-	for _, tool := range cat {
+	out := make([]llm.Tool, 0, len(cat.tools)+1)
+	for i, tool := range cat.tools {
+		// A tool the user may not use is never offered: the model cannot
+		// call what it was not given.
+		if !cat.who[i].lets(m.opts.Gate, string(t.Conversation.Platform), t.Conversation.ChannelUserID) {
+			continue
+		}
 		call := tool.CallRich
 		tool.CallRich = func(ctx context.Context, args json.RawMessage) (llm.ToolOutput, error) {
 			return call(withShelf(ctx, sh), args)
 		}
 		out = append(out, tool)
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return append(out, sh.tool()), nil
 }

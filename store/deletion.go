@@ -75,13 +75,7 @@ func (s *Directory) DeleteConversation(ctx context.Context, id int64, confirm bo
 		if !s.q.sqlite {
 			return nil
 		}
-		// Deleting the newest messages lets SQLite hand their ids out
-		// again: the index must read from below them.
-		if err := tx.Exec(`UPDATE search_progress SET last_message_id =
-			MIN(last_message_id, COALESCE((SELECT MAX(id) FROM messages), 0)) WHERE id = 1`).Error; err != nil {
-			return fmt.Errorf("rewinding the search index: %w", err)
-		}
-		return nil
+		return rewindSearch(tx)
 	})
 	switch {
 	case err != nil:
@@ -92,6 +86,17 @@ func (s *Directory) DeleteConversation(ctx context.Context, id int64, confirm bo
 		return d, fmt.Errorf("deleting conversation %d: %w", id, core.ErrBlockedByAutomations)
 	}
 	return d, nil
+}
+
+// rewindSearch moves SQLite's search progress back below the newest
+// message left: deleting the newest messages lets SQLite hand their ids
+// out again, and the index must read them.
+func rewindSearch(tx *gorm.DB) error {
+	if err := tx.Exec(`UPDATE search_progress SET last_message_id =
+		MIN(last_message_id, COALESCE((SELECT MAX(id) FROM messages), 0)) WHERE id = 1`).Error; err != nil {
+		return fmt.Errorf("rewinding the search index: %w", err)
+	}
+	return nil
 }
 
 // unindex deletes a conversation's entries from SQLite's search index,

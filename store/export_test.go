@@ -66,3 +66,10 @@ func plan(tx *gorm.DB, sqlite bool, q string, args []any) (string, error) {
 	}
 	return strings.Join(lines, "\n"), rows.Err()
 }
+
+// RetentionPlan returns the query plan of DeleteMessagesBefore on the
+// view s, for the test that checks it walks messages_created.
+func RetentionPlan(ctx context.Context, s *Store, before time.Time) (string, error) {
+	q, args := s.oldMessages(before, RetentionBatch)
+	return plan(s.w.WithContext(ctx), s.q.sqlite, q, args)
+}

@@ -523,6 +523,56 @@ var migrations = []migration{
 			END $$`,
 		},
 	},
+	{
+		version: 20,
+		name:    "erasures and retention",
+		statements: []string{
+			// That a user's conversation was erased (/erase), when and how
+			// many rows went: what the owner may still know afterwards.
+			// Nothing personal, no foreign key (the conversation is gone).
+			`CREATE TABLE erasures (
+				id {{id}},
+				bot_id TEXT NOT NULL,
+				conversation_id {{bigint}} NOT NULL,
+				rows {{bigint}} NOT NULL,
+				erased_at {{time}} NOT NULL
+			)`,
+			// A message deleted (retention, erasure) sets the answers
+			// pointing at it to NULL: without an index each deleted message
+			// would scan every answered question.
+			`CREATE INDEX answered_questions_answer ON answered_questions (answer_id) WHERE answer_id IS NOT NULL`,
+		},
+	},
+	{
+		version: 21,
+		name:    "pairing",
+		statements: []string{
+			// Strangers under bot.dm_policy: pairing, each with the code
+			// they were given and what an owner decided. An approved row
+			// is what lets the user in, on every replica, for good.
+			`CREATE TABLE pairings (
+				id {{id}},
+				bot_id TEXT NOT NULL,
+				platform TEXT NOT NULL,
+				user_id TEXT NOT NULL,
+				thread_id TEXT NOT NULL DEFAULT '',
+				display_name TEXT NOT NULL DEFAULT '',
+				code TEXT NOT NULL,
+				status TEXT NOT NULL,
+				created_at {{time}} NOT NULL,
+				expires_at {{time}} NOT NULL,
+				decided_at {{time}},
+				decided_by TEXT NOT NULL DEFAULT ''
+			)`,
+			// An owner's /approve CODE finds its row; a code is never
+			// given twice.
+			`CREATE UNIQUE INDEX pairings_code ON pairings (code)`,
+			// A stranger's newest pairing, read with each of their messages.
+			`CREATE INDEX pairings_user ON pairings (bot_id, platform, user_id, id)`,
+			// The codes waiting on a platform, counted before a new one.
+			`CREATE INDEX pairings_waiting ON pairings (bot_id, platform, expires_at) WHERE status = 'pending'`,
+		},
+	},
 }
 
 // LatestSchemaVersion is the version Migrate brings a database to.

@@ -31,8 +31,13 @@ const (
 // "database is locked" when it tries to upgrade; go-sqlite3's statement cache
 // keeps the few hot statements compiled per connection, which does what
 // gorm's PrepareStmt would without a second layer of sql.Stmt bookkeeping.
+// secure_delete overwrites what any write deletes or replaces (an edited
+// message, files sent, merged search segments) with zeros, so a user's
+// erasure leaves none of their text in the file's free space: it wrote
+// 0.1% more WAL pages over 3,000 turns, 5% more deleting messages 500 at
+// a time, 1.4% more deleting conversations, the time within the noise.
 const sqliteParams = "_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=10000" +
-	"&_foreign_keys=on&_txlock=immediate&_stmt_cache_size=64"
+	"&_foreign_keys=on&_txlock=immediate&_stmt_cache_size=64&_secure_delete=on"
 
 // Options configures Open.
 type Options struct {

@@ -1,4 +1,4 @@
-package app
+package admin
 
 import (
 	"errors"
@@ -16,11 +16,11 @@ import (
 
 // newConversationsCmd is `parley conversations list|delete`: who the bot
 // talks to, and forgetting one of them entirely.
-func newConversationsCmd(e *cliEnv) *cobra.Command {
+func newConversationsCmd(e Env) *cobra.Command {
 	convs := &cobra.Command{
 		Use:   "conversations",
 		Short: "List or delete conversations",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	var limit, offset int
@@ -28,20 +28,20 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List conversations, oldest first",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if limit < 1 {
-				return usageError{fmt.Errorf("--limit must be at least 1, got %d", limit)}
+				return UsageError{fmt.Errorf("--limit must be at least 1, got %d", limit)}
 			}
 			if offset < 0 {
-				return usageError{fmt.Errorf("--offset must not be negative, got %d", offset)}
+				return UsageError{fmt.Errorf("--offset must not be negative, got %d", offset)}
 			}
-			return e.withBotStore(c, bot, func(st *store.Store, several bool) error {
+			return e.WithBotStore(c, bot, func(st *store.Store, several bool) error {
 				cs, err := st.Conversations(c.Context(), limit, offset)
 				if err != nil {
 					return err
 				}
-				w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+				w := tabwriter.NewWriter(e.Out(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, botColumn(several, "BOT")+"ID\tPLATFORM\tTHREAD\tUSER\tNAME\tTIME ZONE\tLAST MESSAGE (UTC)")
 				for _, cv := range cs {
 					last := "-"
@@ -65,10 +65,10 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 		Short: "Delete a conversation with its messages, memory and jobs",
 		Long: "Delete a conversation with its messages, memory and jobs.\n\n" +
 			"While recurring jobs are enabled on it, nothing is deleted unless --confirm is given.",
-		Args: oneID("conversation"),
+		Args: OneID("conversation"),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, _ := strconv.ParseInt(args[0], 10, 64)
-			return e.withStore(c, func(st *store.Store) error {
+			return e.WithStore(c, func(st *store.Store) error {
 				d, err := st.DeleteConversation(c.Context(), id, confirm)
 				if errors.Is(err, core.ErrBlockedByAutomations) {
 					return blockedError{id: id, automations: d.Automations}
@@ -78,11 +78,11 @@ func newConversationsCmd(e *cliEnv) *cobra.Command {
 				}
 				switch d.Jobs {
 				case 0:
-					fmt.Fprintf(e.io.Out, "conversation %d deleted\n", id)
+					fmt.Fprintf(e.Out(), "conversation %d deleted\n", id)
 				case 1:
-					fmt.Fprintf(e.io.Out, "conversation %d deleted with 1 job\n", id)
+					fmt.Fprintf(e.Out(), "conversation %d deleted with 1 job\n", id)
 				default:
-					fmt.Fprintf(e.io.Out, "conversation %d deleted with %d jobs\n", id, d.Jobs)
+					fmt.Fprintf(e.Out(), "conversation %d deleted with %d jobs\n", id, d.Jobs)
 				}
 				return nil
 			})

@@ -1,4 +1,4 @@
-package app
+package admin
 
 import (
 	"errors"
@@ -17,11 +17,11 @@ import (
 
 // newJobsCmd is `parley jobs list|cancel`: what the bot promised to send,
 // and taking a promise back.
-func newJobsCmd(e *cliEnv) *cobra.Command {
+func newJobsCmd(e Env) *cobra.Command {
 	jobs := &cobra.Command{
 		Use:   "jobs",
 		Short: "List or cancel scheduled messages, recurring jobs and follow-ups",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE:  func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
 	var conv int64
@@ -31,22 +31,22 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List jobs, newest first",
-		Args:  noArgs,
+		Args:  NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			switch core.JobStatus(status) {
 			case "", core.JobPending, core.JobSending, core.JobSent, core.JobCancelled, core.JobFailed:
 			default:
-				return usageError{fmt.Errorf("--status %q: want pending, sending, sent, cancelled or failed", status)}
+				return UsageError{fmt.Errorf("--status %q: want pending, sending, sent, cancelled or failed", status)}
 			}
 			if limit < 1 {
-				return usageError{fmt.Errorf("--limit must be at least 1, got %d", limit)}
+				return UsageError{fmt.Errorf("--limit must be at least 1, got %d", limit)}
 			}
-			return e.withBotStore(c, bot, func(st *store.Store, several bool) error {
+			return e.WithBotStore(c, bot, func(st *store.Store, several bool) error {
 				js, err := st.Jobs(c.Context(), conv, core.JobStatus(status), limit)
 				if err != nil {
 					return err
 				}
-				w := tabwriter.NewWriter(e.io.Out, 0, 4, 2, ' ', 0)
+				w := tabwriter.NewWriter(e.Out(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(w, botColumn(several, "BOT")+"ID\tCONVERSATION\tKIND\tSTATUS\tDUE (UTC)\tATTEMPTS\tTEXT\tLAST ERROR")
 				for _, j := range js {
 					whose := ""
@@ -72,10 +72,10 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 	cancel := &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a pending job",
-		Args:  oneID("job"),
+		Args:  OneID("job"),
 		RunE: func(c *cobra.Command, args []string) error {
 			id, _ := strconv.ParseInt(args[0], 10, 64)
-			return e.withStore(c, func(st *store.Store) error {
+			return e.WithStore(c, func(st *store.Store) error {
 				j, err := st.Job(c.Context(), id)
 				if err != nil {
 					return fmt.Errorf("cancelling job %d: %w", id, err)
@@ -86,7 +86,7 @@ func newJobsCmd(e *cliEnv) *cobra.Command {
 					}
 					return fmt.Errorf("cancelling job %d: %w", id, err)
 				}
-				fmt.Fprintf(e.io.Out, "job %d cancelled: %s\n", id, clip(jobText(j), 60))
+				fmt.Fprintf(e.Out(), "job %d cancelled: %s\n", id, clip(jobText(j), 60))
 				return nil
 			})
 		},

@@ -89,6 +89,7 @@ func (c *Config) inherited() BotConfig {
 	b := BotConfig{Bot: c.Bot, LLM: c.LLM, Voice: c.Voice, Media: c.Media, Commands: c.Commands,
 		Adapters: map[string]Section{}, Plugins: maps.Clone(c.Plugins), MCP: MCP{Servers: servers}}
 	b.Bot.AllowUsers, b.Bot.Limits.Exempt = slices.Clone(c.Bot.AllowUsers), slices.Clone(c.Bot.Limits.Exempt)
+	b.Bot.Owners = slices.Clone(c.Bot.Owners)
 	if b.Plugins == nil {
 		b.Plugins = map[string]Section{}
 	}

@@ -22,6 +22,7 @@ type Config struct {
 	Console   Console            `yaml:"console"`
 	HTTP      HTTP               `yaml:"http"`
 	Log       Log                `yaml:"log"`
+	Retention Retention          `yaml:"retention"`
 	Plugins   map[string]Section `yaml:"plugins"`
 	// Bots runs several bots in one process (default none: the top-level
 	// sections are one bot, DefaultBotID). See BotConfig.
@@ -32,6 +33,13 @@ type Config struct {
 	// BotID is the bot a Config from BotConfigs runs; "" in a file's own
 	// Config.
 	BotID string `yaml:"-"`
+}
+
+// Retention bounds how long the store keeps what users wrote.
+type Retention struct {
+	// Messages older than this are deleted in the background, a batch at
+	// a time; session summaries and facts stay (default 0: keep all).
+	Messages time.Duration `yaml:"messages"`
 }
 
 // Store selects the database.
@@ -172,6 +180,13 @@ type MCPServer struct {
 	Headers map[string]Secret `yaml:"headers"`
 	// Tools is an allow-list of the server's tool names (empty: all).
 	Tools []string `yaml:"tools"`
+	// OwnersOnly offers the server's tools to bot.owners only: in anyone
+	// else's conversation they are not offered at all.
+	OwnersOnly bool `yaml:"owners_only"`
+	// Allow names, per tool of the server, who it is offered to:
+	// "owners" and users ("platform:user_id"); a tool not named is
+	// offered to everyone (or owners only, with OwnersOnly).
+	Allow map[string][]string `yaml:"allow"`
 	// Timeout bounds one tool call (default, and 0: DefaultMCPTimeout).
 	Timeout time.Duration `yaml:"timeout"`
 	// Enabled (default true).
@@ -219,6 +234,15 @@ type Bot struct {
 	Timezone string `yaml:"timezone"`
 	// AllowUsers lists "platform:user_id" entries; empty allows everyone.
 	AllowUsers []string `yaml:"allow_users"`
+	// Owners lists the "platform:user_id" of the bot's owners: always let
+	// in, the only ones offered owners_only tools and owners' commands
+	// (/approve).
+	Owners []string `yaml:"owners"`
+	// DMPolicy is who may start a conversation: open (everyone, or only
+	// allow_users when it lists some; the default), allowlist (allow_users
+	// and owners only) or pairing (those, and users an owner approved
+	// after they sent the code the bot gave them).
+	DMPolicy string `yaml:"dm_policy"`
 	// FailureMessage is sent when the model cannot answer (default
 	// "Sorry, I can't answer right now. Please try again in a little while.").
 	FailureMessage string `yaml:"failure_message"`

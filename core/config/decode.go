@@ -288,6 +288,26 @@ func (d *decoder) str(n *yaml.Node, v reflect.Value, path string) {
 
 // duration decodes a Go duration string ("1500ms", "2m"); negative durations
 // are rejected because no setting means anything by them.
+// parseDuration is time.ParseDuration with days too ("365d", "1d12h"):
+// retention and other long spans read better in them.
+func parseDuration(s string) (time.Duration, error) {
+	days, rest, ok := strings.Cut(s, "d")
+	if !ok || days == "" {
+		return time.ParseDuration(s)
+	}
+	n, err := strconv.ParseFloat(days, 64)
+	if err != nil || n < 0 || n > 100_000 {
+		return time.ParseDuration(s)
+	}
+	var more time.Duration
+	if rest != "" {
+		if more, err = time.ParseDuration(rest); err != nil {
+			return 0, err
+		}
+	}
+	return time.Duration(n*24*float64(time.Hour)) + more, nil
+}
+
 func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 	if n.Kind != yaml.ScalarNode {
 		d.wrongShape(n, path, `a duration like "1500ms" or "2m"`)
@@ -296,7 +316,7 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) {
 	if isNull(n) {
 		return
 	}
-	dur, err := time.ParseDuration(n.Value)
+	dur, err := parseDuration(n.Value)
 	if err != nil {
 		msg := "invalid duration " + shown(n)
 		if n.Tag == "" {

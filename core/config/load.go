@@ -46,6 +46,8 @@ func Default() *Config {
 		Bot: Bot{
 			Timezone:       "UTC",
 			AllowUsers:     []string{},
+			Owners:         []string{},
+			DMPolicy:       "open",
 			FailureMessage: DefaultFailureMessage,
 			BusyMessage:    DefaultBusyMessage,
 			Limits:         Limits{Exempt: []string{}},

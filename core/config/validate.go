@@ -83,6 +83,9 @@ func (c *Config) botSectionProblems(l *problemList) {
 	c.botProblems(l)
 	c.intakeProblems(l)
 	c.mcpProblems(l.add)
+	if m := c.Retention.Messages; m != 0 && m < time.Hour {
+		l.add("retention.messages", "must be 0 (keep every message) or at least 1h", m)
+	}
 }
 
 // problemList collects problems in the order they are found, their keys
@@ -158,6 +161,15 @@ func (c *Config) botProblems(l *problemList) {
 		if !isUserID(u) {
 			l.add(indexPath("bot.allow_users", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
 		}
+	}
+	for i, u := range c.Bot.Owners {
+		if !isUserID(u) {
+			l.add(indexPath("bot.owners", i), `must look like "platform:user_id" (e.g. "telegram:12345")`, u)
+		}
+	}
+	l.oneOf("bot.dm_policy", c.Bot.DMPolicy, "open", "allowlist", "pairing")
+	if c.Bot.DMPolicy == "allowlist" && len(c.Bot.AllowUsers) == 0 && len(c.Bot.Owners) == 0 {
+		l.add("bot.dm_policy", "allowlist lets in only bot.allow_users and bot.owners, and both are empty: nobody could talk to the bot", c.Bot.DMPolicy)
 	}
 	notNegativeCount(l.add, "bot.limits.messages_per_minute", c.Bot.Limits.MessagesPerMinute)
 	notNegativeCount(l.add, "bot.limits.turns_per_day", c.Bot.Limits.TurnsPerDay)
@@ -281,6 +293,32 @@ func (c *Config) mcpProblems(add addFunc) {
 			}
 		}
 		notNegative(add, key+".timeout", s.Timeout)
+		c.mcpTrustProblems(add, key, s)
+	}
+}
+
+// mcpTrustProblems checks who a server's tools are offered to.
+func (c *Config) mcpTrustProblems(add addFunc, key string, s MCPServer) {
+	if s.OwnersOnly && len(c.Bot.Owners) == 0 {
+		add(key+".owners_only", "offers the tools to bot.owners only, and bot.owners is empty: nobody would get them", true)
+	}
+	tools := make([]string, 0, len(s.Allow))
+	for t := range s.Allow {
+		tools = append(tools, t)
+	}
+	slices.Sort(tools)
+	for _, t := range tools {
+		if len(s.Tools) > 0 && !slices.Contains(s.Tools, t) {
+			add(key+".allow."+t, "names a tool that tools: leaves out", t)
+		}
+		for i, u := range s.Allow[t] {
+			switch {
+			case u == "owners" && len(c.Bot.Owners) == 0:
+				add(indexPath(key+".allow."+t, i), "names owners, and bot.owners is empty", u)
+			case u != "owners" && !isUserID(u):
+				add(indexPath(key+".allow."+t, i), `must be "owners" or look like "platform:user_id" (e.g. "telegram:12345")`, u)
+			}
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/userdata"
 )
 
 // commandTimeout bounds running one command and sending its answer. The
@@ -80,6 +81,21 @@ func (e *Engine) answerCommand(ctx context.Context, log *slog.Logger, res core.I
 		SessionRecordID: res.Message.SessionRecordID,
 		Metadata:        meta,
 		CreatedAt:       e.cfg.Clock.Now().UTC(),
+	}
+	if len(reply.Files) > 0 {
+		answer.AttachFiles(reply.Files)
+	}
+	if reply.Metadata[userdata.ErasedKey] == true {
+		// The conversation is gone with all it held: the answer is sent,
+		// never stored, which would make the conversation anew.
+		if a, ok := e.cfg.Outbox.Adapter(conv.Platform); ok {
+			_, err := e.cfg.Outbox.Send(ctx, a, core.OutboundMessage{ChannelThreadID: conv.ChannelThreadID, ChannelUserID: conv.ChannelUserID,
+				Text: reply.Text, Format: core.FormatRichText, IdempotencyKey: fmt.Sprintf("erased-%d", conv.ID)})
+			if err != nil {
+				log.Warn("telling a user their data is erased", "err", err)
+			}
+		}
+		return nil
 	}
 	if err := e.cfg.Outbox.Notice(ctx, conv, answer, core.FormatRichText, fmt.Sprintf("command-%d", res.Message.ID), "a command's answer"); err != nil {
 		return fmt.Errorf("storing the answer to /%s: %w", name, err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/engine/outbox"
 )
 
@@ -54,8 +55,11 @@ type Config struct {
 	// Commands answers chat commands; nil: every /word is text for the
 	// model.
 	Commands core.CommandHandler
-	// AllowUsers lists "platform:user_id"; empty allows everyone.
-	AllowUsers []string
+	// Gate says who may talk to the bot (bot.dm_policy, owners,
+	// allow_users); nil lets everyone in. Under pairing, Pairings keeps
+	// who was let in.
+	Gate     *access.Gate
+	Pairings Pairings
 	// Limits bound what one user may cost; with any set, Store must
 	// implement core.LimitStore.
 	Limits core.UserLimits
@@ -83,9 +87,9 @@ type ReminderStore interface {
 
 // Engine takes inbound messages; see the package doc.
 type Engine struct {
-	cfg   Config
-	log   *slog.Logger
-	allow map[string]bool
+	cfg  Config
+	log  *slog.Logger
+	door *door
 	// limitStore counts usage for the per-user limits; nil when none is
 	// set. limitExempt are the users they never apply to.
 	limitStore  core.LimitStore
@@ -94,10 +98,8 @@ type Engine struct {
 
 // New checks cfg's limits and returns the engine.
 func New(cfg Config) (*Engine, error) {
-	e := &Engine{cfg: cfg, log: cfg.Logger, allow: map[string]bool{}}
-	for _, u := range cfg.AllowUsers {
-		e.allow[u] = true
-	}
+	e := &Engine{cfg: cfg, log: cfg.Logger}
+	e.door = &door{e: e}
 	var err error
 	if e.limitStore, e.limitExempt, err = newLimits(cfg.Limits, cfg.Store); err != nil {
 		return nil, err

@@ -20,10 +20,6 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 		log.Debug("ignoring a message that is not a direct message")
 		return nil
 	}
-	if len(e.allow) > 0 && !e.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
-		log.Debug("ignoring a user not in bot.allow_users", "user", msg.ChannelUserID)
-		return nil
-	}
 	text, meta := storable(msg)
 	if strings.TrimSpace(text) == "" && len(msg.Attachments) == 0 {
 		log.Debug("ignoring an empty message")
@@ -31,6 +27,9 @@ func (e *Engine) HandleInbound(ctx context.Context, msg core.InboundMessage) err
 	}
 	if msg.Platform == "" || msg.ChannelThreadID == "" {
 		return errors.New("inbound message without platform or channel thread id")
+	}
+	if ok, err := e.door.admitted(ctx, log, msg, text, meta); !ok || err != nil {
+		return err
 	}
 	if e.cfg.Commands != nil && len(msg.Attachments) == 0 && e.cfg.Commands.IsCommand(text) {
 		return e.handleCommand(ctx, log, msg, text)

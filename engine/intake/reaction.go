@@ -20,7 +20,7 @@ func (e *Engine) HandleReaction(ctx context.Context, r core.Reaction) error {
 	if r.Platform == "" || r.ChannelThreadID == "" || r.MessageID == "" || r.Emoji == "" {
 		return nil
 	}
-	if len(e.allow) > 0 && !e.allow[string(r.Platform)+":"+r.ChannelUserID] {
+	if !e.door.known(ctx, r.Platform, r.ChannelUserID) {
 		return nil
 	}
 	conv, err := e.cfg.Store.ConversationByThread(ctx, r.Platform, r.ChannelThreadID)

@@ -21,7 +21,7 @@ func (e *Engine) HandleTap(ctx context.Context, msg core.InboundMessage) (core.T
 	if msg.Tap == nil || !msg.Direct || msg.Platform == "" || msg.ChannelThreadID == "" {
 		return stale, nil
 	}
-	if len(e.allow) > 0 && !e.allow[string(msg.Platform)+":"+msg.ChannelUserID] {
+	if !e.door.known(ctx, msg.Platform, msg.ChannelUserID) {
 		return stale, nil
 	}
 	if tapper, ok := e.cfg.Commands.(core.CommandTapper); ok && core.IsCommandData(msg.Tap.Data) {

@@ -152,6 +152,7 @@ func (o *Outbox) Notice(ctx context.Context, conv core.Conversation, msg *core.M
 			Format:          format,
 			IdempotencyKey:  key,
 			Choices:         core.MessageChoices(*msg),
+			Files:           msg.Files,
 		})
 		noteIDs(msg, res)
 		if err != nil {
@@ -159,6 +160,9 @@ func (o *Outbox) Notice(ctx context.Context, conv core.Conversation, msg *core.M
 			msg.Metadata["undelivered"] = err.Error()
 		}
 	}
+	// Sent already: its files' bytes need not be kept for a retry (their
+	// description stays in the metadata).
+	msg.Files = nil
 	// The store's error as it is: the caller says what was stored.
 	if err := o.cfg.Store.AppendMessage(ctx, msg); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine/outbox"
 )
@@ -40,8 +41,10 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 	for _, m := range history {
 		switch m.Role {
 		case core.RoleUser:
-			if m.Deleted() {
-				continue // its user took it back
+			if m.Deleted() || m.Metadata[access.UnpairedKey] == true {
+				// Its user took it back; or wrote it before an owner let
+				// them in, and it is not answered in bulk afterwards.
+				continue
 			}
 			um, ok := files[m.ID]
 			if !ok {
@@ -66,7 +69,8 @@ func renderPrompt(system string, history []core.Message, files map[int64]userMed
 			switch {
 			case m.Delivery == core.DeliveryDropped:
 				continue // never reached the user
-			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true || m.Metadata["limit_notice"] != nil:
+			case m.Metadata["failure_notice"] == true || m.Metadata["busy_notice"] == true || m.Metadata["limit_notice"] != nil ||
+				m.Metadata[access.NoticeKey] == true:
 				continue // the model did not say it; keep it out of its mouth
 			case m.Metadata["silent"] == true || m.Metadata["status_notice"] != nil:
 				// What the model answered when it chose to say nothing.

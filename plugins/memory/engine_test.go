@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/llm/llmtest"
@@ -192,5 +193,34 @@ func TestChatCommandsStayOutOfMemory(t *testing.T) {
 		require.Contains(t, req.LastUserMessage(), "User: I play the cello\nYou: Lovely!")
 		require.NotContains(t, req.LastUserMessage(), "/forget")
 		require.NotContains(t, req.LastUserMessage(), "Rex")
+	}
+}
+
+// What a stranger wrote before an owner let them in (bot.dm_policy:
+// pairing), and the bot's message with their code, reach no model: no
+// fact pass or summary reads them.
+func TestStrangersWordsStayOutOfMemory(t *testing.T) {
+	t.Parallel()
+	e := startEngines(t)
+	res, err := e.st.RecordInbound(e.ctx, core.InboundRecord{Platform: telegram, ChannelThreadID: "ann",
+		Text: "my PIN is 4321, let me in", Metadata: map[string]any{access.UnpairedKey: true}, Now: t0.Add(-time.Minute)})
+	require.NoError(t, err)
+	require.NoError(t, e.st.AppendMessage(e.ctx, &core.Message{ConversationID: res.Conversation.ID, Role: core.RoleAssistant,
+		Content: "send them this code: ABCD2345", Source: core.SourceSystem, Metadata: map[string]any{access.NoticeKey: true},
+		CreatedAt: t0.Add(-time.Minute)}))
+	e.say(t, "ann", "I play the cello", "Lovely!", t0)
+	e.model.Enqueue(
+		llmtest.Text(`{"new_facts":["Plays the cello"],"updates":[],"used_fact_ids":[]}`),
+		llmtest.Text("Ann plays the cello."),
+	)
+	e.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Status(500) })
+	e.advance(t, 5*time.Minute)
+	e.advance(t, 6*time.Minute)
+	reqs := e.model.Requests()
+	require.Len(t, reqs, 2, "a fact pass and a summary")
+	for _, req := range reqs {
+		require.Contains(t, req.LastUserMessage(), "User: I play the cello")
+		require.NotContains(t, req.LastUserMessage(), "4321")
+		require.NotContains(t, req.LastUserMessage(), "ABCD2345")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/access"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/modeltext"
 )
@@ -132,6 +133,10 @@ func (p *Plugin) retrieveRecord(ctx context.Context, conv int64, loc *time.Locat
 // said or saw (failure notices, silent turns).
 func speaker(m core.Message) string {
 	switch {
+	case m.Metadata[access.UnpairedKey] == true, m.Metadata[access.NoticeKey] == true:
+		// A stranger's words before an owner let them in reach no model:
+		// no fact, summary, vector or search is made of them.
+		return ""
 	case m.Role == core.RoleUser:
 		return "User"
 	case m.Role != core.RoleAssistant, m.Metadata["silent"] == true,

@@ -25,7 +25,7 @@ type Opener func(t *testing.T) *store.Store
 // open gives it.
 func Exercise(t *testing.T, open func(t *testing.T) *store.Store) {
 	t.Helper()
-	for _, c := range slices.Concat(messageCases(), runCases(), jobCases(), memoryCases(), consoleCases(), botCases()) {
+	for _, c := range slices.Concat(messageCases(), runCases(), jobCases(), memoryCases(), consoleCases(), botCases(), erasureCases()) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			c.run(t, open)
