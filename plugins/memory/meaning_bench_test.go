@@ -199,3 +199,67 @@ func benchText(r *rand.Rand, cases []paraphrase, seq int) string {
 	}
 	return strings.Join(w, " ")
 }
+
+// BenchmarkEmbeddingPass is the background pass embedding a backlog:
+// 20,000 messages over 100 conversations, stored but not embedded, at
+// 256 dimensions against the fake model (which answers at once), from
+// the plugin's start until it sleeps again. It reports messages a
+// second and the store's bytes per message embedded.
+//
+//	go test -run '^$' -bench BenchmarkEmbeddingPass -benchtime 1x -count 3 ./plugins/memory/
+func BenchmarkEmbeddingPass(b *testing.B) {
+	const users, perUser = 100, 200
+	for _, c := range []struct {
+		name     string
+		open     func(testing.TB) *store.Store
+		pgvector bool
+	}{
+		{"sqlite", storetest.OpenSQLite, false},
+		{"postgres", storetest.OpenPostgres, false},
+		{"pgvector", storetest.OpenPostgres, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				concepts, cases := paraphrases(b)
+				st := c.open(b)
+				require.NoError(b, st.Migrate(b.Context(), memory.New()))
+				emb := llmtest.Embedding{Concepts: concepts}
+				seedVectors(b, st, emb, users, perUser, cases, c.pgvector)
+				// Stored, not embedded: the pass has them all to do.
+				require.NoError(b, st.DB().Exec(`DELETE FROM embeddings`).Error)
+				require.NoError(b, st.DB().Exec(`UPDATE conversations SET embedded_seq = 0`).Error)
+				before := storeBytes(b, st)
+				fake := llmtest.NewServer(b, llmtest.WithEmbedding(emb))
+				b.StartTimer()
+				start := time.Now()
+				startMeaning(b, storeCase{st: st, pgvector: c.pgvector}, fake, "embed-test",
+					func(p *memory.Plugin) { p.Embeddings.Dimensions = benchDims })
+				took := time.Since(start)
+				b.StopTimer()
+				require.Equal(b, users*perUser, countVectors(b, st))
+				b.ReportMetric(float64(users*perUser)/took.Seconds(), "msgs/s")
+				b.ReportMetric(float64(storeBytes(b, st)-before)/float64(users*perUser), "bytes/msg")
+			}
+		})
+	}
+}
+
+// storeBytes is what the embeddings table and its indexes take on disk
+// (PostgreSQL), or the database's pages in use (SQLite).
+func storeBytes(b *testing.B, st *store.Store) int64 {
+	b.Helper()
+	if st.Database().Dialect() == core.DialectPostgres {
+		var n int64
+		require.NoError(b, st.DB().Raw(`SELECT pg_total_relation_size('embeddings')`).Scan(&n).Error)
+		return n
+	}
+	// The pages in use, free ones left out (the embeddings are the only
+	// rows the pass writes, with the conversations' progress).
+	var pages, free, size int64
+	db := st.DB()
+	require.NoError(b, db.Raw(`PRAGMA page_count`).Scan(&pages).Error)
+	require.NoError(b, db.Raw(`PRAGMA freelist_count`).Scan(&free).Error)
+	require.NoError(b, db.Raw(`PRAGMA page_size`).Scan(&size).Error)
+	return (pages - free) * size
+}
