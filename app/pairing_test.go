@@ -253,4 +253,12 @@ plugins:
 	require.Contains(t, tg.WaitSent(t, owner.ID, 2, waitFor)[1].Plain, "Approved")
 	tg.SendPrivate(zoe, "thanks!")
 	require.Equal(t, "Welcome!", tg.WaitSent(t, zoe.ID, 4, waitFor)[3].Plain)
+
+	// An erasure takes her approval too: within the minute the process
+	// remembers it, she is a stranger again.
+	tg.SendPrivate(zoe, "/erase confirm")
+	require.Contains(t, tg.WaitSent(t, zoe.ID, 5, waitFor)[4].Plain, "everything I kept about you is deleted")
+	c.advance(t, 2*time.Minute)
+	tg.SendPrivate(zoe, "hello?")
+	require.Regexp(t, pairingCode, tg.WaitSent(t, zoe.ID, 6, waitFor)[5].Plain)
 }

@@ -21,14 +21,25 @@ type Pairings interface {
 }
 
 // door lets users in: by the gate, or by an owner's approval under
-// pairing, which it remembers (approvals are never taken back while the
-// process runs, so a user let in costs no query per message).
+// pairing, which it remembers for a minute (a user let in costs a query a
+// minute, not one a message; an erasure, which takes the approval, is
+// honoured within the minute by every replica).
 type door struct {
 	e *Engine
-	// paired holds the users let in under pairing ("platform:user_id"),
-	// full whether the log said that no more codes are given.
+	// paired holds when each user let in under pairing
+	// ("platform:user_id") was last seen approved; full whether the log
+	// said that no more codes are given.
 	paired sync.Map
 	full   atomic.Bool
+}
+
+// pairedFor is how long a user seen approved is let in without a query.
+const pairedFor = time.Minute
+
+// remembered reports whether key was seen approved within pairedFor.
+func (d *door) remembered(key string) bool {
+	at, ok := d.paired.Load(key)
+	return ok && d.e.cfg.Clock.Now().Sub(at.(time.Time)) < pairedFor
 }
 
 // admitted says whether msg's sender may talk to the bot. A stranger under
@@ -44,7 +55,7 @@ func (d *door) admitted(ctx context.Context, log *slog.Logger, msg core.InboundM
 		return false, nil
 	}
 	key := string(msg.Platform) + ":" + msg.ChannelUserID
-	if _, ok := d.paired.Load(key); ok {
+	if d.remembered(key) {
 		return true, nil
 	}
 	ok, err := e.cfg.Pairings.Paired(ctx, msg.Platform, msg.ChannelUserID)
@@ -55,7 +66,7 @@ func (d *door) admitted(ctx context.Context, log *slog.Logger, msg core.InboundM
 		ok, err = d.stranger(ctx, log, msg, text, meta)
 	}
 	if ok {
-		d.paired.Store(key, true)
+		d.paired.Store(key, e.cfg.Clock.Now())
 	}
 	return ok, err
 }
@@ -71,7 +82,7 @@ func (d *door) known(ctx context.Context, platform core.Platform, userID string)
 		return false
 	}
 	key := string(platform) + ":" + userID
-	if _, ok := d.paired.Load(key); ok {
+	if d.remembered(key) {
 		return true
 	}
 	ok, err := e.cfg.Pairings.Paired(ctx, platform, userID)
@@ -80,7 +91,7 @@ func (d *door) known(ctx context.Context, platform core.Platform, userID string)
 		return false
 	}
 	if ok {
-		d.paired.Store(key, true)
+		d.paired.Store(key, e.cfg.Clock.Now())
 	}
 	return ok
 }
@@ -138,10 +149,9 @@ const pairingNotice = "Hi! I only talk with people my owner has let in. " +
 	"To ask them, send them this code: **%s**\n\nIt is valid for an hour. Once they approve it, just write to me again."
 
 // Welcome tells a user an owner let in (by /approve or the console) that
-// they are, in the conversation where they got their code; this process
-// lets them in at once.
+// they are, in the conversation where they got their code.
 func (e *Engine) Welcome(ctx context.Context, p access.Request) {
-	e.door.paired.Store(p.Platform+":"+p.UserID, true)
+	e.door.paired.Store(p.Platform+":"+p.UserID, e.cfg.Clock.Now())
 	conv, err := e.cfg.Store.ConversationByThread(ctx, core.Platform(p.Platform), p.ThreadID)
 	if err != nil {
 		e.log.Warn("pairing: the user let in cannot be told so", "user", p.UserID, "err", err)
