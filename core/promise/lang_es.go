@@ -1,0 +1,33 @@
+package promise
+
+// spanish: "Te escribo mañana", "Te lo recordaré a las 5", "Voy a avisarte".
+var spanish = entries{
+	kHead:  {"voy a", "vamos a"},
+	kOffer: {"puedo", "podría", "podria", "quieres que", "quieres que te", "te gustaría que"},
+	kNeg:   {"no", "nunca", "jamás"},
+	kStrong: {"escribirte", "recordarte", "recordártelo", "avisarte", "contactarte", "escribirle",
+		"recordarle", "avisarle", "mandarte un mensaje", "preguntarte cómo te fue"},
+	kWeak: {"preguntarte", "decirte", "mandarte", "contarte", "enviarte", "escribir", "preguntar"},
+	kSelfStrong: {"te escribiré", "te recordaré", "te lo recordaré", "te avisaré", "te contactaré",
+		"me pondré en contacto", "volveré a escribirte", "te mandaré un mensaje", "te daré un toque",
+		"le escribiré", "le recordaré", "le avisaré", "te voy a escribir", "te voy a recordar",
+		"te lo voy a recordar", "te voy a avisar", "te escribiremos", "te mantendré al tanto",
+		"te mantengo al tanto", "te tendré al tanto", "te enviaré un recordatorio",
+		"te mandaré un recordatorio", "te pondré un recordatorio"},
+	kSelfWeak: {"te escribo", "te recuerdo", "te lo recuerdo", "te aviso", "te pregunto",
+		"te preguntaré", "te diré", "te digo", "te contaré", "te cuento", "te mando", "te enviaré",
+		"te envío", "me pongo en contacto", "te vuelvo a escribir", "vuelvo a escribirte",
+		"te voy a preguntar", "te voy a mandar", "te voy a contar", "te doy un toque", "paso a saludarte",
+		"te hablo", "te hablaré"},
+	kSelfOffer: {"te escriba", "te recuerde", "te avise", "te pregunte", "te mande"},
+	kTime: {"mañana", "esta noche", "esta tarde", "más tarde", "luego", "en un rato", "al rato",
+		"dentro de un rato", "en una hora", "dentro de una hora", "la próxima semana",
+		"la semana que viene", "pronto", "mañana por la mañana", "mañana por la tarde",
+		"mañana por la noche", "mañana temprano", "el lunes", "el martes", "el miércoles", "el jueves",
+		"el viernes", "el sábado", "el domingo", "este fin de semana", "cada día", "cada mañana",
+		"todos los días", "después de tu"},
+	kAt:    {"a las", "a la", "en", "dentro de", "sobre las"},
+	kBreak: {"que", "si"},
+	kCond: {"si quieres", "si te parece", "si lo necesitas", "si te apetece", "si lo deseas", "si prefieres",
+		"si te sirve"},
+}
