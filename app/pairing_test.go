@@ -175,9 +175,11 @@ func TestPairingOnDiscordThroughParleyRun(t *testing.T) {
 	require.NotNil(t, m, "the stranger gets a code: %q", got)
 	ownerChannel, _ := fake.SendDM(owner, "/approve "+m[1])
 	require.Contains(t, fake.WaitSent(t, ownerChannel, 1, waitFor)[0].Content, "Approved: Lin Yu (discord user "+lin.ID+")")
-	require.Contains(t, fake.WaitSent(t, channel, 2, waitFor)[1].Content, "you're in")
+	welcome := fake.WaitSent(t, channel, 2, waitFor)[1].Content
+	require.Contains(t, welcome, "you're in")
 	fake.SendDM(lin, "so, hi")
-	require.Equal(t, "Nice to meet you!", fake.WaitSent(t, channel, 3, waitFor)[2].Content)
+	// The reply grows by edits (streaming): wait for the whole of it.
+	fake.WaitShows(t, channel, waitFor, got, welcome, "Nice to meet you!")
 	require.NotContains(t, seen.all(), "hello there", "never reaches the model")
 }
 
