@@ -54,9 +54,6 @@ func (p *pages) MessagesPage(ctx context.Context, conversationID, afterSeq int64
 // TestALongConversationIsReadInPages gathers a conversation of 20,000
 // messages: every one, in order, read a bounded page at a time.
 func TestALongConversationIsReadInPages(t *testing.T) {
-	if testing.Short() {
-		t.Skip("seeds 20,000 messages")
-	}
 	const n = 20000
 	st, conv := longConversation(t, n)
 	src := &pages{Source: st}
