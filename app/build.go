@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
 	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/engine/promises"
 	"github.com/parleybot/parley/httpapi"
 	"github.com/parleybot/parley/internal/metrics"
 	"github.com/parleybot/parley/store"
@@ -224,6 +225,7 @@ func (b *builder) buildDispatcher() error {
 		Metrics:           b.metrics,
 		JobWaker:          bt.jobWaker,
 		Commands:          cmds,
+		Promises:          b.promiseChecker(),
 		Limits: core.UserLimits{
 			MessagesPerMinute: cfg.Bot.Limits.MessagesPerMinute,
 			TurnsPerDay:       cfg.Bot.Limits.TurnsPerDay,
@@ -291,4 +293,15 @@ func (a *app) mountAPI(opts appOptions) {
 			return a.store.AllBots().EraseConversation(ctx, id, opts.clock.Now())
 		},
 	}, a.log.With("component", "api")).Mount(a.http.Mux())
+}
+
+// promiseChecker is the bot's bot.promise_check, nil when it is off: the
+// light model judges the replies the patterns are unsure of.
+func (b *builder) promiseChecker() *promises.Checker {
+	bt := b.bt
+	if !bt.cfg.Bot.PromiseCheck {
+		return nil
+	}
+	return promises.New(promises.Config{Light: bt.env.LLM, LightModel: bt.env.LightModel, Metrics: b.metrics,
+		Logger: bt.log.With("component", "promises")})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/adapters/markup"
 	"github.com/parleybot/parley/console/chart"
 	"github.com/parleybot/parley/core"
+	"github.com/parleybot/parley/core/promise"
 )
 
 // conversationPage is GET /console/conversations/{id}: one conversation's
@@ -238,6 +239,23 @@ type runItem struct {
 	Template      *core.TemplateRecord
 	// Continuation is what the turn said more, when it asked to.
 	Continuation *core.ContinuationRecord
+	// Promise is the later message the reply promised unscheduled, and
+	// Kept how the extra round kept it, in words.
+	Promise *promise.Record
+	Kept    string
+}
+
+// keptWords says how a caught promise was kept.
+func keptWords(rec *promise.Record) string {
+	switch rec.Kept {
+	case promise.KeptScheduled:
+		return "kept: the model scheduled it"
+	case promise.KeptFollowUp:
+		return "kept: the bot will write first (a follow-up)"
+	case promise.KeptReworded:
+		return "reworded: the reply sent promises nothing"
+	}
+	return "not kept"
 }
 
 // toolItem is one tool call of a run: its arguments (indented when they
@@ -253,7 +271,10 @@ func (s *reader) newRunItem(r core.Run, at func(time.Time) string) *runItem {
 		PromptID: r.Record.PromptID, PromptVersion: r.Record.PromptVersion,
 		PromptTokens: r.PromptTokens, OutputTokens: r.CompletionTokens, TotalTokens: r.TotalTokens,
 		Rounds: r.Record.Rounds, Notes: r.Record.Notes, TurnNotes: r.Record.TurnNotes, Reasoning: r.Record.Reasoning,
-		Template: r.Record.Template, Continuation: r.Record.Continuation}
+		Template: r.Record.Template, Continuation: r.Record.Continuation, Promise: r.Record.Promise}
+	if it.Promise != nil {
+		it.Kept = keptWords(it.Promise)
+	}
 	if r.StartedAt != nil {
 		it.Started = at(*r.StartedAt)
 		if r.FinishedAt != nil {

@@ -69,3 +69,13 @@ func MoveRecurringJobs(ctx context.Context, st RecurringMover, conv int64, loc *
 	}
 	return moved, nil
 }
+
+// RoutedOrigin reports whether a job's origin is the API's (a message the
+// bot owner's systems routed into the conversation).
+func RoutedOrigin(origin string) bool {
+	switch origin {
+	case "api", "connector", "system":
+		return true
+	}
+	return false
+}

@@ -5,6 +5,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/parleybot/parley/core/promise"
 )
 
 // Platform names a chat platform a conversation lives on: what its
@@ -257,6 +259,9 @@ type RunRecord struct {
 	// Template is the execution prompt of a cron turn: which template made
 	// it, from what, and what it said. It is never in the transcript.
 	Template *TemplateRecord `json:"template,omitempty"`
+	// Promise is the later message the reply promised without scheduling
+	// it (bot.promise_check), and how the extra round kept it.
+	Promise *promise.Record `json:"promise,omitempty"`
 }
 
 // TemplateRecord is a rendered prompt template as a run used it.

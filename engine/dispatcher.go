@@ -17,6 +17,7 @@ import (
 	"github.com/parleybot/parley/engine/intake"
 	"github.com/parleybot/parley/engine/jobs"
 	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/engine/promises"
 	"github.com/parleybot/parley/engine/turns"
 )
 
@@ -116,6 +117,10 @@ type Config struct {
 	Voice core.VoiceReplies
 	// Metrics, when set, is told about turns, model calls, sends and jobs.
 	Metrics core.Metrics
+	// Promises, when set, gives a reply that promises a later message
+	// without scheduling it one more round (bot.promise_check; default
+	// off here, on in `parley run`).
+	Promises *promises.Checker
 	// Listener, when set, tells this dispatcher when other processes queue
 	// work (PostgreSQL's LISTEN/NOTIFY), so replicas need not wait for
 	// their next poll.
@@ -184,7 +189,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		MaxTurns: cfg.MaxTurns, RecordCacheSize: cfg.HistoryCacheSize, JobMaxAttempts: cfg.JobMaxAttempts,
 		StaleAfter: cfg.StaleAfter, HeartbeatInterval: cfg.HeartbeatInterval, ReapInterval: cfg.ReapInterval,
 		TurnTimeout: cfg.TurnTimeout, PollInterval: cfg.PollInterval, TypingInterval: cfg.TypingInterval,
-		LateGrace: cfg.LateGrace, Media: cfg.Media, Voice: cfg.Voice,
+		LateGrace: cfg.LateGrace, Media: cfg.Media, Voice: cfg.Voice, Promises: cfg.Promises,
 	}
 	// The turns engine is made first (intake stops its runs), and told
 	// about the limits once intake has checked them.

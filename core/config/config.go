@@ -258,6 +258,10 @@ type Bot struct {
 	Limits Limits `yaml:"limits"`
 	// Streaming shows a reply growing while the model writes it.
 	Streaming Streaming `yaml:"streaming"`
+	// PromiseCheck gives a reply that promises a later message ("I'll
+	// check in tomorrow") in a turn that scheduled nothing one more round
+	// to schedule it or reword the reply (default true).
+	PromiseCheck bool `yaml:"promise_check"`
 }
 
 // Streaming is bot.streaming: replies grow where the user reads them (a

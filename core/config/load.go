@@ -52,6 +52,7 @@ func Default() *Config {
 			BusyMessage:    DefaultBusyMessage,
 			Limits:         Limits{Exempt: []string{}},
 			Streaming:      Streaming{Enabled: true, Interval: 400 * time.Millisecond},
+			PromiseCheck:   true,
 		},
 		Adapters: map[string]Section{},
 		Runs: Runs{

@@ -73,3 +73,35 @@ func judge(reply string, low []byte, s, e int, toks []span) Finding {
 	}
 	return f
 }
+
+// Record is what a turn's run record keeps of a promise its reply made
+// without scheduling it (bot.promise_check) and of the round that kept it.
+type Record struct {
+	// Phrase and When are the promising words and their time, as Finding.
+	Phrase string `json:"phrase"`
+	When   string `json:"when,omitempty"`
+	// Stage is the stage that caught it: StagePatterns or StageLightModel.
+	Stage string `json:"stage"`
+	// Said is the reply as the model first wrote it (not sent as such).
+	Said string `json:"said"`
+	// Note is what the model was told in its extra round.
+	Note string `json:"note"`
+	// Kept says how: KeptScheduled, KeptFollowUp, KeptReworded or
+	// Unkept; Why says why it was not kept.
+	Kept string `json:"kept"`
+	Why  string `json:"why,omitempty"`
+}
+
+// The stages that catch a promise.
+const (
+	StagePatterns   = "patterns"
+	StageLightModel = "light model"
+)
+
+// How a caught promise was kept.
+const (
+	KeptScheduled = "scheduled" // the extra round called a scheduling tool
+	KeptFollowUp  = "follow-up" // it asked to write first later (<PROACTIVE>)
+	KeptReworded  = "reworded"  // its reply no longer promises
+	Unkept        = "unkept"    // none of these: the reply went out as it was
+)

@@ -16,6 +16,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/engine/history"
 	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/engine/promises"
 	"github.com/parleybot/parley/internal/loop"
 )
 
@@ -91,6 +92,9 @@ type Config struct {
 	LateGrace         time.Duration
 	Media             core.MediaConfig
 	Voice             core.VoiceReplies
+	// Promises checks replies for promises made without scheduling
+	// (bot.promise_check); nil: off.
+	Promises *promises.Checker
 }
 
 // Engine runs turns; see the package doc. It owns the claim loop, the

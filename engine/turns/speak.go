@@ -151,6 +151,7 @@ func (s *speaker) speak(ctx context.Context, log *slog.Logger, t *core.Turn, a c
 	}
 	c := core.RunCompletion{Status: core.RunSucceeded, Record: record}
 	addUsage(&c, res)
+	reply, ans = s.keepPromise(ctx, log, t, ask, res, reply, ans, &c)
 	o := core.Outcome{Status: core.RunSucceeded, Usage: res.Usage}
 	s.followUp(log, t, reply, &c)
 	if reply.Silent {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/promise"
 )
 
 // Bot is one bot's view of the metrics: every series it writes carries
@@ -24,6 +25,7 @@ type Bot struct {
 	mcpCalls  *prometheus.CounterVec
 	mcpTime   *prometheus.HistogramVec
 	limited   *prometheus.CounterVec
+	promises  *prometheus.CounterVec
 	llmOK     prometheus.Observer
 	llmFailed prometheus.Observer
 	prompt    prometheus.Counter
@@ -54,6 +56,7 @@ func (m *Registry) ForBot(id string) *Bot {
 		mcpCalls: m.mcpCalls.MustCurryWith(l),
 		mcpTime:  curried(m.mcpTime, l),
 		limited:  m.limited.MustCurryWith(l),
+		promises: m.promises.MustCurryWith(l),
 		// Known at 0 from the start, for rate() and alerts.
 		llmOK:     m.llmTime.WithLabelValues(id, "ok"),
 		llmFailed: m.llmTime.WithLabelValues(id, "error"),
@@ -63,6 +66,9 @@ func (m *Registry) ForBot(id string) *Bot {
 	}
 	for _, r := range finishReasons {
 		b.finishes[r] = m.finishes.WithLabelValues(id, r)
+	}
+	for _, o := range []string{"caught", promise.KeptScheduled, promise.KeptFollowUp, promise.KeptReworded, promise.Unkept} {
+		b.promises.WithLabelValues(o)
 	}
 	for _, l := range []string{core.LimitMessagesPerMinute, core.LimitTurnsPerDay, core.LimitTokensPerDay} {
 		b.limited.WithLabelValues(l)
@@ -129,4 +135,9 @@ func (b *Bot) Limited(limit string) {
 func (b *Bot) MCPCalled(server, tool, outcome string, took time.Duration) {
 	b.mcpCalls.WithLabelValues(server, tool, outcome).Inc()
 	b.mcpTime.WithLabelValues(server, tool).Observe(max(took, 0).Seconds())
+}
+
+// PromiseCounted counts a promise caught in a reply, or how one was kept.
+func (b *Bot) PromiseCounted(outcome string) {
+	b.promises.WithLabelValues(outcome).Inc()
 }

@@ -37,6 +37,7 @@ type Registry struct {
 	mcpCalls  *prometheus.CounterVec
 	mcpTime   *prometheus.HistogramVec
 	limited   *prometheus.CounterVec
+	promises  *prometheus.CounterVec
 	log       *slog.Logger
 }
 
@@ -115,7 +116,11 @@ func New(log *slog.Logger) *Registry {
 		Name: "parley_limited_messages_total",
 		Help: "Messages held by a per-user limit (bot.limits): stored, no turn, by limit (messages_per_minute, turns_per_day, tokens_per_day).",
 	}, byBot("limit"))
-	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited,
+	m.promises = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "parley_promises_total",
+		Help: "Replies that promised a later message without scheduling it (bot.promise_check), by outcome: caught, then scheduled, follow-up, reworded or unkept.",
+	}, byBot("outcome"))
+	m.reg.MustRegister(m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited, m.promises,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -169,7 +174,7 @@ func (m *Registry) WatchModel(bot string, waiting, inFlight func() float64) (sto
 func (m *Registry) Forget(id string) {
 	l := prometheus.Labels{botLabel: id}
 	for _, v := range []interface{ DeletePartialMatch(prometheus.Labels) int }{
-		m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited,
+		m.lateness, m.failures, m.sends, m.turns, m.turnTime, m.llmTime, m.llmTokens, m.finishes, m.mcpCalls, m.mcpTime, m.limited, m.promises,
 	} {
 		v.DeletePartialMatch(l)
 	}
