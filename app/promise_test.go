@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord"
+	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm/llmtest"
 	"github.com/parleybot/parley/core/promise"
@@ -211,4 +213,33 @@ func TestPromiseExtraRoundFailingSendsTheFirstReply(t *testing.T) {
 	require.Equal(t, promise.Unkept, rec.Kept)
 	require.Contains(t, rec.Why, "the extra round failed")
 	require.Equal(t, core.RunSucceeded, c.lastRun(t).Status)
+}
+
+// On Discord the first reply grows while the model writes it, promise
+// and all; the extra round's rewording then ends that same message, the
+// only one the user gets.
+func TestStreamedPromiseEndsAsTheRewordedReply(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	fake := discordtest.NewServer(t)
+	b.llmTimeout = "20s"
+	said := "That sounds like a lot. Try to rest tonight, and I'll message you tomorrow morning to see how you feel."
+	final := "That sounds like a lot. Try to rest tonight, and tell me tomorrow how you feel."
+	b.model.Enqueue(llmtest.Text(said).WithWordDeltas().WithStreamDelay(time.Second), llmtest.Text(final))
+	b.start(t, b.writeConfig(t, discordConfig(fake)))
+	fake.WaitReady(t, waitFor)
+	channel, _ := fake.SendDM(lin, "long week, so tired")
+	done := fake.WaitVisible(t, channel, func(ms []discordtest.SentMessage) bool {
+		return len(ms) == 1 && ms[0].Content == final
+	}, waitFor)
+	m, ok := fake.Message(done[0].MessageID)
+	require.True(t, ok)
+	require.NotEmpty(t, m.Edits, "the first reply grew by edits")
+	for _, s := range fake.AllSent() {
+		require.Equal(t, done[0].MessageID, s.MessageID, "one message: %q", s.Content)
+	}
+	reqs := b.model.WaitRequests(t, 2, waitFor)
+	require.True(t, strings.HasPrefix(reqs[1].LastUserMessage(), promiseNote))
+	msgs := b.storedMessagesOn(t, discord.Platform, channel)
+	require.Equal(t, final, msgs[len(msgs)-1].Content)
 }

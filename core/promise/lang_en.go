@@ -20,7 +20,11 @@ var english = entries{
 		"in a while", "soon", "first thing", "monday", "tuesday", "wednesday", "thursday", "friday",
 		"saturday", "sunday", "on monday", "on tuesday", "on wednesday", "on thursday", "on friday",
 		"on saturday", "on sunday", "after your", "before your", "every day", "every morning", "daily",
-		"every evening", "in half an hour"},
+		"every evening", "in half an hour",
+		// Times bound to an event rather than a clock.
+		"once you", "when you get back", "when you get home", "when you're back", "when you wake up",
+		"after the", "before the", "after work", "after lunch", "after dinner", "after school", "before bed",
+		"when you land", "when it's time"},
 	// Reminding someone that they matter is said now, not later.
 	kIgnore: {"remind you that", "remind you how", "remind you of how"},
 	kAt:     {"at", "around", "in", "by"},

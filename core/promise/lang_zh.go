@@ -9,7 +9,7 @@ var (
 		"回复你", "给你打电话", "来看看你", "看看你怎么样", "关心一下你", "催你", "叫醒你"}
 	// zhWeak promise only with a time: "明天问你", "晚点告诉你".
 	zhWeak = []string{"问你", "问问你", "告诉你", "跟你说", "和你说", "给你发", "发给你", "给你讲",
-		"问一下你", "问下你", "跟你讲", "和你聊", "跟你聊", "找您"}
+		"问一下你", "问下你", "跟你讲", "和你聊", "跟你聊", "找您", "叫你"}
 	// zhFuture mark the bot's own future or intent before the verb.
 	zhFuture = []string{"会", "再", "到时", "记得", "一定", "就来", "我来", "准时"}
 	// zhNeg, zhPast, zhOffer and zhCond undo or soften a verb in its clause.

@@ -3,6 +3,7 @@ package promise
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // judgeZh judges one sentence low[s:e] for Chinese promises.
@@ -92,6 +93,14 @@ func zhTime(b []byte, off int) (int, int) {
 				return off + tb, off + j + len(t)
 			}
 			return off + j, off + j + len(t) + clockAt(b[j+len(t):])
+		}
+	}
+	// An event done, then: "看完医生后" (after seeing the doctor).
+	if j := bytes.Index(b, []byte("后")); j > 0 {
+		if k := bytes.LastIndex(b[max(0, j-15):j], []byte("完")); k >= 0 {
+			k += max(0, j-15)
+			_, n := utf8.DecodeLastRune(b[:k]) // the verb before 完
+			return off + k - n, off + j + len("后")
 		}
 	}
 	for i := 0; ; {
