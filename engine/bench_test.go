@@ -13,6 +13,7 @@ import (
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/engine"
+	"github.com/parleybot/parley/engine/promises"
 )
 
 // instantLLM answers at once, in-process, so the benchmark measures the
@@ -53,6 +54,30 @@ func (a *signalAdapter) Send(_ context.Context, m core.OutboundMessage) (core.Se
 // reply sent and stored, the run completed. 32 conversations talk at once,
 // each waiting for its reply before writing again.
 func BenchmarkTurn(b *testing.B) {
+	benchTurns(b, instantLLM{}, nil)
+}
+
+// replyLLM answers at once with its text.
+type replyLLM string
+
+func (r replyLLM) Run(_ context.Context, req llm.Request) (llm.Result, error) {
+	return llm.Result{Content: string(r), Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 80, TotalTokens: 90}, Rounds: 1}, nil
+}
+
+// BenchmarkTurnPromiseCheck is BenchmarkTurn with a 400-character reply
+// that promises nothing, without and with bot.promise_check: the time
+// the check adds to such a turn (target ≤ 0.1 ms).
+func BenchmarkTurnPromiseCheck(b *testing.B) {
+	const reply = "That sounds like a really full week, and it makes sense that you feel tired. " +
+		"Maybe tonight you could keep things simple: something warm to eat, no screens for the last hour, " +
+		"and an early night. Tomorrow is Friday, so the weekend is close. If the report is what weighs on you most, " +
+		"breaking it into two smaller pieces often helps. What part of it feels hardest right now?"
+	b.Run("off", func(b *testing.B) { benchTurns(b, replyLLM(reply), nil) })
+	b.Run("on", func(b *testing.B) { benchTurns(b, replyLLM(reply), promises.New(promises.Config{})) })
+}
+
+// benchTurns runs BenchmarkTurn's load with model m and promise check p.
+func benchTurns(b *testing.B, m core.LLM, p *promises.Checker) {
 	ctx := context.Background()
 	st := openStore(b)
 	const convs = 32
@@ -61,8 +86,8 @@ func BenchmarkTurn(b *testing.B) {
 		ad.waiters[fmt.Sprintf("c%d", i)] = make(chan struct{}, 1)
 	}
 	d, err := engine.New(engine.Config{
-		Store: st, LLM: instantLLM{}, Plugins: []core.Plugin{personaLayer{text: "You are a benchmark."}},
-		Adapters: []core.Adapter{ad}, MaxTurns: 8,
+		Store: st, LLM: m, Plugins: []core.Plugin{personaLayer{text: "You are a benchmark."}},
+		Adapters: []core.Adapter{ad}, MaxTurns: 8, Promises: p,
 	})
 	require.NoError(b, err)
 	require.NoError(b, ad.Start(ctx, d))
