@@ -216,7 +216,7 @@ func testTurnRoundTrip(t *testing.T, b *testBundle) {
 }
 
 // A turn shows the typing indicator once it has run for a moment
-// (typingDelay, 400 ms, on the dispatcher's clock), refreshed until its
+// (typing.Delay, 400 ms, on the dispatcher's clock), refreshed until its
 // reply; a turn answered sooner shows none and saves the round trip.
 func TestTypingShowsForASlowTurnOnly(t *testing.T) {
 	t.Parallel()

@@ -17,6 +17,7 @@ import (
 	"github.com/parleybot/parley/engine/history"
 	"github.com/parleybot/parley/engine/outbox"
 	"github.com/parleybot/parley/engine/promises"
+	"github.com/parleybot/parley/engine/typing"
 	"github.com/parleybot/parley/internal/loop"
 )
 
@@ -128,7 +129,8 @@ func New(cfg Config) *Engine {
 	c := &cfg
 	e := &Engine{cfg: c, log: c.Logger, platforms: c.Outbox.Platforms(), courier: newCourier(c),
 		inflight: map[int64]context.CancelCauseFunc{}, slots: make(chan struct{}, max(c.MaxTurns, 1))}
-	e.speaker = &speaker{cfg: c, log: c.Logger, prompts: newPrompter(c), courier: e.courier, busy: &e.turns}
+	e.speaker = &speaker{cfg: c, log: c.Logger, prompts: newPrompter(c), courier: e.courier, busy: &e.turns,
+		typing: typing.Indicator{Clock: c.Clock, Every: c.TypingInterval, Busy: &e.turns, Log: c.Logger}}
 	return e
 }
 

@@ -20,6 +20,9 @@ func (s *speaker) keepPromise(ctx context.Context, log *slog.Logger, t *core.Tur
 	if pc == nil || reply.Silent || reply.Proactive != nil || t.Cron != nil || promises.Scheduled(res.ToolCalls) {
 		return reply, ans
 	}
+	if _, asks := reply.Metadata[core.ChoicesKey]; asks {
+		return reply, ans // a question with buttons offers; it promises nothing
+	}
 	rec, note := pc.Check(ctx, reply.Text)
 	if note != "" {
 		c.Record.Notes = append(c.Record.Notes, note)

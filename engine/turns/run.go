@@ -61,7 +61,7 @@ func (e *Engine) execute(ctx context.Context, run *core.Run, conv *core.Conversa
 		return next
 	}
 	ack := e.speaker.acknowledge(ctx, log, turn, adapter)
-	stopTyping := e.speaker.typing(ctx, adapter, turn.Conversation.ChannelThreadID)
+	stopTyping := e.speaker.typing.Show(ctx, adapter, turn.Conversation.ChannelThreadID)
 	outcome, completion := e.speaker.generate(ctx, log, turn, adapter)
 	stopTyping()
 	ack.takeBack(ctx)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/engine/outbox"
+	"github.com/parleybot/parley/engine/typing"
 
 	"github.com/parleybot/parley/core/llm"
 	"github.com/parleybot/parley/core/modeltext"
@@ -29,6 +30,7 @@ type speaker struct {
 	// Stop waits for them. runCtx ends at shutdown.
 	busy   *sync.WaitGroup
 	runCtx context.Context
+	typing typing.Indicator
 }
 
 // conversation is run's conversation: known when the caller read it
@@ -560,73 +562,6 @@ func (s *speaker) observe(ctx context.Context, t *core.Turn, o core.Outcome) {
 	for _, p := range s.cfg.Plugins {
 		if ob, ok := p.(core.TurnObserver); ok {
 			ob.TurnFinished(ctx, t, o)
-		}
-	}
-}
-
-// typingDelay is how long a turn runs before the typing indicator shows: a
-// reply that comes sooner needs none, and the turn saves the round trip.
-// Users do not notice the indicator missing for this long; models take
-// seconds.
-const typingDelay = 400 * time.Millisecond
-
-// typing shows the typing indicator, from typingDelay into the turn and
-// refreshed, until the returned func is called. Adapters without the
-// capability show nothing.
-func (s *speaker) typing(ctx context.Context, a core.Adapter, thread string) func() {
-	ti, ok := a.(core.TypingIndicator)
-	if !ok {
-		return func() {}
-	}
-	every := s.cfg.TypingInterval
-	if r := a.Capabilities().TypingRefresh; r > 0 {
-		every = r
-	}
-	// The indicator runs on the clock's AfterFunc: a turn waiting on the
-	// model holds no goroutine for it. Each armed timer and each call in
-	// flight counts in s.turns, so Stop waits for a call that began. A
-	// call in flight when the turn ends is let finish rather than
-	// cancelled: cancelling an HTTP request closes its connection, and
-	// the next reply would pay for a new one.
-	callCtx := context.WithoutCancel(ctx)
-	var (
-		mu      sync.Mutex
-		stopped bool
-		timer   core.Timer
-		show    func()
-	)
-	show = func() {
-		defer s.busy.Done()
-		mu.Lock()
-		if stopped || ctx.Err() != nil {
-			mu.Unlock()
-			return
-		}
-		mu.Unlock()
-		c, cancel := context.WithTimeout(callCtx, every)
-		if err := ti.Typing(c, thread); err != nil {
-			s.log.Debug("typing indicator", "err", err)
-		}
-		cancel()
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped && ctx.Err() == nil {
-			s.busy.Add(1)
-			timer = core.AfterFunc(s.cfg.Clock, every, show)
-		}
-	}
-	// Armed under mu like every re-arming: the timer may fire before the
-	// assignment is done.
-	mu.Lock()
-	s.busy.Add(1)
-	timer = core.AfterFunc(s.cfg.Clock, typingDelay, show)
-	mu.Unlock()
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		if timer.Stop() {
-			s.busy.Done() // it will not run
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 // engine, and neither imports the other.
 func TestImportsPointOneWay(t *testing.T) {
 	_, files := parseModule(t)
-	engines := []string{"engine/intake", "engine/turns", "engine/jobs", "engine/outbox", "engine/history"}
+	engines := []string{"engine/intake", "engine/turns", "engine/jobs", "engine/outbox", "engine/history", "engine/promises", "engine/typing"}
 	var broken []string
 	for _, f := range files {
 		pkg := strings.TrimPrefix(strings.TrimPrefix(f.pkg, module), "/")
@@ -53,18 +53,30 @@ func forbidden(pkg, dep string, engines []string) string {
 			continue
 		}
 		for _, other := range engines {
-			if other == e || other == "engine/outbox" || other == "engine/history" {
+			if other == e || shared(other) {
 				continue
 			}
 			if under(dep, other) {
 				return "engines meet through interfaces, not imports"
 			}
 		}
-		if (e == "engine/outbox" || e == "engine/history") && under(dep, "engine") && !under(dep, "engine/history") {
-			return "the Outbox and the history cache import no engine"
+		if shared(e) && under(dep, "engine") && !under(dep, "engine/history") {
+			return "the Outbox and the engines' helpers import no engine"
 		}
 	}
 	return ""
+}
+
+// shared are the engine packages every engine may use: the Outbox and
+// the helpers (the history cache, the promise check, the typing
+// indicator). The Outbox imports only the history cache, the helpers
+// nothing of the engine.
+func shared(e string) bool {
+	switch e {
+	case "engine/outbox", "engine/history", "engine/promises", "engine/typing":
+		return true
+	}
+	return false
 }
 
 func compact(s []string) []string {
@@ -78,7 +90,7 @@ func compact(s []string) []string {
 }
 
 func TestForbiddenCatchesWhatTheRulesForbid(t *testing.T) {
-	engines := []string{"engine/intake", "engine/turns", "engine/jobs", "engine/outbox", "engine/history"}
+	engines := []string{"engine/intake", "engine/turns", "engine/jobs", "engine/outbox", "engine/history", "engine/promises", "engine/typing"}
 	for _, c := range []struct {
 		pkg, dep string
 		bad      bool
@@ -90,6 +102,9 @@ func TestForbiddenCatchesWhatTheRulesForbid(t *testing.T) {
 		{"engine/turns", "engine/outbox", false},
 		{"engine/outbox", "engine/turns", true},
 		{"engine/outbox", "engine/history", false},
+		{"engine/turns", "engine/promises", false},
+		{"engine/promises", "engine/outbox", true},
+		{"engine/typing", "engine/turns", true},
 		{"engine", "engine/turns", false},
 		{"adapters/telegram", "engine/outbox", true},
 		{"plugins/mood", "adapters/telegram", true},
