@@ -194,6 +194,22 @@ func (c *Checker) Failed(rec *promise.Record, err error) {
 	c.count(promise.Unkept)
 }
 
+// Log says in log, in words, what became of rec once its round is over.
+func Log(log *slog.Logger, rec *promise.Record) {
+	const caught = "the reply promised a later message without scheduling it"
+	args := []any{"phrase", rec.Phrase, "stage", rec.Stage}
+	switch rec.Kept {
+	case promise.KeptScheduled:
+		log.Info(caught+"; in one more round the model scheduled it", args...)
+	case promise.KeptFollowUp:
+		log.Info(caught+"; in one more round the model asked to write first later", args...)
+	case promise.KeptReworded:
+		log.Info(caught+"; in one more round the model reworded the reply", args...)
+	default:
+		log.Warn(caught+"; it is not kept", append(args, "why", rec.Why)...)
+	}
+}
+
 func (c *Checker) count(outcome string) {
 	if c.cfg.Metrics != nil {
 		c.cfg.Metrics.PromiseCounted(outcome)

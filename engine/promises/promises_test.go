@@ -3,6 +3,7 @@ package promises_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -158,4 +159,16 @@ func TestKept(t *testing.T) {
 	require.Equal(t, promise.Unkept, rec.Kept)
 	require.Equal(t, "the extra round failed: status 400", rec.Why)
 	require.Equal(t, counter{promise.KeptScheduled: 1, promise.KeptFollowUp: 1, promise.KeptReworded: 1, promise.Unkept: 2}, m)
+}
+
+func TestLogSaysWhatBecameOfThePromise(t *testing.T) {
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	promises.Log(log, &promise.Record{Phrase: "I'll text you at 9", Stage: promise.StagePatterns, Kept: promise.KeptScheduled})
+	promises.Log(log, &promise.Record{Phrase: "I'll text you at 9", Stage: promise.StagePatterns, Kept: promise.Unkept, Why: "the extra round failed: status 400"})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Contains(t, lines[0], `level=INFO msg="the reply promised a later message without scheduling it; in one more round the model scheduled it" phrase="I'll text you at 9"`)
+	require.Contains(t, lines[1], `level=WARN`)
+	require.Contains(t, lines[1], `why="the extra round failed: status 400"`)
 }

@@ -33,7 +33,7 @@ func (s *speaker) keepPromise(ctx context.Context, log *slog.Logger, t *core.Tur
 	rec.Said = reply.Text
 	rec.Note = promises.Note(rec, promises.CanSchedule(ask.tools))
 	c.Record.Promise = rec
-	log.Info("the reply promises a later message it did not schedule; the model gets one more round", "phrase", rec.Phrase, "stage", rec.Stage)
+	defer promises.Log(log, rec)
 	msgs := append(slices.Clip(ask.prompt), llm.Message{Role: llm.RoleAssistant, Content: ans.text}, llm.Message{Role: llm.RoleUser, Content: rec.Note})
 	more, err := s.callModel(ctx, llm.Request{Messages: msgs, Tools: ask.tools, MaxToolRounds: s.cfg.MaxToolRounds})
 	addUsage(c, more)
