@@ -64,8 +64,8 @@ func (s *speaker) keepPromise(ctx context.Context, log *slog.Logger, t *core.Tur
 		next.Text, next.Metadata = reply.Text, reply.Metadata
 	}
 	rec.Kept, rec.Why = pc.Kept(more.ToolCalls, next.Proactive != nil, next.Text)
-	next.Notes = append(reply.Notes, next.Notes...)
-	c.Record.Output, c.Record.Reasoning, c.Record.Notes = again.text, again.reasoning, next.Notes
+	c.Record.Output, c.Record.Reasoning = again.text, again.reasoning
+	c.Record.Notes = append(c.Record.Notes, next.Notes...)
 	return next, again
 }
 
