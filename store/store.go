@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -117,6 +118,9 @@ type shared struct {
 	disk     *diskfault.Disk
 	// keptFileBytes bounds message_files (Options.KeptFileBytes).
 	keptFileBytes int64
+	// closing makes Close once; closeErr is its result.
+	closing  sync.Once
+	closeErr error
 }
 
 // newStore returns the Store, with every role, on d.
@@ -285,8 +289,14 @@ func openPostgres(ctx context.Context, opts Options) (*Store, error) {
 		pools: []*sql.DB{sqlDB}, failures: new(writeFailures)}, bot: DefaultBot}), nil
 }
 
-// Close closes the connection pools.
+// Close closes the connection pools. A second call, or one on another
+// view of the same database (ForBot), returns the first's result.
 func (s *Store) Close() error {
+	s.closing.Do(func() { s.closeErr = s.closeAll() })
+	return s.closeErr
+}
+
+func (s *shared) closeAll() error {
 	if s.batch != nil {
 		s.batch.close()
 	}
