@@ -30,3 +30,18 @@ for mod in */go.mod; do
     echo "   go build"; go build -o /dev/null ./... # checks; writes no binary
   )
 done
+
+# docs/plugins.md, "Your own module": the commands a new module is started
+# with, run as written (the block after <!-- new-module -->) against this
+# checkout, in a directory of their own. A step that stops working (a
+# replace go mod tidy no longer takes, an import path moved) fails here.
+echo "== docs/plugins.md: your own module"
+root=$(cd .. && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+script=$(awk '/<!-- new-module -->/{found=1; next} found && /^```sh/{inblock=1; next} inblock && /^```/{exit} inblock{print}' "$root/docs/plugins.md")
+if [ -z "$script" ]; then
+  echo "docs/plugins.md has no sh block after <!-- new-module -->" >&2
+  exit 1
+fi
+(cd "$work" && bash -euo pipefail -c "$(printf '%s\n' "$script" | sed "s#^PARLEY=.*#PARLEY=$root#")")
