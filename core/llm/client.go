@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -123,9 +124,22 @@ type Client struct {
 	// health is the state as of the last finished call; nil while unknown.
 	health atomic.Pointer[Health]
 	// completionTokens says the bound goes out as max_completion_tokens
-	// rather than max_tokens. It starts from the host and flips, for the
-	// client's lifetime, when the server refuses the field it was sent.
-	completionTokens atomic.Bool
+	// rather than max_tokens, for a model the server has not refused a
+	// field for: it is the host's default. flipped holds, by model, the
+	// field a refusal switched that model to (true: max_completion_tokens),
+	// for the client's lifetime: one server may host models of both kinds
+	// (llm.model and llm.light_model, an OpenAI-compatible gateway).
+	completionTokens bool
+	flipped          sync.Map
+}
+
+// completionFor says whether model's bound goes out as
+// max_completion_tokens.
+func (c *Client) completionFor(model string) bool {
+	if v, ok := c.flipped.Load(model); ok {
+		return v.(bool)
+	}
+	return c.completionTokens
 }
 
 // conn is what a Client and a Transcriber share: the configuration with
@@ -153,7 +167,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{conn: cn}
 	// OpenAI's own API refuses max_tokens for its newer models and takes
 	// max_completion_tokens for all of them.
-	c.completionTokens.Store(IsOpenAI(u.String()))
+	c.completionTokens = IsOpenAI(u.String())
 	return c, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 
@@ -271,4 +272,39 @@ func TestMaxTokensSwitchIsSafeConcurrently(t *testing.T) {
 	require.NoError(t, err)
 	reqs := srv.Requests()
 	require.Equal(t, "max_completion_tokens", sentField(t, reqs[len(reqs)-1]))
+}
+
+// One server, two models that take different fields (a reasoning model
+// beside a local one behind one gateway, llm.model beside
+// llm.light_model): a refusal for one switches that model only.
+func TestMaxTokensFieldIsRememberedPerModel(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer(t, llmtest.WithModels("reasoner", "local"),
+		llmtest.WithModelMaxTokensField("reasoner", "max_completion_tokens"),
+		llmtest.WithModelMaxTokensField("local", "max_tokens"))
+	client, err := llm.New(llm.Config{BaseURL: srv.URL(), APIKey: apiKey, Model: "local", MaxTokens: 300,
+		Logger: newLogger(&syncBuffer{})})
+	require.NoError(t, err)
+	srv.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("ok") })
+	ask := func(model string) {
+		t.Helper()
+		req := userSays("hi")
+		req.Model = model
+		_, err := client.Complete(context.Background(), req)
+		require.NoError(t, err, model)
+	}
+	ask("reasoner") // refused once, then max_completion_tokens
+	ask("local")
+	ask("reasoner")
+	ask("local")
+	var sent []string
+	for _, r := range srv.Requests() {
+		field := "max_tokens"
+		if strings.Contains(string(r.Body), `"max_completion_tokens":300`) {
+			field = "max_completion_tokens"
+		}
+		sent = append(sent, r.Chat.Model+":"+field)
+	}
+	require.Equal(t, []string{"reasoner:max_tokens", "reasoner:max_completion_tokens", "local:max_tokens",
+		"reasoner:max_completion_tokens", "local:max_tokens"}, sent, "the local model never pays for the reasoner's refusal")
 }

@@ -259,7 +259,7 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		ctx = withPacing(ctx, pace)
 	}
 	for retried := false; ; retried = true {
-		completion := forced || c.completionTokens.Load()
+		completion := forced || c.completionFor(model)
 		setMaxTokens(&req, completion, maxTokens)
 		actx, attempts := withAttempts(ctx)
 		sent, actx := c.enc.Presplice(actx, req)
@@ -273,8 +273,8 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 				field = fieldMaxCompletionTokens
 			}
 			if maxTokens > 0 && !forced && !retried && ctx.Err() == nil && refusesField(err, field) {
-				if c.completionTokens.CompareAndSwap(completion, !completion) {
-					c.log.WarnContext(ctx, "llm: the server does not take this token bound field; using the other from now on",
+				if prev, _ := c.flipped.Swap(model, !completion); prev != !completion {
+					c.log.WarnContext(ctx, "llm: the server does not take this token bound field for this model; using the other for it from now on",
 						"refused", field, "model", model)
 				}
 				continue

@@ -62,6 +62,21 @@ func WithMaxTokensField(name string) Option {
 	return func(s *Server) { s.maxTokensField = name }
 }
 
+// WithModelMaxTokensField is WithMaxTokensField for one model only: a
+// server that hosts models of both kinds (a reasoning model that takes
+// only max_completion_tokens beside one that takes only max_tokens).
+func WithModelMaxTokensField(model, name string) Option {
+	if name != fieldMaxTokens && name != fieldMaxCompletionTokens {
+		panic("llmtest: WithModelMaxTokensField takes max_tokens or max_completion_tokens, not " + strconv.Quote(name))
+	}
+	return func(s *Server) {
+		if s.modelTokensField == nil {
+			s.modelTokensField = map[string]string{}
+		}
+		s.modelTokensField[model] = name
+	}
+}
+
 // WithLatency makes every model answer (chat, transcription, speech,
 // images; embeddings have WithEmbeddingLatency) wait d (or until the
 // client gives up) before it is sent, on top of any response's own
@@ -84,9 +99,11 @@ type Server struct {
 	model          string
 	models         modelSet // WithModels: listed, and the only ones answered
 	maxTokensField string
-	latency        time.Duration
-	stream         streamScript  // WithStreamDelay, WithWordDeltas: defaults for streamed answers
-	done           chan struct{} // closed on cleanup so slow answers stop waiting
+	// modelTokensField is WithModelMaxTokensField's, by model.
+	modelTokensField map[string]string
+	latency          time.Duration
+	stream           streamScript  // WithStreamDelay, WithWordDeltas: defaults for streamed answers
+	done             chan struct{} // closed on cleanup so slow answers stop waiting
 
 	mu        sync.Mutex
 	apiKey    string
@@ -256,9 +273,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	if field := refusedField(body, s.maxTokensField); field != "" {
+	taken := s.maxTokensField
+	if f, ok := s.modelTokensField[chat.Model]; ok {
+		taken = f
+	}
+	if field := refusedField(body, taken); field != "" {
 		s.recordRefused(req)
-		writeUnsupportedParameter(w, field, s.maxTokensField)
+		writeUnsupportedParameter(w, field, taken)
 		return
 	}
 	resp, id, responder := s.record(req)
