@@ -36,7 +36,8 @@
 //
 // Config.MaxTokens goes out as max_tokens, or as max_completion_tokens for
 // api.openai.com and OpenAI's reasoning models; a server that answers 400
-// "Unsupported parameter" for one gets the other, at once and from then on.
+// "Unsupported parameter" for one gets the other, at once and from then on
+// for that model.
 // Result.Reasoning and Result.Refusal carry the reasoning_content and
 // refusal the server returned; reasoning is never sent back to the model.
 //
