@@ -265,7 +265,14 @@ func (e *engine) factPass(ctx context.Context, w FactWork, now time.Time) error 
 			return nil
 		}
 	}
-	return e.apply(ctx, w.ConversationID, facts, ans, now)
+	err = e.apply(ctx, e.p.facts.During(w), w.ConversationID, facts, ans, now)
+	if errors.Is(err, ErrForgotten) {
+		// The user's /forget all came while the model read: what it
+		// found stays unwritten, and the messages stay passed over.
+		e.log.Info("memory: a fact pass ended without writing: the user asked to forget everything meanwhile", "conversation", w.ConversationID)
+		return nil
+	}
+	return err
 }
 
 const factPrompt = `You keep the long-term memory of a companion bot about one person: short facts about them (preferences, people and pets in their life, plans, what matters to them). Given the known facts (with ids) and the new messages, answer with JSON only:
@@ -293,9 +300,10 @@ func parseFactAnswer(s string) (factAnswer, error) {
 	return a, nil
 }
 
-// apply writes a pass's answer: updates by id (unknown ids ignored), new
-// facts (the least recently used go when full), used ids refreshed.
-func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a factAnswer, now time.Time) error {
+// apply writes a pass's answer to fs: updates by id (unknown ids
+// ignored), new facts (the least recently used go when full), used ids
+// refreshed.
+func (e *engine) apply(ctx context.Context, fs *FactStore, conv int64, facts []core.Fact, a factAnswer, now time.Time) error {
 	known := map[string]bool{}
 	for _, f := range facts {
 		known[f.Key] = true
@@ -306,7 +314,7 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 			used = append(used, id)
 		}
 	}
-	if err := e.p.facts.Touch(ctx, conv, used, now); err != nil {
+	if err := fs.Touch(ctx, conv, used, now); err != nil {
 		return err
 	}
 	for _, u := range a.Updates {
@@ -314,7 +322,7 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 		if !known[id] || fact == "" {
 			continue
 		}
-		if err := e.p.facts.Update(ctx, conv, id, fact, now); err != nil && !core.IsNotFound(err) {
+		if err := fs.Update(ctx, conv, id, fact, now); err != nil && !core.IsNotFound(err) {
 			return err
 		}
 	}
@@ -331,12 +339,12 @@ func (e *engine) apply(ctx context.Context, conv int64, facts []core.Fact, a fac
 	for i, f := range fresh {
 		if key, ok := same[i]; ok {
 			// Said otherwise, it is a known fact: the newer wording wins.
-			if err := e.p.facts.Update(ctx, conv, key, f, now); err != nil && !core.IsNotFound(err) {
+			if err := fs.Update(ctx, conv, key, f, now); err != nil && !core.IsNotFound(err) {
 				return err
 			}
 			continue
 		}
-		if _, _, err := e.p.facts.Remember(ctx, conv, f, e.p.MaxFacts, now); err != nil {
+		if _, _, err := fs.Remember(ctx, conv, f, e.p.MaxFacts, now); err != nil {
 			return err
 		}
 	}

@@ -224,3 +224,34 @@ func TestStrangersWordsStayOutOfMemory(t *testing.T) {
 		require.NotContains(t, req.LastUserMessage(), "ABCD2345")
 	}
 }
+
+// "/forget all confirm" while a fact pass waits on the model: what the
+// pass found is never written, the messages it read stay passed over,
+// and the next pass, on messages after the forgetting, writes as usual.
+func TestForgetAllDuringAFactPassWinsOverIt(t *testing.T) {
+	t.Parallel()
+	e := startEngines(t)
+	conv := e.say(t, "ann", "my cat is called Miso", "What a lovely name!", t0)
+	_, _, err := e.bundle.facts.Remember(e.ctx, conv.ID, "has a cat", 3, t0)
+	require.NoError(t, err)
+	gate := make(chan struct{})
+	e.model.Enqueue(llmtest.Text(`{"new_facts":["Her cat is called Miso"],"updates":[{"id":"F01","fact":"has a cat called Miso"}],"used_fact_ids":["F01"]}`).WithHold(gate))
+	e.clock.Advance(5 * time.Minute)
+	e.model.WaitRequests(t, 1, 10*time.Second) // the pass is reading
+
+	n, err := e.bundle.facts.ForgetAllFacts(e.ctx, conv.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	close(gate)
+	e.clock.WaitForTimers(t, 1, 10*time.Second)
+	require.Empty(t, e.facts(t, conv.ID), "nothing the pass found outlives the forgetting")
+	require.Contains(t, e.logs.String(), "a fact pass ended without writing")
+
+	conv = e.say(t, "ann", "I moved to Lyon", "Welcome to Lyon!", t0.Add(5*time.Minute))
+	e.model.Enqueue(llmtest.Text(`{"new_facts":["Lives in Lyon"],"updates":[],"used_fact_ids":[]}`))
+	e.advance(t, 5*time.Minute)
+	require.Equal(t, []string{"F01 Lives in Lyon"}, e.facts(t, conv.ID))
+	reqs := e.model.Requests()
+	require.Len(t, reqs, 2)
+	require.NotContains(t, reqs[1].LastUserMessage(), "Miso", "the forgotten messages are not read again")
+}

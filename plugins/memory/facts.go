@@ -42,7 +42,13 @@ func (p *Plugin) Migrations() []core.Migration {
 		},
 		// The seq of the newest message the fact engine has read.
 		Columns: []core.Column{{Table: "conversations", Name: "facts_seq", Definition: "{{bigint}} NOT NULL DEFAULT 0"}},
-	}, embeddingsMigration(), embedAgainMigration()}
+	}, embeddingsMigration(), embedAgainMigration(), {
+		Version: 4,
+		Name:    "facts_epoch",
+		// Counts /forget all in the conversation: a fact pass that began
+		// before one writes nothing after it (FactStore.During).
+		Columns: []core.Column{{Table: "conversations", Name: "facts_epoch", Definition: "{{bigint}} NOT NULL DEFAULT 0"}},
+	}}
 }
 
 // FactStore is the plugin's facts and the fact engine's progress, on the
@@ -50,6 +56,40 @@ func (p *Plugin) Migrations() []core.Migration {
 type FactStore struct {
 	db    core.Database
 	clock core.Clock
+	// during, when set, is the fact pass whose writes these are: each
+	// writes only while its conversation's facts were not forgotten since
+	// the pass claimed it (During).
+	during *FactWork
+}
+
+// ErrForgotten is what a pass's write returns when the user asked to
+// forget every fact after the pass began: nothing of it may be written.
+var ErrForgotten = errors.New("the user asked to forget their facts after this pass began")
+
+// During is the store as fact pass w writes to it: its Remember, Update
+// and Touch fail with ErrForgotten, writing nothing, once the user's
+// "/forget all" came after w was claimed. The check and the write are one
+// transaction, which ForgetAllFacts's update of the same row waits for.
+func (s *FactStore) During(w FactWork) *FactStore {
+	c := *s
+	c.during = &w
+	return &c
+}
+
+// guard checks, in tx, that the facts of conv were not forgotten since
+// the pass began; the update locks the conversation's row until tx ends.
+func (s *FactStore) guard(tx *gorm.DB, conv int64) error {
+	if s.during == nil {
+		return nil
+	}
+	res := tx.Exec(`UPDATE conversations SET facts_epoch = facts_epoch WHERE id = ? AND facts_epoch = ?`, conv, s.during.Epoch)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrForgotten
+	}
+	return nil
 }
 
 var _ core.FactKeeper = (*FactStore)(nil)
@@ -63,6 +103,8 @@ type FactWork struct {
 	ConversationID int64
 	FromSeq        int64
 	ToSeq          int64
+	// Epoch is the conversation's facts_epoch when the work was claimed.
+	Epoch int64
 }
 
 const factCols = `id, conversation_id, fact_key, content, created_at, last_accessed_at`
@@ -133,6 +175,9 @@ func (s *FactStore) Remember(ctx context.Context, conversationID int64, content 
 	var evicted []string
 	err := s.db.Write(ctx, func(tx *gorm.DB) error {
 		evicted = evicted[:0]
+		if err := s.guard(tx, conversationID); err != nil {
+			return err
+		}
 		var keys []string
 		if err := tx.Raw(`SELECT fact_key FROM facts WHERE conversation_id = ?`, conversationID).Scan(&keys).Error; err != nil {
 			return err
@@ -173,6 +218,9 @@ func nextKey(keys []string) string {
 func (s *FactStore) Update(ctx context.Context, conversationID int64, key, content string, at time.Time) error {
 	var n int64
 	err := s.db.Write(ctx, func(tx *gorm.DB) error {
+		if err := s.guard(tx, conversationID); err != nil {
+			return err
+		}
 		res := tx.Exec(`UPDATE facts SET content = ?, last_accessed_at = ? WHERE conversation_id = ? AND fact_key = ?`,
 			content, s.db.Time(at), conversationID, key)
 		n = res.RowsAffected
@@ -193,6 +241,9 @@ func (s *FactStore) Touch(ctx context.Context, conversationID int64, keys []stri
 		return nil
 	}
 	err := s.db.Write(ctx, func(tx *gorm.DB) error {
+		if err := s.guard(tx, conversationID); err != nil {
+			return err
+		}
 		return tx.Exec(`UPDATE facts SET last_accessed_at = ? WHERE conversation_id = ? AND fact_key IN ?`,
 			s.db.Time(at), conversationID, keys).Error
 	})
@@ -222,7 +273,8 @@ func (s *FactStore) Forget(ctx context.Context, conversationID int64, key string
 // ForgetAllFacts deletes every fact of the conversation and returns how many
 // there were. The messages the fact engine has not read yet are passed
 // over too (facts_seq moves to last_seq): what the user said before
-// asking to be forgotten is not read back into new facts.
+// asking to be forgotten is not read back into new facts. A pass already
+// reading them writes nothing after this (facts_epoch, During).
 func (s *FactStore) ForgetAllFacts(ctx context.Context, conversationID int64) (int, error) {
 	var n int64
 	err := s.db.Write(ctx, func(tx *gorm.DB) error {
@@ -231,7 +283,7 @@ func (s *FactStore) ForgetAllFacts(ctx context.Context, conversationID int64) (i
 			return res.Error
 		}
 		n = res.RowsAffected
-		return tx.Exec(`UPDATE conversations SET facts_seq = last_seq WHERE id = ?`, conversationID).Error
+		return tx.Exec(`UPDATE conversations SET facts_seq = last_seq, facts_epoch = facts_epoch + 1 WHERE id = ?`, conversationID).Error
 	})
 	if err != nil {
 		return 0, fmt.Errorf("forgetting the facts of conversation %d: %w", conversationID, err)
@@ -248,9 +300,9 @@ func (s *FactStore) ForgetAllFacts(ctx context.Context, conversationID int64) (i
 // model reads them, and another bot's users' words must never reach it.
 func (s *FactStore) ClaimWork(ctx context.Context, limit int) ([]FactWork, error) {
 	var rows []struct {
-		ID, FactsSeq, LastSeq int64
+		ID, FactsSeq, LastSeq, FactsEpoch int64
 	}
-	q, args := `SELECT id, facts_seq, last_seq FROM conversations WHERE last_seq > facts_seq`, []any{}
+	q, args := `SELECT id, facts_seq, last_seq, facts_epoch FROM conversations WHERE last_seq > facts_seq`, []any{}
 	if b, ok := s.db.(interface{ Bot() string }); ok && b.Bot() != "" {
 		q += ` AND bot_id = ?`
 		args = append(args, b.Bot())
@@ -265,12 +317,13 @@ func (s *FactStore) ClaimWork(ctx context.Context, limit int) ([]FactWork, error
 	err := s.db.Write(ctx, func(tx *gorm.DB) error {
 		out = out[:0]
 		for _, r := range rows {
-			res := tx.Exec(`UPDATE conversations SET facts_seq = ? WHERE id = ? AND facts_seq = ?`, r.LastSeq, r.ID, r.FactsSeq)
+			res := tx.Exec(`UPDATE conversations SET facts_seq = ? WHERE id = ? AND facts_seq = ? AND facts_epoch = ?`,
+				r.LastSeq, r.ID, r.FactsSeq, r.FactsEpoch)
 			if res.Error != nil {
 				return res.Error
 			}
 			if res.RowsAffected == 1 {
-				out = append(out, FactWork{ConversationID: r.ID, FromSeq: r.FactsSeq, ToSeq: r.LastSeq})
+				out = append(out, FactWork{ConversationID: r.ID, FromSeq: r.FactsSeq, ToSeq: r.LastSeq, Epoch: r.FactsEpoch})
 			}
 		}
 		return nil

@@ -170,7 +170,7 @@ func TestForgetAllFacts(t *testing.T) {
 		b.inbound("a", "I moved to Lyon", t0.Add(time.Minute))
 		work, err = b.facts.ClaimWork(ctx, 10)
 		require.NoError(t, err)
-		require.Equal(t, []memory.FactWork{{ConversationID: a.ID, FromSeq: 2, ToSeq: 3}}, work)
+		require.Equal(t, []memory.FactWork{{ConversationID: a.ID, FromSeq: 2, ToSeq: 3, Epoch: 1}}, work, "claimed after one forgetting")
 
 		n, err = b.facts.ForgetAllFacts(ctx, a.ID)
 		require.NoError(t, err)
