@@ -167,13 +167,7 @@ func buildApp(ctx context.Context, cfg *config.Config, log *slog.Logger, opts ap
 	// a bad config fails (exit 2) without touching the database.
 	for _, b := range builders {
 		a.bots = append(a.bots, b.bt)
-		if err := b.buildModel(); err != nil {
-			return nil, err
-		}
-		if err := b.decodePlugins(); err != nil {
-			return nil, err
-		}
-		if err := b.buildAdapters(ctx); err != nil {
+		if err := b.decode(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -97,6 +97,26 @@ func clockSleep(clock core.Clock) func(context.Context, time.Duration) error {
 	}
 }
 
+// decode builds the model, decodes the plugins and builds the adapters,
+// reporting the plugins' and the adapters' config errors together: an
+// owner fixes them all in one go, not one a start.
+func (b *builder) decode(ctx context.Context) error {
+	if err := b.buildModel(); err != nil {
+		return err
+	}
+	errP := b.decodePlugins()
+	errA := b.buildAdapters(ctx)
+	switch {
+	case errP == nil:
+		return errA
+	case errA == nil:
+		cleanupAll(b.bt.adapters) // built, and not to be used
+		b.bt.adapters = nil
+		return errP
+	}
+	return usageErrors([]error{errP, errA})
+}
+
 // decodePlugins decodes the plugins' sections and starts the env the
 // modules are provisioned with; a plugin may name the bot.
 func (b *builder) decodePlugins() error {
@@ -153,7 +173,7 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 		env.LightModel = cfg.LLM.Model
 	}
 	var err error
-	if bt.plugins, err = provisionPlugins(ctx, bt.decoded, *env); err != nil {
+	if bt.plugins, err = provisionPlugins(ctx, cfg, bt.decoded, *env); err != nil {
 		return err
 	}
 	// MCP tools come after the built-in plugins' own. The client starts and

@@ -128,7 +128,7 @@ func loadDeployConfig(t *testing.T, file string, env map[string]string) *config.
 	cleanupAll(adapters)
 	decoded, err := decodePlugins(cfg)
 	require.NoError(t, err, file)
-	plugins, err := provisionPlugins(ctx, decoded, menv)
+	plugins, err := provisionPlugins(ctx, cfg, decoded, menv)
 	require.NoError(t, err, file)
 	cleanupAll(plugins)
 	return cfg

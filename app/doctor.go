@@ -226,7 +226,7 @@ func checkPlugins(ctx context.Context, cfg *config.Config, env core.Env, model *
 	}
 	env.Store, env.Database, env.LLM, env.LightModel = mem, mem.Database(), core.WithoutReasoning(model), cfg.LightModel()
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
-	provisioned, err := provisionPlugins(ctx, plugins, env)
+	provisioned, err := provisionPlugins(ctx, cfg, plugins, env)
 	if err != nil {
 		return err
 	}

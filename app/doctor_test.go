@@ -412,7 +412,7 @@ func TestDoctorBadConfigExitsTwo(t *testing.T) {
 	code, out, stderr = b.cli(b.config(t), "doctor")
 	require.Equal(t, 2, code)
 	require.Empty(t, out)
-	require.Contains(t, stderr, "plugin persona: reading persona file")
+	require.Contains(t, stderr, "config.yaml:19: plugins.persona: reading persona file")
 
 	// And no adapter at all.
 	b.extra = ""

@@ -509,7 +509,43 @@ func TestExampleConfigMatchesTheModules(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	require.NoError(t, st.Migrate(ctx, pluginMigrators()...))
 	env.Store, env.Database = st, st.Database()
-	plugins, err := provisionPlugins(ctx, decoded, env)
+	plugins, err := provisionPlugins(ctx, cfg, decoded, env)
 	require.NoError(t, err)
 	require.NotEmpty(t, plugins)
+}
+
+// Every mistake of a config is reported in one go, in file order, each
+// with its file, line and key: two adapters without tokens, two plugins
+// misspelt, a key misspelt inside a plugin, and a token from a variable
+// that is not set, which the error names.
+func TestBadConfigReportsEveryError(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`adapters:
+  telegram:
+    token: ${TG_TOKEN_NOT_SET}
+  discord: {enabled: true}
+plugins:
+  memroy: {}
+  persona:
+    nmae: Bob
+  moood: {}
+`), 0o600))
+	var stderr coretest.Logs
+	code := Run(context.Background(), []string{"run", "-c", path}, IO{In: strings.NewReader(""), Out: io.Discard, Err: &stderr},
+		func(string) (string, bool) { return "", false })
+	require.Equal(t, 2, code)
+	var lines []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if i := strings.Index(l, "config.yaml:"); i >= 0 {
+			lines = append(lines, l[i:])
+		}
+	}
+	require.Equal(t, []string{
+		"config.yaml:2: adapters.telegram: telegram adapter: token is required (set adapters.telegram.token, e.g. ${TELEGRAM_BOT_TOKEN}); adapters.telegram.token is ${TG_TOKEN_NOT_SET}, which is not set",
+		"config.yaml:4: adapters.discord: discord adapter: token is required (set adapters.discord.token, e.g. ${DISCORD_BOT_TOKEN})",
+		"config.yaml:6: plugins.memroy: unknown plugin (known: " + fmt.Sprint(core.Plugins().Names()) + ")",
+		"config.yaml:8: plugins.persona.nmae: unknown key",
+		"config.yaml:9: plugins.moood: unknown plugin (known: " + fmt.Sprint(core.Plugins().Names()) + ")",
+	}, lines[:5], "stderr:\n%s", stderr.String())
 }

@@ -1,8 +1,11 @@
 package app
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,9 +39,10 @@ var renamedAdapters = map[string]renamed{
 // renamed is a module's name now, for a section under its former name.
 type renamed struct{ to, note string }
 
-// unknownSections rejects sections that name no registered module; one
-// under a name in renames (may be nil) is told the module's name now.
-func unknownSections(cfg *config.Config, kind string, secs map[string]config.Section, known []string, renames map[string]renamed) error {
+// unknownSections rejects sections that name no registered module, each
+// of them; one under a name in renames (may be nil) is told the module's
+// name now.
+func unknownSections(cfg *config.Config, kind string, secs map[string]config.Section, known []string, renames map[string]renamed) []error {
 	names := make([]string, 0, len(secs))
 	for n := range secs {
 		names = append(names, n)
@@ -48,6 +52,7 @@ func unknownSections(cfg *config.Config, kind string, secs map[string]config.Sec
 	for _, k := range known {
 		isKnown[k] = true
 	}
+	var errs []error
 	for _, n := range names {
 		if isKnown[n] {
 			continue
@@ -55,24 +60,75 @@ func unknownSections(cfg *config.Config, kind string, secs map[string]config.Sec
 		sec := secs[n]
 		if r, ok := renames[n]; ok {
 			to := strings.TrimSuffix(sec.Path, n) + r.to
-			return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path,
-				Msg: fmt.Sprintf("was renamed to %s: rename the section (%s)", to, r.note)}
+			errs = append(errs, &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path,
+				Msg: fmt.Sprintf("was renamed to %s: rename the section (%s)", to, r.note)})
+			continue
 		}
-		return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: fmt.Sprintf("unknown %s (known: %v)", kind, known)}
+		errs = append(errs, &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: fmt.Sprintf("unknown %s (known: %v)", kind, known)})
 	}
-	return nil
+	return errs
+}
+
+// sectionError places a module's provisioning error at its section (file,
+// line, key), naming the unset environment variables under it; a module
+// without a section (on by default) keeps the error as it is.
+func sectionError(cfg *config.Config, secs map[string]config.Section, kind, name string, err error) error {
+	sec, ok := secs[name]
+	if !ok {
+		return fmt.Errorf("%s %s: %w", kind, name, err)
+	}
+	return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: err.Error() + cfg.UnsetUnder(sec.Path), Err: err}
+}
+
+// usageErrors is errs as one usage error (exit status 2), nil for none,
+// the config's in file order.
+func usageErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	var flat []error
+	for _, e := range errs {
+		flat = append(flat, flatten(e)...)
+	}
+	slices.SortStableFunc(flat, func(a, b error) int { return cmp.Compare(lineOf(a), lineOf(b)) })
+	return usageError{Err: errors.Join(flat...)}
+}
+
+// flatten lists the errors err joins (through usage errors), or err.
+func flatten(err error) []error {
+	var u usageError
+	if errors.As(err, &u) && u.Err != err {
+		err = u.Err
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// lineOf is the config line err is about, after every line when none.
+func lineOf(err error) int {
+	var ce *config.Error
+	if errors.As(err, &ce) && ce.Line > 0 {
+		return ce.Line
+	}
+	return int(^uint(0) >> 1)
 }
 
 // provision runs the module lifecycle after decoding: Provision, Validate.
-func provision(ctx context.Context, kind, name string, m any, env core.Env) error {
+func provision(ctx context.Context, m any, env core.Env) error {
 	if p, ok := m.(core.Provisioner); ok {
 		if err := p.Provision(ctx, env); err != nil {
-			return fmt.Errorf("%s %s: %w", kind, name, err)
+			return err
 		}
 	}
 	if v, ok := m.(core.Validator); ok {
 		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%s %s: %w", kind, name, err)
+			return err
 		}
 	}
 	return nil
@@ -88,36 +144,42 @@ func cleanup(m any) {
 // decodePlugins decodes every registered plugin's section (so a disabled
 // plugin's typos are still reported) and returns the enabled ones, in name
 // order, not yet provisioned. Every plugin is enabled unless its section
-// says otherwise, or it is off by default and has none.
+// says otherwise, or it is off by default and has none. Every error is
+// reported, not the first.
 func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	reg := core.Plugins()
-	if err := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names(), nil); err != nil {
-		return nil, usageError{Err: err}
-	}
+	errs := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names(), nil)
 	var out []core.Plugin
 	for _, name := range reg.Names() {
 		info, _ := reg.Lookup(name)
 		p := info.New()
 		enabled, err := decodeSection(cfg.Plugins, name, p, !info.OffByDefault)
 		if err != nil {
-			return nil, usageError{Err: err}
+			errs = append(errs, err)
+			continue
 		}
 		if enabled {
 			out = append(out, p)
 		}
 	}
+	if err := usageErrors(errs); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-// provisionPlugins provisions and validates decoded plugins; on a failure
-// it cleans up the ones done so far.
-func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]core.Plugin, error) {
-	for i, p := range ps {
-		if err := provision(ctx, "plugin", p.Name(), p, env); err != nil {
-			cleanupAll(ps[:i])
-			cleanup(p)
-			return nil, usageError{Err: err}
+// provisionPlugins provisions and validates decoded plugins, every one;
+// on any failure it cleans them all up and reports each failure.
+func provisionPlugins(ctx context.Context, cfg *config.Config, ps []core.Plugin, env core.Env) ([]core.Plugin, error) {
+	var errs []error
+	for _, p := range ps {
+		if err := provision(ctx, p, env); err != nil {
+			errs = append(errs, sectionError(cfg, cfg.Plugins, "plugin", p.Name(), err))
 		}
+	}
+	if err := usageErrors(errs); err != nil {
+		cleanupAll(ps)
+		return nil, err
 	}
 	return ps, nil
 }
@@ -127,26 +189,29 @@ func provisionPlugins(ctx context.Context, ps []core.Plugin, env core.Env) ([]co
 // which enabled adapters are built (parley chat wants only the terminal).
 func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
 	reg := core.Adapters()
-	if err := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names(), renamedAdapters); err != nil {
-		return nil, usageError{Err: err}
-	}
+	errs := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names(), renamedAdapters)
 	var out []core.Adapter
 	for _, name := range reg.Names() {
 		info, _ := reg.Lookup(name)
 		a := info.New()
 		enabled, err := decodeSection(cfg.Adapters, name, a, info.EnabledByDefault)
 		if err != nil {
-			return nil, usageError{Err: err}
+			errs = append(errs, err)
+			continue
 		}
 		if !want(name, enabled) {
 			continue
 		}
-		if err := provision(ctx, "adapter", name, a, env); err != nil {
-			cleanupAll(out)
+		if err := provision(ctx, a, env); err != nil {
 			cleanup(a)
-			return nil, usageError{Err: err}
+			errs = append(errs, sectionError(cfg, cfg.Adapters, "adapter", name, err))
+			continue
 		}
 		out = append(out, a)
+	}
+	if err := usageErrors(errs); err != nil {
+		cleanupAll(out)
+		return nil, err
 	}
 	return out, nil
 }

@@ -96,13 +96,7 @@ func (a *app) buildBots(ctx context.Context, builders []*builder, keep []*bot) (
 	}()
 	for _, b := range builders {
 		fresh = append(fresh, b.bt)
-		if err := b.buildModel(); err != nil {
-			return fresh, err
-		}
-		if err := b.decodePlugins(); err != nil {
-			return fresh, err
-		}
-		if err := b.buildAdapters(ctx); err != nil {
+		if err := b.decode(ctx); err != nil {
 			return fresh, err
 		}
 	}

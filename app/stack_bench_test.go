@@ -63,7 +63,7 @@ func BenchmarkPromptStack(b *testing.B) {
 	require.NoError(b, err)
 	decoded, err := decodePlugins(loaded)
 	require.NoError(b, err)
-	plugins, err := provisionPlugins(ctx, decoded, core.Env{Store: st, Database: st.Database(), Clock: core.SystemClock{}, Location: time.UTC})
+	plugins, err := provisionPlugins(ctx, loaded, decoded, core.Env{Store: st, Database: st.Database(), Clock: core.SystemClock{}, Location: time.UTC})
 	require.NoError(b, err)
 	rec, err := st.SessionRecord(ctx, *conv.CurrentRecordID)
 	require.NoError(b, err)

@@ -23,7 +23,11 @@ func LogModel(log *slog.Logger, cfg *config.Config) {
 	log.Info("model", "base_url", probes.RedactedURL(cfg.LLM.BaseURL), "model", cfg.LLM.Model,
 		"light_model", cfg.LightModel(), "api_key_set", cfg.LLM.APIKey != "")
 	if cfg.LLM.APIKey == "" && llm.IsOpenAI(cfg.LLM.BaseURL) {
-		log.Warn("llm.api_key is empty, so OpenAI will refuse every turn: set " + config.EnvOpenAIAPIKey +
+		what, set := "llm.api_key is empty", config.EnvOpenAIAPIKey
+		if v := cfg.Unset["llm.api_key"]; v != "" {
+			what, set = "llm.api_key is ${"+v+"}, which is not set", v
+		}
+		log.Warn(what + ", so OpenAI will refuse every turn: set " + set +
 			", or point llm.base_url at a server that needs no key (Ollama, vLLM); see the README, \"Pointing it at a model\"")
 	}
 }

@@ -30,6 +30,11 @@ type Config struct {
 
 	// File is the path the config was read from ("" for built-in defaults).
 	File string `yaml:"-"`
+	// Unset maps the key path of each value that named an unset
+	// environment variable ("adapters.telegram.token") to the variable
+	// ("TELEGRAM_BOT_TOKEN"), so that an error about the value can say
+	// why it is empty. A variable with a default (${VAR:-x}) is not in it.
+	Unset map[string]string `yaml:"-"`
 	// BotID is the bot a Config from BotConfigs runs; "" in a file's own
 	// Config.
 	BotID string `yaml:"-"`

@@ -38,8 +38,10 @@ type decoder struct {
 	failed map[string]bool
 	// skip holds nodes whose environment expansion failed.
 	skip map[*yaml.Node]bool
-	// fromEnv holds paths whose value held an environment reference.
+	// fromEnv holds paths whose value held an environment reference;
+	// unset, those whose reference named an unset variable, with its name.
 	fromEnv map[string]bool
+	unset   map[string]string
 	// secrets holds the values decoded into Secret fields, which err
 	// takes out of every message: an alias, or the same text written
 	// under another key, would show them.
@@ -60,6 +62,7 @@ func newDecoder(file string) *decoder {
 		failed:  map[string]bool{},
 		skip:    map[*yaml.Node]bool{},
 		fromEnv: map[string]bool{},
+		unset:   map[string]string{},
 	}
 }
 

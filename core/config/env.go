@@ -27,7 +27,7 @@ func expandTree(n *yaml.Node, path string, lookup func(string) (string, bool), d
 			expandTree(c, indexPath(path, i), lookup, d)
 		}
 	case yaml.ScalarNode:
-		v, hadRef, err := expandEnv(n.Value, lookup)
+		v, hadRef, unset, err := expandEnv(n.Value, lookup)
 		if err != nil {
 			d.fail(n, path, err.Error())
 			d.skip[n] = true
@@ -36,6 +36,9 @@ func expandTree(n *yaml.Node, path string, lookup func(string) (string, bool), d
 		n.Value = v
 		if hadRef {
 			d.fromEnv[path] = true
+		}
+		if unset != "" {
+			d.unset[path] = unset
 		}
 		if hadRef && n.Style&yaml.TaggedStyle == 0 {
 			n.Tag = ""
@@ -48,10 +51,11 @@ func expandTree(n *yaml.Node, path string, lookup func(string) (string, bool), d
 // expandEnv replaces ${VAR} and ${VAR:-default} in s with values from lookup
 // and $$ with $. An unset VAR without a default expands to "". A $ followed
 // by anything else is kept as is. hadRef reports whether any ${...} was
-// replaced.
-func expandEnv(s string, lookup func(string) (string, bool)) (out string, hadRef bool, err error) {
+// replaced; unset names the first variable that was unset, without a
+// default.
+func expandEnv(s string, lookup func(string) (string, bool)) (out string, hadRef bool, unset string, err error) {
 	if !strings.Contains(s, "$") {
-		return s, false, nil
+		return s, false, "", nil
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
@@ -67,7 +71,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (out string, hadRef
 		case '{':
 			end := strings.IndexByte(s[i+2:], '}')
 			if end < 0 {
-				return "", false, fmt.Errorf("malformed variable reference %q: missing \"}\"", snippet(s[i:]))
+				return "", false, "", fmt.Errorf("malformed variable reference %q: missing \"}\"", snippet(s[i:]))
 			}
 			body := s[i+2 : i+2+end]
 			name, def, hasDef := body, "", false
@@ -75,11 +79,13 @@ func expandEnv(s string, lookup func(string) (string, bool)) (out string, hadRef
 				name, def, hasDef = body[:j], body[j+2:], true
 			}
 			if !validEnvName(name) {
-				return "", false, fmt.Errorf("malformed variable reference %q: want ${NAME} or ${NAME:-default}", snippet("${"+name+"}"))
+				return "", false, "", fmt.Errorf("malformed variable reference %q: want ${NAME} or ${NAME:-default}", snippet("${"+name+"}"))
 			}
 			val, ok := lookup(name)
 			if hasDef && (!ok || val == "") {
 				val = def
+			} else if !ok && unset == "" {
+				unset = name
 			}
 			b.WriteString(val)
 			hadRef = true
@@ -89,7 +95,7 @@ func expandEnv(s string, lookup func(string) (string, bool)) (out string, hadRef
 			i++
 		}
 	}
-	return b.String(), hadRef, nil
+	return b.String(), hadRef, unset, nil
 }
 
 // validEnvName reports whether name is a shell-style variable name.

@@ -23,7 +23,13 @@ type Error struct {
 	Key string
 	// Msg says what is wrong. It never contains a secret's value.
 	Msg string
+	// Err is the error Msg came from, when a module reported it (its
+	// Provision or Validate): errors.Is and As see through to it.
+	Err error
 }
+
+// Unwrap is the module's error, nil for the config's own.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Error formats the problem as "<file>:<line>: <key>: <msg>", leaving out the
 // line when it is unknown and the key when there is none.

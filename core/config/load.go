@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sort"
+	"strings"
 	"time"
 
 	// Validation and Location must not depend on the host having tzdata.
@@ -152,10 +154,17 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 		if line == 0 && p.lineOf != "" {
 			line = d.lines[p.lineOf]
 		}
-		d.errs = append(d.errs, &Error{File: file, Line: line, Key: p.key, Msg: p.message(d.fromEnv[p.key])})
+		msg := p.message(d.fromEnv[p.key])
+		if v := d.unset[p.key]; v != "" {
+			msg += UnsetNote(v)
+		}
+		d.errs = append(d.errs, &Error{File: file, Line: line, Key: p.key, Msg: msg})
 	}
 	if err := d.err(); err != nil {
 		return nil, err
+	}
+	if len(d.unset) > 0 {
+		cfg.Unset = d.unset
 	}
 	return cfg, nil
 }
@@ -176,4 +185,34 @@ func (c *Config) LightModel() string {
 		return c.LLM.LightModel
 	}
 	return c.LLM.Model
+}
+
+// UnsetNote is what an error about a value adds when the value named an
+// unset environment variable.
+func UnsetNote(name string) string {
+	return " (the environment variable " + name + " is not set)"
+}
+
+// UnsetUnder names the unset variables of the values under path
+// ("adapters.telegram"), each with its key, in key order: what an error
+// about a whole section adds.
+func (c *Config) UnsetUnder(path string) string {
+	var keys []string
+	for k := range c.Unset {
+		if k == path || strings.HasPrefix(k, path+".") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return ""
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " is ${" + c.Unset[k] + "}"
+	}
+	if len(parts) == 1 {
+		return "; " + parts[0] + ", which is not set"
+	}
+	return "; " + strings.Join(parts, ", ") + ", which are not set"
 }

@@ -138,6 +138,10 @@ func TestLoadExampleEqualsDefaults(t *testing.T) {
 	require.Equal(t, "../../config.example.yaml", c.File)
 	want := config.Default()
 	want.File, want.Adapters, want.Plugins = c.File, c.Adapters, c.Plugins
+	// With no environment, every ${VAR} of the example is unset, and said.
+	require.Equal(t, "OPENAI_API_KEY", c.Unset["llm.api_key"])
+	require.Equal(t, "TELEGRAM_BOT_TOKEN", c.Unset["adapters.telegram.token"])
+	want.Unset = c.Unset
 	require.Equal(t, want, c)
 
 	require.Len(t, c.Adapters, 5)
