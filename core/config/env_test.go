@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/core/config"
 )
 
 func TestEnvExpansion(t *testing.T) {
@@ -55,6 +57,21 @@ func TestEnvUnsetWithoutDefaultIsEmpty(t *testing.T) {
 	// The file named another variable, so the OPENAI_API_KEY default is gone.
 	require.Equal(t, "", c.LLM.APIKey.Reveal())
 	require.Equal(t, "", c.LLM.LightModel)
+	require.Equal(t, map[string]string{"llm.api_key": "MY_KEY", "llm.light_model": "LIGHT"}, c.Unset, "the config knows why they are empty")
+	require.Equal(t, "; llm.api_key is ${MY_KEY}, llm.light_model is ${LIGHT}, which are not set", c.UnsetUnder("llm"))
+	require.Empty(t, c.UnsetUnder("adapters"))
+}
+
+// A variable with a default, or one that is set, is not unset; a value
+// that fails its check because its variable is not set says so.
+func TestEnvUnsetIsSaid(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.env["SET_MODEL"] = "m"
+	c := b.mustParse(t, "llm:\n  model: ${SET_MODEL}\n  light_model: ${NOT_SET:-small}\n")
+	require.Empty(t, c.Unset)
+	_, err := config.Parse("config.yaml", []byte("llm:\n  base_url: ${NO_URL}\n"), func(string) (string, bool) { return "", false })
+	require.EqualError(t, err, "config.yaml:2: llm.base_url: must be an absolute http or https URL: ${NO_URL} is not set")
 }
 
 func TestEnvIntoTypedFields(t *testing.T) {

@@ -156,7 +156,7 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 		}
 		msg := p.message(d.fromEnv[p.key])
 		if v := d.unset[p.key]; v != "" {
-			msg += UnsetNote(v)
+			msg = p.msg + ": ${" + v + "} is not set"
 		}
 		d.errs = append(d.errs, &Error{File: file, Line: line, Key: p.key, Msg: msg})
 	}
@@ -185,12 +185,6 @@ func (c *Config) LightModel() string {
 		return c.LLM.LightModel
 	}
 	return c.LLM.Model
-}
-
-// UnsetNote is what an error about a value adds when the value named an
-// unset environment variable.
-func UnsetNote(name string) string {
-	return " (the environment variable " + name + " is not set)"
 }
 
 // UnsetUnder names the unset variables of the values under path
