@@ -155,3 +155,40 @@ func TestHealthzFollowsTheModelThroughAnAuthFailure(t *testing.T) {
 	require.Equal(t, "ok", h.Components["llm"])
 	require.Equal(t, "ok", webStatus(t, r.addr))
 }
+
+// The owner trying the web chat on the bot's own machine is told what is
+// wrong with the model and how to fix it; a page from elsewhere, or
+// through a proxy, gets only the state.
+func TestWebStatusTellsTheOwnerOnThisMachine(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.SetAPIKey("sk-the-right-key-5678") // the bot's key is not it
+	r := b.start(t, b.writeConfig(t, ""))
+	const client = "client-detail-1"
+	events := openEvents(t, r.addr, client)
+	postMessage(t, r.addr, client, "hello?")
+	require.Equal(t, config.DefaultFailureMessage, events.nextMessage(t))
+
+	status := func(header ...string) (state, detail string) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+r.addr+"/web/status", nil)
+		require.NoError(t, err)
+		if len(header) == 2 {
+			req.Header.Set(header[0], header[1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var s struct {
+			Model struct{ State, Detail string } `json:"model"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
+		return s.Model.State, s.Model.Detail
+	}
+	state, detail := status()
+	require.Equal(t, "auth", state)
+	require.Contains(t, detail, "401")
+	require.Contains(t, detail, "the key in llm.api_key was refused: check it")
+	require.NotContains(t, detail, "DONOTLEAK")
+	_, detail = status("X-Forwarded-For", "203.0.113.7")
+	require.Empty(t, detail, "a proxied page is not the owner's")
+}

@@ -162,8 +162,10 @@ func TestWebChatInABrowser(t *testing.T) {
 	))
 	eval := evaluator(t, bctx)
 
-	// The banner: one line, in words for users, announced politely.
-	require.Equal(t, "The bot can't reach its model right now — replies may fail.", eval(`document.getElementById("banner").textContent`))
+	// The banner: one line, in words for users, announced politely; the
+	// page is opened on the bot's machine, so the owner also reads why.
+	require.Equal(t, "The bot can't reach its model right now — replies may fail.", eval(`document.getElementById("banner").firstChild.textContent`))
+	require.Equal(t, "On this machine: dial tcp: connection refused", eval(`document.querySelector("#banner .detail").textContent`))
 	require.Equal(t, "status", eval(`document.getElementById("banner").getAttribute("role")`))
 
 	// The reply from the history, formatted.

@@ -375,12 +375,16 @@ type statusBody struct {
 type modelStatus struct {
 	State string `json:"state"`
 	Since string `json:"since,omitempty"`
+	// Detail is the last error's text (no secret is ever in it: what is
+	// missing, which key was refused, how to fix it), only for a page
+	// opened on the machine itself: the owner trying the bot.
+	Detail string `json:"detail,omitempty"`
 }
 
 // handleStatus is GET /web/status: the model's health as the core last
 // saw it (Host.ModelHealth), so the page can warn that replies may fail;
 // unknown when the core reports none (or the chat is not running).
-func (rt *routes) handleStatus(w http.ResponseWriter, _ *http.Request) {
+func (rt *routes) handleStatus(w http.ResponseWriter, r *http.Request) {
 	st := modelStatus{State: llm.HealthUnknown}
 	if host := rt.inboundHandler(); host != nil {
 		h := host.ModelHealth()
@@ -389,6 +393,9 @@ func (rt *routes) handleStatus(w http.ResponseWriter, _ *http.Request) {
 		}
 		if !h.Since.IsZero() {
 			st.Since = h.Since.UTC().Format(time.RFC3339)
+		}
+		if h.State != llm.HealthOK && onThisMachine(r) {
+			st.Detail = h.Err
 		}
 	}
 	writeJSON(w, http.StatusOK, statusBody{Model: st})
@@ -403,4 +410,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// onThisMachine reports whether r came straight from this machine: a
+// loopback peer that no proxy forwarded. A reverse proxy on the same
+// machine adds its forwarding headers, so its users are not taken for
+// the owner.
+func onThisMachine(r *http.Request) bool {
+	if r.Header.Get("X-Forwarded-For") != "" || r.Header.Get("Forwarded") != "" || r.Header.Get("X-Real-Ip") != "" {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
 }

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -138,7 +139,7 @@ func TestStatusReportsTheModelsHealth(t *testing.T) {
 		{llm.Health{State: llm.HealthUnknown}, `{"model": {"state": "unknown"}}`},
 		{llm.Health{}, `{"model": {"state": "unknown"}}`},
 		{llm.Health{State: llm.HealthOK, Since: since}, `{"model": {"state": "ok", "since": "2025-03-14T08:00:00Z"}}`},
-		{llm.Health{State: llm.HealthAuth, Err: "401 Incorrect API key provided: sk-secret", Since: since},
+		{llm.Health{State: llm.HealthAuth, Err: "401 Incorrect API key provided; the key in llm.api_key was refused: check it", Since: since},
 			`{"model": {"state": "auth", "since": "2025-03-14T08:00:00Z"}}`},
 		{llm.Health{State: llm.HealthRateLimited, Err: "429 slow down", Since: since},
 			`{"model": {"state": "rate_limited", "since": "2025-03-14T08:00:00Z"}}`},
@@ -149,13 +150,33 @@ func TestStatusReportsTheModelsHealth(t *testing.T) {
 		b.core.health = tc.health
 		b.core.mu.Unlock()
 
-		status, hdr, body := b.get(t, "/web/status")
+		// A visitor's page, through a proxy: the state only.
+		req, err := http.NewRequest(http.MethodGet, b.server.URL+"/web/status", nil)
+		require.NoError(t, err)
+		req.Header.Set("X-Forwarded-For", "203.0.113.7")
+		resp, err := b.client.Do(req)
+		require.NoError(t, err)
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		resp.Body.Close()
+		body := string(raw)
 
-		require.Equal(t, http.StatusOK, status)
-		require.Contains(t, hdr.Get("Content-Type"), "application/json")
-		require.Equal(t, "no-store", hdr.Get("Cache-Control"))
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.Contains(t, resp.Header.Get("Content-Type"), "application/json")
+		require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 		require.JSONEq(t, tc.want, body, "state %q", tc.health.State)
-		require.NotContains(t, body, "sk-secret", "the page is public: no error text")
+		require.NotContains(t, body, "Incorrect API key", "the page is public: no error text")
+
+		// The owner's page, opened on the bot's machine: the error too,
+		// while the model fails.
+		_, _, local := b.get(t, "/web/status")
+		var got struct{ Model struct{ Detail string } }
+		require.NoError(t, json.Unmarshal([]byte(local), &got))
+		if tc.health.State == llm.HealthOK || tc.health.State == llm.HealthUnknown || tc.health.State == "" {
+			require.Empty(t, got.Model.Detail)
+		} else {
+			require.Equal(t, tc.health.Err, got.Model.Detail)
+		}
 	}
 }
 

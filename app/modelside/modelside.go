@@ -32,12 +32,25 @@ func LogModel(log *slog.Logger, cfg *config.Config) {
 	}
 }
 
-// AuthHint ends the model's 401 errors: which key to check.
+// AuthHint ends the model's 401 errors: what is missing or refused, and
+// how to fix it. It shows in the log, /healthz, doctor and, to the owner
+// on the machine itself, the web chat's banner.
 func AuthHint(cfg *config.Config) string {
+	env := ""
 	if llm.IsOpenAI(cfg.LLM.BaseURL) {
-		return "check llm.api_key (" + config.EnvOpenAIAPIKey + ")"
+		env = config.EnvOpenAIAPIKey
 	}
-	return "check llm.api_key"
+	switch v := cfg.Unset["llm.api_key"]; {
+	case v != "":
+		return "llm.api_key is ${" + v + "}, which is not set: set " + v + " (or write the key in llm.api_key) and restart"
+	case cfg.LLM.APIKey == "" && env != "":
+		return "llm.api_key is empty: set " + env + " (or llm.api_key in the config) and restart"
+	case cfg.LLM.APIKey == "":
+		return "llm.api_key is empty and this server wants a key: set llm.api_key and restart"
+	case env != "":
+		return "the key in llm.api_key was refused: check it (" + env + ")"
+	}
+	return "the key in llm.api_key was refused: check it"
 }
 
 // service is the connection of a model-side service (transcription,
