@@ -49,7 +49,11 @@ func (e *cliEnv) loadConfig(c *cobra.Command) (*config.Config, error) {
 	if e.flags.logLevel != "" {
 		cfg.Log.Level = e.flags.logLevel
 	}
-	logger, err := newLogger(e.io.Err, cfg.Log)
+	logOut := e.logTo
+	if logOut == nil {
+		logOut = e.io.Err
+	}
+	logger, err := newLogger(logOut, cfg.Log)
 	if err != nil {
 		return nil, usageError{Err: err}
 	}

@@ -164,6 +164,8 @@ type cliEnv struct {
 	flags  *globalFlags
 	io     IO
 	lookup func(string) (string, bool)
-	// logger is set once the config is loaded.
+	// logger is set once the config is loaded; it writes to logTo when
+	// set (parley chat --log-file), else to the error stream.
 	logger *slog.Logger
+	logTo  io.Writer
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,12 +52,26 @@ func newRunCmd(e *cliEnv) *cobra.Command {
 }
 
 func newChatCmd(e *cliEnv) *cobra.Command {
-	var bot string
+	var bot, logFile string
 	c := &cobra.Command{
 		Use:   "chat",
 		Short: "Talk to the bot in the terminal (same core and store as run)",
-		Args:  noArgs,
+		Long: "Talk to the bot in the terminal, with the same core and store as run.\n\n" +
+			"Log lines would land between the prompts, so only errors are logged\n" +
+			"to the terminal; --log-file FILE keeps every line at log.level instead\n" +
+			"(--log-level still wins for the terminal).",
+		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if logFile != "" {
+				f, err := os.OpenFile(logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+				if err != nil {
+					return usageError{Err: fmt.Errorf("--log-file: %w", err)}
+				}
+				defer f.Close()
+				e.logTo = f
+			} else if !c.Flags().Changed("log-level") {
+				e.flags.logLevel = "error"
+			}
 			cfg, err := e.loadConfig(c)
 			if err != nil {
 				return err
@@ -96,6 +111,7 @@ func newChatCmd(e *cliEnv) *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&bot, "bot", "", "the bot to talk to (default: the config's first)")
+	c.Flags().StringVar(&logFile, "log-file", "", "append the log to this file, at log.level (default: only errors, to the terminal)")
 	return c
 }
 

@@ -549,3 +549,29 @@ plugins:
 		"config.yaml:9: plugins.moood: unknown plugin (known: " + fmt.Sprint(core.Plugins().Names()) + ")",
 	}, lines[:5], "stderr:\n%s", stderr.String())
 }
+
+// parley chat keeps its terminal for the conversation: no log line lands
+// between the prompts (only errors would); --log-file keeps them all.
+func TestChatKeepsLogLinesOffTheTerminal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Enqueue(llmtest.Text("Hi!"), llmtest.Text("Hi again!"))
+	cfg := b.writeConfig(t, "adapters:\n  terminal:\n    user: ada\n")
+	var out, stderr coretest.Logs
+	code := Run(context.Background(), []string{"chat", "-c", cfg}, IO{In: strings.NewReader("hello\n"), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	require.Contains(t, out.String(), "Subaru: Hi!")
+	require.Empty(t, stderr.String(), "nothing but the conversation on the terminal")
+	require.NotContains(t, out.String(), "level=")
+
+	logFile := filepath.Join(t.TempDir(), "chat.log")
+	out, stderr = coretest.Logs{}, coretest.Logs{}
+	code = Run(context.Background(), []string{"chat", "-c", cfg, "--log-file", logFile}, IO{In: strings.NewReader("again\n"), Out: &out, Err: &stderr}, b.lookup)
+	require.Equal(t, 0, code, "stderr:\n%s", stderr.String())
+	require.Contains(t, out.String(), "Subaru: Hi again!")
+	require.Empty(t, stderr.String())
+	logged, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	require.Contains(t, string(logged), "level=INFO msg=\"config loaded\"")
+	require.Contains(t, string(logged), "msg=model ")
+}
