@@ -131,6 +131,17 @@ type Client struct {
 	// (llm.model and llm.light_model, an OpenAI-compatible gateway).
 	completionTokens bool
 	flipped          sync.Map
+	// shapes holds, by model, the rolesShape its chat template refused
+	// less than (roles.go), for the client's lifetime.
+	shapes sync.Map
+}
+
+// shapeFor is how strictly model's conversations alternate their roles.
+func (c *Client) shapeFor(model string) rolesShape {
+	if v, ok := c.shapes.Load(model); ok {
+		return v.(rolesShape)
+	}
+	return shapeAsIs
 }
 
 // completionFor says whether model's bound goes out as

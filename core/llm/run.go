@@ -258,9 +258,11 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 		}
 		ctx = withPacing(ctx, pace)
 	}
-	for retried := false; ; retried = true {
+	for retried, reshaped := false, false; ; {
 		completion := forced || c.completionFor(model)
 		setMaxTokens(&req, completion, maxTokens)
+		shape := c.shapeFor(model)
+		req.Messages = inShape(msgs, shape)
 		actx, attempts := withAttempts(ctx)
 		sent, actx := c.enc.Presplice(actx, req)
 		resp, err := c.ask(actx, sent, attempts, p)
@@ -277,6 +279,14 @@ func (c *Client) send(ctx context.Context, model string, msgs []openai.ChatCompl
 					c.log.WarnContext(ctx, "llm: the server does not take this token bound field for this model; using the other for it from now on",
 						"refused", field, "model", model)
 				}
+				retried = true
+				continue
+			}
+			if need := rolesRefusal(err); need > shape && !reshaped && ctx.Err() == nil {
+				c.shapes.Store(model, need)
+				c.log.WarnContext(ctx, "llm: the model's chat template refuses roles that do not alternate; its conversations are sent in the strict shape from now on",
+					"model", model, "refusal", c.redact.clean(err.Error()))
+				reshaped = true
 				continue
 			}
 			return resp, c.convertError(ctx, "chat completion", err, int(attempts.Load()))

@@ -101,6 +101,7 @@ type Server struct {
 	maxTokensField string
 	// modelTokensField is WithModelMaxTokensField's, by model.
 	modelTokensField map[string]string
+	template         ChatTemplate
 	latency          time.Duration
 	stream           streamScript  // WithStreamDelay, WithWordDeltas: defaults for streamed answers
 	done             chan struct{} // closed on cleanup so slow answers stop waiting
@@ -271,6 +272,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 			Type:    "invalid_request_error",
 			Code:    "model_not_found",
 		})
+		return
+	}
+	if msg := s.template.refusal(chat.Messages); msg != "" {
+		s.recordRefused(req)
+		writeTemplateError(w, msg)
 		return
 	}
 	taken := s.maxTokensField
