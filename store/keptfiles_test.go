@@ -1,7 +1,6 @@
 package store_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,9 +23,6 @@ func TestKeptFilesStayUnderTheCap(t *testing.T) {
 			return store.DriverSQLite, filepath.Join(t.TempDir(), "parley.db")
 		},
 		"Postgres": func(t *testing.T) (string, string) {
-			if os.Getenv(postgresEnv) == "" {
-				t.Skip(postgresEnv + " not set")
-			}
 			return store.DriverPostgres, storetest.PostgresDSN(t)
 		},
 	}

@@ -3,7 +3,6 @@ package store_test
 import (
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -27,9 +26,7 @@ func TestSQLite(t *testing.T) {
 
 func TestPostgres(t *testing.T) {
 	t.Parallel()
-	if os.Getenv(postgresEnv) == "" {
-		t.Skip(postgresEnv + " not set")
-	}
+	storetest.NeedPostgres(t)
 	storetest.Exercise(t, openPostgres)
 }
 

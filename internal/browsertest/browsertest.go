@@ -15,6 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/parleybot/parley/internal/testskip"
 )
 
 // Find returns the Chromium to drive. Without one the test skips, loudly,
@@ -31,11 +33,10 @@ func Find(t testing.TB, what string) string {
 			return p
 		}
 	}
-	msg := "no chromium: install it with apt-get install chromium (" + what + "'s browser test needs it)"
 	if os.Getenv("CI") != "" {
-		t.Fatal(msg + "; CI is set, so this is a failure, not a skip")
+		t.Fatal("no chromium: install it with apt-get install chromium (" + what + "'s browser test needs it); CI is set, so this is a failure, not a skip")
 	}
-	t.Skip("!!! SKIPPED: " + msg)
+	testskip.Skip(t, "Chromium (the pages, looked at in a browser)", "apt-get install chromium, then run them again")
 	return ""
 }
 

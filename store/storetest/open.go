@@ -14,6 +14,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for schema setup
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/internal/testskip"
 	"github.com/parleybot/parley/store"
 )
 
@@ -44,7 +45,7 @@ func PostgresDSN(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(PostgresEnv)
 	if base == "" {
-		t.Skip(PostgresEnv + " not set")
+		NeedPostgres(t)
 	}
 	var b [8]byte
 	_, err := rand.Read(b[:])
@@ -96,4 +97,14 @@ func WithSearchPath(dsn, schema string) string {
 		return dsn + sep + "search_path=" + url.QueryEscape(schema)
 	}
 	return dsn + " search_path=" + schema
+}
+
+// NeedPostgres skips t when PostgresEnv is unset, and tells the person at
+// the terminal once a run what was skipped and how to run it.
+func NeedPostgres(t testing.TB) {
+	t.Helper()
+	if os.Getenv(PostgresEnv) == "" {
+		testskip.Skip(t, "PostgreSQL (every case on PostgreSQL)",
+			"set "+PostgresEnv+"='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' to a database they may use")
+	}
 }

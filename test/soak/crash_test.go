@@ -50,9 +50,7 @@ func crashDrivers() []crashDriver {
 			return fmt.Sprintf("  driver: sqlite\n  dsn: %q\n", path), st
 		}},
 		{"Postgres", func(t *testing.T, _ string) (string, *store.Store) {
-			if os.Getenv(storetest.PostgresEnv) == "" {
-				t.Skipf("the PostgreSQL crash test needs a database: set %s (.ci/run sets it)", storetest.PostgresEnv)
-			}
+			storetest.NeedPostgres(t)
 			dsn := storetest.PostgresDSN(t)
 			st, err := store.Open(context.Background(), store.Options{Driver: store.DriverPostgres, DSN: dsn})
 			require.NoError(t, err)

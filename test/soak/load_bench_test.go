@@ -86,9 +86,7 @@ func BenchmarkUsersAtOnce(b *testing.B) {
 }
 
 func BenchmarkReplicasShareLoad(b *testing.B) {
-	if os.Getenv(storetest.PostgresEnv) == "" {
-		b.Skipf("replicas share PostgreSQL: set %s", storetest.PostgresEnv)
-	}
+	storetest.NeedPostgres(b)
 	for _, n := range []int{2, 3} {
 		b.Run(fmt.Sprintf("%d-replicas-400-users", n), func(b *testing.B) {
 			for range b.N {

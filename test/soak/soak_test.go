@@ -109,8 +109,8 @@ type bundle struct {
 
 // soak runs one soak with p and checks and reports its outcome.
 func soak(t *testing.T, p params) {
-	if p.driver == store.DriverPostgres && os.Getenv(storetest.PostgresEnv) == "" {
-		t.Skipf("the PostgreSQL soak needs a database: set %s (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable; .ci/run sets it)", storetest.PostgresEnv)
+	if p.driver == store.DriverPostgres {
+		storetest.NeedPostgres(t)
 	}
 	b := &bundle{p: p, loadAt: loadAverage()}
 	b.seed = seedFromEnv(t)

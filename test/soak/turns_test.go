@@ -49,9 +49,7 @@ type turnKill struct {
 // was killed before it stored it is lost by the platform's design (the
 // gateway never sends an event again) and is counted, not failed.
 func TestSoakTurnsShortPostgres(t *testing.T) {
-	if os.Getenv(storetest.PostgresEnv) == "" {
-		t.Skipf("the PostgreSQL soak needs a database: set %s (.ci/run sets it)", storetest.PostgresEnv)
-	}
+	storetest.NeedPostgres(t)
 	const (
 		replicas  = 2
 		tgUsers   = 12
