@@ -162,10 +162,11 @@ type Capabilities struct {
 	// platform.
 	IdempotencyWindow time.Duration
 	// Redelivers is true when the platform delivers a message again that
-	// HandleInbound failed to take (Telegram's polling offset and webhook
-	// retries, Slack's event retries). For any other (Discord's gateway,
-	// the web chat) the app puts an inbound spool in front of the core,
-	// so that a message the store cannot take waits on local disk.
+	// HandleInbound failed to take, for as long as a store outage may last
+	// (Telegram keeps updates a day). For any other (Discord's gateway,
+	// the web chat, Slack's three retries) the app puts an inbound spool
+	// in front of the core, so that a message the store cannot take
+	// waits on local disk.
 	Redelivers bool
 }
 

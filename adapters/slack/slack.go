@@ -141,9 +141,11 @@ func (a *Adapter) PlatformTitle() string { return "Slack" }
 // buttons, and no typing indicator: Slack offers none to bots outside its assistant
 // threads.
 func (a *Adapter) Capabilities() core.Capabilities {
-	// Redelivers: an event not acknowledged is sent again by Slack.
+	// Redelivers is false: Slack sends an unacknowledged event again only
+	// three times, within minutes, then forgets it, so a longer store
+	// outage would lose the DM; the app's inbound spool keeps it instead.
 	// Choices: Block Kit buttons, their taps taken as block_actions.
-	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true, Redelivers: true,
+	return core.Capabilities{MaxMessageLength: maxMessageLength, Markup: "mrkdwn", Typing: false, RichText: true,
 		Choices: true}
 }
 
