@@ -214,6 +214,28 @@ func (f *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 	defer cancel()
 	// Stop ends a download in flight, as it ends sends.
 	defer context.AfterFunc(runCtx, cancel)()
+	refreshed := false
+	if expired(u, f.clock.Now()) {
+		if fresh, err := f.refreshURL(ctx, u); err == nil {
+			u, refreshed = fresh, true
+		} else {
+			f.log.Warn("could not refresh an expired discord attachment URL; trying it as it is", "err", err)
+		}
+	}
+	data, err := f.get(ctx, client, u, maxBytes, what)
+	if gone(err) && isAttachmentPath(u.Path) && !refreshed {
+		// Expired by Discord's clock if not by ours, or signed anew.
+		fresh, rerr := f.refreshURL(ctx, u)
+		if rerr != nil {
+			return nil, fmt.Errorf("%w (and %w)", err, rerr)
+		}
+		return f.get(ctx, client, fresh, maxBytes, what)
+	}
+	return data, err
+}
+
+// get downloads u with the adapter's retries (see FetchAttachment).
+func (f *fetcher) get(ctx context.Context, client *http.Client, u *url.URL, maxBytes int64, what string) ([]byte, error) {
 	p := retry.Policy{RateLimits: f.maxRateLimitRetries, Failures: f.maxServerRetries, Backoff: f.serverBackoff,
 		GiveUpPastDeadline: true, Clock: f.clock, Log: f.log, Scrub: f.scrub, Platform: "discord"}
 	return retry.Do(ctx, p, what, []any{"host", u.Host, "path", u.Path}, func(ctx context.Context) ([]byte, error) {

@@ -45,7 +45,12 @@
 //
 // Files users send are stored and served on the fake's origin at
 // Discord's CDN paths (/attachments/..., /stickers/...), so a client
-// fetches them as it would from cdn.discordapp.com.
+// fetches them as it would from cdn.discordapp.com. Attachment URLs are
+// signed and expire as Discord's do (ex, is, hm; a day, or
+// SetAttachmentURLLifetime): an expired or unsigned one gets 404 "This
+// content is no longer available.", ExpireAttachmentURLs expires them all
+// at once, and POST /attachments/refresh-urls (route
+// "attachments.refresh") signs the URLs of files it still has afresh.
 //
 // Simplifications, on purpose: the bot sends text messages only (files
 // in a multipart body are accepted and ignored), and buttons are the only

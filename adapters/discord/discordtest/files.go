@@ -10,7 +10,6 @@ import (
 	_ "image/jpeg" // and JPEG
 	_ "image/png"  // and PNG
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 )
@@ -180,11 +179,8 @@ func (s *state) storeAttachmentLocked(channelID string, f File, voice bool) json
 	id := s.newIDLocked()
 	path := "/attachments/" + channelID + "/" + id + "/" + f.Filename
 	s.files[path] = storedFile{contentType: f.ContentType, data: bytes.Clone(f.Data)}
-	// Discord's CDN URLs are signed and expire: ex (expiry), is (issue
-	// time) and hm (signature), all hex. The fake ignores them when
-	// serving; they are there so clients keep them.
-	u := s.srv.URL + (&url.URL{Path: path}).EscapedPath() +
-		"?ex=" + randomHex(4) + "&is=" + randomHex(4) + "&hm=" + randomHex(32) + "&"
+	// Discord's CDN URLs are signed and expire (cdnurls.go).
+	u := s.signedURLLocked(path)
 	w := wireAttachment{ID: id, Filename: f.Filename, Size: len(f.Data), URL: u, ProxyURL: u, ContentType: f.ContentType}
 	width, height := f.Width, f.Height
 	if width == 0 && height == 0 && strings.HasPrefix(f.ContentType, "image/") {
@@ -229,9 +225,15 @@ func (s *fileStore) Downloads() []Download {
 func (s *fileStore) serveFile(w http.ResponseWriter, r *http.Request, _ string) {
 	s.mu.Lock()
 	f, ok := s.files[r.URL.Path]
+	signed := !strings.HasPrefix(r.URL.Path, "/attachments/") || s.validURLLocked(r.URL.Query())
 	s.mu.Unlock()
 	if !ok {
 		http.Error(w, "Not Found", http.StatusNotFound)
+		return
+	}
+	if !signed {
+		// Expired, or signed by no one: what Discord's CDN says.
+		http.Error(w, "This content is no longer available.", http.StatusNotFound)
 		return
 	}
 	if f.contentType != "" {

@@ -108,6 +108,8 @@ func (s *restAPI) resolve(r *http.Request) route {
 		return route{name: "users.me", handle: s.getMe}
 	case rest == "users/@me/channels" && post:
 		return route{name: "users.channels", handle: s.dir.createDM}
+	case rest == "attachments/refresh-urls" && post:
+		return route{name: "attachments.refresh", handle: s.store.refreshURLs}
 	}
 	if p := strings.Split(rest, "/"); len(p) == 4 && p[0] == "interactions" && p[3] == "callback" && post {
 		// The interaction's token is its credential: no bot token needed.

@@ -71,6 +71,11 @@ type state struct {
 	// files are the attachments and stickers served, by URL path.
 	files     map[string]storedFile
 	downloads []Download
+	// urlKey signs attachment URLs; urlValid holds the signatures that
+	// still serve; urlLife is how long a new one does (cdnurls.go).
+	urlKey   []byte
+	urlValid map[string]bool
+	urlLife  time.Duration
 	// interactions are the taps, by id, and their ids in order.
 	interactions     map[string]*storedInteraction
 	interactionOrder []string
