@@ -43,6 +43,12 @@ RUN apt-get update \
 COPY --from=build /out/parley /usr/local/bin/parley
 COPY deploy/config.docker.yaml /etc/parley/config.yaml
 
+# Goroutines start with a small stack: Go would size them by the
+# average, which the turns' deep stacks raise for every connection's
+# goroutines (26-37 MB less at the peak of 2,000 users at once,
+# BENCHMARKS.md). Only the environment can set it.
+ENV GODEBUG=adaptivestackstart=0
+
 USER 10001:10001
 WORKDIR /data
 VOLUME /data

@@ -82,6 +82,7 @@ func newRoot(stdio IO, lookup func(string) (string, bool)) *cobra.Command {
 		newChatCmd(env),
 		newMigrateCmd(env),
 		newDoctorCmd(env),
+		newInitCmd(env),
 		newVersionCmd(stdio),
 		newHealthCmd(env),
 		newReloadCmd(env),

@@ -210,6 +210,7 @@ type dockerfile struct {
 	volumes    []string
 	expose     []string
 	copies     map[string]string // container path -> repository path, last stage
+	env        map[string]string // ENV of the last stage
 }
 
 // parseDockerfile reads the instructions the Dockerfile's stages run.
@@ -250,7 +251,10 @@ func parseDockerfile(t *testing.T) dockerfile {
 			d.buildRuns = append(d.buildRuns, stageRuns...)
 			stageRuns = nil
 			d.entrypoint, d.cmd, d.health, d.user, d.workdir, d.volumes, d.expose = nil, nil, nil, "", "", nil, nil
-			d.copies = map[string]string{}
+			d.copies, d.env = map[string]string{}, map[string]string{}
+		case "ENV":
+			k, v, _ := strings.Cut(rest, "=")
+			d.env[k] = v
 		case "RUN":
 			stageRuns = append(stageRuns, rest)
 		case "ENTRYPOINT":
@@ -703,4 +707,14 @@ func goPlatform(t *testing.T, line string) string {
 	m := regexp.MustCompile(`(go1\.\S+ \w+/\w+)\)$`).FindStringSubmatch(line)
 	require.NotNil(t, m, line)
 	return m[1]
+}
+
+// The image starts goroutines with small stacks: with Go sizing them by
+// the average, the turns' deep stacks made every HTTP connection's two
+// goroutines start big, 26-37 MB more at the peak of 2,000 users at once
+// (BENCHMARKS.md, issue 39). The systemd unit does the same.
+func TestDeployStartsGoroutinesSmall(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "adaptivestackstart=0", parseDockerfile(t).env["GODEBUG"])
+	require.Contains(t, readRepoFile(t, "deploy/parley.service"), "\nEnvironment=GODEBUG=adaptivestackstart=0\n")
 }
