@@ -78,7 +78,7 @@ func TestInitAsksAgainAfterARefusedKey(t *testing.T) {
 	path := filepath.Join(b.dir, "config.yaml")
 	code, out, _ := b.runInit(t, path, []string{
 		b.model.URL(), "sk-a-wrong-key-0123456789", "",
-		"n",                                // do not keep it
+		"n",                                   // do not keep it
 		"", "sk-the-right-key-0123456789", "", // the URL and model as before
 		"", "", "", "",
 	})
