@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/parleybot/parley/app/botmux"
+	"github.com/parleybot/parley/app/modules"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
@@ -215,7 +216,7 @@ func oneServesEach(log *slog.Logger, bots []*bot) error {
 			name := ad.Name()
 			if (name == "web" || name == "terminal") && servedBy[name] != "" {
 				log.Warn("one "+name+" per process: this bot's is not started", "bot", b.id, "served_by", servedBy[name])
-				cleanupAll([]core.Adapter{ad})
+				modules.CleanupAll([]core.Adapter{ad})
 				continue
 			}
 			if name == "web" || name == "terminal" {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/parleybot/parley/app/modules"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
@@ -116,8 +117,8 @@ func (b *bot) close(log *slog.Logger) {
 		}
 		cancel()
 	}
-	cleanupAll(b.adapters)
-	cleanupAll(b.plugins)
+	modules.CleanupAll(b.adapters)
+	modules.CleanupAll(b.plugins)
 }
 
 // drainAll drains every bot's turns at once: a stop waits for the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/parleybot/parley/app/botmux"
 	"github.com/parleybot/parley/app/modelside"
+	"github.com/parleybot/parley/app/modules"
 
 	"github.com/parleybot/parley/commands"
 	"github.com/parleybot/parley/core"
@@ -110,11 +111,11 @@ func (b *builder) decode(ctx context.Context) error {
 	case errP == nil:
 		return errA
 	case errA == nil:
-		cleanupAll(b.bt.adapters) // built, and not to be used
+		modules.CleanupAll(b.bt.adapters) // built, and not to be used
 		b.bt.adapters = nil
 		return errP
 	}
-	return usageErrors([]error{errP, errA})
+	return modules.UsageErrors([]error{errP, errA})
 }
 
 // decodePlugins decodes the plugins' sections and starts the env the
@@ -122,7 +123,7 @@ func (b *builder) decode(ctx context.Context) error {
 func (b *builder) decodePlugins() error {
 	cfg := b.bt.cfg
 	b.bt.env = core.Env{BotID: b.bt.id, Logger: b.bt.log, Clock: b.opts.clock, Location: cfg.Location(), BotName: "Parley"}
-	decoded, err := decodePlugins(cfg)
+	decoded, err := modules.DecodePlugins(cfg)
 	if err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (b *builder) decodePlugins() error {
 func (b *builder) buildAdapters(ctx context.Context) error {
 	bt := b.bt
 	var err error
-	if bt.adapters, err = buildAdapters(ctx, bt.cfg, bt.env, b.opts.wantAdapter); err != nil {
+	if bt.adapters, err = modules.BuildAdapters(ctx, bt.cfg, bt.env, b.opts.wantAdapter); err != nil {
 		return err
 	}
 	if len(bt.adapters) == 0 {
@@ -173,7 +174,7 @@ func (b *builder) provisionPlugins(ctx context.Context) error {
 		env.LightModel = cfg.LLM.Model
 	}
 	var err error
-	if bt.plugins, err = provisionPlugins(ctx, cfg, bt.decoded, *env); err != nil {
+	if bt.plugins, err = modules.ProvisionPlugins(ctx, cfg, bt.decoded, *env); err != nil {
 		return err
 	}
 	// MCP tools come after the built-in plugins' own. The client starts and
@@ -200,7 +201,11 @@ func (b *builder) buildDispatcher() error {
 				return exportFiles(ctx, bt.store, bt.env.Database, conv.ID, b.opts.clock.Now())
 			},
 			Erase: func(ctx context.Context, conv core.Conversation) (int64, error) {
-				return bt.store.EraseConversation(ctx, conv.ID, b.opts.clock.Now())
+				n, err := bt.store.EraseConversation(ctx, conv.ID, b.opts.clock.Now())
+				if err != nil {
+					return n, err
+				}
+				return n, erasure{b.a}.kept(ctx, conv)
 			}})
 	}
 	var err error
@@ -310,7 +315,7 @@ func (a *app) mountAPI(opts appOptions) {
 			return exportFiles(ctx, a.store.AllBots(), a.store.Database(), id, opts.clock.Now())
 		},
 		Erase: func(ctx context.Context, id int64) (int64, error) {
-			return a.store.AllBots().EraseConversation(ctx, id, opts.clock.Now())
+			return erasure{a}.conversation(ctx, id, opts.clock.Now())
 		},
 	}, a.log.With("component", "api")).Mount(a.http.Mux())
 }

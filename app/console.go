@@ -59,7 +59,7 @@ func (d consoleData) Export(ctx context.Context, id int64) ([]core.OutboundFile,
 }
 
 func (d consoleData) Erase(ctx context.Context, id int64) (int64, error) {
-	return d.a.store.AllBots().EraseConversation(ctx, id, d.clock.Now())
+	return erasure{d.a}.conversation(ctx, id, d.clock.Now())
 }
 
 func (d consoleData) Waiting(ctx context.Context, now time.Time) ([]access.Request, error) {

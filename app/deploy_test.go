@@ -29,6 +29,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/parleybot/parley/adapters/telegram/telegramtest"
+	"github.com/parleybot/parley/app/modules"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
@@ -123,14 +124,14 @@ func loadDeployConfig(t *testing.T, file string, env map[string]string) *config.
 	require.NoError(t, st.Migrate(ctx, pluginMigrators()...))
 	menv := core.Env{Logger: slog.New(slog.DiscardHandler), Clock: core.SystemClock{}, Location: time.UTC, Store: st,
 		Database: st.Database()}
-	adapters, err := buildAdapters(ctx, cfg, menv, func(_ string, enabled bool) bool { return enabled })
+	adapters, err := modules.BuildAdapters(ctx, cfg, menv, func(_ string, enabled bool) bool { return enabled })
 	require.NoError(t, err, file)
-	cleanupAll(adapters)
-	decoded, err := decodePlugins(cfg)
+	modules.CleanupAll(adapters)
+	decoded, err := modules.DecodePlugins(cfg)
 	require.NoError(t, err, file)
-	plugins, err := provisionPlugins(ctx, cfg, decoded, menv)
+	plugins, err := modules.ProvisionPlugins(ctx, cfg, decoded, menv)
 	require.NoError(t, err, file)
-	cleanupAll(plugins)
+	modules.CleanupAll(plugins)
 	return cfg
 }
 

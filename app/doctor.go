@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/parleybot/parley/app/modelside"
+	"github.com/parleybot/parley/app/modules"
 
 	"github.com/parleybot/parley/app/probes"
 
@@ -135,7 +136,7 @@ func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix
 	if _, err := modelside.NewTranscriber(cfg, model, log); err != nil {
 		return nil, nil, nil, usageError{Err: err}
 	}
-	plugins, err := decodePlugins(cfg)
+	plugins, err := modules.DecodePlugins(cfg)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -145,11 +146,11 @@ func botChecks(ctx context.Context, cfg *config.Config, log *slog.Logger, prefix
 			env.BotName = n.BotName()
 		}
 	}
-	adapters, err := buildAdapters(ctx, cfg, env, func(_ string, enabled bool) bool { return enabled })
+	adapters, err := modules.BuildAdapters(ctx, cfg, env, func(_ string, enabled bool) bool { return enabled })
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	release = func() { cleanupAll(adapters) }
+	release = func() { modules.CleanupAll(adapters) }
 	if len(adapters) == 0 {
 		return nil, release, nil, usageError{Err: errors.New("no adapter is enabled: enable one under adapters: in the config")}
 	}
@@ -226,11 +227,11 @@ func checkPlugins(ctx context.Context, cfg *config.Config, env core.Env, model *
 	}
 	env.Store, env.Database, env.LLM, env.LightModel = mem, mem.Database(), core.WithoutReasoning(model), cfg.LightModel()
 	env.MaxPendingPerConversation = cfg.Scheduler.MaxPendingPerConversation
-	provisioned, err := provisionPlugins(ctx, cfg, plugins, env)
+	provisioned, err := modules.ProvisionPlugins(ctx, cfg, plugins, env)
 	if err != nil {
 		return err
 	}
-	cleanupAll(provisioned)
+	modules.CleanupAll(provisioned)
 	return nil
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/parleybot/parley/adapters/terminal"
 	"github.com/parleybot/parley/adapters/web"
+	"github.com/parleybot/parley/app/modules"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/coretest"
@@ -485,7 +486,7 @@ func TestExampleConfigMatchesTheModules(t *testing.T) {
 		require.True(t, ok, "adapters.%s is not a registered adapter", name)
 		require.NoError(t, sec.Decode(info.New()), "adapters.%s", name)
 	}
-	decoded, err := decodePlugins(cfg)
+	decoded, err := modules.DecodePlugins(cfg)
 	require.NoError(t, err)
 	on := 0
 	for _, name := range core.Plugins().Names() {
@@ -509,7 +510,7 @@ func TestExampleConfigMatchesTheModules(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	require.NoError(t, st.Migrate(ctx, pluginMigrators()...))
 	env.Store, env.Database = st, st.Database()
-	plugins, err := provisionPlugins(ctx, cfg, decoded, env)
+	plugins, err := modules.ProvisionPlugins(ctx, cfg, decoded, env)
 	require.NoError(t, err)
 	require.NotEmpty(t, plugins)
 }

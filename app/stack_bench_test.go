@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/telegram"
+	"github.com/parleybot/parley/app/modules"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 	"github.com/parleybot/parley/core/llm"
@@ -61,9 +62,9 @@ func BenchmarkPromptStack(b *testing.B) {
 	require.NoError(b, os.WriteFile(path, []byte("plugins:\n  persona: {name: Subaru}\n"), 0o600))
 	loaded, err := config.Load(path, func(string) (string, bool) { return "", false })
 	require.NoError(b, err)
-	decoded, err := decodePlugins(loaded)
+	decoded, err := modules.DecodePlugins(loaded)
 	require.NoError(b, err)
-	plugins, err := provisionPlugins(ctx, loaded, decoded, core.Env{Store: st, Database: st.Database(), Clock: core.SystemClock{}, Location: time.UTC})
+	plugins, err := modules.ProvisionPlugins(ctx, loaded, decoded, core.Env{Store: st, Database: st.Database(), Clock: core.SystemClock{}, Location: time.UTC})
 	require.NoError(b, err)
 	rec, err := st.SessionRecord(ctx, *conv.CurrentRecordID)
 	require.NoError(b, err)

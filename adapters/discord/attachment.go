@@ -13,7 +13,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/parleybot/parley/adapters/bodylimit"
+	"github.com/parleybot/parley/adapters/discord/cdn"
 	"github.com/parleybot/parley/adapters/retry"
 	"github.com/parleybot/parley/core"
 )
@@ -39,8 +39,6 @@ const (
 	// maxRedirects bounds the redirects a download follows (each one on
 	// an allowed origin).
 	maxRedirects = 3
-	// defaultRetryAfter is the wait after a 429 without Retry-After.
-	defaultRetryAfter = time.Second
 )
 
 // attachmentsOf describes the files of a DM: its attachments in order,
@@ -202,10 +200,10 @@ func (f *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 		Transport: transport,
 		CheckRedirect: func(r *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
-				return redirectError{"too many redirects"}
+				return cdn.RedirectError{Reason: "too many redirects"}
 			}
 			if !f.allowedOrigin(r.URL) {
-				return redirectError{fmt.Sprintf("refusing a redirect to %q", r.URL.Scheme+"://"+r.URL.Host)}
+				return cdn.RedirectError{Reason: fmt.Sprintf("refusing a redirect to %q", r.URL.Scheme+"://"+r.URL.Host)}
 			}
 			return nil
 		},
@@ -215,7 +213,7 @@ func (f *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 	// Stop ends a download in flight, as it ends sends.
 	defer context.AfterFunc(runCtx, cancel)()
 	refreshed := false
-	if expired(u, f.clock.Now()) {
+	if cdn.Expired(u, f.clock.Now()) {
 		if fresh, err := f.refreshURL(ctx, u); err == nil {
 			u, refreshed = fresh, true
 		} else {
@@ -223,7 +221,7 @@ func (f *fetcher) FetchAttachment(ctx context.Context, att core.Attachment, maxB
 		}
 	}
 	data, err := f.get(ctx, client, u, maxBytes, what)
-	if gone(err) && isAttachmentPath(u.Path) && !refreshed {
+	if cdn.Gone(err) && cdn.IsAttachment(u.Path) && !refreshed {
 		// Expired by Discord's clock if not by ours, or signed anew.
 		fresh, rerr := f.refreshURL(ctx, u)
 		if rerr != nil {
@@ -239,21 +237,21 @@ func (f *fetcher) get(ctx context.Context, client *http.Client, u *url.URL, maxB
 	p := retry.Policy{RateLimits: f.maxRateLimitRetries, Failures: f.maxServerRetries, Backoff: f.serverBackoff,
 		GiveUpPastDeadline: true, Clock: f.clock, Log: f.log, Scrub: f.scrub, Platform: "discord"}
 	return retry.Do(ctx, p, what, []any{"host", u.Host, "path", u.Path}, func(ctx context.Context) ([]byte, error) {
-		return download(ctx, client, u, maxBytes)
+		return cdn.Download(ctx, client, u, maxBytes)
 	}, func(err error) retry.Verdict {
-		var se *statusError
+		var se *cdn.StatusError
 		switch {
 		case errors.Is(err, core.ErrTooLarge):
 			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, err)}
-		case errors.As(err, &se) && se.status == http.StatusTooManyRequests:
-			return retry.Verdict{Kind: retry.RateLimited, After: se.retryAfter}
-		case errors.As(err, &se) && se.status >= 500:
+		case errors.As(err, &se) && se.Status == http.StatusTooManyRequests:
+			return retry.Verdict{Kind: retry.RateLimited, After: se.RetryAfter}
+		case errors.As(err, &se) && se.Status >= 500:
 			return retry.Verdict{Kind: retry.Transient}
 		case errors.As(err, &se):
 			return retry.Verdict{Kind: retry.Fail, Err: fmt.Errorf("%s: %w", what, err)}
 		}
 		var ue *url.Error
-		var re redirectError
+		var re cdn.RedirectError
 		if errors.As(err, &ue) && !errors.As(err, &re) {
 			// The request or its answer was lost on the way (a refused
 			// or broken connection).
@@ -275,74 +273,4 @@ func (f *fetcher) fetchTransport() (http.RoundTripper, context.Context, error) {
 		return nil, nil, errors.New("discord adapter is not started")
 	}
 	return f.transport, f.runCtx, nil
-}
-
-// redirectError is a redirect a download does not follow: final.
-type redirectError struct{ reason string }
-
-func (e redirectError) Error() string { return e.reason }
-
-// statusError is a download Discord answered with an error status.
-type statusError struct {
-	status     int
-	retryAfter time.Duration // for a 429
-}
-
-func (e *statusError) Error() string {
-	return fmt.Sprintf("HTTP %d %s", e.status, http.StatusText(e.status))
-}
-
-// download GETs u without credentials and reads at most maxBytes+1 bytes
-// of it: one more than allowed tells a file over the limit. Errors name
-// the URL without its query (Discord's signature parameters).
-func download(ctx context.Context, client *http.Client, u *url.URL, maxBytes int64) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("making the request: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			ue.URL = redact(ue.URL)
-		}
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, &statusError{status: resp.StatusCode, retryAfter: retryAfter(resp.Header)}
-	}
-	data, err := bodylimit.Read(resp, maxBytes)
-	if err != nil {
-		if errors.Is(err, core.ErrTooLarge) {
-			return nil, err
-		}
-		// A body cut off on the way is worth another try.
-		return nil, &url.Error{Op: "Get", URL: redact(u.String()), Err: err}
-	}
-	return data, nil
-}
-
-// retryAfter reads a 429's Retry-After (seconds, possibly fractional).
-func retryAfter(h http.Header) time.Duration {
-	secs, err := strconv.ParseFloat(strings.TrimSpace(h.Get("Retry-After")), 64)
-	switch {
-	case err != nil || secs <= 0 || math.IsNaN(secs):
-		return defaultRetryAfter
-	case secs > 3600:
-		// Longer than any download's deadline: retry.Do gives up at once.
-		secs = 3600
-	}
-	return time.Duration(secs * float64(time.Second))
-}
-
-// redact is raw without its query and fragment: Discord's attachment URLs
-// carry signature parameters that errors and logs need not show.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
 }

@@ -2,16 +2,12 @@ package discord
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/parleybot/parley/adapters/discord/cdn"
 )
 
 // Discord's attachment URLs are signed and expire: ex (the expiry, Unix
@@ -26,27 +22,6 @@ var endpointRefreshURLs = discordgo.EndpointAPI + "attachments/refresh-urls"
 
 // refreshBucket is the one rate-limit bucket of the refreshes.
 const refreshBucket = "attachments/refresh-urls"
-
-// expired reports whether u is an attachment URL past its ex at now.
-func expired(u *url.URL, now time.Time) bool {
-	ex := u.Query().Get("ex")
-	if ex == "" || !isAttachmentPath(u.Path) {
-		return false
-	}
-	sec, err := strconv.ParseInt(ex, 16, 64)
-	return err == nil && now.Unix() >= sec
-}
-
-// isAttachmentPath reports whether a CDN path is an attachment's (not a
-// sticker's, whose URL neither expires nor refreshes).
-func isAttachmentPath(p string) bool { return strings.HasPrefix(p, "/attachments/") }
-
-// gone reports whether a download failed because its URL is no longer
-// valid: Discord's CDN answers an expired or badly signed URL 404 (or 403).
-func gone(err error) bool {
-	var se *statusError
-	return errors.As(err, &se) && (se.status == http.StatusNotFound || se.status == http.StatusForbidden)
-}
 
 // refreshURL asks Discord for a freshly signed URL of the attachment at u.
 func (f *fetcher) refreshURL(ctx context.Context, u *url.URL) (*url.URL, error) {
@@ -63,24 +38,12 @@ func (f *fetcher) refreshURL(ctx context.Context, u *url.URL) (*url.URL, error) 
 	if err != nil {
 		return nil, err
 	}
-	var out struct {
-		RefreshedURLs []struct {
-			Original  string `json:"original"`
-			Refreshed string `json:"refreshed"`
-		} `json:"refreshed_urls"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
+	fresh, err := cdn.Refreshed(raw, u)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	for _, r := range out.RefreshedURLs {
-		if r.Original != u.String() || r.Refreshed == "" {
-			continue
-		}
-		fresh, err := url.Parse(r.Refreshed)
-		if err != nil || !f.allowedOrigin(fresh) || fresh.Path != u.Path {
-			return nil, fmt.Errorf("%s: discord answered a URL that is not the same file on its CDN", what)
-		}
-		return fresh, nil
+	if !f.allowedOrigin(fresh) {
+		return nil, fmt.Errorf("%s: discord answered a URL that is not on its CDN", what)
 	}
-	return nil, fmt.Errorf("%s: discord refreshed nothing (the file may be deleted)", what)
+	return fresh, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/adapters/discord/cdn"
 	"github.com/parleybot/parley/adapters/discord/discordtest"
 	"github.com/parleybot/parley/core"
 )
@@ -40,7 +41,7 @@ func TestFetchRefreshesAPastURLFirst(t *testing.T) {
 	a := b.core.Wait(t, 1, waitFor)[0].Attachments[0]
 	u, err := url.Parse(a.Ref)
 	require.NoError(t, err)
-	require.True(t, expired(u, time.Now()), "the fake's URL is past its ex")
+	require.True(t, cdn.Expired(u, time.Now()), "the fake's URL is past its ex")
 
 	b.srv.SetAttachmentURLLifetime(time.Hour)
 	got, err := b.fetch(a, 1<<20)
@@ -66,7 +67,7 @@ func TestStickerURLsAreNotRefreshed(t *testing.T) {
 	t.Parallel()
 	u, err := url.Parse("https://cdn.discordapp.com/stickers/123.png?ex=0")
 	require.NoError(t, err)
-	require.False(t, expired(u, time.Now()))
+	require.False(t, cdn.Expired(u, time.Now()))
 }
 
 // discordAttachment is a document attachment at ref.

@@ -56,6 +56,9 @@ func (rt *routes) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /web/history", rt.handleHistory)
 	mux.HandleFunc("GET /web/status", rt.handleStatus)
 	mux.HandleFunc("GET /web/files/{id}", rt.handleFile)
+	up := uploadRoutes{rt}
+	mux.HandleFunc("POST /web/uploads", up.handleUpload)
+	mux.HandleFunc("GET /web/uploads/{id}", up.handleUploaded)
 }
 
 // postedMessage is the body of POST /web/messages.
@@ -63,6 +66,8 @@ type postedMessage struct {
 	ClientID string `json:"client_id"`
 	Name     string `json:"name"`
 	Text     string `json:"text"`
+	// Files are the ids POST /web/uploads gave the files sent with it.
+	Files []string `json:"files"`
 }
 
 // post is a POST from the page that passed the guards every post passes:
@@ -127,11 +132,16 @@ func (rt *routes) handleMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	h, g, addr, ip := p.h, p.g, p.addr, ipKey(p.addr)
 	text := strings.TrimSpace(in.Text)
-	if text == "" && clientIDPattern.MatchString(in.ClientID) {
+	if text == "" && len(in.Files) == 0 && clientIDPattern.MatchString(in.ClientID) {
 		writeError(w, http.StatusBadRequest, "text is empty")
 		return
 	}
 	if !rt.admitClient(w, r, p, in.ClientID) {
+		return
+	}
+	atts, err := uploadStore{rt.state}.attachments(in.ClientID, in.Files)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if g.newConvIP != nil && !rt.knownClient(r.Context(), h, g, in.ClientID) {
@@ -147,6 +157,7 @@ func (rt *routes) handleMessage(w http.ResponseWriter, r *http.Request) {
 		ChannelUserID:     in.ClientID,
 		DisplayName:       displayName(in.Name),
 		Text:              text,
+		Attachments:       atts,
 		PlatformMessageID: rt.nextID(),
 		SentAt:            rt.clock.Now(),
 		Direct:            true,
@@ -325,7 +336,7 @@ func (rt *routes) handleHistory(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "could not load the history")
 			return
 		}
-		out = historyForPage(msgs)
+		out = historyForPage(clientID, msgs)
 		if len(msgs) > 0 {
 			g.known.add(clientID) // its posts start no new conversation
 		}
@@ -335,7 +346,7 @@ func (rt *routes) handleHistory(w http.ResponseWriter, r *http.Request) {
 
 // historyForPage keeps what a user should see (their messages and the
 // bot's, never system or tool messages), oldest first.
-func historyForPage(msgs []core.Message) []wireMessage {
+func historyForPage(client string, msgs []core.Message) []wireMessage {
 	sorted := make([]core.Message, len(msgs))
 	copy(sorted, msgs)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Seq < sorted[j].Seq })
@@ -356,6 +367,9 @@ func historyForPage(msgs []core.Message) []wireMessage {
 			if cs := core.MessageChoices(m); len(cs) > 0 {
 				w.Choices = wireChoices(cs)
 			}
+		}
+		if m.Role == core.RoleUser {
+			w.Files = uploadFiles(client, core.AttachmentsOf(m))
 		}
 		out = append(out, w)
 	}

@@ -55,13 +55,17 @@ type Adapter struct {
 	// it: auto or edits (the same here: partial text over the page's
 	// event stream) or off (each reply arrives whole) (default auto).
 	Streaming string `yaml:"streaming"`
+	// Uploads are the files users send from the page (default: up to
+	// 10 MiB each, in the user's cache directory).
+	Uploads Uploads `yaml:"uploads"`
 
 	// The parts, each with one job; they share *state. Embedding promotes
 	// the methods core's interfaces ask for (Mount, Send, Typing, Stream).
 	*state
-	*routes   // the chat page, its posts, event streams and history
-	*sender   // Send, Typing: pushing to the open pages
-	*streamer // Stream: replies growing on the open pages
+	*routes     // the chat page, its posts, event streams and history
+	*sender     // Send, Typing: pushing to the open pages
+	*streamer   // Stream: replies growing on the open pages
+	uploadStore // FetchAttachment, EraseThread: the files users upload
 }
 
 // New returns a web adapter with its defaults set. It has no side effects.
@@ -72,6 +76,7 @@ func New() *Adapter {
 		Title:     "Parley",
 		Limits:    DefaultLimits(),
 		Streaming: streamAuto,
+		Uploads:   Uploads{MaxBytes: DefaultUploadBytes},
 	}
 	st := &state{
 		cfg:          a,
@@ -84,7 +89,7 @@ func New() *Adapter {
 		hub:          newHub(),
 		files:        &shelf{},
 	}
-	a.state, a.routes, a.sender = st, &routes{st}, &sender{st}
+	a.state, a.routes, a.sender, a.uploadStore = st, &routes{st}, &sender{st}, uploadStore{st}
 	a.streamer = &streamer{a.sender}
 	return a
 }
@@ -115,6 +120,9 @@ func (a *Adapter) Provision(_ context.Context, env core.Env) error {
 	if name := strings.TrimSpace(env.BotName); name != "" {
 		a.botName = name
 	}
+	if a.Uploads.Dir == "" {
+		a.Uploads.Dir = defaultUploadsDir(env.BotID)
+	}
 	return nil
 }
 
@@ -128,6 +136,9 @@ func (a *Adapter) Validate() error {
 	}
 	if err := a.Limits.validate(); err != nil {
 		return err
+	}
+	if a.Uploads.MaxBytes < 0 {
+		return errors.New("web adapter: uploads.max_bytes must not be negative (0: no files)")
 	}
 	for _, o := range a.AllowedOrigins {
 		if _, err := normalOrigin(o); err != nil {

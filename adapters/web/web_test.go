@@ -156,6 +156,7 @@ func setup(t *testing.T, opts ...setupOpts) *testBundle {
 		b.adapter.Limits = *o.limits
 	}
 	b.adapter.AllowedOrigins = o.allowedOrigins
+	b.adapter.Uploads.Dir = t.TempDir()
 	require.NoError(t, b.adapter.Provision(context.Background(), env))
 	require.NoError(t, b.adapter.Validate())
 	var h core.Host = b.core

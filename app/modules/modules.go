@@ -1,4 +1,7 @@
-package app
+// Package modules turns the config's adapters: and plugins: sections into
+// the registered modules, decoded strictly and provisioned, reporting
+// every mistake at once, each at its file, line and key.
+package modules
 
 import (
 	"cmp"
@@ -10,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/parleybot/parley/adapters/terminal"
+	"github.com/parleybot/parley/app/admin"
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/core/config"
 )
@@ -80,9 +84,9 @@ func sectionError(cfg *config.Config, secs map[string]config.Section, kind, name
 	return &config.Error{File: cfg.File, Line: sec.Line, Key: sec.Path, Msg: err.Error() + cfg.UnsetUnder(sec.Path), Err: err}
 }
 
-// usageErrors is errs as one usage error (exit status 2), nil for none,
+// UsageErrors is errs as one usage error (exit status 2), nil for none,
 // the config's in file order.
-func usageErrors(errs []error) error {
+func UsageErrors(errs []error) error {
 	if len(errs) == 0 {
 		return nil
 	}
@@ -91,12 +95,12 @@ func usageErrors(errs []error) error {
 		flat = append(flat, flatten(e)...)
 	}
 	slices.SortStableFunc(flat, func(a, b error) int { return cmp.Compare(lineOf(a), lineOf(b)) })
-	return usageError{Err: errors.Join(flat...)}
+	return admin.UsageError{Err: errors.Join(flat...)}
 }
 
 // flatten lists the errors err joins (through usage errors), or err.
 func flatten(err error) []error {
-	var u usageError
+	var u admin.UsageError
 	if errors.As(err, &u) && u.Err != err {
 		err = u.Err
 	}
@@ -141,12 +145,12 @@ func cleanup(m any) {
 	}
 }
 
-// decodePlugins decodes every registered plugin's section (so a disabled
+// DecodePlugins decodes every registered plugin's section (so a disabled
 // plugin's typos are still reported) and returns the enabled ones, in name
 // order, not yet provisioned. Every plugin is enabled unless its section
 // says otherwise, or it is off by default and has none. Every error is
 // reported, not the first.
-func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
+func DecodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 	reg := core.Plugins()
 	errs := unknownSections(cfg, "plugin", cfg.Plugins, reg.Names(), nil)
 	var out []core.Plugin
@@ -162,32 +166,32 @@ func decodePlugins(cfg *config.Config) ([]core.Plugin, error) {
 			out = append(out, p)
 		}
 	}
-	if err := usageErrors(errs); err != nil {
+	if err := UsageErrors(errs); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// provisionPlugins provisions and validates decoded plugins, every one;
+// ProvisionPlugins provisions and validates decoded plugins, every one;
 // on any failure it cleans them all up and reports each failure.
-func provisionPlugins(ctx context.Context, cfg *config.Config, ps []core.Plugin, env core.Env) ([]core.Plugin, error) {
+func ProvisionPlugins(ctx context.Context, cfg *config.Config, ps []core.Plugin, env core.Env) ([]core.Plugin, error) {
 	var errs []error
 	for _, p := range ps {
 		if err := provision(ctx, p, env); err != nil {
 			errs = append(errs, sectionError(cfg, cfg.Plugins, "plugin", p.Name(), err))
 		}
 	}
-	if err := usageErrors(errs); err != nil {
-		cleanupAll(ps)
+	if err := UsageErrors(errs); err != nil {
+		CleanupAll(ps)
 		return nil, err
 	}
 	return ps, nil
 }
 
-// buildAdapters decodes and provisions the adapters, as decodePlugins and
-// provisionPlugins do for plugins; want, when non-nil, limits
+// BuildAdapters decodes and provisions the adapters, as DecodePlugins and
+// ProvisionPlugins do for plugins; want, when non-nil, limits
 // which enabled adapters are built (parley chat wants only the terminal).
-func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
+func BuildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want func(name string, enabled bool) bool) ([]core.Adapter, error) {
 	reg := core.Adapters()
 	errs := unknownSections(cfg, "adapter", cfg.Adapters, reg.Names(), renamedAdapters)
 	var out []core.Adapter
@@ -209,14 +213,14 @@ func buildAdapters(ctx context.Context, cfg *config.Config, env core.Env, want f
 		}
 		out = append(out, a)
 	}
-	if err := usageErrors(errs); err != nil {
-		cleanupAll(out)
+	if err := UsageErrors(errs); err != nil {
+		CleanupAll(out)
 		return nil, err
 	}
 	return out, nil
 }
 
-func cleanupAll[T any](ms []T) {
+func CleanupAll[T any](ms []T) {
 	for _, m := range ms {
 		cleanup(m)
 	}
