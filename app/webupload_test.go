@@ -2,16 +2,19 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/parleybot/parley/core/coretest"
 	"github.com/parleybot/parley/core/llm/llmtest"
 )
 
@@ -59,4 +62,32 @@ func TestWebChatPhotoReachesTheModelAndGoesWithErase(t *testing.T) {
 		_, err := os.Stat(filepath.Join(dir, client))
 		return os.IsNotExist(err)
 	}, waitFor, 10*time.Millisecond, "the uploads go with the conversation")
+}
+
+// parley chat: "/file PATH text" sends the file with the text; the model
+// sees the photo. A path that is no file is said on the terminal, and
+// nothing reaches the model.
+func TestTerminalSendsAFile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	photo := filepath.Join(b.dir, "my loaf.png")
+	require.NoError(t, os.WriteFile(photo, breadPNG(t), 0o600))
+	b.model.Enqueue(llmtest.Text("Golden crust!"))
+	cfg := b.writeConfig(t, "adapters:\n  terminal:\n    user: ada\n")
+	in := "/file " + filepath.Join(b.dir, "missing.png") + " hi\n/file \"" + photo + "\" my first loaf\n"
+	code, out, errOut := b.chatWith(cfg, in)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "(cannot send "+filepath.Join(b.dir, "missing.png")+": ")
+	require.Contains(t, out, "Subaru: Golden crust!")
+	reqs := b.model.Requests()
+	require.Len(t, reqs, 1, "the missing file never reached the model")
+	require.Len(t, reqs[0].ImageURLs(), 1)
+	require.Contains(t, reqs[0].LastUserMessage(), "my first loaf")
+}
+
+// chatWith runs parley chat with in typed on the terminal.
+func (b *testBundle) chatWith(cfg, in string) (int, string, string) {
+	var out, errOut coretest.Logs
+	code := Run(context.Background(), []string{"chat", "-c", cfg}, IO{In: strings.NewReader(in), Out: &out, Err: &errOut}, b.lookup)
+	return code, out.String(), errOut.String()
 }

@@ -16,6 +16,9 @@
 // reading goroutine exits when its read returns. Tests read from an io.Pipe
 // they close.
 //
+// "/file PATH [text]" sends a file with the text (attach.go); it is read
+// from where it lies when a turn opens it.
+//
 // A reply prints as the model writes it (Stream), its new words added to
 // its line, unless adapters.terminal.streaming is off.
 //

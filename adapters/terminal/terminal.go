@@ -249,6 +249,12 @@ func (a *Adapter) handle(ctx context.Context, h core.InboundHandler, lines <-cha
 			a.printPrompt()
 			continue
 		}
+		att, withFile, isFile, err := attachment(text)
+		if err != nil {
+			a.printLine("(" + err.Error() + ")")
+			a.printPrompt()
+			continue
+		}
 		msg := core.InboundMessage{
 			Platform:          Platform,
 			ChannelThreadID:   thread,
@@ -258,6 +264,9 @@ func (a *Adapter) handle(ctx context.Context, h core.InboundHandler, lines <-cha
 			PlatformMessageID: a.nextID(),
 			SentAt:            a.clock.Now(),
 			Direct:            true,
+		}
+		if isFile {
+			msg.Text, msg.Attachments = withFile, []core.Attachment{att}
 		}
 		if err := h.HandleInbound(ctx, msg); err != nil {
 			if ctx.Err() != nil {
