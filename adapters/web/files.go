@@ -124,20 +124,27 @@ func (rt *routes) handleFile(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such file: the chat keeps the newest files it sent, in memory, until it restarts")
 		return
 	}
-	typ, _, _ := mime.ParseMediaType(f.MIME)
+	serveData(w, f.Name, f.MIME, f.Data)
+}
+
+// serveData answers with a file's bytes: a type the page may show as
+// itself (shownInline) inline, any other as a download, never sniffed,
+// never run.
+func serveData(w http.ResponseWriter, name, mimeType string, data []byte) {
+	typ, _, _ := mime.ParseMediaType(mimeType)
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	h.Set("Cache-Control", "private, max-age=86400")
-	h.Set("Content-Length", strconv.Itoa(len(f.Data)))
+	h.Set("Content-Length", strconv.Itoa(len(data)))
 	disposition := "inline"
 	if !shownInline[strings.ToLower(typ)] {
 		typ, disposition = "application/octet-stream", "attachment"
 	}
 	h.Set("Content-Type", typ)
-	if d := mime.FormatMediaType(disposition, map[string]string{"filename": f.Name}); d != "" {
+	if d := mime.FormatMediaType(disposition, map[string]string{"filename": name}); d != "" {
 		disposition = d
 	} // else a name no header can carry: the browser names it
 	h.Set("Content-Disposition", disposition)
-	_, _ = w.Write(f.Data)
+	_, _ = w.Write(data)
 }

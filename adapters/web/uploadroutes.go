@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"os"
-	"strconv"
 
 	"github.com/parleybot/parley/core"
 	"github.com/parleybot/parley/httpapi"
@@ -87,17 +86,5 @@ func (ur uploadRoutes) handleUploaded(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such file")
 		return
 	}
-	typ, _, _ := mime.ParseMediaType(m.MIME)
-	hd := w.Header()
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Content-Security-Policy", "sandbox; default-src 'none'")
-	hd.Set("Cache-Control", "private, max-age=3600")
-	if shownInline[typ] {
-		hd.Set("Content-Type", typ)
-	} else {
-		hd.Set("Content-Type", "application/octet-stream")
-		hd.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": m.Name}))
-	}
-	hd.Set("Content-Length", strconv.Itoa(len(data)))
-	_, _ = w.Write(data)
+	serveData(w, m.Name, m.MIME, data)
 }
