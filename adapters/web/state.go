@@ -22,8 +22,13 @@ type state struct {
 	// idPrefix makes platform message ids unique across restarts, so a
 	// page that de-duplicates by id never mistakes a new reply for an old
 	// one from the history.
-	idPrefix     string
-	seq          atomic.Uint64
+	idPrefix string
+	seq      atomic.Uint64
+	// uploaded counts the bytes under Uploads.Dir, read once at the first
+	// upload (uploadsOnce), so that MaxTotalBytes bounds the disk a
+	// public page may fill.
+	uploadsOnce  sync.Once
+	uploaded     atomic.Int64
 	pingEvery    time.Duration
 	writeTimeout time.Duration
 	hub          *hub

@@ -56,6 +56,10 @@ func (ur uploadRoutes) handleUpload(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, core.ErrTooLarge) || errors.As(err, &mb):
 		writeError(w, http.StatusRequestEntityTooLarge, tooLarge)
 		return
+	case errors.Is(err, errUploadsFull):
+		ur.log.Warn("the web chat refused a file: its uploads are at adapters.web.uploads.max_total_bytes", "dir", ur.cfg.Uploads.Dir)
+		writeError(w, http.StatusInsufficientStorage, "The chat cannot take more files right now: send your message without it.")
+		return
 	case errors.Is(err, errEmptyUpload):
 		writeError(w, http.StatusBadRequest, "the file is empty")
 		return

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net/http"
 	"net/url"
@@ -36,10 +37,17 @@ type Uploads struct {
 	// MaxBytes bounds one file (default 10 MiB; 0: the page takes no
 	// files).
 	MaxBytes int64 `yaml:"max_bytes"`
+	// MaxTotalBytes bounds all the files kept, every client's (default
+	// 1 GiB; 0: no bound): past it the page is told the chat takes no
+	// more files for now, and nothing fills the disk.
+	MaxTotalBytes int64 `yaml:"max_total_bytes"`
 }
 
-// DefaultUploadBytes is Uploads.MaxBytes's default.
-const DefaultUploadBytes = 10 << 20
+// Uploads.MaxBytes's and MaxTotalBytes's defaults.
+const (
+	DefaultUploadBytes      = 10 << 20
+	DefaultUploadTotalBytes = 1 << 30
+)
 
 const (
 	// maxFilesPerMessage bounds the files one message names.
@@ -53,8 +61,12 @@ const (
 // uploadID is an uploaded file's id: 32 hex digits.
 var uploadID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
-// errEmptyUpload is an upload without a byte.
-var errEmptyUpload = errors.New("the file is empty")
+// errEmptyUpload is an upload without a byte; errUploadsFull one past
+// Uploads.MaxTotalBytes.
+var (
+	errEmptyUpload = errors.New("the file is empty")
+	errUploadsFull = errors.New("the chat keeps as many files as it may")
+)
 
 // uploadMeta is what is kept beside an uploaded file.
 type uploadMeta struct {
@@ -100,20 +112,29 @@ func (u uploadStore) save(client, name, mimeType string, body io.Reader) (string
 	if mimeType == "" || mimeType == "application/octet-stream" {
 		mimeType = http.DetectContentType(data)
 	}
+	meta := uploadMeta{Name: name, MIME: mimeType, Size: int64(len(data))}
+	raw, _ := json.Marshal(meta)
+	// The file and what is known of it count against the bound.
+	size := int64(len(data) + len(raw))
+	u.uploadsOnce.Do(func() { u.uploaded.Store(dirBytes(u.cfg.Uploads.Dir)) })
+	if total := u.cfg.Uploads.MaxTotalBytes; u.uploaded.Add(size) > total && total > 0 {
+		u.uploaded.Add(-size)
+		return "", uploadMeta{}, errUploadsFull
+	}
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	id := hex.EncodeToString(b[:])
-	meta := uploadMeta{Name: name, MIME: mimeType, Size: int64(len(data))}
-	raw, _ := json.Marshal(meta)
 	p := u.path(client, id)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", uploadMeta{}, fmt.Errorf("keeping the upload: %w", err)
+	err = os.MkdirAll(filepath.Dir(p), 0o700)
+	if err == nil {
+		err = os.WriteFile(p, data, 0o600)
 	}
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		return "", uploadMeta{}, fmt.Errorf("keeping the upload: %w", err)
+	if err == nil {
+		err = os.WriteFile(p+".json", raw, 0o600)
 	}
-	if err := os.WriteFile(p+".json", raw, 0o600); err != nil {
+	if err != nil {
 		_ = os.Remove(p)
+		u.uploaded.Add(-size)
 		return "", uploadMeta{}, fmt.Errorf("keeping the upload: %w", err)
 	}
 	return id, meta, nil
@@ -205,10 +226,27 @@ func (u uploadStore) EraseThread(_ context.Context, thread string) error {
 	if !clientIDPattern.MatchString(thread) {
 		return nil
 	}
-	if err := os.RemoveAll(filepath.Join(u.cfg.Uploads.Dir, thread)); err != nil {
+	dir := filepath.Join(u.cfg.Uploads.Dir, thread)
+	freed := dirBytes(dir)
+	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("erasing the web chat's uploads of %s: %w", thread, err)
 	}
+	u.uploaded.Add(-freed)
 	return nil
+}
+
+// dirBytes is the size of the regular files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // fileName is the name a page gave an upload (X-File-Name, URL-encoded),

@@ -116,3 +116,25 @@ func TestUploadRefusals(t *testing.T) {
 	res = b.upload(t, "client-0001", "a.txt", "text/plain", []byte("x"))
 	require.Equal(t, http.StatusForbidden, res.Status)
 }
+
+// Past uploads.max_total_bytes, every client's files together, the page is
+// told the chat takes no more files (507), nothing is kept, and an
+// erasure makes room again.
+func TestUploadsAreBoundInAll(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.adapter.Uploads.MaxTotalBytes = 300 // two files of 100 bytes and what is known of them
+	for _, client := range []string{"client-0001", "client-0002"} {
+		res := b.upload(t, client, "a.txt", "text/plain", bytes.Repeat([]byte("a"), 100))
+		require.Equal(t, http.StatusCreated, res.Status, res.Body)
+	}
+	res := b.upload(t, "client-0003", "b.txt", "text/plain", bytes.Repeat([]byte("b"), 100))
+	require.Equal(t, http.StatusInsufficientStorage, res.Status)
+	require.Equal(t, "The chat cannot take more files right now: send your message without it.", res.Body["error"])
+	_, err := os.Stat(filepath.Join(b.adapter.Uploads.Dir, "client-0003"))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing kept")
+
+	require.NoError(t, b.adapter.EraseThread(context.Background(), "client-0001"))
+	res = b.upload(t, "client-0003", "b.txt", "text/plain", bytes.Repeat([]byte("b"), 100))
+	require.Equal(t, http.StatusCreated, res.Status, "room again")
+}

@@ -76,7 +76,7 @@ func New() *Adapter {
 		Title:     "Parley",
 		Limits:    DefaultLimits(),
 		Streaming: streamAuto,
-		Uploads:   Uploads{MaxBytes: DefaultUploadBytes},
+		Uploads:   Uploads{MaxBytes: DefaultUploadBytes, MaxTotalBytes: DefaultUploadTotalBytes},
 	}
 	st := &state{
 		cfg:          a,
@@ -137,8 +137,8 @@ func (a *Adapter) Validate() error {
 	if err := a.Limits.validate(); err != nil {
 		return err
 	}
-	if a.Uploads.MaxBytes < 0 {
-		return errors.New("web adapter: uploads.max_bytes must not be negative (0: no files)")
+	if a.Uploads.MaxBytes < 0 || a.Uploads.MaxTotalBytes < 0 {
+		return errors.New("web adapter: uploads.max_bytes and max_total_bytes must not be negative (0: no files; no bound)")
 	}
 	for _, o := range a.AllowedOrigins {
 		if _, err := normalOrigin(o); err != nil {
