@@ -47,6 +47,7 @@ func TestInitAsksChecksAndWritesAConfig(t *testing.T) {
 	require.Equal(t, 0, code, "out:\n%s\nerr:\n%s", out, errOut)
 	require.Contains(t, out, "Checking the model… ok: "+llmtest.DefaultModel+" answers at ")
 	require.Contains(t, out, "Checking telegram… ok: ")
+	require.Contains(t, out, "Checking the database… ok: sqlite "+db+" does not exist yet")
 	require.Contains(t, out, "Wrote "+path)
 	require.NotContains(t, out, "sk-init-test-key-0123456789")
 	require.NotContains(t, out, tg.Token())
@@ -135,4 +136,19 @@ func TestInitNonInteractive(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "Checking telegram… ok")
 	require.NotContains(t, out, "Enter takes", "no questions")
+}
+
+// A database that cannot be reached is said before anything is written.
+func TestInitChecksTheDatabase(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Text("ok") })
+	path := filepath.Join(b.dir, "config.yaml")
+	code, out, errOut := b.runInit(t, path, nil, "--non-interactive", "--model-url", b.model.URL(), "--api-key", "sk-x-0123456789",
+		"--database", "postgres://parley@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
+	require.Equal(t, 2, code, out)
+	require.Contains(t, out, "Checking the database… FAIL: ")
+	require.Contains(t, errOut, "init: the database: ")
+	_, err := os.Stat(path)
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

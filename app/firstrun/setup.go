@@ -74,12 +74,8 @@ func (w *Wizard) Run(ctx context.Context, a Answers) error {
 	if err := w.platforms(ctx, &a); err != nil {
 		return err
 	}
-	if !a.NonInteractive {
-		db, err := w.ask("Database: a SQLite file, or a postgres:// URL", DefaultDatabase)
-		if err != nil {
-			return err
-		}
-		a.Database = db
+	if err := w.database(ctx, &a); err != nil {
+		return err
 	}
 	token, err := newToken()
 	if err != nil {
@@ -169,6 +165,23 @@ func (w *Wizard) askKey(a *Answers) error {
 		a.APIKeyEnv = openAIKeyEnv
 	}
 	return nil
+}
+
+// database asks where the database goes and checks that it can be
+// opened (a SQLite file is made by parley run; PostgreSQL must answer).
+func (w *Wizard) database(ctx context.Context, a *Answers) error {
+	for {
+		if !a.NonInteractive {
+			db, err := w.ask("Database: a SQLite file, or a postgres:// URL", or(a.Database, DefaultDatabase))
+			if err != nil {
+				return err
+			}
+			a.Database = db
+		}
+		if ok, err := w.checked(ctx, *a, "store", "the database"); err != nil || ok {
+			return err
+		}
+	}
 }
 
 // platforms asks for each platform's token, checking each.
