@@ -1,8 +1,6 @@
 package llm
 
 import (
-	"errors"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -31,21 +29,8 @@ const (
 // rolesRefusal says which shape a refused request needs, shapeAsIs when
 // err is no template's refusal of its roles.
 func rolesRefusal(err error) rolesShape {
-	var (
-		status int
-		msg    string
-	)
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	switch {
-	case errors.As(err, &apiErr):
-		status, msg = apiErr.HTTPStatusCode, apiErr.Message
-	case errors.As(err, &reqErr):
-		status, msg = reqErr.HTTPStatusCode, string(reqErr.Body)
-	default:
-		return shapeAsIs
-	}
-	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
+	msg, _, _, ok := badRequest(err)
+	if !ok {
 		return shapeAsIs
 	}
 	msg = strings.ToLower(msg)

@@ -332,25 +332,8 @@ func refusesMaxTokens(model string) bool {
 // inputs are not permitted" for it. A 400 about the field's value ("too
 // large") is not a refusal of the field.
 func refusesField(err error, field string) bool {
-	var (
-		status              int
-		msg, param, errCode string
-	)
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
-	switch {
-	case errors.As(err, &apiErr):
-		status, msg = apiErr.HTTPStatusCode, apiErr.Message
-		if apiErr.Param != nil {
-			param = *apiErr.Param
-		}
-		errCode, _ = apiErr.Code.(string)
-	case errors.As(err, &reqErr):
-		status, msg = reqErr.HTTPStatusCode, string(reqErr.Body)
-	default:
-		return false
-	}
-	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
+	msg, param, errCode, ok := badRequest(err)
+	if !ok {
 		return false
 	}
 	if param != "" && param != field {
@@ -386,4 +369,28 @@ func firstField(msg string) string {
 	default:
 		return fieldMaxCompletionTokens
 	}
+}
+
+// badRequest reads a server's 400 or 422 refusal of a request: its
+// message, and the param and code of OpenAI's error object (empty from a
+// server that answers without one, as vLLM's template errors); ok is
+// false for any other error.
+func badRequest(err error) (msg, param, code string, ok bool) {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	status := 0
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+		if apiErr.Param != nil {
+			param = *apiErr.Param
+		}
+		code, _ = apiErr.Code.(string)
+	case errors.As(err, &reqErr):
+		status, msg = reqErr.HTTPStatusCode, string(reqErr.Body)
+	}
+	if status != http.StatusBadRequest && status != http.StatusUnprocessableEntity {
+		return "", "", "", false
+	}
+	return msg, param, code, true
 }
