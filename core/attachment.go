@@ -20,6 +20,18 @@ const (
 	AttachSticker  AttachmentKind = "sticker"  // a sticker (its emoji stands for it)
 )
 
+// KindOf is the kind of a file of type mimeType by its major type: image,
+// audio, video, or document for any other (a voice note is the
+// platform's to tell).
+func KindOf(mimeType string) AttachmentKind {
+	base, _, _ := strings.Cut(mimeType, ";")
+	major, _, typed := strings.Cut(strings.ToLower(strings.TrimSpace(base)), "/")
+	if typed && (major == "image" || major == "audio" || major == "video") {
+		return AttachmentKind(major)
+	}
+	return AttachDocument
+}
+
 // Attachment is a file a user sent with a direct message, as the adapter
 // describes it. Its bytes stay on the platform: the core fetches them
 // through the adapter (AttachmentFetcher) when a turn needs them, and

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/parleybot/parley/core/llm"
+	"github.com/parleybot/parley/core/modeltext"
 )
 
 // Env is what the host gives a plugin or adapter when it is provisioned.
@@ -387,4 +388,22 @@ type Fact struct {
 	Content        string
 	CreatedAt      time.Time
 	LastAccessedAt time.Time
+}
+
+// WithoutReasoning wraps c so that what it returns has the model's
+// reasoning taken out of Content (moved to Result.Reasoning): background
+// work on a reasoning model (summaries, facts) must not keep its thinking
+// as the result. The host gives plugins Env.LLM wrapped so.
+func WithoutReasoning(c Completer) Completer { return reasoningFree{c} }
+
+type reasoningFree struct{ c Completer }
+
+func (r reasoningFree) Complete(ctx context.Context, req llm.Request) (llm.Result, error) {
+	res, err := r.c.Complete(ctx, req)
+	text, thought := modeltext.StripReasoning(res.Content)
+	if thought != "" {
+		res.Reasoning = strings.TrimSpace(strings.TrimSpace(res.Reasoning) + "\n\n" + thought)
+	}
+	res.Content = text
+	return res, err
 }

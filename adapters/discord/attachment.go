@@ -84,19 +84,11 @@ func (g *gateway) attachmentsOf(m *discordgo.Message) []core.Attachment {
 // kindOf is the kind of an attachment with content type mimeType; voice
 // says it belongs to a voice message.
 func kindOf(mimeType string, voice bool) core.AttachmentKind {
-	base, _, _ := strings.Cut(strings.ToLower(mimeType), ";")
-	base = strings.TrimSpace(base)
-	switch {
-	case voice && (base == "" || strings.HasPrefix(base, "audio/")):
+	k := core.KindOf(mimeType)
+	if base, _, _ := strings.Cut(mimeType, ";"); voice && (k == core.AttachAudio || strings.TrimSpace(base) == "") {
 		return core.AttachVoice
-	case strings.HasPrefix(base, "image/"):
-		return core.AttachImage
-	case strings.HasPrefix(base, "audio/"):
-		return core.AttachAudio
-	case strings.HasPrefix(base, "video/"):
-		return core.AttachVideo
 	}
-	return core.AttachDocument
+	return k
 }
 
 // stickerFormat is the file extension on the CDN and the MIME type of a

@@ -54,17 +54,7 @@ func attachment(line string) (att core.Attachment, text string, ok bool, err err
 	if typ == "" {
 		typ = sniff(abs)
 	}
-	base, _, _ := mime.ParseMediaType(typ)
-	kind := core.AttachDocument
-	switch {
-	case strings.HasPrefix(base, "image/"):
-		kind = core.AttachImage
-	case strings.HasPrefix(base, "audio/"):
-		kind = core.AttachAudio
-	case strings.HasPrefix(base, "video/"):
-		kind = core.AttachVideo
-	}
-	return core.Attachment{Kind: kind, MIME: typ, Size: st.Size(), Name: filepath.Base(abs), Ref: abs}, text, true, nil
+	return core.Attachment{Kind: core.KindOf(typ), MIME: typ, Size: st.Size(), Name: filepath.Base(abs), Ref: abs}, text, true, nil
 }
 
 // splitPath takes the path off the start of s: up to the first space, or

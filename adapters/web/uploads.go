@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -168,24 +167,10 @@ func (u uploadStore) attachments(client string, ids []string) ([]core.Attachment
 		if !ok {
 			return nil, fmt.Errorf("no uploaded file %q: upload it first (POST /web/uploads)", id)
 		}
-		out = append(out, core.Attachment{Kind: kindOf(m.MIME), MIME: m.MIME, Size: m.Size, Name: m.Name,
+		out = append(out, core.Attachment{Kind: core.KindOf(m.MIME), MIME: m.MIME, Size: m.Size, Name: m.Name,
 			Ref: refPrefix + client + "/" + id})
 	}
 	return out, nil
-}
-
-// kindOf is the kind of a file of type mimeType.
-func kindOf(mimeType string) core.AttachmentKind {
-	base, _, _ := mime.ParseMediaType(mimeType)
-	switch {
-	case strings.HasPrefix(base, "image/"):
-		return core.AttachImage
-	case strings.HasPrefix(base, "audio/"):
-		return core.AttachAudio
-	case strings.HasPrefix(base, "video/"):
-		return core.AttachVideo
-	}
-	return core.AttachDocument
 }
 
 // parseRef splits an uploaded file's Ref into its client and id.

@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"strings"
-
 	"github.com/parleybot/parley/core"
 )
 
@@ -71,17 +69,9 @@ func seconds(ms int) int {
 // kindOf tells what a file is from its MIME type; an audio clip recorded
 // in Slack is a voice note, any other audio an audio file.
 func kindOf(f File) core.AttachmentKind {
-	major, _, _ := strings.Cut(strings.ToLower(f.Mimetype), "/")
-	switch major {
-	case "image":
-		return core.AttachImage
-	case "audio":
-		if f.Subtype == VoiceClipSubtype {
-			return core.AttachVoice
-		}
-		return core.AttachAudio
-	case "video":
-		return core.AttachVideo
+	k := core.KindOf(f.Mimetype)
+	if k == core.AttachAudio && f.Subtype == VoiceClipSubtype {
+		return core.AttachVoice
 	}
-	return core.AttachDocument
+	return k
 }
