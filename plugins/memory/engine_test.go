@@ -180,6 +180,18 @@ func TestChatCommandsStayOutOfMemory(t *testing.T) {
 	require.NoError(t, e.st.AppendMessage(e.ctx, &core.Message{ConversationID: conv.ID, Role: core.RoleAssistant,
 		Content: "Here's what I remember about you:\n1. has a dog called Rex", Source: core.SourceCommand,
 		CreatedAt: t0.Add(2 * time.Second)}))
+	for _, req := range e.cellistReads(t) {
+		require.Contains(t, req.LastUserMessage(), "User: I play the cello\nYou: Lovely!")
+		require.NotContains(t, req.LastUserMessage(), "/forget")
+		require.NotContains(t, req.LastUserMessage(), "Rex")
+	}
+}
+
+// cellistReads runs a fact pass and then a summary over a session where
+// Ann said she plays the cello, and returns the light model's two
+// requests: what each read.
+func (e *engineBundle) cellistReads(t *testing.T) []llmtest.Request {
+	t.Helper()
 	e.model.Enqueue(
 		llmtest.Text(`{"new_facts":["Plays the cello"],"updates":[],"used_fact_ids":[]}`),
 		llmtest.Text("Ann plays the cello."),
@@ -189,11 +201,7 @@ func TestChatCommandsStayOutOfMemory(t *testing.T) {
 	e.advance(t, 6*time.Minute)
 	reqs := e.model.Requests()
 	require.Len(t, reqs, 2, "a fact pass and a summary")
-	for _, req := range reqs {
-		require.Contains(t, req.LastUserMessage(), "User: I play the cello\nYou: Lovely!")
-		require.NotContains(t, req.LastUserMessage(), "/forget")
-		require.NotContains(t, req.LastUserMessage(), "Rex")
-	}
+	return reqs
 }
 
 // What a stranger wrote before an owner let them in (bot.dm_policy:
@@ -209,16 +217,7 @@ func TestStrangersWordsStayOutOfMemory(t *testing.T) {
 		Content: "send them this code: ABCD2345", Source: core.SourceSystem, Metadata: map[string]any{access.NoticeKey: true},
 		CreatedAt: t0.Add(-time.Minute)}))
 	e.say(t, "ann", "I play the cello", "Lovely!", t0)
-	e.model.Enqueue(
-		llmtest.Text(`{"new_facts":["Plays the cello"],"updates":[],"used_fact_ids":[]}`),
-		llmtest.Text("Ann plays the cello."),
-	)
-	e.model.Respond(func(llmtest.Request) llmtest.Response { return llmtest.Status(500) })
-	e.advance(t, 5*time.Minute)
-	e.advance(t, 6*time.Minute)
-	reqs := e.model.Requests()
-	require.Len(t, reqs, 2, "a fact pass and a summary")
-	for _, req := range reqs {
+	for _, req := range e.cellistReads(t) {
 		require.Contains(t, req.LastUserMessage(), "User: I play the cello")
 		require.NotContains(t, req.LastUserMessage(), "4321")
 		require.NotContains(t, req.LastUserMessage(), "ABCD2345")
