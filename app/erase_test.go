@@ -11,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/parleybot/parley/adapters/telegram"
-	"github.com/parleybot/parley/adapters/telegram/telegramtest"
-	"github.com/parleybot/parley/core/llm/llmtest"
 )
 
 // /erase through parley run on Telegram: the user confirms with the
@@ -21,13 +19,7 @@ import (
 // that it happened. Then "/erase confirm" typed does it too.
 func TestEraseThroughParleyRun(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("Noted: " + r.LastUserMessage()) })
-	tg := telegramtest.NewServer(t)
-	r := b.start(t, b.writeConfig(t, telegramConfig(tg, "")))
-	eve := telegramtest.User{ID: 5005, FirstName: "Eve"}
-	tg.SendPrivate(eve, "my word is quokka-eve-77")
-	tg.WaitSent(t, eve.ID, 1, waitFor)
+	b, tg, r := startWithEve(t, "my word is quokka-eve-77")
 	tg.SendPrivate(ada, "remember pangolin-ada-42 for me")
 	tg.WaitSent(t, ada.ID, 1, waitFor)
 

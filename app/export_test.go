@@ -20,13 +20,7 @@ import (
 // nothing of another user's.
 func TestExportThroughParleyRun(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("Noted: " + r.LastUserMessage()) })
-	tg := telegramtest.NewServer(t)
-	r := b.start(t, b.writeConfig(t, telegramConfig(tg, "")))
-	eve := telegramtest.User{ID: 5005, FirstName: "Eve"}
-	tg.SendPrivate(eve, "my secret is marzipan-eve")
-	tg.WaitSent(t, eve.ID, 1, waitFor)
+	b, tg, r := startWithEve(t, "my secret is marzipan-eve")
 	tg.SendPrivate(ada, "/timezone Europe/Paris")
 	tg.WaitSent(t, ada.ID, 1, waitFor)
 	tg.SendPrivate(ada, "I collect teapots-ada")
@@ -85,4 +79,21 @@ func TestExportThroughParleyRun(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, resp.Header.Get("Content-Disposition"), `attachment; filename=parley-export-telegram-`)
 	require.Contains(t, string(body), "I collect teapots-ada")
+}
+
+// eve is the other user of the user-data tests, whose words must stay
+// out of Ada's export and outlive Ada's erasure.
+var eve = telegramtest.User{ID: 5005, FirstName: "Eve"}
+
+// startWithEve runs parley on Telegram with a model that notes what it is
+// told, once Eve has written it said.
+func startWithEve(t *testing.T, said string) (*testBundle, *telegramtest.Server, *running) {
+	t.Helper()
+	b := setup(t)
+	b.model.Respond(func(r llmtest.Request) llmtest.Response { return llmtest.Text("Noted: " + r.LastUserMessage()) })
+	tg := telegramtest.NewServer(t)
+	r := b.start(t, b.writeConfig(t, telegramConfig(tg, "")))
+	tg.SendPrivate(eve, said)
+	tg.WaitSent(t, eve.ID, 1, waitFor)
+	return b, tg, r
 }
