@@ -38,10 +38,11 @@ func TestWebChatSendsAPhotoInABrowser(t *testing.T) {
 	require.Eventually(t, func() bool { return eval(`document.getElementById("picked").innerText`) != "" }, waitFor, 20*time.Millisecond)
 	require.Contains(t, eval(`document.getElementById("picked").innerText`), "bread.png", "the file waits above the box")
 	require.NoError(t, chromedp.Do(bctx, chromedp.SendKeys(chromedp.ID("text"), "my first loaf\n")))
-	require.Eventually(t, func() bool {
-		return eval(`document.querySelectorAll(".msg.assistant").length`) == float64(1)
-	}, waitFor, 20*time.Millisecond, "no answer")
-	require.Equal(t, "That crumb looks perfect!", eval(`document.querySelector(".msg.assistant").innerText.trim()`))
+	// The reply may still be growing on the page (streaming): wait for
+	// its last words.
+	reply := `(() => { const m = document.querySelectorAll(".msg.assistant"); return m.length === 1 ? m[0].innerText.trim() : String(m.length); })()`
+	require.Eventually(t, func() bool { return eval(reply) == "That crumb looks perfect!" }, waitFor, 20*time.Millisecond,
+		"the reply never showed whole, and alone")
 	loaded := `(() => { const i = document.querySelector(".msg.user img"); return !!(i && i.complete && i.naturalWidth === 160); })()`
 	require.Eventually(t, func() bool { return eval(loaded) == true }, waitFor, 20*time.Millisecond, "the photo shows in the user's bubble")
 	require.Equal(t, "", eval(`document.getElementById("picked").innerText`), "nothing left waiting")
