@@ -46,7 +46,7 @@ func Partial(raw string) string {
 	// hide more than the tag itself (a follow-up's object then has no
 	// line end after it): show only what both readings show, so that
 	// what shows never shrinks when the tag is finished.
-	if i := strings.LastIndexByte(raw, '<'); i >= 0 && pendingTag(raw[i:]) && utf8.ValidString(raw[:i]) {
+	if i := strings.LastIndexByte(raw, '<'); i >= 0 && pendingTag(raw[i:]) {
 		if w := partialOnce(raw[:i] + "<think>"); !strings.HasPrefix(w, v) {
 			n := 0
 			for n < len(v) && n < len(w) && v[n] == w[n] {
