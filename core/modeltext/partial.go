@@ -55,7 +55,11 @@ func Partial(raw string) string {
 			for n > 0 && n < len(v) && !utf8.RuneStart(v[n]) {
 				n--
 			}
-			v = settled(v[:n])
+			// Cut at a character's start, v[:n] is followed by text
+			// already: only its trailing space may still change (settled
+			// would also take a last stray byte for a character cut
+			// short, and what shows would shrink).
+			v = strings.TrimSpace(v[:n])
 		}
 	}
 	return v
